@@ -1,0 +1,90 @@
+// Device attributes: the seventeen kinds TVM's DeviceAPI answers, each with one value type.
+#ifndef DEVRT_ATTRIBUTE_HPP
+#define DEVRT_ATTRIBUTE_HPP
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace devrt {
+
+// Numeric values are part of the backend C ABI (devrt/backend_abi.h); append only.
+enum class Attribute : std::int32_t {
+  exist = 0,                        // bool
+  max_threads_per_block = 1,        // int64
+  warp_size = 2,                    // int64
+  max_shared_memory_per_block = 3,  // int64, bytes
+  compute_version = 4,              // string, e.g. "9.0"
+  device_name = 5,                  // string
+  max_clock_rate = 6,               // int64, kHz
+  multi_processor_count = 7,        // int64
+  max_thread_dimensions = 8,        // Dim3
+  max_registers_per_block = 9,      // int64
+  gcn_arch = 10,                    // int64, e.g. 906 for gfx906
+  api_version = 11,                 // int64
+  driver_version = 12,              // string
+  l2_cache_size_bytes = 13,         // int64, bytes
+  total_global_memory = 14,         // int64, bytes
+  available_global_memory = 15,     // int64, bytes
+  image_pitch_alignment = 16,       // int64, bytes
+};
+
+inline constexpr std::int32_t kAttributeCount = 17;
+
+// Three extents (x, y, z), as in max_thread_dimensions.
+struct Dim3 {
+  std::int64_t x = 0, y = 0, z = 0;
+  friend constexpr bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+// An attribute's value; std::monostate means "this backend does not report it", which is not an
+// error. Value type; thread-safe to read.
+using AttributeValue = std::variant<std::monostate, bool, std::int64_t, std::string, Dim3>;
+
+enum class AttributeType : std::int32_t { boolean, integer, string, dim3 };
+
+// The C++ type of each attribute, for the typed get_attribute<A>().
+template <Attribute A>
+struct AttributeTraits {
+  using type = std::int64_t;
+  static constexpr AttributeType kind = AttributeType::integer;
+};
+template <>
+struct AttributeTraits<Attribute::exist> {
+  using type = bool;
+  static constexpr AttributeType kind = AttributeType::boolean;
+};
+template <>
+struct AttributeTraits<Attribute::compute_version> {
+  using type = std::string;
+  static constexpr AttributeType kind = AttributeType::string;
+};
+template <>
+struct AttributeTraits<Attribute::device_name> {
+  using type = std::string;
+  static constexpr AttributeType kind = AttributeType::string;
+};
+template <>
+struct AttributeTraits<Attribute::driver_version> {
+  using type = std::string;
+  static constexpr AttributeType kind = AttributeType::string;
+};
+template <>
+struct AttributeTraits<Attribute::max_thread_dimensions> {
+  using type = Dim3;
+  static constexpr AttributeType kind = AttributeType::dim3;
+};
+
+template <Attribute A>
+using attribute_t = typename AttributeTraits<A>::type;
+
+// The value type of an attribute chosen at run time. Thread-safe.
+AttributeType attribute_type(Attribute attribute) noexcept;
+// Stable snake_case name ("max_threads_per_block"), "" for an out-of-range value. Thread-safe.
+std::string_view attribute_name(Attribute attribute) noexcept;
+
+} // namespace devrt
+
+#endif // DEVRT_ATTRIBUTE_HPP

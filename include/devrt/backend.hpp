@@ -1,0 +1,241 @@
+// The Backend concept and its translation into the C-ABI table the registry stores.
+//
+// A backend is a default-constructible C++ type with static `name` and `kind` and member functions
+// for discovery, memory, copies and streams (see `Backend` below). Optional capabilities (events,
+// host-accessible memory) are detected with smaller concepts. make_backend_table<B>() turns any
+// conforming type into a devrt_backend_table at compile time; DEVRT_REGISTER_BACKEND(id, B) adds
+// it to the process-wide registry. src/backends/null/ is the template for a new backend.
+#ifndef DEVRT_BACKEND_HPP
+#define DEVRT_BACKEND_HPP
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <variant>
+
+#include <devrt/attribute.hpp>
+#include <devrt/backend_abi.h>
+#include <devrt/detail/no_destroy.hpp>
+#include <devrt/device.hpp>
+#include <devrt/status.hpp>
+
+namespace devrt {
+
+using CopyDesc = devrt_copy_desc;
+
+// Static identity: `static constexpr std::string_view name = "cpu";` (a string literal) and
+// `static constexpr DeviceKind kind = DeviceKind::cpu;`.
+template <class B>
+concept BackendIdentity = requires {
+  { B::name } -> std::convertible_to<std::string_view>;
+  { B::kind } -> std::convertible_to<DeviceKind>;
+};
+
+// Discovery. availability() is ok or `unavailable` with the reason (missing driver ...).
+template <class B>
+concept BackendDiscovery = requires(B& b, std::int32_t device, Attribute attribute) {
+  { b.availability() } -> std::same_as<Status>;
+  { b.device_count() } -> std::same_as<Result<std::int32_t>>;
+  { b.get_attribute(device, attribute) } -> std::same_as<Result<AttributeValue>>;
+};
+
+// Memory and copies. allocate() never sees nbytes == 0 (the core answers that itself).
+template <class B>
+concept BackendMemory = requires(B& b, std::int32_t device, std::size_t n, void* p, const CopyDesc& copy) {
+  { b.allocate(device, n, n) } -> std::same_as<Result<void*>>;
+  { b.free(device, p) } -> std::same_as<Status>;
+  { b.copy(copy) } -> std::same_as<Status>;
+};
+
+// Streams. A null stream handle names the device's default stream.
+template <class B>
+concept BackendStreams = requires(B& b, std::int32_t device, void* stream) {
+  { b.stream_create(device) } -> std::same_as<Result<void*>>;
+  { b.stream_destroy(device, stream) } -> std::same_as<Status>;
+  { b.stream_synchronize(device, stream) } -> std::same_as<Status>;
+};
+
+// Everything a backend must provide.
+template <class B>
+concept Backend = std::default_initializable<B> && BackendIdentity<B> && BackendDiscovery<B> &&
+                  BackendMemory<B> && BackendStreams<B>;
+
+// Optional: events, and a stream waiting for an event.
+template <class B>
+concept BackendEvents = requires(B& b, std::int32_t device, void* event, void* stream) {
+  { b.event_create(device) } -> std::same_as<Result<void*>>;
+  { b.event_destroy(device, event) } -> std::same_as<Status>;
+  { b.event_record(device, event, stream) } -> std::same_as<Status>;
+  { b.event_synchronize(device, event) } -> std::same_as<Status>;
+  { b.event_query(device, event) } -> std::same_as<Result<bool>>;
+  { b.stream_wait_event(device, stream, event) } -> std::same_as<Status>;
+};
+
+// Optional: `static constexpr bool host_accessible = true;` when allocations are host addresses.
+template <class B>
+concept HostAccessibleMemory = requires {
+  requires B::host_accessible;
+};
+
+// Optional: `static constexpr bool addressable = true;` when allocations are addresses in one
+// address space (offsets may be added to them; overlap can be judged by address).
+template <class B>
+concept AddressableMemory = HostAccessibleMemory<B> || requires {
+  requires B::addressable;
+};
+
+namespace detail {
+
+// The one instance of a backend type in this process, created on first use, never destroyed.
+template <class B>
+B& backend_instance() noexcept {
+  static NoDestroy<B> instance;
+  return instance.get();
+}
+
+inline std::int32_t export_status(const Status& status, devrt_error* err) noexcept {
+  if (status.ok()) return 0;
+  if (err != nullptr) {
+    std::string_view message = status.message();
+    std::size_t n = message.size() < DEVRT_ERROR_MESSAGE_CAPACITY ? message.size() : DEVRT_ERROR_MESSAGE_CAPACITY - 1;
+    for (std::size_t i = 0; i < n; ++i) err->message[i] = message[i];
+    err->message[n] = '\0';
+  }
+  return static_cast<std::int32_t>(status.code());
+}
+
+void export_attribute(const AttributeValue& value, devrt_attribute_value* out) noexcept;
+
+template <class B>
+struct Thunks {
+  static B& self() noexcept { return backend_instance<B>(); }
+
+  static std::int32_t availability(devrt_error* err) noexcept { return export_status(self().availability(), err); }
+  static std::int32_t device_count(std::int32_t* out, devrt_error* err) noexcept {
+    Result<std::int32_t> count = self().device_count();
+    if (!count.ok()) return export_status(count.status(), err);
+    *out = *count;
+    return 0;
+  }
+  static std::int32_t get_attribute(std::int32_t device, std::int32_t attribute, devrt_attribute_value* out,
+                                    devrt_error* err) noexcept {
+    Result<AttributeValue> value = self().get_attribute(device, static_cast<Attribute>(attribute));
+    if (!value.ok()) return export_status(value.status(), err);
+    export_attribute(*value, out);
+    return 0;
+  }
+  static std::int32_t allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment, void** out,
+                               devrt_error* err) noexcept {
+    Result<void*> ptr = self().allocate(device, nbytes, alignment);
+    if (!ptr.ok()) return export_status(ptr.status(), err);
+    *out = *ptr;
+    return 0;
+  }
+  static std::int32_t free(std::int32_t device, void* ptr, devrt_error* err) noexcept {
+    return export_status(self().free(device, ptr), err);
+  }
+  static std::int32_t copy(const devrt_copy_desc* desc, devrt_error* err) noexcept {
+    return export_status(self().copy(*desc), err);
+  }
+  static std::int32_t stream_create(std::int32_t device, void** out, devrt_error* err) noexcept {
+    Result<void*> stream = self().stream_create(device);
+    if (!stream.ok()) return export_status(stream.status(), err);
+    *out = *stream;
+    return 0;
+  }
+  static std::int32_t stream_destroy(std::int32_t device, void* stream, devrt_error* err) noexcept {
+    return export_status(self().stream_destroy(device, stream), err);
+  }
+  static std::int32_t stream_synchronize(std::int32_t device, void* stream, devrt_error* err) noexcept {
+    return export_status(self().stream_synchronize(device, stream), err);
+  }
+  static std::int32_t event_create(std::int32_t device, void** out, devrt_error* err) noexcept {
+    Result<void*> event = self().event_create(device);
+    if (!event.ok()) return export_status(event.status(), err);
+    *out = *event;
+    return 0;
+  }
+  static std::int32_t event_destroy(std::int32_t device, void* event, devrt_error* err) noexcept {
+    return export_status(self().event_destroy(device, event), err);
+  }
+  static std::int32_t event_record(std::int32_t device, void* event, void* stream, devrt_error* err) noexcept {
+    return export_status(self().event_record(device, event, stream), err);
+  }
+  static std::int32_t event_synchronize(std::int32_t device, void* event, devrt_error* err) noexcept {
+    return export_status(self().event_synchronize(device, event), err);
+  }
+  static std::int32_t event_query(std::int32_t device, void* event, std::int32_t* out, devrt_error* err) noexcept {
+    Result<bool> complete = self().event_query(device, event);
+    if (!complete.ok()) return export_status(complete.status(), err);
+    *out = *complete ? 1 : 0;
+    return 0;
+  }
+  static std::int32_t stream_wait_event(std::int32_t device, void* stream, void* event, devrt_error* err) noexcept {
+    return export_status(self().stream_wait_event(device, stream, event), err);
+  }
+};
+
+} // namespace detail
+
+// The C-ABI table for backend type B, built at compile time. A type that misses a required
+// operation stops compilation here with a diagnostic naming devrt::Backend.
+template <class B>
+constexpr devrt_backend_table make_backend_table() noexcept {
+  static_assert(Backend<B>, "this type does not satisfy the devrt::Backend concept (see devrt/backend.hpp)");
+  devrt_backend_table table{};
+  if constexpr (Backend<B>) {
+    using T = detail::Thunks<B>;
+    table.abi_version = DEVRT_BACKEND_ABI_VERSION;
+    table.struct_size = sizeof(devrt_backend_table);
+    table.name = std::string_view(B::name).data();
+    table.device_kind = static_cast<std::int32_t>(static_cast<DeviceKind>(B::kind));
+    table.capabilities = (BackendEvents<B> ? DEVRT_CAP_EVENTS : 0u) |
+                         (HostAccessibleMemory<B> ? DEVRT_CAP_HOST_ACCESSIBLE : 0u) |
+                         (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u);
+    table.availability = &T::availability;
+    table.device_count = &T::device_count;
+    table.get_attribute = &T::get_attribute;
+    table.allocate = &T::allocate;
+    table.free = &T::free;
+    table.copy = &T::copy;
+    table.stream_create = &T::stream_create;
+    table.stream_destroy = &T::stream_destroy;
+    table.stream_synchronize = &T::stream_synchronize;
+    if constexpr (BackendEvents<B>) {
+      table.event_create = &T::event_create;
+      table.event_destroy = &T::event_destroy;
+      table.event_record = &T::event_record;
+      table.event_synchronize = &T::event_synchronize;
+      table.event_query = &T::event_query;
+      table.stream_wait_event = &T::stream_wait_event;
+    }
+  }
+  return table;
+}
+
+namespace detail {
+// Adds a table to Registry::global() at static-initialisation time; failures are logged.
+struct BackendRegistrar {
+  explicit BackendRegistrar(const devrt_backend_table* table) noexcept;
+};
+} // namespace detail
+
+} // namespace devrt
+
+// Registers backend type `...` under the identifier `id` (its name, e.g. cpu). Defines the
+// extern "C" anchor `devrt_backend_anchor_<id>()` returning the backend's table, plus a static
+// registrar. Backends built into libdevrt are also listed in a generated table of anchors that
+// the registry references, so they survive static linking even where static constructors never
+// run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
+#define DEVRT_REGISTER_BACKEND(id, ...)                                                            \
+  extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept {               \
+    static constexpr ::devrt_backend_table devrt_table_##id = ::devrt::make_backend_table<__VA_ARGS__>(); \
+    return &devrt_table_##id;                                                                       \
+  }                                                                                                \
+  namespace {                                                                                      \
+  [[maybe_unused]] const ::devrt::detail::BackendRegistrar devrt_backend_registrar_##id{            \
+      devrt_backend_anchor_##id()};                                                                \
+  }
+
+#endif // DEVRT_BACKEND_HPP

@@ -1,0 +1,104 @@
+/* The backend C ABI: a plain table of function pointers that every backend becomes.
+ *
+ * The registry stores exactly this table, whether the backend was compiled into libdevrt.a, into
+ * a firmware image, or (later) into a loadable plugin that exports it from one extern "C" entry
+ * point. Only C types cross it: integers, size_t, pointers, and a caller-provided error buffer.
+ *
+ * Rules for every function:
+ *  - returns a devrt status code (0 = ok, else a devrt::ErrorCode value);
+ *  - on failure may write a NUL-terminated reason into `err->message` (never more than
+ *    DEVRT_ERROR_MESSAGE_CAPACITY bytes); the caller prefixes backend, device and call;
+ *  - `device_id` has been checked by the caller to lie in [0, device_count);
+ *  - must be callable from any thread unless the operation says otherwise.
+ */
+#ifndef DEVRT_BACKEND_ABI_H
+#define DEVRT_BACKEND_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change; a table with another version is refused. */
+#define DEVRT_BACKEND_ABI_VERSION 1u
+
+#define DEVRT_ERROR_MESSAGE_CAPACITY 384
+
+typedef struct devrt_error {
+  char message[DEVRT_ERROR_MESSAGE_CAPACITY];
+} devrt_error;
+
+/* devrt_attribute_value.type */
+#define DEVRT_VALUE_NONE 0 /* the backend does not report this attribute */
+#define DEVRT_VALUE_BOOL 1 /* ints[0] is 0 or 1 */
+#define DEVRT_VALUE_INT 2  /* ints[0] */
+#define DEVRT_VALUE_STRING 3 /* string, NUL-terminated */
+#define DEVRT_VALUE_DIM3 4 /* ints[0..2] */
+
+#define DEVRT_ATTRIBUTE_STRING_CAPACITY 256
+
+typedef struct devrt_attribute_value {
+  int32_t type;
+  int64_t ints[3];
+  char string[DEVRT_ATTRIBUTE_STRING_CAPACITY];
+} devrt_attribute_value;
+
+/* One copy. Exactly one side belongs to this backend's kind or both do; the other side may be
+ * host memory (kind 1, cpu). Offsets and sizes were range-checked by the caller; overlapping
+ * ranges were refused. `stream` belongs to the backend's device side (NULL: default stream). */
+typedef struct devrt_copy_desc {
+  const void* src;
+  size_t src_offset;
+  int32_t src_kind;
+  int32_t src_device_id;
+  void* dst;
+  size_t dst_offset;
+  int32_t dst_kind;
+  int32_t dst_device_id;
+  size_t nbytes;
+  void* stream;
+} devrt_copy_desc;
+
+/* devrt_backend_table.capabilities */
+#define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
+#define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
+#define DEVRT_CAP_ADDRESSABLE (1u << 2)     /* allocations are addresses (pointer arithmetic valid) */
+
+typedef struct devrt_backend_table {
+  uint32_t abi_version; /* DEVRT_BACKEND_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(devrt_backend_table) as the backend was compiled */
+  const char* name;     /* lower-case identifier, e.g. "cpu"; static storage */
+  int32_t device_kind;  /* DLPack device type number */
+  uint32_t capabilities;
+
+  /* Cheap until first called; may load the vendor runtime. Not ok: reason in err. */
+  int32_t (*availability)(devrt_error* err);
+  int32_t (*device_count)(int32_t* out_count, devrt_error* err);
+  int32_t (*get_attribute)(int32_t device_id, int32_t attribute, devrt_attribute_value* out,
+                           devrt_error* err);
+
+  int32_t (*allocate)(int32_t device_id, size_t nbytes, size_t alignment, void** out,
+                      devrt_error* err);
+  int32_t (*free)(int32_t device_id, void* ptr, devrt_error* err);
+  int32_t (*copy)(const devrt_copy_desc* desc, devrt_error* err);
+
+  int32_t (*stream_create)(int32_t device_id, void** out_stream, devrt_error* err);
+  int32_t (*stream_destroy)(int32_t device_id, void* stream, devrt_error* err);
+  int32_t (*stream_synchronize)(int32_t device_id, void* stream, devrt_error* err);
+
+  /* Present only with DEVRT_CAP_EVENTS; NULL otherwise. */
+  int32_t (*event_create)(int32_t device_id, void** out_event, devrt_error* err);
+  int32_t (*event_destroy)(int32_t device_id, void* event, devrt_error* err);
+  int32_t (*event_record)(int32_t device_id, void* event, void* stream, devrt_error* err);
+  int32_t (*event_synchronize)(int32_t device_id, void* event, devrt_error* err);
+  int32_t (*event_query)(int32_t device_id, void* event, int32_t* out_complete, devrt_error* err);
+  int32_t (*stream_wait_event)(int32_t device_id, void* stream, void* event, devrt_error* err);
+} devrt_backend_table;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DEVRT_BACKEND_ABI_H */

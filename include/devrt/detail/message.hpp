@@ -1,0 +1,93 @@
+// A fixed-capacity message builder: concatenates strings and integers without the heap, without
+// locale and without a format-string parser, so that error paths cost little code in firmware.
+#ifndef DEVRT_DETAIL_MESSAGE_HPP
+#define DEVRT_DETAIL_MESSAGE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace devrt::detail {
+
+class MessageBuilder {
+public:
+  static constexpr std::size_t kCapacity = 480;
+
+  MessageBuilder() noexcept { buffer_[0] = '\0'; }
+
+  MessageBuilder& append(std::string_view text) noexcept {
+    for (char c : text) {
+      if (length_ + 1 >= kCapacity) {
+        truncated_ = true;
+        break;
+      }
+      buffer_[length_++] = c;
+    }
+    buffer_[length_] = '\0';
+    return *this;
+  }
+
+  MessageBuilder& append_unsigned(std::uint64_t value, unsigned base = 10) noexcept {
+    char digits[24];
+    std::size_t n = 0;
+    do {
+      unsigned d = static_cast<unsigned>(value % base);
+      digits[n++] = static_cast<char>(d < 10 ? '0' + d : 'a' + (d - 10));
+      value /= base;
+    } while (value != 0);
+    char ordered[24];
+    for (std::size_t i = 0; i < n; ++i) ordered[i] = digits[n - 1 - i];
+    return append(std::string_view(ordered, n));
+  }
+
+  MessageBuilder& append_signed(std::int64_t value) noexcept {
+    if (value < 0) {
+      append("-");
+      return append_unsigned(~static_cast<std::uint64_t>(value) + 1);
+    }
+    return append_unsigned(static_cast<std::uint64_t>(value));
+  }
+
+  MessageBuilder& append_pointer(const void* p) noexcept {
+    append("0x");
+    return append_unsigned(reinterpret_cast<std::uintptr_t>(p), 16);
+  }
+
+  std::string_view view() const noexcept { return {buffer_, length_}; }
+  const char* c_str() const noexcept { return buffer_; }
+  bool truncated() const noexcept { return truncated_; }
+
+private:
+  char buffer_[kCapacity];
+  std::size_t length_ = 0;
+  bool truncated_ = false;
+};
+
+// Appends one value of any supported type; extended for devrt types next to their definition.
+inline void append_part(MessageBuilder& m, std::string_view s) noexcept { m.append(s); }
+inline void append_part(MessageBuilder& m, const char* s) noexcept {
+  m.append(s != nullptr ? std::string_view(s) : std::string_view("(null)"));
+}
+inline void append_part(MessageBuilder& m, char c) noexcept { m.append(std::string_view(&c, 1)); }
+inline void append_part(MessageBuilder& m, bool b) noexcept { m.append(b ? "true" : "false"); }
+inline void append_part(MessageBuilder& m, const void* p) noexcept { m.append_pointer(p); }
+inline void append_part(MessageBuilder& m, void* p) noexcept { m.append_pointer(p); }
+template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+void append_part(MessageBuilder& m, T value) noexcept {
+  if constexpr (std::is_signed_v<T>) {
+    m.append_signed(static_cast<std::int64_t>(value));
+  } else {
+    m.append_unsigned(static_cast<std::uint64_t>(value));
+  }
+}
+
+template <class... Parts>
+void append_parts(MessageBuilder& m, const Parts&... parts) noexcept {
+  (append_part(m, parts), ...);
+}
+
+} // namespace devrt::detail
+
+#endif // DEVRT_DETAIL_MESSAGE_HPP

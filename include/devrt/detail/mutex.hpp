@@ -1,0 +1,36 @@
+// The mutex devrt uses internally: std::mutex, or a no-op where the build is single-threaded
+// (DEVRT_SINGLE_THREADED, for firmware without threads). Both are constexpr-constructible.
+#ifndef DEVRT_DETAIL_MUTEX_HPP
+#define DEVRT_DETAIL_MUTEX_HPP
+
+#if !defined(DEVRT_SINGLE_THREADED)
+#include <mutex>
+#endif
+
+namespace devrt::detail {
+
+#if defined(DEVRT_SINGLE_THREADED)
+class Mutex {
+public:
+  constexpr Mutex() noexcept = default;
+  void lock() noexcept {}
+  void unlock() noexcept {}
+};
+#else
+using Mutex = std::mutex;
+#endif
+
+class LockGuard {
+public:
+  explicit LockGuard(Mutex& mutex) noexcept : mutex_(mutex) { mutex_.lock(); }
+  LockGuard(const LockGuard&) = delete;
+  LockGuard& operator=(const LockGuard&) = delete;
+  ~LockGuard() { mutex_.unlock(); }
+
+private:
+  Mutex& mutex_;
+};
+
+} // namespace devrt::detail
+
+#endif // DEVRT_DETAIL_MUTEX_HPP

@@ -1,0 +1,74 @@
+// Devices: a kind (DLPack's numbering) and an index, interconvertible with DLDevice.
+#ifndef DEVRT_DEVICE_HPP
+#define DEVRT_DEVICE_HPP
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <dlpack/dlpack.h>
+
+#include <devrt/detail/message.hpp>
+#include <devrt/status.hpp>
+
+namespace devrt {
+
+// Device kinds, numbered as DLPack numbers DLDeviceType (values beyond Debian's DLPack 0.6, such as
+// oneapi/webgpu/hexagon, follow DLPack 1.x).
+enum class DeviceKind : std::int32_t {
+  cpu = 1,
+  cuda = 2,
+  cuda_host = 3,
+  opencl = 4,
+  vulkan = 7,
+  metal = 8,
+  vpi = 9,
+  rocm = 10,
+  rocm_host = 11,
+  ext_dev = 12,
+  cuda_managed = 13,
+  oneapi = 14,
+  webgpu = 15,
+  hexagon = 16,
+};
+
+// Kinds fit in [0, kMaxDeviceKinds); registries index by kind.
+inline constexpr std::int32_t kMaxDeviceKinds = 32;
+
+// Stable lower-case name ("cuda_host"), or "" for a value that is not a DeviceKind. Thread-safe.
+std::string_view device_kind_name(DeviceKind kind) noexcept;
+
+// Parses a kind name ("cuda"). Thread-safe. Returns not_found for an unknown name.
+Result<DeviceKind> parse_device_kind(std::string_view name) noexcept;
+
+// One device: a kind and an index within that kind. A plain value; thread-safe.
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  std::int32_t id = 0;
+
+  friend constexpr bool operator==(const Device&, const Device&) = default;
+
+  constexpr DLDevice to_dlpack() const noexcept {
+    return DLDevice{static_cast<DLDeviceType>(static_cast<std::int32_t>(kind)), id};
+  }
+  static constexpr Device from_dlpack(DLDevice device) noexcept {
+    return Device{static_cast<DeviceKind>(static_cast<std::int32_t>(device.device_type)), device.device_id};
+  }
+};
+
+inline constexpr Device kHostDevice{DeviceKind::cpu, 0};
+
+// "cpu:0", "cuda:1"; an unknown kind prints as "kind<N>:id". Thread-safe.
+std::string to_string(Device device);
+
+// Parses "cuda:1" or "cpu" (index 0). Thread-safe. invalid_argument on malformed text.
+Result<Device> parse_device(std::string_view text) noexcept;
+
+namespace detail {
+void append_part(MessageBuilder& m, Device device) noexcept;
+void append_part(MessageBuilder& m, DeviceKind kind) noexcept;
+} // namespace detail
+
+} // namespace devrt
+
+#endif // DEVRT_DEVICE_HPP

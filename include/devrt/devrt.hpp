@@ -1,0 +1,16 @@
+// devrt: one small API over device backends. Include this for everything.
+#ifndef DEVRT_DEVRT_HPP
+#define DEVRT_DEVRT_HPP
+
+#include <devrt/attribute.hpp>
+#include <devrt/backend.hpp>
+#include <devrt/config.hpp>
+#include <devrt/device.hpp>
+#include <devrt/log.hpp>
+#include <devrt/memory.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/status.hpp>
+#include <devrt/stream.hpp>
+#include <devrt/workspace.hpp>
+
+#endif // DEVRT_DEVRT_HPP

@@ -1,0 +1,106 @@
+// Device memory: owned Buffers, non-owning MemorySpans, and checked copies between them.
+#ifndef DEVRT_MEMORY_HPP
+#define DEVRT_MEMORY_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include <devrt/device.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/status.hpp>
+#include <devrt/stream.hpp>
+
+namespace devrt {
+
+inline constexpr std::size_t kDefaultAlignment = 64;
+// The largest alignment an allocation may ask for.
+inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
+
+// A non-owning view of `size` bytes of memory on `device`. For backends whose memory is not
+// addressable (OpenCL cl_mem, Vulkan buffers) `data` is the allocation's handle and offsets are
+// applied by the backend. Host memory is DeviceKind::cpu. A plain value.
+struct MemorySpan {
+  Device device;
+  void* data = nullptr;
+  std::size_t size = 0;
+};
+
+// Views host memory as a span on the CPU device. The span is not written through when used as a
+// copy source.
+inline MemorySpan host_span(const void* data, std::size_t size) noexcept {
+  return MemorySpan{kHostDevice, const_cast<void*>(data), size};
+}
+template <class T, std::size_t N>
+MemorySpan host_span(std::span<T, N> data) noexcept {
+  return host_span(static_cast<const void*>(data.data()), data.size_bytes());
+}
+
+// An owned device allocation, freed when the Buffer dies (errors are logged). Move-only.
+// A zero-size Buffer is valid and holds no memory. Not thread-safe to mutate concurrently.
+class Buffer {
+public:
+  Buffer() noexcept = default;
+  Buffer(Buffer&& other) noexcept
+      : backend_(std::exchange(other.backend_, BackendRef())), device_(other.device_),
+        data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      static_cast<void>(reset());
+      backend_ = std::exchange(other.backend_, BackendRef());
+      device_ = other.device_;
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  ~Buffer() { static_cast<void>(reset()); }
+
+  // Allocates `nbytes` on `device` (global registry). alignment must be a power of two no
+  // larger than kMaxAlignment. Errors: invalid_argument (bad device or alignment),
+  // out_of_memory (including sizes beyond the device's memory), unavailable. Thread-safe.
+  static Result<Buffer> allocate(Device device, std::size_t nbytes,
+                                 std::size_t alignment = kDefaultAlignment) noexcept;
+  static Result<Buffer> allocate(const Registry& registry, Device device, std::size_t nbytes,
+                                 std::size_t alignment = kDefaultAlignment) noexcept;
+
+  Device device() const noexcept { return device_; }
+  void* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  MemorySpan span() const noexcept { return MemorySpan{device_, data_, size_}; }
+  operator MemorySpan() const noexcept { return span(); }
+  BackendRef backend() const noexcept { return backend_; }
+
+  // Frees the memory now. Returns the backend's answer (the destructor logs it instead).
+  Status reset() noexcept;
+
+private:
+  BackendRef backend_;
+  Device device_;
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Copies `nbytes` from src[src_offset...] to dst[dst_offset...] (host<->device, device<->device,
+// across backends through a host bounce buffer). Ordered on `stream`, which must belong to the
+// non-host side (default: the calling thread's current stream of that device); host memory must
+// stay valid until that stream is synchronized. Checks before doing anything: ranges within the
+// spans (out_of_range), no overlap between source and destination (invalid_argument), null data
+// with non-zero size (invalid_argument). nbytes == 0 is a no-op. Thread-safe.
+Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
+            StreamRef stream = {}) noexcept;
+
+// Whole-span copy; sizes must match.
+inline Status copy(MemorySpan src, MemorySpan dst, StreamRef stream = {}) noexcept {
+  if (src.size != dst.size) {
+    return make_error(ErrorCode::invalid_argument, "copy: source is ", src.size, " bytes but destination is ",
+                      dst.size, " bytes");
+  }
+  return copy(src, 0, dst, 0, src.size, stream);
+}
+
+} // namespace devrt
+
+#endif // DEVRT_MEMORY_HPP

@@ -1,0 +1,136 @@
+// The backend registry: fixed capacity, no heap, lock-free lookup by kind and by name.
+#ifndef DEVRT_REGISTRY_HPP
+#define DEVRT_REGISTRY_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+#include <devrt/attribute.hpp>
+#include <devrt/backend_abi.h>
+#include <devrt/detail/mutex.hpp>
+#include <devrt/device.hpp>
+#include <devrt/status.hpp>
+
+namespace devrt {
+
+// A non-owning handle to one registered backend table, with C++ wrappers over its functions.
+// Every error names backend, device and call. Cheap to copy; thread-safe as the backend is.
+class BackendRef {
+public:
+  constexpr BackendRef() noexcept = default;
+  constexpr explicit BackendRef(const devrt_backend_table* table) noexcept : table_(table) {}
+
+  constexpr explicit operator bool() const noexcept { return table_ != nullptr; }
+  constexpr const devrt_backend_table* table() const noexcept { return table_; }
+  std::string_view name() const noexcept { return table_->name; }
+  DeviceKind kind() const noexcept { return static_cast<DeviceKind>(table_->device_kind); }
+  bool has_capability(std::uint32_t cap) const noexcept { return (table_->capabilities & cap) != 0; }
+  bool has_events() const noexcept { return has_capability(DEVRT_CAP_EVENTS); }
+  bool host_accessible() const noexcept { return has_capability(DEVRT_CAP_HOST_ACCESSIBLE); }
+
+  // Ok when the backend can be used here, else `unavailable` with the reason. May load drivers.
+  Status availability() const noexcept;
+  // Number of devices (0 when unavailable). May load drivers on first call.
+  Result<std::int32_t> device_count() const noexcept;
+  // invalid_argument unless 0 <= id < device_count(); names the backend.
+  Status check_device(std::int32_t id) const noexcept;
+  // One attribute; monostate when the backend does not report it.
+  Result<AttributeValue> attribute(std::int32_t id, Attribute attribute) const noexcept;
+
+  // Raw allocation (prefer Buffer). nbytes == 0 yields nullptr. alignment: a power of two.
+  Result<void*> allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept;
+  Status free(std::int32_t id, void* ptr) const noexcept;
+  // Raw copy; the caller has validated ranges (prefer devrt::copy, which does).
+  Status copy(std::int32_t id, const devrt_copy_desc& desc) const noexcept;
+
+  Result<void*> stream_create(std::int32_t id) const noexcept;
+  Status stream_destroy(std::int32_t id, void* stream) const noexcept;
+  Status stream_synchronize(std::int32_t id, void* stream) const noexcept;
+
+  // Events: `unsupported` when the backend lacks DEVRT_CAP_EVENTS.
+  Result<void*> event_create(std::int32_t id) const noexcept;
+  Status event_destroy(std::int32_t id, void* event) const noexcept;
+  Status event_record(std::int32_t id, void* event, void* stream) const noexcept;
+  Status event_synchronize(std::int32_t id, void* event) const noexcept;
+  Result<bool> event_query(std::int32_t id, void* event) const noexcept;
+  Status stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept;
+
+  friend constexpr bool operator==(BackendRef a, BackendRef b) noexcept { return a.table_ == b.table_; }
+
+private:
+  const devrt_backend_table* table_ = nullptr;
+};
+
+// A set of backends. Registry::global() is the process-wide one (holding every backend built into
+// libdevrt plus those registered by DEVRT_REGISTER_BACKEND); tests may create their own.
+// Capacity is fixed (kCapacity); registration and lookup never touch the heap or a driver.
+// add() is serialised by a mutex; lookups are lock-free and may run concurrently with add().
+class Registry {
+public:
+  static constexpr std::size_t kCapacity = 32;
+
+  constexpr Registry() noexcept = default;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // The process-wide registry, with every built-in backend already in it. Thread-safe.
+  static Registry& global() noexcept;
+
+  // Validates and stores a table (not copied: it must outlive the registry). Adding the same
+  // table again is a no-op; another table with a taken name or kind is `already_exists`; a bad
+  // ABI version or struct size is `abi_mismatch`; missing functions are `invalid_argument`.
+  Status add(const devrt_backend_table* table) noexcept;
+
+  BackendRef find(DeviceKind kind) const noexcept {
+    auto k = static_cast<std::int32_t>(kind);
+    if (k < 0 || k >= kMaxDeviceKinds) return BackendRef();
+    return BackendRef(by_kind_[k].load(std::memory_order_acquire));
+  }
+  BackendRef find(std::string_view name) const noexcept;
+  // Backend for a device kind, or `unavailable` naming the kind and listing what is built in.
+  Result<BackendRef> get(DeviceKind kind) const noexcept;
+
+  std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
+  // Backends in registration order; i < size().
+  BackendRef at(std::size_t i) const noexcept { return BackendRef(entries_[i].load(std::memory_order_acquire)); }
+
+private:
+  std::atomic<const devrt_backend_table*> entries_[kCapacity]{};
+  std::atomic<const devrt_backend_table*> by_kind_[kMaxDeviceKinds]{};
+  std::atomic<std::size_t> count_{0};
+  detail::Mutex add_mutex_;
+};
+
+// Shorthand for Registry::global().get(device.kind) followed by check_device(device.id).
+Result<BackendRef> backend_for(Device device) noexcept;
+
+// Number of devices of a kind; 0 when the backend is missing or unavailable. Thread-safe.
+std::int32_t device_count(DeviceKind kind) noexcept;
+
+// True when the backend is registered and available and the device exists. Never fails.
+bool device_exists(Device device) noexcept;
+
+// One attribute by run-time id; monostate when the backend does not report it. Thread-safe.
+Result<AttributeValue> get_attribute(Device device, Attribute attribute) noexcept;
+
+// One attribute with its static type: std::nullopt when the backend does not report it (not an
+// error). `exist` never fails. Thread-safe.
+template <Attribute A>
+Result<std::optional<attribute_t<A>>> get_attribute(Device device) noexcept {
+  if constexpr (A == Attribute::exist) {
+    return std::optional<bool>(device_exists(device));
+  } else {
+    Result<AttributeValue> value = get_attribute(device, A);
+    if (!value.ok()) return std::move(value).status();
+    if (const auto* typed = std::get_if<attribute_t<A>>(&*value)) return std::optional<attribute_t<A>>(*typed);
+    return std::optional<attribute_t<A>>();
+  }
+}
+
+} // namespace devrt
+
+#endif // DEVRT_REGISTRY_HPP

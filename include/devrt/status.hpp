@@ -1,0 +1,212 @@
+// Status and Result<T>: how every fallible devrt call reports failure, without exceptions.
+#ifndef DEVRT_STATUS_HPP
+#define DEVRT_STATUS_HPP
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <devrt/detail/message.hpp>
+
+namespace devrt {
+
+// Error codes. The numeric values are part of the backend C ABI (devrt/backend_abi.h).
+enum class ErrorCode : std::int32_t {
+  ok = 0,
+  invalid_argument = 1, // the caller passed something malformed (null, bad alignment, bad id)
+  out_of_range = 2,     // an offset, size or index lies outside what it refers to
+  unavailable = 3,      // the backend or device cannot be used here (no driver, no device)
+  unsupported = 4,      // the backend does not implement this operation
+  out_of_memory = 5,    // an allocation could not be satisfied
+  driver_error = 6,     // the vendor runtime reported a failure
+  internal = 7,         // a devrt invariant broke (a bug)
+  not_found = 8,        // a named thing (backend, function) does not exist
+  already_exists = 9,   // registering something whose name or kind is taken
+  abi_mismatch = 10,    // a backend table has the wrong ABI version or struct size
+};
+
+// Stable lower-case name of a code ("out_of_memory"). Thread-safe; returns static storage.
+std::string_view error_code_name(ErrorCode code) noexcept;
+
+// The outcome of a call: ok, or an error code with a message that names the backend, device and
+// call ("cpu:0 allocate(1099511627776 bytes, align 64): exceeds device memory ...").
+// An ok Status holds no memory; an error owns a heap copy of its message. Not thread-safe to
+// mutate concurrently, like any value type.
+class [[nodiscard]] Status {
+public:
+  Status() noexcept = default;
+  Status(ErrorCode code, std::string_view message) noexcept : code_(code) {
+    if (code != ErrorCode::ok) message_ = duplicate(message);
+  }
+  Status(const Status& other) noexcept
+      : code_(other.code_), message_(other.message_ ? duplicate(other.message_) : nullptr) {}
+  Status(Status&& other) noexcept
+      : code_(std::exchange(other.code_, ErrorCode::ok)), message_(std::exchange(other.message_, nullptr)) {}
+  Status& operator=(const Status& other) noexcept {
+    if (this != &other) *this = Status(other);
+    return *this;
+  }
+  Status& operator=(Status&& other) noexcept {
+    if (this != &other) {
+      std::free(message_);
+      code_ = std::exchange(other.code_, ErrorCode::ok);
+      message_ = std::exchange(other.message_, nullptr);
+    }
+    return *this;
+  }
+  ~Status() { std::free(message_); }
+
+  bool ok() const noexcept { return code_ == ErrorCode::ok; }
+  ErrorCode code() const noexcept { return code_; }
+  // The message, empty for ok. Valid while this Status lives.
+  std::string_view message() const noexcept {
+    return message_ != nullptr ? std::string_view(message_) : std::string_view();
+  }
+
+private:
+  static char* duplicate(std::string_view text) noexcept {
+    // A failed allocation leaves the message empty; the code still says what happened.
+    char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+    if (copy != nullptr) {
+      if (!text.empty()) std::memcpy(copy, text.data(), text.size());
+      copy[text.size()] = '\0';
+    }
+    return copy;
+  }
+
+  ErrorCode code_ = ErrorCode::ok;
+  char* message_ = nullptr;
+};
+
+// Builds an error Status from message parts (strings, integers, devices, pointers) without
+// the heap except for the final message copy. Thread-safe.
+template <class... Parts>
+Status make_error(ErrorCode code, const Parts&... parts) noexcept {
+  detail::MessageBuilder message;
+  detail::append_parts(message, parts...);
+  return Status(code, message.view());
+}
+
+namespace detail {
+// Prints `what` and the status to stderr and aborts. Used for Result::value() on an error.
+[[noreturn]] void fatal_status(const char* what, const Status& status) noexcept;
+} // namespace detail
+
+// A value of type T or an error Status. Accessing the value of an error aborts (there are no
+// exceptions to throw); check ok() first. Value semantics; not thread-safe to mutate concurrently.
+template <class T>
+class [[nodiscard]] Result {
+  static_assert(!std::is_reference_v<T>, "Result<T&> is not supported; use a pointer");
+  static_assert(!std::is_same_v<std::remove_cv_t<T>, Status>, "use Status directly");
+
+public:
+  Result(const T& value) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {
+    ::new (static_cast<void*>(&value_)) T(value);
+  }
+  Result(T&& value) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {
+    ::new (static_cast<void*>(&value_)) T(std::move(value));
+  }
+  template <class U>
+    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
+             !std::is_same_v<std::remove_cvref_t<U>, Status> &&
+             !std::is_same_v<std::remove_cvref_t<U>, Result>)
+  Result(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) : has_value_(true) {
+    ::new (static_cast<void*>(&value_)) T(std::forward<U>(value));
+  }
+  // An error. An ok Status without a value is a programming error and becomes `internal`.
+  Result(Status status) noexcept
+      : status_(status.ok() ? Status(ErrorCode::internal, "Result constructed from an ok Status without a value")
+                            : std::move(status)) {}
+  Result(const Result& other) noexcept(std::is_nothrow_copy_constructible_v<T>)
+      : status_(other.status_), has_value_(other.has_value_) {
+    if (has_value_) ::new (static_cast<void*>(&value_)) T(other.value_);
+  }
+  Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : status_(std::move(other.status_)), has_value_(other.has_value_) {
+    if (has_value_) ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
+  }
+  Result& operator=(const Result& other) {
+    if (this != &other) {
+      this->~Result();
+      ::new (static_cast<void*>(this)) Result(other);
+    }
+    return *this;
+  }
+  Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &other) {
+      this->~Result();
+      ::new (static_cast<void*>(this)) Result(std::move(other));
+    }
+    return *this;
+  }
+  ~Result() {
+    if (has_value_) value_.~T();
+  }
+
+  bool ok() const noexcept { return has_value_; }
+  explicit operator bool() const noexcept { return has_value_; }
+  // The error, or an ok Status when this holds a value.
+  const Status& status() const& noexcept { return status_; }
+  Status status() && noexcept { return std::move(status_); }
+
+  T& value() & noexcept {
+    check();
+    return value_;
+  }
+  const T& value() const& noexcept {
+    check();
+    return value_;
+  }
+  T&& value() && noexcept {
+    check();
+    return std::move(value_);
+  }
+  T& operator*() & noexcept { return value(); }
+  const T& operator*() const& noexcept { return value(); }
+  T&& operator*() && noexcept { return std::move(*this).value(); }
+  T* operator->() noexcept { return &value(); }
+  const T* operator->() const noexcept { return &value(); }
+
+  template <class U>
+  T value_or(U&& fallback) const& {
+    return has_value_ ? value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+
+private:
+  void check() const noexcept {
+    if (!has_value_) detail::fatal_status("devrt::Result::value() called on an error", status_);
+  }
+
+  Status status_;
+  union {
+    T value_;
+  };
+  bool has_value_ = false;
+};
+
+} // namespace devrt
+
+// Returns the Status of `expr` from the enclosing function when it is an error.
+#define DEVRT_RETURN_IF_ERROR(expr)                                                                \
+  do {                                                                                             \
+    ::devrt::Status devrt_status_ = (expr);                                                        \
+    if (!devrt_status_.ok()) return devrt_status_;                                                 \
+  } while (false)
+
+#define DEVRT_DETAIL_CONCAT_INNER(a, b) a##b
+#define DEVRT_DETAIL_CONCAT(a, b) DEVRT_DETAIL_CONCAT_INNER(a, b)
+#define DEVRT_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr)                                              \
+  auto tmp = (expr);                                                                               \
+  if (!tmp.ok()) return std::move(tmp).status();                                                   \
+  lhs = std::move(tmp).value()
+
+// `DEVRT_ASSIGN_OR_RETURN(auto buffer, Buffer::allocate(dev, n));` declares and assigns the
+// value of a Result, or returns its error from the enclosing function.
+#define DEVRT_ASSIGN_OR_RETURN(lhs, expr)                                                          \
+  DEVRT_DETAIL_ASSIGN_OR_RETURN(DEVRT_DETAIL_CONCAT(devrt_result_, __LINE__), lhs, expr)
+
+#endif // DEVRT_STATUS_HPP

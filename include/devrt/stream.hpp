@@ -1,0 +1,111 @@
+// Streams (in-order queues of work on one device) and events (markers recorded on a stream).
+#ifndef DEVRT_STREAM_HPP
+#define DEVRT_STREAM_HPP
+
+#include <utility>
+
+#include <devrt/device.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/status.hpp>
+
+namespace devrt {
+
+// A non-owning reference to a stream of one device; handle == nullptr is the device's default
+// stream. A plain value; thread-safe to copy.
+struct StreamRef {
+  Device device;
+  void* handle = nullptr;
+  friend constexpr bool operator==(const StreamRef&, const StreamRef&) = default;
+};
+
+// An owned stream; destroyed (without waiting) with the object. Move-only. Using one Stream from
+// several threads is as safe as the backend's stream (in-order queues are thread-safe on CUDA,
+// OpenCL and the CPU backend).
+class Stream {
+public:
+  Stream() noexcept = default;
+  Stream(Stream&& other) noexcept
+      : backend_(std::exchange(other.backend_, BackendRef())), ref_(std::exchange(other.ref_, StreamRef{})) {}
+  Stream& operator=(Stream&& other) noexcept {
+    if (this != &other) {
+      reset();
+      backend_ = std::exchange(other.backend_, BackendRef());
+      ref_ = std::exchange(other.ref_, StreamRef{});
+    }
+    return *this;
+  }
+  ~Stream() { reset(); }
+
+  // Creates a stream on `device` in the global registry.
+  static Result<Stream> create(Device device) noexcept;
+  static Result<Stream> create(const Registry& registry, Device device) noexcept;
+
+  StreamRef ref() const noexcept { return ref_; }
+  operator StreamRef() const noexcept { return ref_; }
+  Device device() const noexcept { return ref_.device; }
+  // Blocks until all work queued so far has finished.
+  Status synchronize() const noexcept;
+  // Destroys the stream now; errors are logged.
+  void reset() noexcept;
+
+private:
+  BackendRef backend_;
+  StreamRef ref_;
+};
+
+// Blocks until all work queued on `stream` has finished. Thread-safe.
+Status synchronize(StreamRef stream) noexcept;
+
+// Makes work queued on `to` after this call wait for work queued on `from` before it (TVM's
+// SyncStreamFromTo). Both on the same device. Uses events where the backend has them, else
+// synchronizes `from`. Thread-safe.
+Status sync_stream_from_to(StreamRef from, StreamRef to) noexcept;
+
+// The calling thread's current stream for `device` (its default stream unless set). Thread-safe:
+// each thread has its own.
+StreamRef current_stream(Device device) noexcept;
+// Sets the calling thread's current stream for stream.device (handle nullptr restores the
+// default). Up to 16 devices per thread may have a non-default current stream (out_of_range
+// beyond). The stream must outlive its use as current.
+Status set_current_stream(StreamRef stream) noexcept;
+
+// An owned event. Move-only; `unsupported` on backends without events.
+class Event {
+public:
+  Event() noexcept = default;
+  Event(Event&& other) noexcept
+      : backend_(std::exchange(other.backend_, BackendRef())), device_(other.device_),
+        handle_(std::exchange(other.handle_, nullptr)) {}
+  Event& operator=(Event&& other) noexcept {
+    if (this != &other) {
+      reset();
+      backend_ = std::exchange(other.backend_, BackendRef());
+      device_ = other.device_;
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~Event() { reset(); }
+
+  static Result<Event> create(Device device) noexcept;
+
+  Device device() const noexcept { return device_; }
+  // Marks the point in `stream` (same device) that synchronize()/query() refer to.
+  Status record(StreamRef stream) const noexcept;
+  // Blocks until the recorded work has finished.
+  Status synchronize() const noexcept;
+  // True when the recorded work has finished; never blocks.
+  Result<bool> query() const noexcept;
+  // Makes later work on `stream` wait for this event.
+  Status wait_on(StreamRef stream) const noexcept;
+  void reset() noexcept;
+
+private:
+  BackendRef backend_;
+  Device device_;
+  void* handle_ = nullptr;
+};
+
+} // namespace devrt
+
+#endif // DEVRT_STREAM_HPP

@@ -1,0 +1,180 @@
+#include "cpu_backend.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+namespace devrt::cpu {
+namespace {
+
+#if defined(__linux__)
+// Reads one small file into `buffer`; false when it cannot.
+bool read_file(const char* path, char* buffer, std::size_t capacity) noexcept {
+  std::FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return false;
+  std::size_t n = std::fread(buffer, 1, capacity - 1, file);
+  std::fclose(file);
+  buffer[n] = '\0';
+  return n > 0;
+}
+
+// The value after "key<spaces>:" on the first line starting with key, or empty.
+std::string_view field(std::string_view text, std::string_view key) noexcept {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (line.substr(0, key.size()) == key) {
+      std::size_t colon = line.find(':');
+      if (colon != std::string_view::npos) {
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        return value;
+      }
+    }
+    pos = end + 1;
+  }
+  return {};
+}
+
+std::int64_t parse_int(std::string_view text) noexcept {
+  std::int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') break;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+// "1024K", "32M" (sysfs cache sizes) in bytes.
+std::int64_t parse_size(std::string_view text) noexcept {
+  std::int64_t value = parse_int(text);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits < text.size()) {
+    if (text[digits] == 'K') value <<= 10;
+    if (text[digits] == 'M') value <<= 20;
+    if (text[digits] == 'G') value <<= 30;
+  }
+  return value;
+}
+#endif
+
+// What does not change while the process runs, read once.
+struct HostInfo {
+  std::string name;
+  std::int64_t processors = 0;
+  std::int64_t total_memory = 0;
+  std::int64_t clock_khz = 0;
+  std::int64_t l2_bytes = 0;
+};
+
+HostInfo read_host_info() {
+  HostInfo info;
+#if defined(__linux__)
+  static char buffer[1 << 16];
+  if (read_file("/proc/cpuinfo", buffer, sizeof buffer)) {
+    std::string_view text(buffer);
+    std::string_view model = field(text, "model name");
+    if (model.empty()) model = field(text, "Model");
+    if (model.empty()) model = field(text, "Processor");
+    info.name.assign(model.data(), model.size());
+    std::string_view mhz = field(text, "cpu MHz");
+    if (!mhz.empty()) info.clock_khz = parse_int(mhz) * 1000;
+  }
+  char small[64];
+  if (read_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", small, sizeof small)) {
+    info.clock_khz = parse_int(small);
+  }
+  for (int index = 0; index < 8; ++index) {
+    char path[96];
+    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    if (!read_file(path, small, sizeof small)) break;
+    if (parse_int(small) != 2) continue;
+    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    if (read_file(path, small, sizeof small)) info.l2_bytes = parse_size(small);
+    break;
+  }
+  long processors = sysconf(_SC_NPROCESSORS_ONLN);
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page_size = sysconf(_SC_PAGE_SIZE);
+  if (processors > 0) info.processors = processors;
+  if (pages > 0 && page_size > 0) info.total_memory = static_cast<std::int64_t>(pages) * page_size;
+#endif
+  if (info.name.empty()) info.name = "cpu";
+  return info;
+}
+
+const HostInfo& host_info() {
+  static const HostInfo info = read_host_info();
+  return info;
+}
+
+std::int64_t available_memory() noexcept {
+#if defined(__linux__)
+  char buffer[4096];
+  if (read_file("/proc/meminfo", buffer, sizeof buffer)) {
+    std::string_view value = field(buffer, "MemAvailable");
+    if (!value.empty()) return parse_int(value) * 1024;
+  }
+  long pages = sysconf(_SC_AVPHYS_PAGES);
+  long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page_size > 0) return static_cast<std::int64_t>(pages) * page_size;
+#endif
+  return 0;
+}
+
+std::atomic<std::uintptr_t> g_next_token{1};
+
+void* next_token() noexcept {
+  // Stream and event handles are never dereferenced; odd values keep them distinct from memory.
+  return reinterpret_cast<void*>(g_next_token.fetch_add(2, std::memory_order_relaxed));
+}
+
+} // namespace
+
+Result<AttributeValue> CpuBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
+  const HostInfo& info = host_info();
+  auto known = [](std::int64_t value) { return value > 0 ? AttributeValue(value) : AttributeValue(); };
+  switch (attribute) {
+  case Attribute::exist: return AttributeValue(true);
+  case Attribute::device_name: return AttributeValue(info.name);
+  case Attribute::multi_processor_count: return known(info.processors);
+  case Attribute::total_global_memory: return known(info.total_memory);
+  case Attribute::available_global_memory: return known(available_memory());
+  case Attribute::max_clock_rate: return known(info.clock_khz);
+  case Attribute::l2_cache_size_bytes: return known(info.l2_bytes);
+  default: return AttributeValue();
+  }
+}
+
+Result<void*> CpuBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+  std::int64_t total = host_info().total_memory;
+  if (total > 0 && nbytes > static_cast<std::size_t>(total)) {
+    return make_error(ErrorCode::out_of_memory, "exceeds the host's ", total, " bytes of memory");
+  }
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  void* ptr = nullptr;
+  int error = posix_memalign(&ptr, alignment, nbytes);
+  if (error != 0 || ptr == nullptr) return make_error(ErrorCode::out_of_memory, "posix_memalign failed");
+  return ptr;
+}
+
+Status CpuBackend::free(std::int32_t, void* ptr) noexcept {
+  std::free(ptr);
+  return Status();
+}
+
+Result<void*> CpuBackend::stream_create(std::int32_t) noexcept { return next_token(); }
+Result<void*> CpuBackend::event_create(std::int32_t) noexcept { return next_token(); }
+
+} // namespace devrt::cpu
+
+DEVRT_REGISTER_BACKEND(cpu, devrt::cpu::CpuBackend)

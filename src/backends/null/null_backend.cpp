@@ -1,0 +1,3 @@
+#include "null_backend.hpp"
+
+DEVRT_REGISTER_BACKEND(null, devrt::null::NullBackend)

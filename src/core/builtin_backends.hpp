@@ -1,0 +1,20 @@
+// The backends compiled into this libdevrt, listed by the generated builtin_backends.cpp.
+#ifndef DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
+#define DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
+
+#include <cstddef>
+
+#include <devrt/backend_abi.h>
+
+namespace devrt::detail {
+
+using BackendAnchor = const devrt_backend_table* (*)() noexcept;
+
+// Referencing these from the registry's translation unit is what keeps every enabled backend's
+// object file (and its tables) in a statically linked program.
+extern const BackendAnchor kBuiltinBackendAnchors[];
+extern const std::size_t kBuiltinBackendCount;
+
+} // namespace devrt::detail
+
+#endif // DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP

@@ -1,0 +1,87 @@
+#include <devrt/log.hpp>
+
+#include <devrt/detail/mutex.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace devrt {
+namespace {
+
+void stderr_sink(LogLevel level, std::string_view message, void*) {
+  std::string_view name = log_level_name(level);
+  std::fprintf(stderr, "devrt %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
+               static_cast<int>(message.size()), message.data());
+}
+
+// The sink and its user data change together, so both are guarded by one mutex; the sink is
+// called outside it so that a sink may itself log.
+detail::Mutex g_sink_mutex;
+LogSink g_sink = nullptr;
+void* g_sink_user_data = nullptr;
+std::atomic<std::int32_t> g_level{-1};
+
+LogLevel level_from_environment() noexcept {
+  const char* text = std::getenv("DEVRT_LOG_LEVEL");
+  if (text == nullptr || *text == '\0') return LogLevel::warning;
+  static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "off"};
+  for (std::int32_t i = 0; i < 6; ++i) {
+    if (std::strcmp(text, kNames[i]) == 0) return static_cast<LogLevel>(i);
+  }
+  if (text[0] >= '0' && text[0] <= '5' && text[1] == '\0') return static_cast<LogLevel>(text[0] - '0');
+  std::fprintf(stderr, "devrt warning: ignoring DEVRT_LOG_LEVEL=%s (expected trace|debug|info|warning|error|off)\n",
+               text);
+  return LogLevel::warning;
+}
+
+} // namespace
+
+std::string_view log_level_name(LogLevel level) noexcept {
+  switch (level) {
+  case LogLevel::trace: return "trace";
+  case LogLevel::debug: return "debug";
+  case LogLevel::info: return "info";
+  case LogLevel::warning: return "warning";
+  case LogLevel::error: return "error";
+  case LogLevel::off: return "off";
+  }
+  return "unknown";
+}
+
+LogLevel log_level() noexcept {
+  std::int32_t level = g_level.load(std::memory_order_relaxed);
+  if (level < 0) {
+    std::int32_t expected = -1;
+    level = static_cast<std::int32_t>(level_from_environment());
+    if (!g_level.compare_exchange_strong(expected, level, std::memory_order_relaxed)) level = expected;
+  }
+  return static_cast<LogLevel>(level);
+}
+
+void set_log_level(LogLevel level) noexcept { g_level.store(static_cast<std::int32_t>(level), std::memory_order_relaxed); }
+
+void set_log_sink(LogSink sink, void* user_data) noexcept {
+  detail::LockGuard lock(g_sink_mutex);
+  g_sink = sink;
+  g_sink_user_data = user_data;
+}
+
+void log_message(LogLevel level, std::string_view message) noexcept {
+  if (level < log_level() || level == LogLevel::off) return;
+  LogSink sink;
+  void* user_data;
+  {
+    detail::LockGuard lock(g_sink_mutex);
+    sink = g_sink;
+    user_data = g_sink_user_data;
+  }
+  if (sink != nullptr) {
+    sink(level, message, user_data);
+  } else {
+    stderr_sink(level, message, nullptr);
+  }
+}
+
+} // namespace devrt

@@ -1,0 +1,143 @@
+#include <devrt/memory.hpp>
+
+#include <devrt/log.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace devrt {
+namespace {
+
+// True when [a, a+n) and [b, b+n) share a byte.
+bool intersects(std::uintptr_t a, std::uintptr_t b, std::size_t n) noexcept { return a < b + n && b < a + n; }
+
+bool ranges_overlap(const MemorySpan& src, std::size_t src_offset, BackendRef src_backend, const MemorySpan& dst,
+                    std::size_t dst_offset, BackendRef dst_backend, std::size_t nbytes) noexcept {
+  auto src_address = reinterpret_cast<std::uintptr_t>(src.data);
+  auto dst_address = reinterpret_cast<std::uintptr_t>(dst.data);
+  bool both_host = src_backend.host_accessible() && dst_backend.host_accessible();
+  bool same_device = src.device == dst.device;
+  if (both_host || (same_device && src_backend.has_capability(DEVRT_CAP_ADDRESSABLE))) {
+    return intersects(src_address + src_offset, dst_address + dst_offset, nbytes);
+  }
+  // Opaque handles (cl_mem, VkBuffer): only the same allocation can overlap itself.
+  return same_device && src.data == dst.data && intersects(src_offset, dst_offset, nbytes);
+}
+
+Status check_range(const char* side, const MemorySpan& span, std::size_t offset, std::size_t nbytes) noexcept {
+  if (offset > span.size || nbytes > span.size - offset) {
+    return make_error(ErrorCode::out_of_range, "copy: ", side, " range [", offset, ", ", offset, "+", nbytes,
+                      ") exceeds the ", span.size, "-byte span on ", span.device);
+  }
+  if (span.data == nullptr && nbytes != 0) {
+    return make_error(ErrorCode::invalid_argument, "copy: ", side, " on ", span.device, " is null");
+  }
+  return Status();
+}
+
+Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset,
+                 const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
+  devrt_copy_desc desc;
+  desc.src = src.data;
+  desc.src_offset = src_offset;
+  desc.src_kind = static_cast<std::int32_t>(src.device.kind);
+  desc.src_device_id = src.device.id;
+  desc.dst = dst.data;
+  desc.dst_offset = dst_offset;
+  desc.dst_kind = static_cast<std::int32_t>(dst.device.kind);
+  desc.dst_device_id = dst.device.id;
+  desc.nbytes = nbytes;
+  desc.stream = stream.handle;
+  return backend.copy(side.id, desc);
+}
+
+// Between two backends that cannot reach each other's memory: through a host buffer, blocking.
+Status copy_staged(BackendRef src_backend, const MemorySpan& src, std::size_t src_offset, BackendRef dst_backend,
+                   const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
+  void* bounce = std::malloc(nbytes);
+  if (bounce == nullptr) {
+    return make_error(ErrorCode::out_of_memory, "copy ", src.device, " -> ", dst.device, ": no host memory for a ",
+                      nbytes, "-byte bounce buffer");
+  }
+  MemorySpan host{kHostDevice, bounce, nbytes};
+  StreamRef src_stream = current_stream(src.device);
+  Status status = copy_with(src_backend, src.device, src, src_offset, host, 0, nbytes, src_stream);
+  if (status.ok()) status = src_backend.stream_synchronize(src.device.id, src_stream.handle);
+  if (status.ok()) status = copy_with(dst_backend, dst.device, host, 0, dst, dst_offset, nbytes, stream);
+  if (status.ok()) status = dst_backend.stream_synchronize(dst.device.id, stream.handle);
+  std::free(bounce);
+  return status;
+}
+
+} // namespace
+
+Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
+  return allocate(Registry::global(), device, nbytes, alignment);
+}
+
+Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::size_t nbytes,
+                                std::size_t alignment) noexcept {
+  Result<BackendRef> backend = registry.get(device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  Result<void*> data = backend->allocate(device.id, nbytes, alignment);
+  if (!data.ok()) return std::move(data).status();
+  Buffer buffer;
+  buffer.backend_ = *backend;
+  buffer.device_ = device;
+  buffer.data_ = *data;
+  buffer.size_ = nbytes;
+  return buffer;
+}
+
+Status Buffer::reset() noexcept {
+  Status status;
+  if (data_ != nullptr) status = backend_.free(device_.id, data_);
+  if (!status.ok()) DEVRT_LOG(error, "Buffer: ", status.message());
+  data_ = nullptr;
+  size_ = 0;
+  return status;
+}
+
+Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
+            StreamRef stream) noexcept {
+  DEVRT_RETURN_IF_ERROR(check_range("source", src, src_offset, nbytes));
+  DEVRT_RETURN_IF_ERROR(check_range("destination", dst, dst_offset, nbytes));
+  Registry& registry = Registry::global();
+  Result<BackendRef> src_backend = registry.get(src.device.kind);
+  if (!src_backend.ok()) return std::move(src_backend).status();
+  Result<BackendRef> dst_backend = registry.get(dst.device.kind);
+  if (!dst_backend.ok()) return std::move(dst_backend).status();
+  DEVRT_RETURN_IF_ERROR(src_backend->check_device(src.device.id));
+  DEVRT_RETURN_IF_ERROR(dst_backend->check_device(dst.device.id));
+  if (nbytes == 0) return Status();
+  if (ranges_overlap(src, src_offset, *src_backend, dst, dst_offset, *dst_backend, nbytes)) {
+    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": source [", src_offset,
+                      ", +", nbytes, ") and destination [", dst_offset, ", +", nbytes, ") overlap");
+  }
+
+  // The backend that does the work, and the device whose stream orders it.
+  BackendRef handler;
+  Device side;
+  if (src.device.kind == dst.device.kind || src_backend->host_accessible()) {
+    handler = *dst_backend;
+    side = dst.device;
+  } else if (dst_backend->host_accessible()) {
+    handler = *src_backend;
+    side = src.device;
+  }
+  if (stream == StreamRef{}) stream = current_stream(handler ? side : dst.device);
+  if (!handler) {
+    if (stream.device != dst.device) {
+      return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream of ",
+                        stream.device, " given; a staged copy runs on the destination's stream");
+    }
+    return copy_staged(*src_backend, src, src_offset, *dst_backend, dst, dst_offset, nbytes, stream);
+  }
+  if (stream.device != side) {
+    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream belongs to ",
+                      stream.device, " but the copy runs on ", side);
+  }
+  return copy_with(handler, side, src, src_offset, dst, dst_offset, nbytes, stream);
+}
+
+} // namespace devrt

@@ -1,0 +1,344 @@
+#include <devrt/registry.hpp>
+
+#include <devrt/backend.hpp>
+#include <devrt/log.hpp>
+
+#include <cstdint>
+#include <limits>
+
+#include "builtin_backends.hpp"
+
+namespace devrt {
+namespace {
+
+constinit Registry g_registry;
+
+// "<backend>:<id> <call>: <reason>", with the backend's own reason when it gave one.
+Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call, std::int32_t code,
+                     const devrt_error& err) noexcept {
+  ErrorCode error = static_cast<ErrorCode>(code);
+  if (code <= 0 || code > static_cast<std::int32_t>(ErrorCode::abi_mismatch)) {
+    return make_error(ErrorCode::internal, table->name, " ", call, ": backend returned unknown status ", code);
+  }
+  detail::MessageBuilder m;
+  m.append(table->name);
+  if (id >= 0) {
+    m.append(":");
+    m.append_signed(id);
+  }
+  m.append(" ");
+  m.append(call);
+  m.append(": ");
+  if (err.message[0] != '\0') {
+    m.append(std::string_view(err.message, strnlen(err.message, DEVRT_ERROR_MESSAGE_CAPACITY)));
+  } else {
+    m.append(error_code_name(error));
+  }
+  return Status(error, m.view());
+}
+
+// Calls one table function with a fresh error buffer and turns its status into a Status.
+template <class Fn, class... Args>
+Status invoke(const devrt_backend_table* table, std::int32_t id, const char* call, Fn fn, Args... args) noexcept {
+  devrt_error err;
+  err.message[0] = '\0';
+  std::int32_t code = fn(args..., &err);
+  if (code == 0) return Status();
+  return backend_error(table, id, call, code, err);
+}
+
+Status unsupported_events(const devrt_backend_table* table, std::int32_t id, const char* call) noexcept {
+  return make_error(ErrorCode::unsupported, table->name, ":", id, " ", call, ": the ", table->name,
+                    " backend has no events");
+}
+
+bool valid_backend_name(const char* name) noexcept {
+  if (name == nullptr || name[0] == '\0') return false;
+  std::size_t n = 0;
+  for (; name[n] != '\0'; ++n) {
+    char c = name[n];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok || n >= 31) return false;
+  }
+  return name[0] >= 'a' && name[0] <= 'z';
+}
+
+const char* missing_function(const devrt_backend_table* t) noexcept {
+  if (t->availability == nullptr) return "availability";
+  if (t->device_count == nullptr) return "device_count";
+  if (t->get_attribute == nullptr) return "get_attribute";
+  if (t->allocate == nullptr) return "allocate";
+  if (t->free == nullptr) return "free";
+  if (t->copy == nullptr) return "copy";
+  if (t->stream_create == nullptr) return "stream_create";
+  if (t->stream_destroy == nullptr) return "stream_destroy";
+  if (t->stream_synchronize == nullptr) return "stream_synchronize";
+  if ((t->capabilities & DEVRT_CAP_EVENTS) != 0) {
+    if (t->event_create == nullptr) return "event_create";
+    if (t->event_destroy == nullptr) return "event_destroy";
+    if (t->event_record == nullptr) return "event_record";
+    if (t->event_synchronize == nullptr) return "event_synchronize";
+    if (t->event_query == nullptr) return "event_query";
+    if (t->stream_wait_event == nullptr) return "stream_wait_event";
+  }
+  return nullptr;
+}
+
+} // namespace
+
+// ---- BackendRef ------------------------------------------------------------------------------
+
+Status BackendRef::availability() const noexcept {
+  return invoke(table_, -1, "availability", table_->availability);
+}
+
+Result<std::int32_t> BackendRef::device_count() const noexcept {
+  std::int32_t count = 0;
+  Status status = invoke(table_, -1, "device_count", table_->device_count, &count);
+  if (!status.ok()) return status;
+  return count;
+}
+
+Status BackendRef::check_device(std::int32_t id) const noexcept {
+  std::int32_t count = 0;
+  devrt_error err;
+  err.message[0] = '\0';
+  std::int32_t code = table_->device_count(&count, &err);
+  if (code != 0) return backend_error(table_, id, "device_count", code, err);
+  if (id >= 0 && id < count) return Status();
+  return make_error(ErrorCode::invalid_argument, "no device ", table_->name, ":", id, " (the ", table_->name,
+                    " backend has ", count, count == 1 ? " device)" : " devices)");
+}
+
+Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribute) const noexcept {
+  auto index = static_cast<std::int32_t>(attribute);
+  if (index < 0 || index >= kAttributeCount) {
+    return make_error(ErrorCode::invalid_argument, table_->name, ":", id, " get_attribute: unknown attribute ", index);
+  }
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  devrt_attribute_value value;
+  value.type = DEVRT_VALUE_NONE;
+  Status status = invoke(table_, id, "get_attribute", table_->get_attribute, id, index, &value);
+  if (!status.ok()) return status;
+  switch (value.type) {
+  case DEVRT_VALUE_NONE: return AttributeValue();
+  case DEVRT_VALUE_BOOL: return AttributeValue(value.ints[0] != 0);
+  case DEVRT_VALUE_INT: return AttributeValue(value.ints[0]);
+  case DEVRT_VALUE_STRING:
+    value.string[DEVRT_ATTRIBUTE_STRING_CAPACITY - 1] = '\0';
+    return AttributeValue(std::string(value.string));
+  case DEVRT_VALUE_DIM3: return AttributeValue(Dim3{value.ints[0], value.ints[1], value.ints[2]});
+  default:
+    return make_error(ErrorCode::internal, table_->name, ":", id, " get_attribute(", attribute_name(attribute),
+                      "): backend returned unknown value type ", value.type);
+  }
+}
+
+Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (std::size_t{1} << 20)) {
+    return make_error(ErrorCode::invalid_argument, table_->name, ":", id, " allocate(", nbytes, " bytes, align ",
+                      alignment, "): alignment must be a power of two no larger than 1048576");
+  }
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (nbytes == 0) return static_cast<void*>(nullptr);
+  if (nbytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
+    return make_error(ErrorCode::out_of_memory, table_->name, ":", id, " allocate(", nbytes, " bytes, align ",
+                      alignment, "): larger than any allocation can be");
+  }
+  void* ptr = nullptr;
+  devrt_error err;
+  err.message[0] = '\0';
+  std::int32_t code = table_->allocate(id, nbytes, alignment, &ptr, &err);
+  if (code != 0) {
+    detail::MessageBuilder call;
+    detail::append_parts(call, "allocate(", nbytes, " bytes, align ", alignment, ")");
+    return backend_error(table_, id, call.c_str(), code, err);
+  }
+  if (ptr == nullptr) {
+    return make_error(ErrorCode::internal, table_->name, ":", id, " allocate(", nbytes,
+                      " bytes): backend returned null without an error");
+  }
+  return ptr;
+}
+
+Status BackendRef::free(std::int32_t id, void* ptr) const noexcept {
+  if (ptr == nullptr) return Status();
+  return invoke(table_, id, "free", table_->free, id, ptr);
+}
+
+Status BackendRef::copy(std::int32_t id, const devrt_copy_desc& desc) const noexcept {
+  return invoke(table_, id, "copy", table_->copy, &desc);
+}
+
+Result<void*> BackendRef::stream_create(std::int32_t id) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  void* stream = nullptr;
+  Status status = invoke(table_, id, "stream_create", table_->stream_create, id, &stream);
+  if (!status.ok()) return status;
+  return stream;
+}
+
+Status BackendRef::stream_destroy(std::int32_t id, void* stream) const noexcept {
+  if (stream == nullptr) return Status();
+  return invoke(table_, id, "stream_destroy", table_->stream_destroy, id, stream);
+}
+
+Status BackendRef::stream_synchronize(std::int32_t id, void* stream) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  return invoke(table_, id, "stream_synchronize", table_->stream_synchronize, id, stream);
+}
+
+Result<void*> BackendRef::event_create(std::int32_t id) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_create");
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  void* event = nullptr;
+  Status status = invoke(table_, id, "event_create", table_->event_create, id, &event);
+  if (!status.ok()) return status;
+  return event;
+}
+
+Status BackendRef::event_destroy(std::int32_t id, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_destroy");
+  if (event == nullptr) return Status();
+  return invoke(table_, id, "event_destroy", table_->event_destroy, id, event);
+}
+
+Status BackendRef::event_record(std::int32_t id, void* event, void* stream) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_record");
+  return invoke(table_, id, "event_record", table_->event_record, id, event, stream);
+}
+
+Status BackendRef::event_synchronize(std::int32_t id, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_synchronize");
+  return invoke(table_, id, "event_synchronize", table_->event_synchronize, id, event);
+}
+
+Result<bool> BackendRef::event_query(std::int32_t id, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_query");
+  std::int32_t complete = 0;
+  Status status = invoke(table_, id, "event_query", table_->event_query, id, event, &complete);
+  if (!status.ok()) return status;
+  return complete != 0;
+}
+
+Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "stream_wait_event");
+  return invoke(table_, id, "stream_wait_event", table_->stream_wait_event, id, stream, event);
+}
+
+// ---- Registry --------------------------------------------------------------------------------
+
+Registry& Registry::global() noexcept {
+  static const bool builtins_added = [] {
+    for (std::size_t i = 0; i < detail::kBuiltinBackendCount; ++i) {
+      Status status = g_registry.add(detail::kBuiltinBackendAnchors[i]());
+      if (!status.ok()) DEVRT_LOG(error, "built-in backend not registered: ", status.message());
+    }
+    return true;
+  }();
+  static_cast<void>(builtins_added);
+  return g_registry;
+}
+
+Status Registry::add(const devrt_backend_table* table) noexcept {
+  if (table == nullptr) return Status(ErrorCode::invalid_argument, "registry: null backend table");
+  if (table->abi_version != DEVRT_BACKEND_ABI_VERSION) {
+    return make_error(ErrorCode::abi_mismatch, "registry: backend table has ABI version ", table->abi_version,
+                      ", this devrt speaks ", DEVRT_BACKEND_ABI_VERSION);
+  }
+  if (table->struct_size < sizeof(devrt_backend_table)) {
+    return make_error(ErrorCode::abi_mismatch, "registry: backend table is ", table->struct_size,
+                      " bytes, expected at least ", sizeof(devrt_backend_table));
+  }
+  if (!valid_backend_name(table->name)) {
+    return make_error(ErrorCode::invalid_argument, "registry: invalid backend name '", table->name,
+                      "' (want 1-31 characters of [a-z0-9_], starting with a letter)");
+  }
+  if (table->device_kind <= 0 || table->device_kind >= kMaxDeviceKinds) {
+    return make_error(ErrorCode::invalid_argument, "registry: backend '", table->name, "' has device kind ",
+                      table->device_kind, " outside [1, ", kMaxDeviceKinds, ")");
+  }
+  if (const char* missing = missing_function(table)) {
+    return make_error(ErrorCode::invalid_argument, "registry: backend '", table->name, "' lacks function ", missing);
+  }
+
+  detail::LockGuard lock(add_mutex_);
+  std::size_t count = count_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < count; ++i) {
+    const devrt_backend_table* existing = entries_[i].load(std::memory_order_relaxed);
+    if (existing == table) return Status();
+    if (std::string_view(existing->name) == table->name) {
+      return make_error(ErrorCode::already_exists, "registry: a backend named '", table->name,
+                        "' is already registered");
+    }
+    if (existing->device_kind == table->device_kind) {
+      return make_error(ErrorCode::already_exists, "registry: backend '", table->name, "' claims device kind ",
+                        static_cast<DeviceKind>(table->device_kind), ", already served by backend '",
+                        existing->name, "'");
+    }
+  }
+  if (count == kCapacity) {
+    return make_error(ErrorCode::out_of_memory, "registry: full (", kCapacity, " backends); cannot add '",
+                      table->name, "'");
+  }
+  entries_[count].store(table, std::memory_order_relaxed);
+  by_kind_[table->device_kind].store(table, std::memory_order_release);
+  count_.store(count + 1, std::memory_order_release);
+  DEVRT_LOG(debug, "registry: added backend '", table->name, "'");
+  return Status();
+}
+
+BackendRef Registry::find(std::string_view name) const noexcept {
+  std::size_t count = size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const devrt_backend_table* table = entries_[i].load(std::memory_order_acquire);
+    if (name == table->name) return BackendRef(table);
+  }
+  return BackendRef();
+}
+
+Result<BackendRef> Registry::get(DeviceKind kind) const noexcept {
+  if (BackendRef backend = find(kind)) return backend;
+  detail::MessageBuilder m;
+  detail::append_parts(m, "no backend for device kind '", kind, "' in this build (built in:");
+  std::size_t count = size();
+  for (std::size_t i = 0; i < count; ++i) detail::append_parts(m, " ", at(i).name());
+  m.append(")");
+  return Status(ErrorCode::unavailable, m.view());
+}
+
+namespace detail {
+BackendRegistrar::BackendRegistrar(const devrt_backend_table* table) noexcept {
+  Status status = Registry::global().add(table);
+  if (!status.ok()) DEVRT_LOG(error, "DEVRT_REGISTER_BACKEND: ", status.message());
+}
+} // namespace detail
+
+// ---- Free functions --------------------------------------------------------------------------
+
+Result<BackendRef> backend_for(Device device) noexcept {
+  Result<BackendRef> backend = Registry::global().get(device.kind);
+  if (!backend.ok()) return backend;
+  DEVRT_RETURN_IF_ERROR(backend->check_device(device.id));
+  return backend;
+}
+
+std::int32_t device_count(DeviceKind kind) noexcept {
+  BackendRef backend = Registry::global().find(kind);
+  if (!backend) return 0;
+  Result<std::int32_t> count = backend.device_count();
+  return count.ok() ? *count : 0;
+}
+
+bool device_exists(Device device) noexcept {
+  return device.id >= 0 && device.id < device_count(device.kind);
+}
+
+Result<AttributeValue> get_attribute(Device device, Attribute attribute) noexcept {
+  if (attribute == Attribute::exist) return AttributeValue(device_exists(device));
+  Result<BackendRef> backend = Registry::global().get(device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  return backend->attribute(device.id, attribute);
+}
+
+} // namespace devrt

@@ -1,0 +1,145 @@
+#include <devrt/stream.hpp>
+
+#include <devrt/log.hpp>
+
+namespace devrt {
+namespace {
+
+constexpr int kMaxCurrentStreams = 16;
+
+// Per-thread current streams: a small fixed table, no heap.
+struct CurrentStreams {
+  StreamRef entries[kMaxCurrentStreams];
+  int count = 0;
+};
+thread_local CurrentStreams t_current;
+
+Status mismatch(const char* call, Device expected, Device got) noexcept {
+  return make_error(ErrorCode::invalid_argument, call, ": stream of ", got, " used with ", expected);
+}
+
+} // namespace
+
+Result<Stream> Stream::create(Device device) noexcept { return create(Registry::global(), device); }
+
+Result<Stream> Stream::create(const Registry& registry, Device device) noexcept {
+  Result<BackendRef> backend = registry.get(device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  Result<void*> handle = backend->stream_create(device.id);
+  if (!handle.ok()) return std::move(handle).status();
+  Stream stream;
+  stream.backend_ = *backend;
+  stream.ref_ = StreamRef{device, *handle};
+  return stream;
+}
+
+Status Stream::synchronize() const noexcept {
+  if (!backend_) return Status(ErrorCode::invalid_argument, "Stream::synchronize: empty stream");
+  return backend_.stream_synchronize(ref_.device.id, ref_.handle);
+}
+
+void Stream::reset() noexcept {
+  if (backend_ && ref_.handle != nullptr) {
+    for (int i = 0; i < t_current.count; ++i) {
+      if (t_current.entries[i] == ref_) static_cast<void>(set_current_stream(StreamRef{ref_.device, nullptr}));
+    }
+    Status status = backend_.stream_destroy(ref_.device.id, ref_.handle);
+    if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
+  }
+  backend_ = BackendRef();
+  ref_ = StreamRef{};
+}
+
+Status synchronize(StreamRef stream) noexcept {
+  Result<BackendRef> backend = Registry::global().get(stream.device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  return backend->stream_synchronize(stream.device.id, stream.handle);
+}
+
+Status sync_stream_from_to(StreamRef from, StreamRef to) noexcept {
+  if (from.device != to.device) return mismatch("sync_stream_from_to", from.device, to.device);
+  Result<BackendRef> backend = backend_for(from.device);
+  if (!backend.ok()) return std::move(backend).status();
+  if (from.handle == to.handle) return Status();
+  if (!backend->has_events()) return backend->stream_synchronize(from.device.id, from.handle);
+  Result<void*> event = backend->event_create(from.device.id);
+  if (!event.ok()) return std::move(event).status();
+  Status status = backend->event_record(from.device.id, *event, from.handle);
+  if (status.ok()) status = backend->stream_wait_event(to.device.id, to.handle, *event);
+  Status destroyed = backend->event_destroy(from.device.id, *event);
+  return status.ok() ? destroyed : status;
+}
+
+StreamRef current_stream(Device device) noexcept {
+  for (int i = 0; i < t_current.count; ++i) {
+    if (t_current.entries[i].device == device) return t_current.entries[i];
+  }
+  return StreamRef{device, nullptr};
+}
+
+Status set_current_stream(StreamRef stream) noexcept {
+  CurrentStreams& table = t_current;
+  for (int i = 0; i < table.count; ++i) {
+    if (table.entries[i].device != stream.device) continue;
+    if (stream.handle != nullptr) {
+      table.entries[i] = stream;
+    } else {
+      table.entries[i] = table.entries[--table.count];
+    }
+    return Status();
+  }
+  if (stream.handle == nullptr) return Status();
+  if (table.count == kMaxCurrentStreams) {
+    return make_error(ErrorCode::out_of_range, "set_current_stream(", stream.device, "): this thread already has ",
+                      kMaxCurrentStreams, " devices with a non-default current stream");
+  }
+  table.entries[table.count++] = stream;
+  return Status();
+}
+
+// ---- Event -----------------------------------------------------------------------------------
+
+Result<Event> Event::create(Device device) noexcept {
+  Result<BackendRef> backend = Registry::global().get(device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  Result<void*> handle = backend->event_create(device.id);
+  if (!handle.ok()) return std::move(handle).status();
+  Event event;
+  event.backend_ = *backend;
+  event.device_ = device;
+  event.handle_ = *handle;
+  return event;
+}
+
+Status Event::record(StreamRef stream) const noexcept {
+  if (!backend_) return Status(ErrorCode::invalid_argument, "Event::record: empty event");
+  if (stream.device != device_) return mismatch("Event::record", device_, stream.device);
+  return backend_.event_record(device_.id, handle_, stream.handle);
+}
+
+Status Event::synchronize() const noexcept {
+  if (!backend_) return Status(ErrorCode::invalid_argument, "Event::synchronize: empty event");
+  return backend_.event_synchronize(device_.id, handle_);
+}
+
+Result<bool> Event::query() const noexcept {
+  if (!backend_) return Status(ErrorCode::invalid_argument, "Event::query: empty event");
+  return backend_.event_query(device_.id, handle_);
+}
+
+Status Event::wait_on(StreamRef stream) const noexcept {
+  if (!backend_) return Status(ErrorCode::invalid_argument, "Event::wait_on: empty event");
+  if (stream.device != device_) return mismatch("Event::wait_on", device_, stream.device);
+  return backend_.stream_wait_event(device_.id, stream.handle, handle_);
+}
+
+void Event::reset() noexcept {
+  if (backend_ && handle_ != nullptr) {
+    Status status = backend_.event_destroy(device_.id, handle_);
+    if (!status.ok()) DEVRT_LOG(error, "Event: ", status.message());
+  }
+  backend_ = BackendRef();
+  handle_ = nullptr;
+}
+
+} // namespace devrt

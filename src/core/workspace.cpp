@@ -1,0 +1,281 @@
+#include <devrt/workspace.hpp>
+
+#include <devrt/log.hpp>
+#include <devrt/memory.hpp>
+
+#include <bit>
+#include <cstdlib>
+#include <new>
+
+namespace devrt {
+namespace {
+
+// Classes small enough to keep per thread, and how many blocks of each a thread keeps.
+constexpr std::uint32_t kThreadCachedClasses = 17; // up to 4 MiB
+constexpr std::uint32_t thread_cache_depth(std::uint32_t size_class) noexcept {
+  return size_class <= 10 ? WorkspacePool::kThreadCacheDepth : 2; // 2 above 64 KiB
+}
+constexpr int kSlotsPerThread = 4;
+
+std::uint32_t size_class_of(std::size_t nbytes) noexcept {
+  std::size_t units = (nbytes - 1) >> WorkspacePool::kMinClassShift;
+  return static_cast<std::uint32_t>(std::bit_width(units));
+}
+constexpr std::size_t class_bytes(std::uint32_t size_class) noexcept {
+  return std::size_t{1} << (size_class + WorkspacePool::kMinClassShift);
+}
+
+struct ThreadSlot {
+  std::atomic<WorkspacePool*> pool{nullptr};
+  std::uint32_t counts[kThreadCachedClasses] = {};
+  void* blocks[kThreadCachedClasses][WorkspacePool::kThreadCacheDepth];
+};
+
+// Registration of thread caches, so that pool destruction and thread exit can drain them.
+// Lock order: g_caches_mutex, then a pool's mutex.
+detail::Mutex g_caches_mutex;
+
+} // namespace
+
+struct WorkspaceThreadCache {
+  ThreadSlot slots[kSlotsPerThread];
+  WorkspaceThreadCache* next = nullptr;
+  WorkspaceThreadCache* prev = nullptr;
+
+  static WorkspaceThreadCache* head;
+
+  // Returns every cached block of `slot` to its pool's shared list. Caller holds g_caches_mutex.
+  static void drain(ThreadSlot& slot) noexcept {
+    WorkspacePool* pool = slot.pool.load(std::memory_order_relaxed);
+    if (pool == nullptr) return;
+    for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
+      pool->give_shared(slot.blocks[c], slot.counts[c], c);
+      slot.counts[c] = 0;
+    }
+    slot.pool.store(nullptr, std::memory_order_release);
+  }
+};
+WorkspaceThreadCache* WorkspaceThreadCache::head = nullptr;
+
+namespace {
+
+struct ThreadCacheHolder {
+  WorkspaceThreadCache* cache = nullptr;
+  ~ThreadCacheHolder() {
+    if (cache == nullptr) return;
+    detail::LockGuard lock(g_caches_mutex);
+    for (ThreadSlot& slot : cache->slots) WorkspaceThreadCache::drain(slot);
+    if (cache->prev != nullptr) cache->prev->next = cache->next;
+    if (cache->next != nullptr) cache->next->prev = cache->prev;
+    if (WorkspaceThreadCache::head == cache) WorkspaceThreadCache::head = cache->next;
+    delete cache;
+  }
+};
+thread_local ThreadCacheHolder t_cache;
+
+// The calling thread's slot for `pool`, claiming a free one if needed; nullptr when all are taken
+// (the pool then works through its shared list only).
+ThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
+  WorkspaceThreadCache* cache = t_cache.cache;
+  if (cache != nullptr) [[likely]] {
+    for (ThreadSlot& slot : cache->slots) {
+      if (slot.pool.load(std::memory_order_relaxed) == pool) return &slot;
+    }
+  } else {
+    cache = new (std::nothrow) WorkspaceThreadCache;
+    if (cache == nullptr) return nullptr;
+    detail::LockGuard lock(g_caches_mutex);
+    cache->next = WorkspaceThreadCache::head;
+    if (cache->next != nullptr) cache->next->prev = cache;
+    WorkspaceThreadCache::head = cache;
+    t_cache.cache = cache;
+  }
+  detail::LockGuard lock(g_caches_mutex);
+  for (ThreadSlot& slot : cache->slots) {
+    if (slot.pool.load(std::memory_order_relaxed) == nullptr) {
+      slot.pool.store(pool, std::memory_order_release);
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+void Workspace::reset() noexcept {
+  if (pool_ != nullptr && data_ != nullptr) pool_->free_block(data_, size_class_, size_);
+  pool_ = nullptr;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+WorkspacePool::WorkspacePool(BackendRef backend, Device device) noexcept : backend_(backend), device_(device) {}
+
+WorkspacePool::~WorkspacePool() {
+  {
+    detail::LockGuard lock(g_caches_mutex);
+    for (WorkspaceThreadCache* cache = WorkspaceThreadCache::head; cache != nullptr; cache = cache->next) {
+      for (ThreadSlot& slot : cache->slots) {
+        if (slot.pool.load(std::memory_order_acquire) == this) WorkspaceThreadCache::drain(slot);
+      }
+    }
+  }
+  std::size_t cached = 0;
+  for (std::uint32_t c = 0; c < kClassCount; ++c) {
+    FreeList& list = shared_[c];
+    for (std::uint32_t i = 0; i < list.size; ++i) {
+      static_cast<void>(free_to_backend(list.blocks[i], class_bytes(c)));
+      ++cached;
+    }
+    std::free(list.blocks);
+  }
+  std::size_t held = reserved_.load(std::memory_order_relaxed);
+  if (held != 0) {
+    DEVRT_LOG(error, "WorkspacePool(", device_, "): destroyed with ", held,
+              " bytes of workspace still in use; they are leaked");
+  }
+}
+
+Result<Workspace> WorkspacePool::allocate(std::size_t nbytes) noexcept {
+  if (nbytes == 0) return Workspace();
+  std::uint32_t size_class = nbytes > class_bytes(kClassCount - 1) ? kUncached : size_class_of(nbytes);
+  if (size_class < kThreadCachedClasses) {
+    if (ThreadSlot* slot = thread_slot(this)) {
+      if (std::uint32_t& count = slot->counts[size_class]; count != 0) [[likely]] {
+        return Workspace(this, slot->blocks[size_class][--count], nbytes, size_class);
+      }
+    }
+  }
+  if (size_class != kUncached) {
+    if (void* block = take_shared(size_class)) return Workspace(this, block, nbytes, size_class);
+  }
+  std::size_t bytes = size_class == kUncached ? nbytes : class_bytes(size_class);
+  Result<void*> block = backend_.allocate(device_.id, bytes, kDefaultAlignment);
+  if (!block.ok()) {
+    // Cached blocks may be what stands in the way: give them back and try once more.
+    static_cast<void>(release());
+    block = backend_.allocate(device_.id, bytes, kDefaultAlignment);
+    if (!block.ok()) return std::move(block).status();
+  }
+  reserved_.fetch_add(bytes, std::memory_order_relaxed);
+  return Workspace(this, *block, nbytes, size_class);
+}
+
+void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t size) noexcept {
+  if (size_class == kUncached) {
+    static_cast<void>(free_to_backend(data, size));
+    return;
+  }
+  if (size_class < kThreadCachedClasses) {
+    if (ThreadSlot* slot = thread_slot(this)) {
+      std::uint32_t& count = slot->counts[size_class];
+      std::uint32_t depth = thread_cache_depth(size_class);
+      if (count == depth) [[unlikely]] {
+        // Keep half for reuse here, hand the older half to other threads.
+        std::uint32_t spill = depth / 2;
+        give_shared(slot->blocks[size_class], spill, size_class);
+        for (std::uint32_t i = 0; i + spill < count; ++i) slot->blocks[size_class][i] = slot->blocks[size_class][i + spill];
+        count -= spill;
+      }
+      slot->blocks[size_class][count++] = data;
+      return;
+    }
+  }
+  give_shared(&data, 1, size_class);
+}
+
+void* WorkspacePool::take_shared(std::uint32_t size_class) noexcept {
+  detail::LockGuard lock(mutex_);
+  FreeList& list = shared_[size_class];
+  return list.size != 0 ? list.blocks[--list.size] : nullptr;
+}
+
+void WorkspacePool::give_shared(void* const* blocks, std::uint32_t n, std::uint32_t size_class) noexcept {
+  if (n == 0) return;
+  detail::LockGuard lock(mutex_);
+  FreeList& list = shared_[size_class];
+  if (list.size + n > list.capacity) {
+    std::uint32_t capacity = list.capacity == 0 ? 16 : list.capacity * 2;
+    while (capacity < list.size + n) capacity *= 2;
+    void* grown = std::realloc(static_cast<void*>(list.blocks), capacity * sizeof(void*));
+    if (grown == nullptr) {
+      // No room to remember them: return the blocks to the backend instead of losing them.
+      for (std::uint32_t i = 0; i < n; ++i) static_cast<void>(free_to_backend(blocks[i], class_bytes(size_class)));
+      return;
+    }
+    list.blocks = static_cast<void**>(grown);
+    list.capacity = capacity;
+  }
+  for (std::uint32_t i = 0; i < n; ++i) list.blocks[list.size++] = blocks[i];
+}
+
+Status WorkspacePool::free_to_backend(void* block, std::size_t bytes) noexcept {
+  reserved_.fetch_sub(bytes, std::memory_order_relaxed);
+  Status status = backend_.free(device_.id, block);
+  if (!status.ok()) DEVRT_LOG(error, "WorkspacePool(", device_, "): ", status.message());
+  return status;
+}
+
+Status WorkspacePool::release() noexcept {
+  Status first_error;
+  auto keep = [&first_error](Status status) {
+    if (first_error.ok() && !status.ok()) first_error = std::move(status);
+  };
+  if (WorkspaceThreadCache* cache = t_cache.cache) {
+    for (ThreadSlot& slot : cache->slots) {
+      if (slot.pool.load(std::memory_order_relaxed) != this) continue;
+      for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
+        for (std::uint32_t i = 0; i < slot.counts[c]; ++i) keep(free_to_backend(slot.blocks[c][i], class_bytes(c)));
+        slot.counts[c] = 0;
+      }
+    }
+  }
+  detail::LockGuard lock(mutex_);
+  for (std::uint32_t c = 0; c < kClassCount; ++c) {
+    FreeList& list = shared_[c];
+    for (std::uint32_t i = 0; i < list.size; ++i) keep(free_to_backend(list.blocks[i], class_bytes(c)));
+    list.size = 0;
+  }
+  return first_error;
+}
+
+// ---- Process-wide pools ----------------------------------------------------------------------
+
+namespace {
+constexpr std::int32_t kMaxPooledDevices = 64;
+std::atomic<WorkspacePool*> g_pools[kMaxDeviceKinds][kMaxPooledDevices];
+detail::Mutex g_pools_mutex;
+} // namespace
+
+Result<WorkspacePool*> workspace_pool(Device device) noexcept {
+  auto kind = static_cast<std::int32_t>(device.kind);
+  if (kind > 0 && kind < kMaxDeviceKinds && device.id >= 0 && device.id < kMaxPooledDevices) {
+    if (WorkspacePool* pool = g_pools[kind][device.id].load(std::memory_order_acquire)) [[likely]] {
+      return pool;
+    }
+  }
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return std::move(backend).status();
+  if (device.id >= kMaxPooledDevices) {
+    return make_error(ErrorCode::out_of_range, "workspace_pool(", device, "): process-wide pools serve device ids below ",
+                      kMaxPooledDevices, "; create a WorkspacePool directly");
+  }
+  detail::LockGuard lock(g_pools_mutex);
+  std::atomic<WorkspacePool*>& slot = g_pools[kind][device.id];
+  WorkspacePool* pool = slot.load(std::memory_order_relaxed);
+  if (pool == nullptr) {
+    // Never destroyed: pools stay valid for threads and static destructors that run late.
+    pool = new (std::nothrow) WorkspacePool(*backend, device);
+    if (pool == nullptr) return make_error(ErrorCode::out_of_memory, "workspace_pool(", device, "): no host memory");
+    slot.store(pool, std::memory_order_release);
+  }
+  return pool;
+}
+
+Result<Workspace> allocate_workspace(Device device, std::size_t nbytes) noexcept {
+  Result<WorkspacePool*> pool = workspace_pool(device);
+  if (!pool.ok()) return std::move(pool).status();
+  return (*pool)->allocate(nbytes);
+}
+
+} // namespace devrt

@@ -1,0 +1,230 @@
+// devrt-info: what devrt sees on this machine (like clinfo / vulkaninfo), and a self-test.
+//
+//   devrt-info             every backend (compiled in; available or why not), every device with
+//                          every attribute
+//   devrt-info --json      the same as JSON (keys documented in docs/devrt-info.md)
+//   devrt-info --selftest  allocate -> copy -> verify on every available device; exit 1 on failure
+#include <devrt/devrt.hpp>
+#include <devrt/format.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using devrt::Attribute;
+using devrt::AttributeValue;
+using devrt::BackendRef;
+using devrt::Device;
+using devrt::Status;
+
+constexpr int kJsonSchemaVersion = 1;
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string attribute_text(const AttributeValue& value, bool json) {
+  if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const std::int64_t* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  if (const std::string* s = std::get_if<std::string>(&value)) return json ? json_string(*s) : *s;
+  if (const devrt::Dim3* d = std::get_if<devrt::Dim3>(&value)) {
+    return json ? fmt::format("[{}, {}, {}]", d->x, d->y, d->z) : fmt::format("({}, {}, {})", d->x, d->y, d->z);
+  }
+  return json ? "null" : "(not reported)";
+}
+
+std::vector<std::string> capability_names(BackendRef backend) {
+  std::vector<std::string> names;
+  if (backend.has_capability(DEVRT_CAP_EVENTS)) names.emplace_back("events");
+  if (backend.has_capability(DEVRT_CAP_HOST_ACCESSIBLE)) names.emplace_back("host_accessible");
+  if (backend.has_capability(DEVRT_CAP_ADDRESSABLE)) names.emplace_back("addressable");
+  return names;
+}
+
+// Availability and device count, folded into one answer.
+struct BackendState {
+  Status status;
+  std::int32_t devices = 0;
+};
+
+BackendState probe(BackendRef backend) {
+  BackendState state;
+  state.status = backend.availability();
+  if (!state.status.ok()) return state;
+  devrt::Result<std::int32_t> count = backend.device_count();
+  if (count.ok()) {
+    state.devices = *count;
+  } else {
+    state.status = count.status();
+  }
+  return state;
+}
+
+int list_text() {
+  devrt::Registry& registry = devrt::Registry::global();
+  fmt::print("devrt {} - {} backend{} compiled in\n", DEVRT_VERSION_STRING, registry.size(),
+             registry.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    BackendRef backend = registry.at(i);
+    BackendState state = probe(backend);
+    fmt::print("\nbackend {} (device kind {}):", backend.name(), devrt::device_kind_name(backend.kind()));
+    if (!state.status.ok()) {
+      fmt::print(" unavailable: {}\n", state.status.message());
+      continue;
+    }
+    fmt::print(" available, {} device{}\n", state.devices, state.devices == 1 ? "" : "s");
+    for (std::int32_t id = 0; id < state.devices; ++id) {
+      fmt::print("  {}\n", Device{backend.kind(), id});
+      for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
+        auto attribute = static_cast<Attribute>(a);
+        devrt::Result<AttributeValue> value = devrt::get_attribute(Device{backend.kind(), id}, attribute);
+        std::string text = value.ok() ? attribute_text(*value, false) : fmt::format("error: {}", value.status());
+        fmt::print("    {:<30} {}\n", devrt::attribute_name(attribute), text);
+      }
+    }
+  }
+  return 0;
+}
+
+int list_json() {
+  devrt::Registry& registry = devrt::Registry::global();
+  std::string out = fmt::format("{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"backends\": [",
+                                kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING));
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    BackendRef backend = registry.at(i);
+    BackendState state = probe(backend);
+    std::string capabilities;
+    for (const std::string& name : capability_names(backend)) {
+      capabilities += (capabilities.empty() ? "" : ", ") + json_string(name);
+    }
+    out += fmt::format("{}\n    {{\n      \"name\": {},\n      \"device_kind\": {},\n      \"device_kind_id\": {},\n"
+                       "      \"capabilities\": [{}],\n      \"available\": {},\n      \"reason\": {},\n"
+                       "      \"devices\": [",
+                       i == 0 ? "" : ",", json_string(backend.name()),
+                       json_string(devrt::device_kind_name(backend.kind())), static_cast<int>(backend.kind()),
+                       capabilities, state.status.ok() ? "true" : "false",
+                       state.status.ok() ? "null" : json_string(state.status.message()));
+    for (std::int32_t id = 0; id < state.devices; ++id) {
+      Device device{backend.kind(), id};
+      out += fmt::format("{}\n        {{\n          \"device\": {},\n          \"id\": {},\n          \"attributes\": {{",
+                         id == 0 ? "" : ",", json_string(devrt::to_string(device)), id);
+      for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
+        auto attribute = static_cast<Attribute>(a);
+        devrt::Result<AttributeValue> value = devrt::get_attribute(device, attribute);
+        out += fmt::format("{}\n            {}: {}", a == 0 ? "" : ",", json_string(devrt::attribute_name(attribute)),
+                           value.ok() ? attribute_text(*value, true) : "null");
+      }
+      out += "\n          }\n        }";
+    }
+    out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
+  }
+  out += "\n  ]\n}\n";
+  fmt::print("{}", out);
+  return 0;
+}
+
+// allocate -> host-to-device -> device-to-device -> device-to-host -> verify, on one device.
+Status selftest_device(Device device) {
+  constexpr std::size_t kBytes = (1u << 20) + 13; // odd on purpose
+  std::vector<unsigned char> source(kBytes), result(kBytes, 0);
+  for (std::size_t i = 0; i < kBytes; ++i) source[i] = static_cast<unsigned char>((i * 131u + 7u) >> 3);
+
+  DEVRT_ASSIGN_OR_RETURN(devrt::Buffer first, devrt::Buffer::allocate(device, kBytes));
+  DEVRT_ASSIGN_OR_RETURN(devrt::Buffer second, devrt::Buffer::allocate(device, kBytes + 64));
+  DEVRT_ASSIGN_OR_RETURN(devrt::Stream stream, devrt::Stream::create(device));
+  DEVRT_RETURN_IF_ERROR(devrt::copy(devrt::host_span(source.data(), kBytes), first, stream));
+  DEVRT_RETURN_IF_ERROR(devrt::copy(first, 0, second, 64, kBytes, stream));
+  DEVRT_RETURN_IF_ERROR(devrt::copy(second, 64, devrt::host_span(result.data(), kBytes), 0, kBytes, stream));
+  DEVRT_RETURN_IF_ERROR(stream.synchronize());
+  if (std::memcmp(source.data(), result.data(), kBytes) != 0) {
+    std::size_t at = 0;
+    while (source[at] == result[at]) ++at;
+    return devrt::make_error(devrt::ErrorCode::internal, "selftest ", device, ": data mismatch at byte ", at);
+  }
+  DEVRT_ASSIGN_OR_RETURN(devrt::Workspace workspace, devrt::allocate_workspace(device, 4096));
+  if (workspace.data() == nullptr) {
+    return devrt::make_error(devrt::ErrorCode::internal, "selftest ", device, ": empty workspace");
+  }
+  return Status();
+}
+
+int selftest() {
+  devrt::Registry& registry = devrt::Registry::global();
+  int passed = 0, failed = 0, skipped = 0;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    BackendRef backend = registry.at(i);
+    BackendState state = probe(backend);
+    if (!state.status.ok()) {
+      fmt::print("SKIP {}: {}\n", backend.name(), state.status.message());
+      ++skipped;
+      continue;
+    }
+    if (state.devices == 0) {
+      fmt::print("SKIP {}: available but no devices\n", backend.name());
+      ++skipped;
+      continue;
+    }
+    for (std::int32_t id = 0; id < state.devices; ++id) {
+      Device device{backend.kind(), id};
+      Status status = selftest_device(device);
+      if (status.ok()) {
+        fmt::print("PASS {}: allocate, host->device, device->device, device->host, verify, workspace\n", device);
+        ++passed;
+      } else {
+        fmt::print("FAIL {}: {}\n", device, status);
+        ++failed;
+      }
+    }
+  }
+  fmt::print("selftest: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+void usage(std::FILE* out) {
+  fmt::print(out, "usage: devrt-info [--json | --selftest | --version | --help]\n"
+                  "  (none)      list backends, devices and attributes\n"
+                  "  --json      the same as JSON (see docs/devrt-info.md)\n"
+                  "  --selftest  allocate, copy and verify on every available device\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 1) return list_text();
+  if (argc == 2) {
+    std::string_view arg = argv[1];
+    if (arg == "--json") return list_json();
+    if (arg == "--selftest") return selftest();
+    if (arg == "--version") {
+      fmt::print("devrt-info {}\n", DEVRT_VERSION_STRING);
+      return 0;
+    }
+    if (arg == "--help" || arg == "-h") {
+      usage(stdout);
+      return 0;
+    }
+  }
+  usage(stderr);
+  return 2;
+}
