@@ -1,0 +1,187 @@
+// Core benchmarks. Each devrt figure has its raw counterpart in the same run; bench/report.py
+// prints the ratios. Names: <what>/<devrt|raw variant>/<size>.
+#include <devrt/devrt.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "cpu/cpu_backend.hpp"
+
+extern char** environ;
+
+namespace {
+
+constexpr devrt_backend_table kCpuTable = devrt::make_backend_table<devrt::cpu::CpuBackend>();
+
+devrt_copy_desc small_copy_desc(void* dst, const void* src, std::size_t n) {
+  devrt_copy_desc desc{};
+  desc.src = src;
+  desc.src_kind = 1;
+  desc.dst = dst;
+  desc.dst_kind = 1;
+  desc.nbytes = n;
+  return desc;
+}
+
+// ---- call overhead: the same 64-byte copy, called four ways --------------------------------
+
+void call_direct(benchmark::State& state) {
+  alignas(64) char src[64] = {1}, dst[64];
+  devrt::cpu::CpuBackend backend;
+  devrt_copy_desc desc = small_copy_desc(dst, src, 64);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(&desc);
+    devrt::Status s = backend.copy(desc);
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+}
+
+void call_table(benchmark::State& state) {
+  alignas(64) char src[64] = {1}, dst[64];
+  const devrt_backend_table* table = devrt::Registry::global().find(devrt::DeviceKind::cpu).table();
+  devrt_copy_desc desc = small_copy_desc(dst, src, 64);
+  devrt_error err;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(table);
+    benchmark::DoNotOptimize(&desc);
+    benchmark::DoNotOptimize(table->copy(&desc, &err));
+    benchmark::ClobberMemory();
+  }
+}
+
+void call_backend_ref(benchmark::State& state) {
+  alignas(64) char src[64] = {1}, dst[64];
+  devrt::BackendRef backend = devrt::Registry::global().find(devrt::DeviceKind::cpu);
+  devrt_copy_desc desc = small_copy_desc(dst, src, 64);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(&desc);
+    devrt::Status s = backend.copy(0, desc);
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+}
+
+void call_checked_copy(benchmark::State& state) {
+  alignas(64) char src[64] = {1}, dst[64];
+  for (auto _ : state) {
+    devrt::Status s = devrt::copy(devrt::host_span(src, 64), devrt::host_span(dst, 64));
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+}
+
+void call_memcpy(benchmark::State& state) {
+  alignas(64) char src[64] = {1}, dst[64];
+  std::size_t n = 64;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(n);
+    std::memcpy(dst, src, n);
+    benchmark::ClobberMemory();
+  }
+}
+
+BENCHMARK(call_direct)->Name("call/direct");
+BENCHMARK(call_table)->Name("call/table");
+BENCHMARK(call_backend_ref)->Name("call/backend_ref");
+BENCHMARK(call_checked_copy)->Name("call/devrt_copy");
+BENCHMARK(call_memcpy)->Name("call/memcpy");
+
+// ---- bulk copies: devrt::copy host -> cpu buffer vs memcpy ---------------------------------
+
+void copy_devrt(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<char> src(n, 1);
+  devrt::Buffer dst = std::move(devrt::Buffer::allocate(devrt::kHostDevice, n)).value();
+  std::memset(dst.data(), 0, n);
+  for (auto _ : state) {
+    devrt::Status s = devrt::copy(devrt::host_span(src.data(), n), dst);
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+
+void copy_memcpy(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<char> src(n, 1);
+  void* dst = std::aligned_alloc(64, (n + 63) / 64 * 64);
+  std::memset(dst, 0, n);
+  for (auto _ : state) {
+    std::memcpy(dst, src.data(), n);
+    benchmark::ClobberMemory();
+  }
+  std::free(dst);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+
+#define COPY_SIZES ->Arg(4 << 10)->Arg(1 << 20)->Arg(64 << 20)->Arg(256 << 20)
+BENCHMARK(copy_memcpy)->Name("copy/memcpy") COPY_SIZES;
+BENCHMARK(copy_devrt)->Name("copy/devrt") COPY_SIZES;
+
+// ---- workspace pool vs aligned_alloc ------------------------------------------------------
+
+void alloc_pool(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  devrt::WorkspacePool* pool = devrt::workspace_pool(devrt::kHostDevice).value();
+  for (auto _ : state) {
+    devrt::Result<devrt::Workspace> w = pool->allocate(n);
+    benchmark::DoNotOptimize(w->data());
+  }
+}
+
+void alloc_aligned(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    void* p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+    benchmark::DoNotOptimize(p);
+    std::free(p);
+  }
+}
+
+void alloc_buffer(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    devrt::Result<devrt::Buffer> b = devrt::Buffer::allocate(devrt::kHostDevice, n);
+    benchmark::DoNotOptimize(b->data());
+  }
+}
+
+#define ALLOC_SIZES ->Arg(64)->Arg(4 << 10)->Arg(1 << 20)
+BENCHMARK(alloc_aligned)->Name("alloc/aligned_alloc") ALLOC_SIZES;
+BENCHMARK(alloc_pool)->Name("alloc/workspace_pool") ALLOC_SIZES;
+BENCHMARK(alloc_buffer)->Name("alloc/buffer") ALLOC_SIZES;
+
+// ---- process start to registry ready ------------------------------------------------------
+
+void spawn_child(benchmark::State& state, const char* mode) {
+  char* argv[] = {const_cast<char*>(DEVRT_BENCH_STARTUP_CHILD), const_cast<char*>(mode), nullptr};
+  for (auto _ : state) {
+    pid_t pid = 0;
+    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ) != 0) {
+      state.SkipWithError("posix_spawn failed");
+      return;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("startup child failed");
+      return;
+    }
+  }
+}
+
+void startup_empty(benchmark::State& state) { spawn_child(state, "empty"); }
+void startup_registry(benchmark::State& state) { spawn_child(state, "registry"); }
+BENCHMARK(startup_empty)->Name("startup/empty_main")->Unit(benchmark::kMicrosecond);
+BENCHMARK(startup_registry)->Name("startup/registry_ready")->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

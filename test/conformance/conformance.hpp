@@ -1,0 +1,50 @@
+// The conformance suite runs once per backend: meson runs the same executable as
+// conformance-<name> with DEVRT_CONFORMANCE_BACKEND=<name>. Each test iterates over every device
+// of that backend.
+#ifndef DEVRT_TEST_CONFORMANCE_HPP
+#define DEVRT_TEST_CONFORMANCE_HPP
+
+#include <devrt/devrt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace conformance {
+
+// The backend under test (set by main before any test runs).
+devrt::BackendRef backend();
+// Every device of it.
+std::vector<devrt::Device> devices();
+
+inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+// A recognisable byte pattern; `seed` makes different buffers differ.
+inline std::vector<unsigned char> pattern(std::size_t n, unsigned seed) {
+  std::vector<unsigned char> bytes(n);
+  for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<unsigned char>((i * 2654435761u + seed * 97u) >> 7);
+  return bytes;
+}
+
+// Reads a whole buffer back to the host (synchronously).
+inline std::vector<unsigned char> read_back(const devrt::Buffer& buffer) {
+  std::vector<unsigned char> bytes(buffer.size());
+  devrt::Status s = devrt::copy(buffer, devrt::host_span(bytes.data(), bytes.size()));
+  REQUIRE(s.ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(buffer.device())).ok());
+  return bytes;
+}
+
+inline devrt::Buffer upload(devrt::Device device, const std::vector<unsigned char>& bytes) {
+  devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(device, bytes.size());
+  REQUIRE(buffer.ok());
+  REQUIRE(devrt::copy(devrt::host_span(bytes.data(), bytes.size()), *buffer).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  return std::move(buffer).value();
+}
+
+} // namespace conformance
+
+#endif // DEVRT_TEST_CONFORMANCE_HPP

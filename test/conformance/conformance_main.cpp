@@ -1,0 +1,41 @@
+// Selects the backend from DEVRT_CONFORMANCE_BACKEND; exits 77 (meson: SKIP) with the reason when
+// it is not available here.
+#define CATCH_CONFIG_RUNNER
+#include "conformance.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+devrt::BackendRef g_backend;
+std::vector<devrt::Device> g_devices;
+} // namespace
+
+namespace conformance {
+devrt::BackendRef backend() { return g_backend; }
+std::vector<devrt::Device> devices() { return g_devices; }
+} // namespace conformance
+
+int main(int argc, char** argv) {
+  const char* name = std::getenv("DEVRT_CONFORMANCE_BACKEND");
+  if (name == nullptr) name = "cpu";
+  g_backend = devrt::Registry::global().find(name);
+  if (!g_backend) {
+    std::printf("FAIL: backend '%s' is not registered in this build\n", name);
+    return 1;
+  }
+  devrt::Status available = g_backend.availability();
+  if (!available.ok()) {
+    std::printf("SKIP conformance-%s: %.*s\n", name, static_cast<int>(available.message().size()),
+                available.message().data());
+    return 77;
+  }
+  devrt::Result<std::int32_t> count = g_backend.device_count();
+  if (!count.ok() || *count == 0) {
+    std::printf("SKIP conformance-%s: no devices\n", name);
+    return 77;
+  }
+  for (std::int32_t id = 0; id < *count; ++id) g_devices.push_back(devrt::Device{g_backend.kind(), id});
+  std::printf("conformance-%s: %d device(s)\n", name, static_cast<int>(*count));
+  return Catch::Session().run(argc, argv);
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# usage: run.sh SOURCE_ROOT BACKEND...
+# Builds test/consumers/subproject with devrt as its subproject (plain link_with, as Meson does
+# it) and runs it: every backend enabled in the subproject must be registered.
+set -eu
+root=$1
+shift
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/project/subprojects/devrt"
+cp "$root/test/consumers/consumer.cpp" "$root/test/consumers/subproject/meson.build" \
+  "$root/test/consumers/subproject/meson_options.txt" "$work/project/"
+(cd "$root" && cp -r meson.build meson_options.txt include src "$work/project/subprojects/devrt/")
+
+options=""
+for name in "$@"; do
+  case "$name" in cpu) ;; *) options="$options,$name=enabled" ;; esac
+done
+meson setup "$work/build" "$work/project" --force-fallback-for=devrt \
+  "-Ddevrt_options=tests=disabled,bench=disabled$options" >"$work/setup.log" 2>&1 ||
+  { cat "$work/setup.log"; exit 1; }
+ninja -C "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+"$work/build/consumer" "$@"

@@ -1,0 +1,193 @@
+#include <devrt/devrt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_backend.hpp"
+#include "null/null_backend.hpp"
+
+using devrt::BackendRef;
+using devrt::DeviceKind;
+using devrt::ErrorCode;
+using devrt::Registry;
+
+namespace {
+
+constexpr devrt_backend_table kNullTable = devrt::make_backend_table<devrt::null::NullBackend>();
+constexpr devrt_backend_table kCpuTable = devrt::make_backend_table<devrt::cpu::CpuBackend>();
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+// A backend missing `free`: not a devrt::Backend (the compile-fail test checks the diagnostic).
+struct MissingFree {
+  static constexpr std::string_view name = "broken";
+  static constexpr DeviceKind kind = DeviceKind::vpi;
+  devrt::Status availability() { return {}; }
+  devrt::Result<std::int32_t> device_count() { return 0; }
+  devrt::Result<devrt::AttributeValue> get_attribute(std::int32_t, devrt::Attribute) { return devrt::AttributeValue(); }
+  devrt::Result<void*> allocate(std::int32_t, std::size_t, std::size_t) { return static_cast<void*>(nullptr); }
+  devrt::Status copy(const devrt::CopyDesc&) { return {}; }
+  devrt::Result<void*> stream_create(std::int32_t) { return static_cast<void*>(nullptr); }
+  devrt::Status stream_destroy(std::int32_t, void*) { return {}; }
+  devrt::Status stream_synchronize(std::int32_t, void*) { return {}; }
+};
+
+} // namespace
+
+TEST_CASE("the concept accepts complete backends and rejects incomplete ones", "[registry][concept]") {
+  STATIC_REQUIRE(devrt::Backend<devrt::cpu::CpuBackend>);
+  STATIC_REQUIRE(devrt::Backend<devrt::null::NullBackend>);
+  STATIC_REQUIRE(devrt::BackendEvents<devrt::cpu::CpuBackend>);
+  STATIC_REQUIRE_FALSE(devrt::BackendEvents<devrt::null::NullBackend>);
+  STATIC_REQUIRE_FALSE(devrt::Backend<MissingFree>);
+  STATIC_REQUIRE_FALSE(devrt::Backend<int>);
+  STATIC_REQUIRE(kCpuTable.abi_version == DEVRT_BACKEND_ABI_VERSION);
+  STATIC_REQUIRE(kCpuTable.struct_size == sizeof(devrt_backend_table));
+  STATIC_REQUIRE((kCpuTable.capabilities & DEVRT_CAP_EVENTS) != 0);
+  STATIC_REQUIRE((kCpuTable.capabilities & DEVRT_CAP_HOST_ACCESSIBLE) != 0);
+  STATIC_REQUIRE(kNullTable.capabilities == 0);
+  STATIC_REQUIRE(kNullTable.event_create == nullptr);
+}
+
+TEST_CASE("an instantiated registry starts empty and finds what it is given", "[registry]") {
+  Registry registry;
+  CHECK(registry.size() == 0);
+  CHECK_FALSE(registry.find(DeviceKind::ext_dev));
+  CHECK_FALSE(registry.find("null"));
+
+  REQUIRE(registry.add(&kNullTable).ok());
+  CHECK(registry.size() == 1);
+  BackendRef by_kind = registry.find(DeviceKind::ext_dev);
+  REQUIRE(by_kind);
+  CHECK(by_kind.name() == "null");
+  CHECK(registry.find("null") == by_kind);
+  CHECK(registry.at(0) == by_kind);
+  CHECK_FALSE(registry.find(static_cast<DeviceKind>(-1)));
+  CHECK_FALSE(registry.find(static_cast<DeviceKind>(1000)));
+
+  SECTION("adding the same table again is a no-op") {
+    CHECK(registry.add(&kNullTable).ok());
+    CHECK(registry.size() == 1);
+  }
+  SECTION("a second table with a taken name is refused") {
+    devrt_backend_table copy = kNullTable;
+    copy.device_kind = static_cast<int32_t>(DeviceKind::vpi);
+    devrt::Status s = registry.add(&copy);
+    CHECK(s.code() == ErrorCode::already_exists);
+    CHECK(contains(s.message(), "'null'"));
+    CHECK(registry.size() == 1);
+  }
+  SECTION("a second table with a taken kind is refused") {
+    devrt_backend_table copy = kNullTable;
+    copy.name = "other";
+    devrt::Status s = registry.add(&copy);
+    CHECK(s.code() == ErrorCode::already_exists);
+    CHECK(contains(s.message(), "ext_dev"));
+    CHECK(registry.find(DeviceKind::ext_dev).name() == "null");
+  }
+  SECTION("a missing kind is reported with what is built in") {
+    devrt::Result<BackendRef> r = registry.get(DeviceKind::cuda);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == ErrorCode::unavailable);
+    CHECK(contains(r.status().message(), "'cuda'"));
+    CHECK(contains(r.status().message(), "null"));
+  }
+}
+
+TEST_CASE("malformed tables are refused with the reason and leave the registry unchanged", "[registry]") {
+  Registry registry;
+  devrt_backend_table table = kCpuTable;
+  table.name = "fake";
+  table.device_kind = static_cast<int32_t>(DeviceKind::vpi);
+
+  struct Case {
+    const char* what;
+    void (*mutate)(devrt_backend_table&);
+    ErrorCode code;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"abi version", [](devrt_backend_table& t) { t.abi_version = 99; }, ErrorCode::abi_mismatch, "ABI version 99"},
+      {"struct size", [](devrt_backend_table& t) { t.struct_size = 16; }, ErrorCode::abi_mismatch, "16 bytes"},
+      {"null name", [](devrt_backend_table& t) { t.name = nullptr; }, ErrorCode::invalid_argument, "name"},
+      {"empty name", [](devrt_backend_table& t) { t.name = ""; }, ErrorCode::invalid_argument, "name"},
+      {"bad name", [](devrt_backend_table& t) { t.name = "Has Space"; }, ErrorCode::invalid_argument, "name"},
+      {"long name", [](devrt_backend_table& t) { t.name = "abcdefghijabcdefghijabcdefghijabc"; }, ErrorCode::invalid_argument, "name"},
+      {"kind zero", [](devrt_backend_table& t) { t.device_kind = 0; }, ErrorCode::invalid_argument, "device kind 0"},
+      {"kind high", [](devrt_backend_table& t) { t.device_kind = 32; }, ErrorCode::invalid_argument, "device kind 32"},
+      {"no free", [](devrt_backend_table& t) { t.free = nullptr; }, ErrorCode::invalid_argument, "lacks function free"},
+      {"no copy", [](devrt_backend_table& t) { t.copy = nullptr; }, ErrorCode::invalid_argument, "lacks function copy"},
+      {"events cap without functions", [](devrt_backend_table& t) { t.event_query = nullptr; }, ErrorCode::invalid_argument,
+       "event_query"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    devrt_backend_table broken = table;
+    c.mutate(broken);
+    devrt::Status s = registry.add(&broken);
+    CHECK(s.code() == c.code);
+    CHECK(contains(s.message(), c.mentions));
+    CHECK(registry.size() == 0);
+  }
+  CHECK(registry.add(nullptr).code() == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("a registry holds at most kCapacity backends", "[registry]") {
+  Registry registry;
+  std::vector<devrt_backend_table> tables(Registry::kCapacity + 1, kNullTable);
+  std::vector<std::string> names;
+  names.reserve(tables.size());
+  for (std::size_t i = 0; i < tables.size(); ++i) names.push_back("b" + std::to_string(i));
+  std::size_t added = 0;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    tables[i].name = names[i].c_str();
+    tables[i].device_kind = static_cast<int32_t>(i % 31) + 1;
+    if (i >= 31) tables[i].device_kind = 1; // kinds run out first; the capacity check must still hold
+    devrt::Status s = registry.add(&tables[i]);
+    if (s.ok()) ++added;
+  }
+  CHECK(added == 31);
+  CHECK(registry.size() == 31);
+}
+
+TEST_CASE("the null backend answers unsupported everywhere", "[registry][null]") {
+  Registry registry;
+  REQUIRE(registry.add(&kNullTable).ok());
+  BackendRef null = registry.find("null");
+  devrt::Status availability = null.availability();
+  CHECK(availability.code() == ErrorCode::unsupported);
+  CHECK(contains(availability.message(), "null availability"));
+  CHECK(*null.device_count() == 0);
+  CHECK(null.check_device(0).code() == ErrorCode::invalid_argument);
+  CHECK(null.allocate(0, 64, 64).status().code() == ErrorCode::invalid_argument);
+  CHECK(null.event_create(0).status().code() == ErrorCode::unsupported);
+  devrt_copy_desc desc{};
+  devrt::Status copy = null.copy(0, desc);
+  CHECK(copy.code() == ErrorCode::unsupported);
+  CHECK(contains(copy.message(), "null:0 copy"));
+  CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::ext_dev, 0}, 64).status().code() ==
+        ErrorCode::invalid_argument);
+  CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::cpu, 0}, 64).status().code() ==
+        ErrorCode::unavailable);
+}
+
+TEST_CASE("the global registry holds every backend this build enabled", "[registry]") {
+  Registry& global = Registry::global();
+  CHECK(&global == &Registry::global());
+  std::vector<std::string> expected{"cpu"};
+#if DEVRT_WITH_NULL
+  expected.emplace_back("null");
+#endif
+  CHECK(global.size() == expected.size());
+  for (const std::string& name : expected) {
+    INFO(name);
+    BackendRef backend = global.find(name);
+    REQUIRE(backend);
+    CHECK(global.find(backend.kind()) == backend);
+  }
+  // Registering a built-in table again through the registrar path is idempotent.
+  CHECK(global.add(global.find("cpu").table()).ok());
+  CHECK(global.size() == expected.size());
+}
