@@ -3,6 +3,7 @@
 #define DEVRT_DEVICE_HPP
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,8 @@ enum class DeviceKind : std::int32_t {
   hexagon = 16,
 };
 
+static_assert(sizeof(DLDeviceType) == sizeof(std::int32_t), "DLDevice::device_type must be 32 bits");
+
 // Kinds fit in [0, kMaxDeviceKinds); registries index by kind.
 inline constexpr std::int32_t kMaxDeviceKinds = 32;
 
@@ -48,11 +51,20 @@ struct Device {
 
   friend constexpr bool operator==(const Device&, const Device&) = default;
 
-  constexpr DLDevice to_dlpack() const noexcept {
-    return DLDevice{static_cast<DLDeviceType>(static_cast<std::int32_t>(kind)), id};
+  // The kind travels through the bytes of DLDevice::device_type, never through an enum
+  // conversion: DLPack 0.6's DLDeviceType has no fixed underlying type and ends at 13, so
+  // converting oneapi/webgpu/hexagon (14-16) to it would be undefined behaviour.
+  DLDevice to_dlpack() const noexcept {
+    DLDevice device{};
+    auto type = static_cast<std::int32_t>(kind);
+    std::memcpy(&device.device_type, &type, sizeof type);
+    device.device_id = id;
+    return device;
   }
-  static constexpr Device from_dlpack(DLDevice device) noexcept {
-    return Device{static_cast<DeviceKind>(static_cast<std::int32_t>(device.device_type)), device.device_id};
+  static Device from_dlpack(const DLDevice& device) noexcept {
+    std::int32_t type = 0;
+    std::memcpy(&type, &device.device_type, sizeof type);
+    return Device{static_cast<DeviceKind>(type), device.device_id};
   }
 };
 

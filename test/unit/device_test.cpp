@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 using devrt::Device;
 using devrt::DeviceKind;
 
@@ -16,7 +18,9 @@ TEST_CASE("devices convert to and from DLDevice unchanged", "[device][dlpack]") 
   for (int kind : {1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}) {
     Device device{static_cast<DeviceKind>(kind), 5};
     DLDevice dl = device.to_dlpack();
-    CHECK(static_cast<int>(dl.device_type) == kind);
+    std::int32_t raw_type = 0;
+    std::memcpy(&raw_type, &dl.device_type, sizeof raw_type);
+    CHECK(raw_type == kind);
     CHECK(dl.device_id == 5);
     CHECK(Device::from_dlpack(dl) == device);
     CHECK_FALSE(devrt::device_kind_name(device.kind).empty());

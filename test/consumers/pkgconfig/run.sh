@@ -20,7 +20,10 @@ flags=$(pkg-config --define-variable=prefix="$work/root$prefix" --cflags --libs 
 echo "pkg-config --cflags --libs devrt: $flags"
 case "$flags" in *whole-archive*) echo "FAIL: .pc asks for --whole-archive"; exit 1 ;; esac
 
-$cxx -std=c++20 -O2 "$source" $flags -o "$work/plain"
+sanitize=""
+if [ -n "${DEVRT_CONSUMER_SANITIZE:-}" ]; then sanitize="-fsanitize=$DEVRT_CONSUMER_SANITIZE"; fi
+
+$cxx -std=c++20 -O2 $sanitize "$source" $flags -o "$work/plain"
 "$work/plain" "$@"
-$cxx -std=c++20 -Os -flto -ffunction-sections -fdata-sections "$source" $flags -Wl,--gc-sections -o "$work/lto"
+$cxx -std=c++20 -Os $sanitize -flto -ffunction-sections -fdata-sections "$source" $flags -Wl,--gc-sections -o "$work/lto"
 "$work/lto" "$@"

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs the Debian 12 packages devrt needs to build, test and benchmark. Idempotent.
+set -eu
+packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catch2 libbenchmark-dev valgrind"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

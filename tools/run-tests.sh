@@ -1,0 +1,46 @@
+#!/bin/sh
+# The whole test suite, as CI runs it: a -Werror build, the same suite under ASan+UBSan and under
+# valgrind, the concurrent tests under TSan. Ends with one line "N passed, N failed".
+#
+# DEVRT_TEST_CONFIGS selects configurations (default: "plain asan valgrind tsan").
+set -u
+cd "$(dirname "$0")/.."
+sh tools/install-deps.sh || exit 1
+configs=${DEVRT_TEST_CONFIGS:-plain asan valgrind tsan}
+logs=""
+failed_setup=0
+
+setup() { # dir, options...
+  dir=$1; shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" --werror -Dbench=disabled "$@" >"$dir.setup.log" 2>&1 ||
+      { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" || return 1
+}
+
+for config in $configs; do
+  echo "=== $config"
+  case $config in
+    plain)
+      setup build-test && meson test -C build-test --print-errorlogs --logbase plain
+      logs="$logs build-test/meson-logs/plain.json" ;;
+    asan)
+      setup build-asan -Db_sanitize=address,undefined -Db_lundef=false &&
+        meson test -C build-asan --print-errorlogs --logbase asan
+      logs="$logs build-asan/meson-logs/asan.json" ;;
+    valgrind)
+      setup build-test && meson test -C build-test --print-errorlogs --logbase valgrind \
+        --suite unit --suite conformance --timeout-multiplier 4 \
+        --wrap "valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect"
+      logs="$logs build-test/meson-logs/valgrind.json" ;;
+    tsan)
+      setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dtools=false &&
+        meson test -C build-tsan --print-errorlogs --logbase tsan --suite concurrency
+      logs="$logs build-tsan/meson-logs/tsan.json" ;;
+    *) echo "unknown configuration '$config'"; failed_setup=$((failed_setup + 1)) ;;
+  esac
+done
+
+# shellcheck disable=SC2086
+python3 tools/summarize-tests.py --extra-failed "$failed_setup" $logs

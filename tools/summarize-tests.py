@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Sums meson test logs (meson-logs/<logbase>.json) into one closing line:
+"N passed, N failed, N skipped". A configuration whose log is missing counts as one failure.
+Exit status 0 only when nothing failed."""
+import json
+import os
+import sys
+
+PASS = {"OK", "EXPECTEDFAIL"}
+SKIP = {"SKIP"}
+
+
+def main(argv):
+    passed = failed = skipped = 0
+    if len(argv) >= 2 and argv[0] == "--extra-failed":
+        failed += int(argv[1])
+        argv = argv[2:]
+    for path in argv:
+        if not os.path.exists(path):
+            print(f"{path}: missing (the configuration did not build or run)")
+            failed += 1
+            continue
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                result = json.loads(line)["result"]
+                if result in PASS:
+                    passed += 1
+                elif result in SKIP:
+                    skipped += 1
+                else:
+                    failed += 1
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
