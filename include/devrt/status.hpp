@@ -52,13 +52,16 @@ public:
   }
   Status& operator=(Status&& other) noexcept {
     if (this != &other) {
-      std::free(message_);
+      if (message_ != nullptr) std::free(message_);
       code_ = std::exchange(other.code_, ErrorCode::ok);
       message_ = std::exchange(other.message_, nullptr);
     }
     return *this;
   }
-  ~Status() { std::free(message_); }
+  // The ok path must cost nothing: no call into free() for a null message.
+  ~Status() {
+    if (message_ != nullptr) std::free(message_);
+  }
 
   bool ok() const noexcept { return code_ == ErrorCode::ok; }
   ErrorCode code() const noexcept { return code_; }

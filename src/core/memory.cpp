@@ -24,15 +24,34 @@ bool ranges_overlap(const MemorySpan& src, std::size_t src_offset, BackendRef sr
   return same_device && src.data == dst.data && intersects(src_offset, dst_offset, nbytes);
 }
 
-Status check_range(const char* side, const MemorySpan& span, std::size_t offset, std::size_t nbytes) noexcept {
+// Error paths live out of line so that the checked copy stays a short straight line.
+[[gnu::cold, gnu::noinline]] Status range_error(const char* side, const MemorySpan& span, std::size_t offset,
+                                                std::size_t nbytes) noexcept {
   if (offset > span.size || nbytes > span.size - offset) {
     return make_error(ErrorCode::out_of_range, "copy: ", side, " range [", offset, ", ", offset, "+", nbytes,
                       ") exceeds the ", span.size, "-byte span on ", span.device);
   }
-  if (span.data == nullptr && nbytes != 0) {
-    return make_error(ErrorCode::invalid_argument, "copy: ", side, " on ", span.device, " is null");
+  return make_error(ErrorCode::invalid_argument, "copy: ", side, " on ", span.device, " is null");
+}
+
+inline bool range_ok(const MemorySpan& span, std::size_t offset, std::size_t nbytes) noexcept {
+  return offset <= span.size && nbytes <= span.size - offset && (span.data != nullptr || nbytes == 0);
+}
+
+[[gnu::cold, gnu::noinline]] Status overlap_error(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
+                                                  std::size_t dst_offset, std::size_t nbytes) noexcept {
+  return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": source [", src_offset,
+                    ", +", nbytes, ") and destination [", dst_offset, ", +", nbytes, ") overlap");
+}
+
+[[gnu::cold, gnu::noinline]] Status stream_error(const MemorySpan& src, const MemorySpan& dst, Device stream_device,
+                                                 Device side, bool staged) noexcept {
+  if (staged) {
+    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream of ",
+                      stream_device, " given; a staged copy runs on the destination's stream");
   }
-  return Status();
+  return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream belongs to ",
+                    stream_device, " but the copy runs on ", side);
 }
 
 Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset,
@@ -100,43 +119,37 @@ Status Buffer::reset() noexcept {
 
 Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
             StreamRef stream) noexcept {
-  DEVRT_RETURN_IF_ERROR(check_range("source", src, src_offset, nbytes));
-  DEVRT_RETURN_IF_ERROR(check_range("destination", dst, dst_offset, nbytes));
+  if (!range_ok(src, src_offset, nbytes)) [[unlikely]] return range_error("source", src, src_offset, nbytes);
+  if (!range_ok(dst, dst_offset, nbytes)) [[unlikely]] return range_error("destination", dst, dst_offset, nbytes);
   Registry& registry = Registry::global();
-  Result<BackendRef> src_backend = registry.get(src.device.kind);
-  if (!src_backend.ok()) return std::move(src_backend).status();
-  Result<BackendRef> dst_backend = registry.get(dst.device.kind);
-  if (!dst_backend.ok()) return std::move(dst_backend).status();
-  DEVRT_RETURN_IF_ERROR(src_backend->check_device(src.device.id));
-  DEVRT_RETURN_IF_ERROR(dst_backend->check_device(dst.device.id));
+  BackendRef src_backend = registry.find(src.device.kind);
+  BackendRef dst_backend = registry.find(dst.device.kind);
+  if (!src_backend || !dst_backend) [[unlikely]] {
+    return registry.get(src_backend ? dst.device.kind : src.device.kind).status();
+  }
+  DEVRT_RETURN_IF_ERROR(src_backend.check_device(src.device.id));
+  if (dst.device != src.device) DEVRT_RETURN_IF_ERROR(dst_backend.check_device(dst.device.id));
   if (nbytes == 0) return Status();
-  if (ranges_overlap(src, src_offset, *src_backend, dst, dst_offset, *dst_backend, nbytes)) {
-    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": source [", src_offset,
-                      ", +", nbytes, ") and destination [", dst_offset, ", +", nbytes, ") overlap");
+  if (ranges_overlap(src, src_offset, src_backend, dst, dst_offset, dst_backend, nbytes)) [[unlikely]] {
+    return overlap_error(src, src_offset, dst, dst_offset, nbytes);
   }
 
   // The backend that does the work, and the device whose stream orders it.
   BackendRef handler;
   Device side;
-  if (src.device.kind == dst.device.kind || src_backend->host_accessible()) {
-    handler = *dst_backend;
+  if (src.device.kind == dst.device.kind || src_backend.host_accessible()) {
+    handler = dst_backend;
     side = dst.device;
-  } else if (dst_backend->host_accessible()) {
-    handler = *src_backend;
+  } else if (dst_backend.host_accessible()) {
+    handler = src_backend;
     side = src.device;
   }
   if (stream == StreamRef{}) stream = current_stream(handler ? side : dst.device);
   if (!handler) {
-    if (stream.device != dst.device) {
-      return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream of ",
-                        stream.device, " given; a staged copy runs on the destination's stream");
-    }
-    return copy_staged(*src_backend, src, src_offset, *dst_backend, dst, dst_offset, nbytes, stream);
+    if (stream.device != dst.device) return stream_error(src, dst, stream.device, dst.device, true);
+    return copy_staged(src_backend, src, src_offset, dst_backend, dst, dst_offset, nbytes, stream);
   }
-  if (stream.device != side) {
-    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream belongs to ",
-                      stream.device, " but the copy runs on ", side);
-  }
+  if (stream.device != side) [[unlikely]] return stream_error(src, dst, stream.device, side, false);
   return copy_with(handler, side, src, src_offset, dst, dst_offset, nbytes, stream);
 }
 

@@ -14,7 +14,7 @@ namespace {
 constinit Registry g_registry;
 
 // "<backend>:<id> <call>: <reason>", with the backend's own reason when it gave one.
-Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call, std::int32_t code,
+[[gnu::cold, gnu::noinline]] Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call, std::int32_t code,
                      const devrt_error& err) noexcept {
   ErrorCode error = static_cast<ErrorCode>(code);
   if (code <= 0 || code > static_cast<std::int32_t>(ErrorCode::abi_mismatch)) {
@@ -99,15 +99,22 @@ Result<std::int32_t> BackendRef::device_count() const noexcept {
   return count;
 }
 
+namespace {
+[[gnu::cold, gnu::noinline]] Status device_error(const devrt_backend_table* table, std::int32_t id, std::int32_t code,
+                                                 std::int32_t count, const devrt_error& err) noexcept {
+  if (code != 0) return backend_error(table, id, "device_count", code, err);
+  return make_error(ErrorCode::invalid_argument, "no device ", table->name, ":", id, " (the ", table->name,
+                    " backend has ", count, count == 1 ? " device)" : " devices)");
+}
+} // namespace
+
 Status BackendRef::check_device(std::int32_t id) const noexcept {
   std::int32_t count = 0;
   devrt_error err;
   err.message[0] = '\0';
   std::int32_t code = table_->device_count(&count, &err);
-  if (code != 0) return backend_error(table_, id, "device_count", code, err);
-  if (id >= 0 && id < count) return Status();
-  return make_error(ErrorCode::invalid_argument, "no device ", table_->name, ":", id, " (the ", table_->name,
-                    " backend has ", count, count == 1 ? " device)" : " devices)");
+  if (code == 0 && id >= 0 && id < count) [[likely]] return Status();
+  return device_error(table_, id, code, count, err);
 }
 
 Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribute) const noexcept {

@@ -12,7 +12,7 @@ struct CurrentStreams {
   StreamRef entries[kMaxCurrentStreams];
   int count = 0;
 };
-thread_local CurrentStreams t_current;
+[[gnu::tls_model("initial-exec")]] thread_local CurrentStreams t_current; // see workspace.cpp
 
 Status mismatch(const char* call, Device expected, Device got) noexcept {
   return make_error(ErrorCode::invalid_argument, call, ": stream of ", got, " used with ", expected);

@@ -71,17 +71,16 @@ struct ThreadCacheHolder {
     delete cache;
   }
 };
-thread_local ThreadCacheHolder t_cache;
+// initial-exec: libdevrt.a is compiled -fPIC, and the default model would make every access a
+// __tls_get_addr call on the allocation fast path. devrt's TLS is a few hundred bytes, well inside
+// what glibc reserves for libraries loaded later.
+[[gnu::tls_model("initial-exec")]] thread_local ThreadCacheHolder t_cache;
 
-// The calling thread's slot for `pool`, claiming a free one if needed; nullptr when all are taken
-// (the pool then works through its shared list only).
-ThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
+// Gives the calling thread a cache (first use) and a slot for `pool`; nullptr when all of its
+// slots are taken (the pool then works through its shared list only).
+[[gnu::noinline]] ThreadSlot* claim_thread_slot(WorkspacePool* pool) noexcept {
   WorkspaceThreadCache* cache = t_cache.cache;
-  if (cache != nullptr) [[likely]] {
-    for (ThreadSlot& slot : cache->slots) {
-      if (slot.pool.load(std::memory_order_relaxed) == pool) return &slot;
-    }
-  } else {
+  if (cache == nullptr) {
     cache = new (std::nothrow) WorkspaceThreadCache;
     if (cache == nullptr) return nullptr;
     detail::LockGuard lock(g_caches_mutex);
@@ -92,12 +91,25 @@ ThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
   }
   detail::LockGuard lock(g_caches_mutex);
   for (ThreadSlot& slot : cache->slots) {
+    if (slot.pool.load(std::memory_order_relaxed) == pool) return &slot;
+  }
+  for (ThreadSlot& slot : cache->slots) {
     if (slot.pool.load(std::memory_order_relaxed) == nullptr) {
       slot.pool.store(pool, std::memory_order_release);
       return &slot;
     }
   }
   return nullptr;
+}
+
+// The calling thread's slot for `pool`: a scan of four pointers on the fast path.
+inline ThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
+  if (WorkspaceThreadCache* cache = t_cache.cache) [[likely]] {
+    for (ThreadSlot& slot : cache->slots) {
+      if (slot.pool.load(std::memory_order_relaxed) == pool) return &slot;
+    }
+  }
+  return claim_thread_slot(pool);
 }
 
 } // namespace
