@@ -127,8 +127,9 @@ int list_json() {
                        state.status.ok() ? "null" : json_string(state.status.message()));
     for (std::int32_t id = 0; id < state.devices; ++id) {
       Device device{backend.kind(), id};
-      out += fmt::format("{}\n        {{\n          \"device\": {},\n          \"id\": {},\n          \"attributes\": {{",
-                         id == 0 ? "" : ",", json_string(devrt::to_string(device)), id);
+      out +=
+          fmt::format("{}\n        {{\n          \"device\": {},\n          \"id\": {},\n          \"attributes\": {{",
+                      id == 0 ? "" : ",", json_string(devrt::to_string(device)), id);
       for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
         auto attribute = static_cast<Attribute>(a);
         devrt::Result<AttributeValue> value = devrt::get_attribute(device, attribute);

@@ -12,23 +12,23 @@ namespace devrt {
 
 // Numeric values are part of the backend C ABI (devrt/backend_abi.h); append only.
 enum class Attribute : std::int32_t {
-  exist = 0,                        // bool
-  max_threads_per_block = 1,        // int64
-  warp_size = 2,                    // int64
-  max_shared_memory_per_block = 3,  // int64, bytes
-  compute_version = 4,              // string, e.g. "9.0"
-  device_name = 5,                  // string
-  max_clock_rate = 6,               // int64, kHz
-  multi_processor_count = 7,        // int64
-  max_thread_dimensions = 8,        // Dim3
-  max_registers_per_block = 9,      // int64
-  gcn_arch = 10,                    // int64, e.g. 906 for gfx906
-  api_version = 11,                 // int64
-  driver_version = 12,              // string
-  l2_cache_size_bytes = 13,         // int64, bytes
-  total_global_memory = 14,         // int64, bytes
-  available_global_memory = 15,     // int64, bytes
-  image_pitch_alignment = 16,       // int64, bytes
+  exist = 0,                       // bool
+  max_threads_per_block = 1,       // int64
+  warp_size = 2,                   // int64
+  max_shared_memory_per_block = 3, // int64, bytes
+  compute_version = 4,             // string, e.g. "9.0"
+  device_name = 5,                 // string
+  max_clock_rate = 6,              // int64, kHz
+  multi_processor_count = 7,       // int64
+  max_thread_dimensions = 8,       // Dim3
+  max_registers_per_block = 9,     // int64
+  gcn_arch = 10,                   // int64, e.g. 906 for gfx906
+  api_version = 11,                // int64
+  driver_version = 12,             // string
+  l2_cache_size_bytes = 13,        // int64, bytes
+  total_global_memory = 14,        // int64, bytes
+  available_global_memory = 15,    // int64, bytes
+  image_pitch_alignment = 16,      // int64, bytes
 };
 
 inline constexpr std::int32_t kAttributeCount = 17;

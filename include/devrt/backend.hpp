@@ -58,8 +58,8 @@ concept BackendStreams = requires(B& b, std::int32_t device, void* stream) {
 
 // Everything a backend must provide.
 template <class B>
-concept Backend = std::default_initializable<B> && BackendIdentity<B> && BackendDiscovery<B> &&
-                  BackendMemory<B> && BackendStreams<B>;
+concept Backend =
+    std::default_initializable<B> && BackendIdentity<B> && BackendDiscovery<B> && BackendMemory<B> && BackendStreams<B>;
 
 // Optional: events, and a stream waiting for an event.
 template <class B>
@@ -228,14 +228,13 @@ struct BackendRegistrar {
 // registrar. Backends built into libdevrt are also listed in a generated table of anchors that
 // the registry references, so they survive static linking even where static constructors never
 // run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
-#define DEVRT_REGISTER_BACKEND(id, ...)                                                            \
-  extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept {               \
-    static constexpr ::devrt_backend_table devrt_table_##id = ::devrt::make_backend_table<__VA_ARGS__>(); \
-    return &devrt_table_##id;                                                                       \
-  }                                                                                                \
-  namespace {                                                                                      \
-  [[maybe_unused]] const ::devrt::detail::BackendRegistrar devrt_backend_registrar_##id{            \
-      devrt_backend_anchor_##id()};                                                                \
+#define DEVRT_REGISTER_BACKEND(id, ...)                                                                                \
+  extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept {                                   \
+    static constexpr ::devrt_backend_table devrt_table_##id = ::devrt::make_backend_table<__VA_ARGS__>();              \
+    return &devrt_table_##id;                                                                                          \
+  }                                                                                                                    \
+  namespace {                                                                                                          \
+  [[maybe_unused]] const ::devrt::detail::BackendRegistrar devrt_backend_registrar_##id{devrt_backend_anchor_##id()};  \
   }
 
 #endif // DEVRT_BACKEND_HPP

@@ -31,11 +31,11 @@ typedef struct devrt_error {
 } devrt_error;
 
 /* devrt_attribute_value.type */
-#define DEVRT_VALUE_NONE 0 /* the backend does not report this attribute */
-#define DEVRT_VALUE_BOOL 1 /* ints[0] is 0 or 1 */
-#define DEVRT_VALUE_INT 2  /* ints[0] */
+#define DEVRT_VALUE_NONE 0   /* the backend does not report this attribute */
+#define DEVRT_VALUE_BOOL 1   /* ints[0] is 0 or 1 */
+#define DEVRT_VALUE_INT 2    /* ints[0] */
 #define DEVRT_VALUE_STRING 3 /* string, NUL-terminated */
-#define DEVRT_VALUE_DIM3 4 /* ints[0..2] */
+#define DEVRT_VALUE_DIM3 4   /* ints[0..2] */
 
 #define DEVRT_ATTRIBUTE_STRING_CAPACITY 256
 
@@ -76,11 +76,9 @@ typedef struct devrt_backend_table {
   /* Cheap until first called; may load the vendor runtime. Not ok: reason in err. */
   int32_t (*availability)(devrt_error* err);
   int32_t (*device_count)(int32_t* out_count, devrt_error* err);
-  int32_t (*get_attribute)(int32_t device_id, int32_t attribute, devrt_attribute_value* out,
-                           devrt_error* err);
+  int32_t (*get_attribute)(int32_t device_id, int32_t attribute, devrt_attribute_value* out, devrt_error* err);
 
-  int32_t (*allocate)(int32_t device_id, size_t nbytes, size_t alignment, void** out,
-                      devrt_error* err);
+  int32_t (*allocate)(int32_t device_id, size_t nbytes, size_t alignment, void** out, devrt_error* err);
   int32_t (*free)(int32_t device_id, void* ptr, devrt_error* err);
   int32_t (*copy)(const devrt_copy_desc* desc, devrt_error* err);
 

@@ -60,8 +60,7 @@ public:
   // Allocates `nbytes` on `device` (global registry). alignment must be a power of two no
   // larger than kMaxAlignment. Errors: invalid_argument (bad device or alignment),
   // out_of_memory (including sizes beyond the device's memory), unavailable. Thread-safe.
-  static Result<Buffer> allocate(Device device, std::size_t nbytes,
-                                 std::size_t alignment = kDefaultAlignment) noexcept;
+  static Result<Buffer> allocate(Device device, std::size_t nbytes, std::size_t alignment = kDefaultAlignment) noexcept;
   static Result<Buffer> allocate(const Registry& registry, Device device, std::size_t nbytes,
                                  std::size_t alignment = kDefaultAlignment) noexcept;
 
@@ -95,8 +94,8 @@ Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t 
 // Whole-span copy; sizes must match.
 inline Status copy(MemorySpan src, MemorySpan dst, StreamRef stream = {}) noexcept {
   if (src.size != dst.size) {
-    return make_error(ErrorCode::invalid_argument, "copy: source is ", src.size, " bytes but destination is ",
-                      dst.size, " bytes");
+    return make_error(ErrorCode::invalid_argument, "copy: source is ", src.size, " bytes but destination is ", dst.size,
+                      " bytes");
   }
   return copy(src, 0, dst, 0, src.size, stream);
 }

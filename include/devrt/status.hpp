@@ -114,10 +114,10 @@ public:
     ::new (static_cast<void*>(&value_)) T(std::move(value));
   }
   template <class U>
-    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
-             !std::is_same_v<std::remove_cvref_t<U>, Status> &&
-             !std::is_same_v<std::remove_cvref_t<U>, Result>)
-  Result(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) : has_value_(true) {
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
+           !std::is_same_v<std::remove_cvref_t<U>, Status> && !std::is_same_v<std::remove_cvref_t<U>, Result>)
+      Result(U&& value)
+  noexcept(std::is_nothrow_constructible_v<T, U&&>) : has_value_(true) {
     ::new (static_cast<void*>(&value_)) T(std::forward<U>(value));
   }
   // An error. An ok Status without a value is a programming error and becomes `internal`.
@@ -194,22 +194,22 @@ private:
 } // namespace devrt
 
 // Returns the Status of `expr` from the enclosing function when it is an error.
-#define DEVRT_RETURN_IF_ERROR(expr)                                                                \
-  do {                                                                                             \
-    ::devrt::Status devrt_status_ = (expr);                                                        \
-    if (!devrt_status_.ok()) return devrt_status_;                                                 \
+#define DEVRT_RETURN_IF_ERROR(expr)                                                                                    \
+  do {                                                                                                                 \
+    ::devrt::Status devrt_status_ = (expr);                                                                            \
+    if (!devrt_status_.ok()) return devrt_status_;                                                                     \
   } while (false)
 
 #define DEVRT_DETAIL_CONCAT_INNER(a, b) a##b
 #define DEVRT_DETAIL_CONCAT(a, b) DEVRT_DETAIL_CONCAT_INNER(a, b)
-#define DEVRT_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr)                                              \
-  auto tmp = (expr);                                                                               \
-  if (!tmp.ok()) return std::move(tmp).status();                                                   \
+#define DEVRT_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr)                                                                  \
+  auto tmp = (expr);                                                                                                   \
+  if (!tmp.ok()) return std::move(tmp).status();                                                                       \
   lhs = std::move(tmp).value()
 
 // `DEVRT_ASSIGN_OR_RETURN(auto buffer, Buffer::allocate(dev, n));` declares and assigns the
 // value of a Result, or returns its error from the enclosing function.
-#define DEVRT_ASSIGN_OR_RETURN(lhs, expr)                                                          \
+#define DEVRT_ASSIGN_OR_RETURN(lhs, expr)                                                                              \
   DEVRT_DETAIL_ASSIGN_OR_RETURN(DEVRT_DETAIL_CONCAT(devrt_result_, __LINE__), lhs, expr)
 
 #endif // DEVRT_STATUS_HPP

@@ -62,8 +62,8 @@ private:
 // while it is destroyed.
 class WorkspacePool {
 public:
-  static constexpr std::uint32_t kMinClassShift = 6;  // 64 B
-  static constexpr std::uint32_t kClassCount = 35;    // up to 2^40 B
+  static constexpr std::uint32_t kMinClassShift = 6; // 64 B
+  static constexpr std::uint32_t kClassCount = 35;   // up to 2^40 B
   static constexpr std::uint32_t kUncached = 0xffffffffu;
 
   WorkspacePool(BackendRef backend, Device device) noexcept;

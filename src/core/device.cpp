@@ -12,13 +12,20 @@ struct KindName {
 };
 
 constexpr std::array kKindNames{
-    KindName{DeviceKind::cpu, "cpu"},           KindName{DeviceKind::cuda, "cuda"},
-    KindName{DeviceKind::cuda_host, "cuda_host"}, KindName{DeviceKind::opencl, "opencl"},
-    KindName{DeviceKind::vulkan, "vulkan"},     KindName{DeviceKind::metal, "metal"},
-    KindName{DeviceKind::vpi, "vpi"},           KindName{DeviceKind::rocm, "rocm"},
-    KindName{DeviceKind::rocm_host, "rocm_host"}, KindName{DeviceKind::ext_dev, "ext_dev"},
-    KindName{DeviceKind::cuda_managed, "cuda_managed"}, KindName{DeviceKind::oneapi, "oneapi"},
-    KindName{DeviceKind::webgpu, "webgpu"},     KindName{DeviceKind::hexagon, "hexagon"},
+    KindName{DeviceKind::cpu, "cpu"},
+    KindName{DeviceKind::cuda, "cuda"},
+    KindName{DeviceKind::cuda_host, "cuda_host"},
+    KindName{DeviceKind::opencl, "opencl"},
+    KindName{DeviceKind::vulkan, "vulkan"},
+    KindName{DeviceKind::metal, "metal"},
+    KindName{DeviceKind::vpi, "vpi"},
+    KindName{DeviceKind::rocm, "rocm"},
+    KindName{DeviceKind::rocm_host, "rocm_host"},
+    KindName{DeviceKind::ext_dev, "ext_dev"},
+    KindName{DeviceKind::cuda_managed, "cuda_managed"},
+    KindName{DeviceKind::oneapi, "oneapi"},
+    KindName{DeviceKind::webgpu, "webgpu"},
+    KindName{DeviceKind::hexagon, "hexagon"},
 };
 
 } // namespace
@@ -78,8 +85,8 @@ Result<Device> parse_device(std::string_view text) noexcept {
   }
   Result<DeviceKind> kind = parse_device_kind(kind_text);
   if (!kind.ok()) {
-    return make_error(ErrorCode::invalid_argument, "malformed device '", text, "': unknown device kind '",
-                      kind_text, "'");
+    return make_error(ErrorCode::invalid_argument, "malformed device '", text, "': unknown device kind '", kind_text,
+                      "'");
   }
   return Device{*kind, id};
 }

@@ -60,7 +60,9 @@ LogLevel log_level() noexcept {
   return static_cast<LogLevel>(level);
 }
 
-void set_log_level(LogLevel level) noexcept { g_level.store(static_cast<std::int32_t>(level), std::memory_order_relaxed); }
+void set_log_level(LogLevel level) noexcept {
+  g_level.store(static_cast<std::int32_t>(level), std::memory_order_relaxed);
+}
 
 void set_log_sink(LogSink sink, void* user_data) noexcept {
   detail::LockGuard lock(g_sink_mutex);

@@ -54,8 +54,8 @@ inline bool range_ok(const MemorySpan& span, std::size_t offset, std::size_t nby
                     stream_device, " but the copy runs on ", side);
 }
 
-Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset,
-                 const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
+Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
+                 std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
   devrt_copy_desc desc;
   desc.src = src.data;
   desc.src_offset = src_offset;
@@ -119,8 +119,10 @@ Status Buffer::reset() noexcept {
 
 Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
             StreamRef stream) noexcept {
-  if (!range_ok(src, src_offset, nbytes)) [[unlikely]] return range_error("source", src, src_offset, nbytes);
-  if (!range_ok(dst, dst_offset, nbytes)) [[unlikely]] return range_error("destination", dst, dst_offset, nbytes);
+  if (!range_ok(src, src_offset, nbytes)) [[unlikely]]
+    return range_error("source", src, src_offset, nbytes);
+  if (!range_ok(dst, dst_offset, nbytes)) [[unlikely]]
+    return range_error("destination", dst, dst_offset, nbytes);
   Registry& registry = Registry::global();
   BackendRef src_backend = registry.find(src.device.kind);
   BackendRef dst_backend = registry.find(dst.device.kind);
@@ -149,7 +151,8 @@ Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t 
     if (stream.device != dst.device) return stream_error(src, dst, stream.device, dst.device, true);
     return copy_staged(src_backend, src, src_offset, dst_backend, dst, dst_offset, nbytes, stream);
   }
-  if (stream.device != side) [[unlikely]] return stream_error(src, dst, stream.device, side, false);
+  if (stream.device != side) [[unlikely]]
+    return stream_error(src, dst, stream.device, side, false);
   return copy_with(handler, side, src, src_offset, dst, dst_offset, nbytes, stream);
 }
 

@@ -14,8 +14,8 @@ namespace {
 constinit Registry g_registry;
 
 // "<backend>:<id> <call>: <reason>", with the backend's own reason when it gave one.
-[[gnu::cold, gnu::noinline]] Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call, std::int32_t code,
-                     const devrt_error& err) noexcept {
+[[gnu::cold, gnu::noinline]] Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call,
+                                                  std::int32_t code, const devrt_error& err) noexcept {
   ErrorCode error = static_cast<ErrorCode>(code);
   if (code <= 0 || code > static_cast<std::int32_t>(ErrorCode::abi_mismatch)) {
     return make_error(ErrorCode::internal, table->name, " ", call, ": backend returned unknown status ", code);
@@ -88,9 +88,7 @@ const char* missing_function(const devrt_backend_table* t) noexcept {
 
 // ---- BackendRef ------------------------------------------------------------------------------
 
-Status BackendRef::availability() const noexcept {
-  return invoke(table_, -1, "availability", table_->availability);
-}
+Status BackendRef::availability() const noexcept { return invoke(table_, -1, "availability", table_->availability); }
 
 Result<std::int32_t> BackendRef::device_count() const noexcept {
   std::int32_t count = 0;
@@ -113,7 +111,8 @@ Status BackendRef::check_device(std::int32_t id) const noexcept {
   devrt_error err;
   err.message[0] = '\0';
   std::int32_t code = table_->device_count(&count, &err);
-  if (code == 0 && id >= 0 && id < count) [[likely]] return Status();
+  if (code == 0 && id >= 0 && id < count) [[likely]]
+    return Status();
   return device_error(table_, id, code, count, err);
 }
 
@@ -280,13 +279,13 @@ Status Registry::add(const devrt_backend_table* table) noexcept {
     }
     if (existing->device_kind == table->device_kind) {
       return make_error(ErrorCode::already_exists, "registry: backend '", table->name, "' claims device kind ",
-                        static_cast<DeviceKind>(table->device_kind), ", already served by backend '",
-                        existing->name, "'");
+                        static_cast<DeviceKind>(table->device_kind), ", already served by backend '", existing->name,
+                        "'");
     }
   }
   if (count == kCapacity) {
-    return make_error(ErrorCode::out_of_memory, "registry: full (", kCapacity, " backends); cannot add '",
-                      table->name, "'");
+    return make_error(ErrorCode::out_of_memory, "registry: full (", kCapacity, " backends); cannot add '", table->name,
+                      "'");
   }
   entries_[count].store(table, std::memory_order_relaxed);
   by_kind_[table->device_kind].store(table, std::memory_order_release);
@@ -337,9 +336,7 @@ std::int32_t device_count(DeviceKind kind) noexcept {
   return count.ok() ? *count : 0;
 }
 
-bool device_exists(Device device) noexcept {
-  return device.id >= 0 && device.id < device_count(device.kind);
-}
+bool device_exists(Device device) noexcept { return device.id >= 0 && device.id < device_count(device.kind); }
 
 Result<AttributeValue> get_attribute(Device device, Attribute attribute) noexcept {
   if (attribute == Attribute::exist) return AttributeValue(device_exists(device));

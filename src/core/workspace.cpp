@@ -186,7 +186,8 @@ void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t
         // Keep half for reuse here, hand the older half to other threads.
         std::uint32_t spill = depth / 2;
         give_shared(slot->blocks[size_class], spill, size_class);
-        for (std::uint32_t i = 0; i + spill < count; ++i) slot->blocks[size_class][i] = slot->blocks[size_class][i + spill];
+        for (std::uint32_t i = 0; i + spill < count; ++i)
+          slot->blocks[size_class][i] = slot->blocks[size_class][i + spill];
         count -= spill;
       }
       slot->blocks[size_class][count++] = data;
@@ -269,8 +270,9 @@ Result<WorkspacePool*> workspace_pool(Device device) noexcept {
   Result<BackendRef> backend = backend_for(device);
   if (!backend.ok()) return std::move(backend).status();
   if (device.id >= kMaxPooledDevices) {
-    return make_error(ErrorCode::out_of_range, "workspace_pool(", device, "): process-wide pools serve device ids below ",
-                      kMaxPooledDevices, "; create a WorkspacePool directly");
+    return make_error(ErrorCode::out_of_range, "workspace_pool(", device,
+                      "): process-wide pools serve device ids below ", kMaxPooledDevices,
+                      "; create a WorkspacePool directly");
   }
   detail::LockGuard lock(g_pools_mutex);
   std::atomic<WorkspacePool*>& slot = g_pools[kind][device.id];

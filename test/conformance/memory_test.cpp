@@ -47,8 +47,7 @@ TEST_CASE("allocations honour power-of-two alignments and refuse others", "[conf
 TEST_CASE("huge allocations fail with out_of_memory and name the call", "[conformance][memory]") {
   for (const devrt::Device device : conformance::devices()) {
     INFO("device " << devrt::to_string(device));
-    for (std::size_t size : {std::numeric_limits<std::size_t>::max(), std::size_t{1} << 62,
-                             std::size_t{1} << 50}) {
+    for (std::size_t size : {std::numeric_limits<std::size_t>::max(), std::size_t{1} << 62, std::size_t{1} << 50}) {
       devrt::Result<Buffer> buffer = Buffer::allocate(device, size);
       REQUIRE_FALSE(buffer.ok());
       CHECK(buffer.status().code() == ErrorCode::out_of_memory);
@@ -105,7 +104,8 @@ TEST_CASE("copies in every direction with offsets round-trip exactly", "[conform
       REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
       CHECK(result[0] == 0xEE);
       CHECK(result[size + 1] == 0xEE);
-      CHECK(std::equal(result.begin() + 1, result.begin() + 1 + static_cast<std::ptrdiff_t>(size), source.begin() + 11));
+      CHECK(
+          std::equal(result.begin() + 1, result.begin() + 1 + static_cast<std::ptrdiff_t>(size), source.begin() + 11));
     }
   }
 }
@@ -153,9 +153,14 @@ TEST_CASE("out-of-range copies are refused and change nothing", "[conformance][c
       std::size_t n;
     };
     const Case cases[] = {
-        {a, 0, b, 0, 129},          {a, 1, b, 0, 128},         {a, 0, b, 1, 128},
-        {a, 129, b, 0, 0},          {a, huge, b, 0, 1},        {a, 1, b, 0, huge},
-        {a, 0, b, huge - 1, 2},     {devrt::host_span(host.data(), 128), 64, b, 0, 65},
+        {a, 0, b, 0, 129},
+        {a, 1, b, 0, 128},
+        {a, 0, b, 1, 128},
+        {a, 129, b, 0, 0},
+        {a, huge, b, 0, 1},
+        {a, 1, b, 0, huge},
+        {a, 0, b, huge - 1, 2},
+        {devrt::host_span(host.data(), 128), 64, b, 0, 65},
         {a, 100, devrt::host_span(host.data(), 128), 0, 29},
     };
     for (const Case& c : cases) {
@@ -174,12 +179,12 @@ TEST_CASE("overlapping copies within one allocation are refused; disjoint ones w
     INFO("device " << devrt::to_string(device));
     std::vector<unsigned char> source = conformance::pattern(256, 6);
     Buffer a = conformance::upload(device, source);
-    for (auto [from, to, n] : {std::tuple{0, 0, 16}, std::tuple{0, 8, 16}, std::tuple{8, 0, 16},
-                               std::tuple{0, 255, 1}, std::tuple{100, 50, 51}, std::tuple{100, 49, 51}}) {
+    for (auto [from, to, n] : {std::tuple{0, 0, 16}, std::tuple{0, 8, 16}, std::tuple{8, 0, 16}, std::tuple{0, 255, 1},
+                               std::tuple{100, 50, 51}, std::tuple{100, 49, 51}}) {
       if (from + n > 256 || to + n > 256) continue;
       INFO("from " << from << " to " << to << " n " << n);
-      devrt::Status s = devrt::copy(a, static_cast<std::size_t>(from), a, static_cast<std::size_t>(to),
-                                    static_cast<std::size_t>(n));
+      devrt::Status s =
+          devrt::copy(a, static_cast<std::size_t>(from), a, static_cast<std::size_t>(to), static_cast<std::size_t>(n));
       bool overlaps = from < to + n && to < from + n;
       if (overlaps) {
         CHECK(s.code() == ErrorCode::invalid_argument);

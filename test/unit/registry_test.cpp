@@ -114,13 +114,14 @@ TEST_CASE("malformed tables are refused with the reason and leave the registry u
       {"null name", [](devrt_backend_table& t) { t.name = nullptr; }, ErrorCode::invalid_argument, "name"},
       {"empty name", [](devrt_backend_table& t) { t.name = ""; }, ErrorCode::invalid_argument, "name"},
       {"bad name", [](devrt_backend_table& t) { t.name = "Has Space"; }, ErrorCode::invalid_argument, "name"},
-      {"long name", [](devrt_backend_table& t) { t.name = "abcdefghijabcdefghijabcdefghijabc"; }, ErrorCode::invalid_argument, "name"},
+      {"long name", [](devrt_backend_table& t) { t.name = "abcdefghijabcdefghijabcdefghijabc"; },
+       ErrorCode::invalid_argument, "name"},
       {"kind zero", [](devrt_backend_table& t) { t.device_kind = 0; }, ErrorCode::invalid_argument, "device kind 0"},
       {"kind high", [](devrt_backend_table& t) { t.device_kind = 32; }, ErrorCode::invalid_argument, "device kind 32"},
       {"no free", [](devrt_backend_table& t) { t.free = nullptr; }, ErrorCode::invalid_argument, "lacks function free"},
       {"no copy", [](devrt_backend_table& t) { t.copy = nullptr; }, ErrorCode::invalid_argument, "lacks function copy"},
-      {"events cap without functions", [](devrt_backend_table& t) { t.event_query = nullptr; }, ErrorCode::invalid_argument,
-       "event_query"},
+      {"events cap without functions", [](devrt_backend_table& t) { t.event_query = nullptr; },
+       ErrorCode::invalid_argument, "event_query"},
   };
   for (const Case& c : cases) {
     INFO(c.what);

@@ -49,9 +49,10 @@ TEST_CASE("every error code has a distinct name", "[status]") {
 }
 
 TEST_CASE("make_error formats strings, integers, devices and pointers", "[status]") {
-  Status s = devrt::make_error(ErrorCode::out_of_range, "copy ", devrt::Device{devrt::DeviceKind::cuda, 1}, " [",
-                               std::size_t{18446744073709551615ull}, ", ", -42, ") ", std::int64_t{-9223372036854775807 - 1},
-                               " ", true, ' ', static_cast<const void*>(nullptr));
+  Status s =
+      devrt::make_error(ErrorCode::out_of_range, "copy ", devrt::Device{devrt::DeviceKind::cuda, 1}, " [",
+                        std::size_t{18446744073709551615ull}, ", ", -42, ") ", std::int64_t{-9223372036854775807 - 1},
+                        " ", true, ' ', static_cast<const void*>(nullptr));
   CHECK(s.code() == ErrorCode::out_of_range);
   CHECK(s.message() == "copy cuda:1 [18446744073709551615, -42) -9223372036854775808 true 0x0");
   CHECK(devrt::make_error(ErrorCode::internal, devrt::DeviceKind::rocm, ":", 0).message() == "rocm:0");
