@@ -113,17 +113,20 @@ public:
   Result(T&& value) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {
     ::new (static_cast<void*>(&value_)) T(std::move(value));
   }
+  // Constrained away from Result and Status, so it hides neither copy nor move construction.
+  // clang-format off
   template <class U>
-  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
-           !std::is_same_v<std::remove_cvref_t<U>, Status> && !std::is_same_v<std::remove_cvref_t<U>, Result>)
-      Result(U&& value)
-  noexcept(std::is_nothrow_constructible_v<T, U&&>) : has_value_(true) {
+    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
+             !std::is_same_v<std::remove_cvref_t<U>, Status> && !std::is_same_v<std::remove_cvref_t<U>, Result>)
+  Result(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) // NOLINT(bugprone-forwarding-reference-overload)
+      : has_value_(true) {
     ::new (static_cast<void*>(&value_)) T(std::forward<U>(value));
   }
+  // clang-format on
   // An error. An ok Status without a value is a programming error and becomes `internal`.
-  Result(Status status) noexcept
-      : status_(status.ok() ? Status(ErrorCode::internal, "Result constructed from an ok Status without a value")
-                            : std::move(status)) {}
+  Result(Status status) noexcept : status_(std::move(status)) {
+    if (status_.ok()) status_ = Status(ErrorCode::internal, "Result constructed from an ok Status without a value");
+  }
   Result(const Result& other) noexcept(std::is_nothrow_copy_constructible_v<T>)
       : status_(other.status_), has_value_(other.has_value_) {
     if (has_value_) ::new (static_cast<void*>(&value_)) T(other.value_);

@@ -12,8 +12,8 @@ namespace {
 
 void stderr_sink(LogLevel level, std::string_view message, void*) {
   std::string_view name = log_level_name(level);
-  std::fprintf(stderr, "devrt %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
-               static_cast<int>(message.size()), message.data());
+  static_cast<void>(std::fprintf(stderr, "devrt %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
+                                 static_cast<int>(message.size()), message.data()));
 }
 
 // The sink and its user data change together, so both are guarded by one mutex; the sink is
@@ -24,15 +24,16 @@ void* g_sink_user_data = nullptr;
 std::atomic<std::int32_t> g_level{-1};
 
 LogLevel level_from_environment() noexcept {
-  const char* text = std::getenv("DEVRT_LOG_LEVEL");
+  // Read once per process (log_level caches it); nothing in devrt calls setenv.
+  const char* text = std::getenv("DEVRT_LOG_LEVEL"); // NOLINT(concurrency-mt-unsafe)
   if (text == nullptr || *text == '\0') return LogLevel::warning;
   static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "off"};
   for (std::int32_t i = 0; i < 6; ++i) {
     if (std::strcmp(text, kNames[i]) == 0) return static_cast<LogLevel>(i);
   }
   if (text[0] >= '0' && text[0] <= '5' && text[1] == '\0') return static_cast<LogLevel>(text[0] - '0');
-  std::fprintf(stderr, "devrt warning: ignoring DEVRT_LOG_LEVEL=%s (expected trace|debug|info|warning|error|off)\n",
-               text);
+  static_cast<void>(std::fprintf(
+      stderr, "devrt warning: ignoring DEVRT_LOG_LEVEL=%s (expected trace|debug|info|warning|error|off)\n", text));
   return LogLevel::warning;
 }
 

@@ -27,8 +27,8 @@ namespace detail {
 void fatal_status(const char* what, const Status& status) noexcept {
   std::string_view name = error_code_name(status.code());
   std::string_view message = status.message();
-  std::fprintf(stderr, "devrt: fatal: %s: %.*s: %.*s\n", what, static_cast<int>(name.size()), name.data(),
-               static_cast<int>(message.size()), message.data());
+  static_cast<void>(std::fprintf(stderr, "devrt: fatal: %s: %.*s: %.*s\n", what, static_cast<int>(name.size()),
+                                 name.data(), static_cast<int>(message.size()), message.data()));
   std::abort();
 }
 

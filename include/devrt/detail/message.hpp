@@ -73,15 +73,17 @@ inline void append_part(MessageBuilder& m, char c) noexcept { m.append(std::stri
 inline void append_part(MessageBuilder& m, bool b) noexcept { m.append(b ? "true" : "false"); }
 inline void append_part(MessageBuilder& m, const void* p) noexcept { m.append_pointer(p); }
 inline void append_part(MessageBuilder& m, void* p) noexcept { m.append_pointer(p); }
+// clang-format off
 template <class T>
-requires(std::is_integral_v<T> && !std::is_same_v<T, bool> &&
-         !std::is_same_v<T, char>) void append_part(MessageBuilder& m, T value) noexcept {
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+void append_part(MessageBuilder& m, T value) noexcept {
   if constexpr (std::is_signed_v<T>) {
     m.append_signed(static_cast<std::int64_t>(value));
   } else {
     m.append_unsigned(static_cast<std::uint64_t>(value));
   }
 }
+// clang-format on
 
 template <class... Parts>
 void append_parts(MessageBuilder& m, const Parts&... parts) noexcept {

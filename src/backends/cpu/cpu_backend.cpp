@@ -19,7 +19,7 @@ bool read_file(const char* path, char* buffer, std::size_t capacity) noexcept {
   std::FILE* file = std::fopen(path, "r");
   if (file == nullptr) return false;
   std::size_t n = std::fread(buffer, 1, capacity - 1, file);
-  std::fclose(file);
+  static_cast<void>(std::fclose(file));
   buffer[n] = '\0';
   return n > 0;
 }
@@ -95,10 +95,10 @@ HostInfo read_host_info() {
   }
   for (int index = 0; index < 8; ++index) {
     char path[96];
-    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+    static_cast<void>(std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index));
     if (!read_file(path, small, sizeof small)) break;
     if (parse_int(small) != 2) continue;
-    std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    static_cast<void>(std::snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index));
     if (read_file(path, small, sizeof small)) info.l2_bytes = parse_size(small);
     break;
   }
@@ -135,7 +135,8 @@ std::atomic<std::uintptr_t> g_next_token{1};
 
 void* next_token() noexcept {
   // Stream and event handles are never dereferenced; odd values keep them distinct from memory.
-  return reinterpret_cast<void*>(g_next_token.fetch_add(2, std::memory_order_relaxed));
+  return reinterpret_cast<void*>( // NOLINT(performance-no-int-to-ptr): a token, never dereferenced
+      g_next_token.fetch_add(2, std::memory_order_relaxed));
 }
 
 } // namespace
