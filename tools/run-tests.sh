@@ -30,10 +30,10 @@ for config in $configs; do
         meson test -C build-asan --print-errorlogs --logbase asan
       logs="$logs build-asan/meson-logs/asan.json" ;;
     valgrind)
-      setup build-test && meson test -C build-test --print-errorlogs --logbase valgrind \
+      setup build-test && meson test -C build-test --print-errorlogs --logbase memcheck \
         --suite unit --suite conformance --timeout-multiplier 4 \
         --wrap "valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect"
-      logs="$logs build-test/meson-logs/valgrind.json" ;;
+      logs="$logs build-test/meson-logs/memcheck-valgrind.json" ;; # meson appends the wrapper name
     tsan)
       setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dtools=false &&
         meson test -C build-tsan --print-errorlogs --logbase tsan --suite concurrency
