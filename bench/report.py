@@ -23,7 +23,7 @@ def load(path):
 def main():
     context, t = load(sys.argv[1])
     print(f"host: {context.get('num_cpus')} cpus @ {context.get('mhz_per_cpu')} MHz, "
-          f"build: {context.get('library_build_type')}")
+          f"(libbenchmark itself built as {context.get('library_build_type')})")
     rows = []
 
     def ns(name):

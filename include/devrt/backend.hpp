@@ -107,16 +107,21 @@ inline std::int32_t export_status(const Status& status, devrt_error* err) noexce
 
 void export_attribute(const AttributeValue& value, devrt_attribute_value* out) noexcept;
 
+// Stores a Result's value through `out` (converted to the C type) or exports its error.
+template <class T, class Out>
+std::int32_t export_result(Result<T>&& result, Out* out, devrt_error* err) noexcept {
+  if (!result.ok()) return export_status(result.status(), err);
+  *out = static_cast<Out>(*result);
+  return 0;
+}
+
 template <class B>
 struct Thunks {
   static B& self() noexcept { return backend_instance<B>(); }
 
   static std::int32_t availability(devrt_error* err) noexcept { return export_status(self().availability(), err); }
   static std::int32_t device_count(std::int32_t* out, devrt_error* err) noexcept {
-    Result<std::int32_t> count = self().device_count();
-    if (!count.ok()) return export_status(count.status(), err);
-    *out = *count;
-    return 0;
+    return export_result(self().device_count(), out, err);
   }
   static std::int32_t get_attribute(std::int32_t device, std::int32_t attribute, devrt_attribute_value* out,
                                     devrt_error* err) noexcept {
@@ -127,10 +132,7 @@ struct Thunks {
   }
   static std::int32_t allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment, void** out,
                                devrt_error* err) noexcept {
-    Result<void*> ptr = self().allocate(device, nbytes, alignment);
-    if (!ptr.ok()) return export_status(ptr.status(), err);
-    *out = *ptr;
-    return 0;
+    return export_result(self().allocate(device, nbytes, alignment), out, err);
   }
   static std::int32_t free(std::int32_t device, void* ptr, devrt_error* err) noexcept {
     return export_status(self().free(device, ptr), err);
@@ -139,10 +141,7 @@ struct Thunks {
     return export_status(self().copy(*desc), err);
   }
   static std::int32_t stream_create(std::int32_t device, void** out, devrt_error* err) noexcept {
-    Result<void*> stream = self().stream_create(device);
-    if (!stream.ok()) return export_status(stream.status(), err);
-    *out = *stream;
-    return 0;
+    return export_result(self().stream_create(device), out, err);
   }
   static std::int32_t stream_destroy(std::int32_t device, void* stream, devrt_error* err) noexcept {
     return export_status(self().stream_destroy(device, stream), err);
@@ -151,10 +150,7 @@ struct Thunks {
     return export_status(self().stream_synchronize(device, stream), err);
   }
   static std::int32_t event_create(std::int32_t device, void** out, devrt_error* err) noexcept {
-    Result<void*> event = self().event_create(device);
-    if (!event.ok()) return export_status(event.status(), err);
-    *out = *event;
-    return 0;
+    return export_result(self().event_create(device), out, err);
   }
   static std::int32_t event_destroy(std::int32_t device, void* event, devrt_error* err) noexcept {
     return export_status(self().event_destroy(device, event), err);
@@ -166,10 +162,7 @@ struct Thunks {
     return export_status(self().event_synchronize(device, event), err);
   }
   static std::int32_t event_query(std::int32_t device, void* event, std::int32_t* out, devrt_error* err) noexcept {
-    Result<bool> complete = self().event_query(device, event);
-    if (!complete.ok()) return export_status(complete.status(), err);
-    *out = *complete ? 1 : 0;
-    return 0;
+    return export_result(self().event_query(device, event), out, err);
   }
   static std::int32_t stream_wait_event(std::int32_t device, void* stream, void* event, devrt_error* err) noexcept {
     return export_status(self().stream_wait_event(device, stream, event), err);
