@@ -79,8 +79,10 @@ struct HostInfo {
 HostInfo read_host_info() {
   HostInfo info;
 #if defined(__linux__)
-  static char buffer[1 << 16];
-  if (read_file("/proc/cpuinfo", buffer, sizeof buffer)) {
+  // /proc/cpuinfo grows with the core count; read it once into a temporary heap buffer.
+  constexpr std::size_t kCpuinfoCapacity = std::size_t{1} << 18;
+  char* buffer = static_cast<char*>(std::malloc(kCpuinfoCapacity));
+  if (buffer != nullptr && read_file("/proc/cpuinfo", buffer, kCpuinfoCapacity)) {
     std::string_view text(buffer);
     std::string_view model = field(text, "model name");
     if (model.empty()) model = field(text, "Model");
@@ -89,6 +91,7 @@ HostInfo read_host_info() {
     std::string_view mhz = field(text, "cpu MHz");
     if (!mhz.empty()) info.clock_khz = parse_int(mhz) * 1000;
   }
+  std::free(buffer);
   char small[64];
   if (read_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", small, sizeof small)) {
     info.clock_khz = parse_int(small);
