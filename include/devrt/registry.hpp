@@ -71,7 +71,8 @@ private:
 // add() is serialised by a mutex; lookups are lock-free and may run concurrently with add().
 class Registry {
 public:
-  static constexpr std::size_t kCapacity = 32;
+  // One backend per device kind; kind 0 is not a kind.
+  static constexpr std::size_t kCapacity = kMaxDeviceKinds - 1;
 
   constexpr Registry() noexcept = default;
   Registry(const Registry&) = delete;

@@ -82,8 +82,6 @@ public:
 
   Device device() const noexcept { return device_; }
   BackendRef backend() const noexcept { return backend_; }
-  // Blocks handed out and not yet returned.
-  std::size_t outstanding() const noexcept { return outstanding_.load(std::memory_order_relaxed); }
   // Bytes held by the pool from the backend (in use and cached), cached ones included.
   std::size_t reserved_bytes() const noexcept { return reserved_.load(std::memory_order_relaxed); }
 
@@ -100,7 +98,6 @@ private:
 
   BackendRef backend_;
   Device device_;
-  std::atomic<std::size_t> outstanding_{0};
   std::atomic<std::size_t> reserved_{0};
   detail::Mutex mutex_;
   struct FreeList {

@@ -40,9 +40,7 @@ Status Stream::synchronize() const noexcept {
 
 void Stream::reset() noexcept {
   if (backend_ && ref_.handle != nullptr) {
-    for (int i = 0; i < t_current.count; ++i) {
-      if (t_current.entries[i] == ref_) static_cast<void>(set_current_stream(StreamRef{ref_.device, nullptr}));
-    }
+    if (current_stream(ref_.device) == ref_) static_cast<void>(set_current_stream(StreamRef{ref_.device, nullptr}));
     Status status = backend_.stream_destroy(ref_.device.id, ref_.handle);
     if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
   }

@@ -91,9 +91,6 @@ struct ThreadCacheHolder {
   }
   detail::LockGuard lock(g_caches_mutex);
   for (ThreadSlot& slot : cache->slots) {
-    if (slot.pool.load(std::memory_order_relaxed) == pool) return &slot;
-  }
-  for (ThreadSlot& slot : cache->slots) {
     if (slot.pool.load(std::memory_order_relaxed) == nullptr) {
       slot.pool.store(pool, std::memory_order_release);
       return &slot;
@@ -132,12 +129,10 @@ WorkspacePool::~WorkspacePool() {
       }
     }
   }
-  std::size_t cached = 0;
   for (std::uint32_t c = 0; c < kClassCount; ++c) {
     FreeList& list = shared_[c];
     for (std::uint32_t i = 0; i < list.size; ++i) {
       static_cast<void>(free_to_backend(list.blocks[i], class_bytes(c)));
-      ++cached;
     }
     std::free(list.blocks);
   }
