@@ -4,6 +4,7 @@
 //                          every attribute
 //   devrt-info --json      the same as JSON (keys documented in docs/devrt-info.md)
 //   devrt-info --selftest  allocate -> copy -> verify on every available device; exit 1 on failure
+//   devrt-info --build     how this devrt was built, and what it finds at run time
 #include <devrt/devrt.hpp>
 #include <devrt/format.hpp>
 
@@ -22,7 +23,7 @@ using devrt::BackendRef;
 using devrt::Device;
 using devrt::Status;
 
-constexpr int kJsonSchemaVersion = 1;
+constexpr int kJsonSchemaVersion = 2;
 
 std::string json_string(std::string_view text) {
   std::string out = "\"";
@@ -102,6 +103,9 @@ int list_text() {
         std::string text = value.ok() ? attribute_text(*value, false) : fmt::format("error: {}", value.status());
         fmt::print("    {:<30} {}\n", devrt::attribute_name(attribute), text);
       }
+      devrt::Result<devrt::Target> target = devrt::detect_target(Device{backend.kind(), id});
+      fmt::print("    {:<30} {}\n", "target",
+                 target.ok() ? target->to_string() : fmt::format("(not detected: {})", target.status().message()));
     }
   }
   return 0;
@@ -109,8 +113,17 @@ int list_text() {
 
 int list_json() {
   devrt::Registry& registry = devrt::Registry::global();
-  std::string out = fmt::format("{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"backends\": [",
-                                kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING));
+  const devrt::BuildInfo& build = devrt::build_info();
+  std::string out = fmt::format(
+      "{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"build\": {{\"git_revision\": {}, "
+      "\"compiler\": {}, \"compiler_version\": {}, \"cpp_standard\": {}, \"build_type\": {}, \"sanitizers\": {}, "
+      "\"backends\": {}, \"plugins\": {}, \"logging\": {}, \"dlpack\": {}, \"fmt\": {}, \"cuda\": {}, "
+      "\"vulkan\": {}, \"opencl\": {}}},\n  \"backends\": [",
+      kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), json_string(build.git_revision),
+      json_string(build.compiler), json_string(build.compiler_version), json_string(build.cpp_standard),
+      json_string(build.build_type), json_string(build.sanitizers), json_string(build.backends), build.plugins,
+      build.logging, json_string(build.dlpack_version), json_string(build.fmt_version), json_string(build.cuda_version),
+      json_string(build.vulkan_version), json_string(build.opencl_version));
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
     BackendState state = probe(backend);
@@ -136,13 +149,35 @@ int list_json() {
         out += fmt::format("{}\n            {}: {}", a == 0 ? "" : ",", json_string(devrt::attribute_name(attribute)),
                            value.ok() ? attribute_text(*value, true) : "null");
       }
-      out += "\n          }\n        }";
+      devrt::Result<devrt::Target> target = devrt::detect_target(device);
+      out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {}\n        }}",
+                         target.ok() ? target->to_json() : "null",
+                         target.ok() ? "null" : json_string(target.status().message()));
     }
     out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
   }
   out += "\n  ]\n}\n";
   fmt::print("{}", out);
   return 0;
+}
+
+// host tensor -> device tensor -> DLPack export -> import -> host tensor -> verify.
+Status selftest_tensor(Device device) {
+  constexpr std::int64_t kRows = 129;
+  constexpr std::int64_t kCols = 67;
+  std::vector<float> values(kRows * kCols), back(kRows * kCols, 0.0f);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor on_device, devrt::Tensor::empty({kRows, kCols}, devrt::DataType::float32(), device));
+  DEVRT_RETURN_IF_ERROR(on_device.copy_from_host(values.data(), values.size() * sizeof(float)));
+  DEVRT_ASSIGN_OR_RETURN(DLManagedTensor * exported, on_device.to_dlpack());
+  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor imported, devrt::Tensor::from_dlpack(exported));
+  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor on_host, imported.to(devrt::kHostDevice));
+  DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
+  DEVRT_RETURN_IF_ERROR(on_host.copy_to_host(back.data(), back.size() * sizeof(float)));
+  if (std::memcmp(values.data(), back.data(), values.size() * sizeof(float)) != 0) {
+    return devrt::make_error(devrt::ErrorCode::internal, "selftest ", device, ": tensor round trip mismatch");
+  }
+  return Status();
 }
 
 // allocate -> host-to-device -> device-to-device -> device-to-host -> verify, on one device.
@@ -167,7 +202,7 @@ Status selftest_device(Device device) {
   if (workspace.data() == nullptr) {
     return devrt::make_error(devrt::ErrorCode::internal, "selftest ", device, ": empty workspace");
   }
-  return Status();
+  return selftest_tensor(device);
 }
 
 int selftest() {
@@ -190,7 +225,8 @@ int selftest() {
       Device device{backend.kind(), id};
       Status status = selftest_device(device);
       if (status.ok()) {
-        fmt::print("PASS {}: allocate, host->device, device->device, device->host, verify, workspace\n", device);
+        fmt::print("PASS {}: allocate, host->device, device->device, device->host, verify, workspace, tensor+DLPack\n",
+                   device);
         ++passed;
       } else {
         fmt::print("FAIL {}: {}\n", device, status);
@@ -203,10 +239,11 @@ int selftest() {
 }
 
 void usage(std::FILE* out) {
-  fmt::print(out, "usage: devrt-info [--json | --selftest | --version | --help]\n"
+  fmt::print(out, "usage: devrt-info [--json | --selftest | --build | --version | --help]\n"
                   "  (none)      list backends, devices and attributes\n"
                   "  --json      the same as JSON (see docs/devrt-info.md)\n"
-                  "  --selftest  allocate, copy and verify on every available device\n");
+                  "  --selftest  allocate, copy and verify on every available device\n"
+                  "  --build     how devrt was built, and which backends are available now\n");
 }
 
 } // namespace
@@ -217,6 +254,10 @@ int main(int argc, char** argv) {
     std::string_view arg = argv[1];
     if (arg == "--json") return list_json();
     if (arg == "--selftest") return selftest();
+    if (arg == "--build") {
+      fmt::print("{}", devrt::describe());
+      return 0;
+    }
     if (arg == "--version") {
       fmt::print("devrt-info {}\n", DEVRT_VERSION_STRING);
       return 0;

@@ -19,6 +19,7 @@
 #include <devrt/detail/no_destroy.hpp>
 #include <devrt/device.hpp>
 #include <devrt/status.hpp>
+#include <devrt/target.hpp>
 
 namespace devrt {
 
@@ -85,6 +86,12 @@ concept AddressableMemory = HostAccessibleMemory<B> || requires {
   requires B::addressable;
 };
 
+// Optional: describes a device as a compiler target (see devrt/target.hpp).
+template <class B>
+concept BackendTargetDetection = requires(B& b, std::int32_t device) {
+  { b.detect_target(device) } -> std::same_as<Result<Target>>;
+};
+
 namespace detail {
 
 // The one instance of a backend type in this process, created on first use, never destroyed.
@@ -106,6 +113,9 @@ inline std::int32_t export_status(const Status& status, devrt_error* err) noexce
 }
 
 void export_attribute(const AttributeValue& value, devrt_attribute_value* out) noexcept;
+// Copies `json` and its NUL into out[0..capacity), or returns out_of_range with *needed set.
+std::int32_t export_json(std::string_view json, char* out, std::size_t capacity, std::size_t* needed,
+                         devrt_error* err) noexcept;
 
 // Stores a Result's value through `out` (converted to the C type) or exports its error.
 template <class T, class Out>
@@ -167,6 +177,12 @@ struct Thunks {
   static std::int32_t stream_wait_event(std::int32_t device, void* stream, void* event, devrt_error* err) noexcept {
     return export_status(self().stream_wait_event(device, stream, event), err);
   }
+  static std::int32_t detect_target(std::int32_t device, char* json, std::size_t capacity, std::size_t* needed,
+                                    devrt_error* err) noexcept {
+    Result<Target> target = self().detect_target(device);
+    if (!target.ok()) return export_status(target.status(), err);
+    return export_json(target->to_json(), json, capacity, needed, err);
+  }
 };
 
 } // namespace detail
@@ -203,6 +219,7 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.event_query = &T::event_query;
       table.stream_wait_event = &T::stream_wait_event;
     }
+    if constexpr (BackendTargetDetection<B>) table.detect_target = &T::detect_target;
   }
   return table;
 }

@@ -93,7 +93,20 @@ typedef struct devrt_backend_table {
   int32_t (*event_synchronize)(int32_t device_id, void* event, devrt_error* err);
   int32_t (*event_query)(int32_t device_id, void* event, int32_t* out_complete, devrt_error* err);
   int32_t (*stream_wait_event)(int32_t device_id, void* stream, void* event, devrt_error* err);
+
+  /* ---- Optional tail: a table whose struct_size ends before a field does not have it. ---- */
+
+  /* Describes the device as a compiler target: writes a JSON object (devrt::Target::to_json) and
+   * its NUL into json[0..capacity). When capacity is too small returns 2 (out_of_range) and sets
+   * *needed to the bytes required. NULL when the backend cannot describe its devices. */
+  int32_t (*detect_target)(int32_t device_id, char* json, size_t capacity, size_t* needed, devrt_error* err);
 } devrt_backend_table;
+
+/* The smallest struct_size a table may have: everything before the optional tail. */
+#define DEVRT_BACKEND_TABLE_MIN_SIZE offsetof(devrt_backend_table, detect_target)
+/* True when `table` was built with field `field` (its struct_size covers it). */
+#define DEVRT_BACKEND_TABLE_HAS(table, field)                                                                          \
+  ((table)->struct_size >= offsetof(devrt_backend_table, field) + sizeof((table)->field) && (table)->field != NULL)
 
 #ifdef __cplusplus
 } /* extern "C" */

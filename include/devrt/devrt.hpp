@@ -4,13 +4,18 @@
 
 #include <devrt/attribute.hpp>
 #include <devrt/backend.hpp>
+#include <devrt/build_info.hpp>
 #include <devrt/config.hpp>
 #include <devrt/device.hpp>
+#include <devrt/dlpack.hpp>
+#include <devrt/dtype.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>
+#include <devrt/target.hpp>
+#include <devrt/tensor.hpp>
 #include <devrt/workspace.hpp>
 
 #endif // DEVRT_DEVRT_HPP

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -31,6 +32,7 @@ public:
   bool has_capability(std::uint32_t cap) const noexcept { return (table_->capabilities & cap) != 0; }
   bool has_events() const noexcept { return has_capability(DEVRT_CAP_EVENTS); }
   bool host_accessible() const noexcept { return has_capability(DEVRT_CAP_HOST_ACCESSIBLE); }
+  bool has_target_detection() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, detect_target); }
 
   // Ok when the backend can be used here, else `unavailable` with the reason. May load drivers.
   Status availability() const noexcept;
@@ -40,6 +42,9 @@ public:
   Status check_device(std::int32_t id) const noexcept;
   // One attribute; monostate when the backend does not report it.
   Result<AttributeValue> attribute(std::int32_t id, Attribute attribute) const noexcept;
+  // The device as a compiler target, in JSON (prefer devrt::detect_target, which parses and
+  // caches it). unsupported when the backend has no detector.
+  Result<std::string> detect_target(std::int32_t id) const noexcept;
 
   // Raw allocation (prefer Buffer). nbytes == 0 yields nullptr. alignment: a power of two.
   Result<void*> allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept;

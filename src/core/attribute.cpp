@@ -70,5 +70,18 @@ void export_attribute(const AttributeValue& value, devrt_attribute_value* out) n
   }
 }
 
+std::int32_t export_json(std::string_view json, char* out, std::size_t capacity, std::size_t* needed,
+                         devrt_error* err) noexcept {
+  *needed = json.size() + 1;
+  if (out == nullptr || capacity < json.size() + 1) {
+    return export_status(make_error(ErrorCode::out_of_range, "target JSON needs ", json.size() + 1, " bytes, ",
+                                    capacity, " given"),
+                         err);
+  }
+  json.copy(out, json.size());
+  out[json.size()] = '\0';
+  return 0;
+}
+
 } // namespace detail
 } // namespace devrt

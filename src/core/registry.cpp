@@ -140,6 +140,31 @@ Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribut
   }
 }
 
+Result<std::string> BackendRef::detect_target(std::int32_t id) const noexcept {
+  if (!has_target_detection()) {
+    return make_error(ErrorCode::unsupported, table_->name, ":", id, " detect_target: the ", table_->name,
+                      " backend cannot describe its devices as targets");
+  }
+  DEVRT_RETURN_IF_ERROR(availability());
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  std::string json(1024, '\0');
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::size_t needed = 0;
+    devrt_error err;
+    err.message[0] = '\0';
+    std::int32_t code = table_->detect_target(id, json.data(), json.size(), &needed, &err);
+    if (code == 0) {
+      json.resize(strnlen(json.data(), json.size()));
+      return json;
+    }
+    if (code != static_cast<std::int32_t>(ErrorCode::out_of_range) || needed <= json.size() || attempt == 1) {
+      return backend_error(table_, id, "detect_target", code, err);
+    }
+    json.assign(needed, '\0');
+  }
+  return make_error(ErrorCode::internal, table_->name, ":", id, " detect_target: unreachable");
+}
+
 Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (std::size_t{1} << 20)) {
     return make_error(ErrorCode::invalid_argument, table_->name, ":", id, " allocate(", nbytes, " bytes, align ",
@@ -252,9 +277,9 @@ Status Registry::add(const devrt_backend_table* table) noexcept {
     return make_error(ErrorCode::abi_mismatch, "registry: backend table has ABI version ", table->abi_version,
                       ", this devrt speaks ", DEVRT_BACKEND_ABI_VERSION);
   }
-  if (table->struct_size < sizeof(devrt_backend_table)) {
+  if (table->struct_size < DEVRT_BACKEND_TABLE_MIN_SIZE) {
     return make_error(ErrorCode::abi_mismatch, "registry: backend table is ", table->struct_size,
-                      " bytes, expected at least ", sizeof(devrt_backend_table));
+                      " bytes, expected at least ", DEVRT_BACKEND_TABLE_MIN_SIZE);
   }
   if (!valid_backend_name(table->name)) {
     return make_error(ErrorCode::invalid_argument, "registry: invalid backend name '", table->name,

@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <devrt/backend.hpp>
 
@@ -13,6 +15,17 @@ namespace devrt::cpu {
 // Copies n bytes between non-overlapping host ranges, as fast as this machine allows (memcpy, or
 // non-temporal stores for copies larger than the last-level cache). Thread-safe.
 void copy_bytes(void* dst, const void* src, std::size_t n) noexcept;
+
+// The SIMD width in 32-bit lanes that LLVM-style features give (TVM's get_simd_32bit_lanes):
+// 16 with +avx512f and +avx512bw, 8 with +avx2, else 4; for SVE, the vector length in lanes when
+// `sve_vector_bytes` is known. Thread-safe.
+std::int64_t simd_32bit_lanes(const std::vector<std::string>& mattr, std::int64_t sve_vector_bytes = 0) noexcept;
+
+// LLVM's -mcpu name for an x86 CPU from its cpuid vendor/family/model/stepping, or "" when
+// unknown. `level` is the x86-64 micro-architecture level (1..4) the features reach; a name
+// implying more than that (a hypervisor hid AVX-512, say) is not returned. Thread-safe.
+std::string_view x86_cpu_name(std::string_view vendor, unsigned family, unsigned model, unsigned stepping,
+                              int level) noexcept;
 
 // Stateless: every member is thread-safe. Streams and events are tokens, since every operation
 // has finished when it returns.
@@ -25,6 +38,8 @@ public:
   Status availability() noexcept { return Status(); }
   Result<std::int32_t> device_count() noexcept { return 1; }
   Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // kind "llvm": keys, mtriple, mcpu, mattr, model, num-cores, simd-32bit-lanes.
+  Result<Target> detect_target(std::int32_t device) noexcept;
 
   Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
   Status free(std::int32_t device, void* ptr) noexcept;
@@ -46,7 +61,8 @@ public:
   Status stream_wait_event(std::int32_t, void*, void*) noexcept { return Status(); }
 };
 
-static_assert(Backend<CpuBackend> && BackendEvents<CpuBackend> && HostAccessibleMemory<CpuBackend>);
+static_assert(Backend<CpuBackend> && BackendEvents<CpuBackend> && HostAccessibleMemory<CpuBackend> &&
+              BackendTargetDetection<CpuBackend>);
 
 } // namespace devrt::cpu
 

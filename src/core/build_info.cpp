@@ -1,0 +1,105 @@
+#include <devrt/build_info.hpp>
+
+#include <devrt/config.hpp>
+#include <devrt/registry.hpp>
+
+#include "build_info_config.hpp"
+#include "build_revision.hpp"
+
+namespace devrt {
+namespace {
+
+#define DEVRT_STRINGIFY_INNER(x) #x
+#define DEVRT_STRINGIFY(x) DEVRT_STRINGIFY_INNER(x)
+
+#if defined(__clang__)
+constexpr std::string_view kCompiler = "clang";
+constexpr std::string_view kCompilerVersion =
+    DEVRT_STRINGIFY(__clang_major__) "." DEVRT_STRINGIFY(__clang_minor__) "." DEVRT_STRINGIFY(__clang_patchlevel__);
+#elif defined(__GNUC__)
+constexpr std::string_view kCompiler = "gcc";
+constexpr std::string_view kCompilerVersion =
+    DEVRT_STRINGIFY(__GNUC__) "." DEVRT_STRINGIFY(__GNUC_MINOR__) "." DEVRT_STRINGIFY(__GNUC_PATCHLEVEL__);
+#else
+constexpr std::string_view kCompiler = "unknown";
+constexpr std::string_view kCompilerVersion = "unknown";
+#endif
+
+constexpr std::string_view cpp_standard() noexcept {
+  if (__cplusplus > 202002L) return "C++23";
+  if (__cplusplus >= 202002L) return "C++20";
+  return "C++17";
+}
+
+constexpr std::string_view or_none(std::string_view text) noexcept { return text.empty() ? "none" : text; }
+
+constexpr BuildInfo kBuildInfo{
+    DEVRT_VERSION_STRING,
+    DEVRT_BUILD_GIT_REVISION,
+    kCompiler,
+    kCompilerVersion,
+    cpp_standard(),
+    DEVRT_BUILD_TYPE,
+    DEVRT_BUILD_SANITIZERS,
+    DEVRT_BUILD_BACKENDS,
+    DEVRT_BUILD_PLUGINS != 0,
+    DEVRT_ENABLE_LOGGING != 0,
+    or_none(DEVRT_BUILD_DLPACK_VERSION),
+    or_none(DEVRT_BUILD_FMT_VERSION),
+    or_none(DEVRT_BUILD_CUDA_VERSION),
+    or_none(DEVRT_BUILD_VULKAN_VERSION),
+    or_none(DEVRT_BUILD_OPENCL_VERSION),
+};
+
+void line(std::string& out, std::string_view key, std::string_view value) {
+  out += "  ";
+  out += key;
+  out += ": ";
+  for (std::size_t i = key.size(); i < 18; ++i) out += ' ';
+  out += value;
+  out += '\n';
+}
+
+} // namespace
+
+const BuildInfo& build_info() noexcept { return kBuildInfo; }
+
+std::string describe() {
+  const BuildInfo& b = build_info();
+  std::string out = "devrt ";
+  out += b.version;
+  out += " (";
+  out += b.git_revision;
+  out += ")\n";
+  line(out, "compiler", std::string(b.compiler) + " " + std::string(b.compiler_version) + ", " +
+                            std::string(b.cpp_standard));
+  line(out, "build type", b.build_type);
+  line(out, "sanitizers", b.sanitizers);
+  line(out, "backends", b.backends);
+  line(out, "plugins", b.plugins ? "yes" : "no");
+  line(out, "logging", b.logging ? "yes" : "no");
+  line(out, "dlpack headers", b.dlpack_version);
+  line(out, "fmt", b.fmt_version);
+  line(out, "cuda toolkit", b.cuda_version);
+  line(out, "vulkan headers", b.vulkan_version);
+  line(out, "opencl headers", b.opencl_version);
+  out += "runtime:\n";
+  const Registry& registry = Registry::global();
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    BackendRef backend = registry.at(i);
+    Status status = backend.availability();
+    std::string value;
+    if (status.ok()) {
+      Result<std::int32_t> count = backend.device_count();
+      std::int32_t n = count.ok() ? *count : 0;
+      value = "available, " + std::to_string(n) + (n == 1 ? " device" : " devices");
+    } else {
+      value = "unavailable: ";
+      value += status.message();
+    }
+    line(out, backend.name(), value);
+  }
+  return out;
+}
+
+} // namespace devrt

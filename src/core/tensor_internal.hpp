@@ -1,0 +1,57 @@
+// What Tensor's storage is and the layout arithmetic shared by tensor.cpp and dlpack.cpp.
+#ifndef DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
+#define DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
+
+#include <devrt/memory.hpp>
+#include <devrt/tensor.hpp>
+#include <devrt/workspace.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace devrt::detail {
+
+struct TensorStorage {
+  std::atomic<std::uint32_t> refs{1};
+  Device device;
+  void* base = nullptr;
+  // Bytes reachable from base: the allocation's size, or for an imported tensor whose producer
+  // did not say, the extent its layout reaches.
+  std::size_t bytes = 0;
+  bool host_accessible = false;
+  // Exactly one owner is set (none for a zero-byte tensor).
+  Buffer buffer;
+  Workspace workspace;
+  DLManagedTensor* managed = nullptr;
+  dlpack::ManagedTensorVersioned* managed_versioned = nullptr;
+};
+
+// The byte range [begin, end) a layout reaches, relative to DLTensor::data.
+struct Layout {
+  std::int64_t numel = 0;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
+// Checks ndim, shape, dtype, byte_offset and strides (null: compact) and computes the reach,
+// without overflow. Errors name `call`.
+Status check_layout(const char* call, DataType dtype, std::int32_t ndim, const std::int64_t* shape,
+                    const std::int64_t* strides, std::uint64_t byte_offset, Layout* out) noexcept;
+bool is_compact(std::int32_t ndim, const std::int64_t* shape, const std::int64_t* strides) noexcept;
+void compact_strides(std::int32_t ndim, const std::int64_t* shape, std::int64_t* strides) noexcept;
+
+struct TensorAccess {
+  // Points `t` at `storage` (taking over one reference, released on failure) with this layout;
+  // null strides mean compact.
+  static Status init(Tensor& t, TensorStorage* storage, DataType dtype, std::int32_t ndim, const std::int64_t* shape,
+                     const std::int64_t* strides, std::uint64_t byte_offset) noexcept;
+  static void set_flags(Tensor& t, bool read_only, bool copied) noexcept {
+    t.read_only_ = read_only;
+    t.copied_ = copied;
+  }
+  static TensorStorage* storage(const Tensor& t) noexcept { return t.storage_; }
+};
+
+} // namespace devrt::detail
+
+#endif // DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
