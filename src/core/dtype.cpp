@@ -61,7 +61,8 @@ Result<DataType> parse_data_type(std::string_view text) noexcept {
   auto malformed = [&] { return make_error(ErrorCode::invalid_argument, "malformed dtype '", text, "'"); };
   std::string_view rest = text;
   std::uint16_t lanes = 1;
-  if (std::size_t x = rest.rfind('x'); x != std::string_view::npos && x + 1 < rest.size()) {
+  // "float32x4": lanes follow an 'x' that follows the bit count ("complex64" has an 'x' too).
+  if (std::size_t x = rest.rfind('x'); x != std::string_view::npos && x > 0 && rest[x - 1] >= '0' && rest[x - 1] <= '9') {
     unsigned value = 0;
     auto [end, ec] = std::from_chars(rest.data() + x + 1, rest.data() + rest.size(), value);
     if (ec != std::errc() || end != rest.data() + rest.size() || value == 0 || value > 0xffff) return malformed();

@@ -1,0 +1,148 @@
+#include "conformance.hpp"
+
+#include <cstdint>
+#include <cstring>
+
+using devrt::DataType;
+using devrt::Device;
+using devrt::ErrorCode;
+using devrt::Tensor;
+
+namespace {
+
+// Every device of every available backend: the other side of each copy pair.
+std::vector<Device> all_present_devices() {
+  std::vector<Device> out;
+  const devrt::Registry& registry = devrt::Registry::global();
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    devrt::BackendRef backend = registry.at(i);
+    if (!backend.availability().ok()) continue;
+    std::int32_t count = backend.device_count().value_or(0);
+    for (std::int32_t id = 0; id < count; ++id) out.push_back(Device{backend.kind(), id});
+  }
+  return out;
+}
+
+std::vector<float> sample(std::size_t n, float seed) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = seed + static_cast<float>(i) * 0.25f;
+  return v;
+}
+
+Tensor upload_tensor(Device device, const std::vector<float>& values, std::int64_t rows, std::int64_t cols) {
+  devrt::Result<Tensor> t = Tensor::empty({rows, cols}, DataType::float32(), device);
+  REQUIRE(t.ok());
+  REQUIRE(t->copy_from_host(values.data(), values.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  return std::move(t).value();
+}
+
+std::vector<float> download(const Tensor& t) {
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  REQUIRE(t.copy_to_host(out.data(), out.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(t.device())).ok());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("tensor copies round trip over every pair of present devices", "[conformance][tensor]") {
+  const std::vector<Device> others = all_present_devices();
+  for (const Device device : conformance::devices()) {
+    for (const Device other : others) {
+      INFO(devrt::to_string(device) << " <-> " << devrt::to_string(other));
+      for (std::int64_t rows : {1, 37}) {
+        const std::int64_t cols = 129;
+        std::vector<float> values = sample(static_cast<std::size_t>(rows * cols), static_cast<float>(rows));
+        Tensor here = upload_tensor(device, values, rows, cols);
+        devrt::Result<Tensor> there = Tensor::empty({rows, cols}, DataType::float32(), other);
+        REQUIRE(there.ok());
+        REQUIRE(there->copy_from(here).ok());
+        REQUIRE(devrt::synchronize(devrt::current_stream(other)).ok());
+        devrt::Result<Tensor> back = Tensor::empty({rows, cols}, DataType::float32(), device);
+        REQUIRE(back.ok());
+        REQUIRE(there->copy_to(*back).ok());
+        REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+        CHECK(download(*back) == values);
+        // Tensor::to: a compact copy on the other device.
+        devrt::Result<Tensor> moved = here.to(other);
+        REQUIRE(moved.ok());
+        REQUIRE(devrt::synchronize(devrt::current_stream(other)).ok());
+        CHECK(download(*moved) == values);
+      }
+    }
+  }
+}
+
+TEST_CASE("row slices copy between devices; strided ones work or say unsupported", "[conformance][tensor]") {
+  for (const Device device : conformance::devices()) {
+    INFO(devrt::to_string(device));
+    std::vector<float> values = sample(8 * 16, 1.0f);
+    Tensor t = upload_tensor(device, values, 8, 16);
+    devrt::Result<Tensor> rows = t.slice(0, 2, 5); // contiguous, at a byte offset
+    REQUIRE(rows.ok());
+    CHECK(rows->is_contiguous());
+    std::vector<float> got = download(*rows);
+    CHECK(std::vector<float>(got.begin(), got.end()) ==
+          std::vector<float>(values.begin() + 2 * 16, values.begin() + 5 * 16));
+    devrt::Result<Tensor> cols = t.slice(1, 3, 7);
+    REQUIRE(cols.ok());
+    devrt::Result<Tensor> host = Tensor::empty({8, 4}, DataType::float32());
+    REQUIRE(host.ok());
+    devrt::Status strided = host->copy_from(*cols);
+    if (strided.ok()) {
+      REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+      for (std::int64_t r = 0; r < 8; ++r) {
+        for (std::int64_t c = 0; c < 4; ++c) {
+          CHECK(host->host_data<float>()[r * 4 + c] == values[static_cast<std::size_t>(r * 16 + 3 + c)]);
+        }
+      }
+    } else {
+      CHECK(strided.code() == ErrorCode::unsupported);
+      CHECK(conformance::contains(strided.message(), "strided"));
+    }
+  }
+}
+
+TEST_CASE("DLPack round trip on every device", "[conformance][tensor][dlpack]") {
+  for (const Device device : conformance::devices()) {
+    INFO(devrt::to_string(device));
+    std::vector<float> values = sample(3 * 5, -2.0f);
+    for (bool versioned : {false, true}) {
+      for (bool pooled : {false, true}) {
+        devrt::Result<Tensor> t = Tensor::empty({3, 5}, DataType::float32(), device, {.from_workspace = pooled});
+        REQUIRE(t.ok());
+        REQUIRE(t->copy_from_host(values.data(), values.size() * sizeof(float)).ok());
+        devrt::Result<Tensor> back = [&]() -> devrt::Result<Tensor> {
+          if (versioned) {
+            devrt::Result<devrt::dlpack::ManagedTensorVersioned*> m = t->to_dlpack_versioned();
+            REQUIRE(m.ok());
+            CHECK(Device::from_dlpack((*m)->dl_tensor.device) == device);
+            return Tensor::from_dlpack(*m);
+          }
+          devrt::Result<DLManagedTensor*> m = t->to_dlpack();
+          REQUIRE(m.ok());
+          CHECK(Device::from_dlpack((*m)->dl_tensor.device) == device);
+          return Tensor::from_dlpack(*m);
+        }();
+        REQUIRE(back.ok());
+        t = devrt::make_error(ErrorCode::internal, "dropped"); // the import keeps the storage alive
+        CHECK(back->device() == device);
+        CHECK(back->dtype() == DataType::float32());
+        CHECK(download(*back) == values);
+      }
+    }
+  }
+}
+
+TEST_CASE("tensor errors on a device name the device", "[conformance][tensor]") {
+  for (const Device device : conformance::devices()) {
+    devrt::Result<Tensor> a = Tensor::empty({4}, DataType::float32(), device);
+    devrt::Result<Tensor> b = Tensor::empty({5}, DataType::float32(), device);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    devrt::Status status = a->copy_from(*b);
+    CHECK(status.code() == ErrorCode::invalid_argument);
+    CHECK(conformance::contains(status.message(), devrt::to_string(device)));
+  }
+}

@@ -1,0 +1,30 @@
+#include <devrt/devrt.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+TEST_CASE("build info names what devrt was built from", "[build_info]") {
+  const devrt::BuildInfo& info = devrt::build_info();
+  CHECK(info.version == DEVRT_VERSION_STRING);
+  CHECK_FALSE(info.git_revision.empty());
+  CHECK((info.compiler == "gcc" || info.compiler == "clang"));
+  CHECK(info.compiler_version.find('.') != std::string_view::npos);
+  CHECK(info.cpp_standard.substr(0, 3) == "C++");
+  CHECK_FALSE(info.build_type.empty());
+  CHECK(info.backends.substr(0, 3) == "cpu");
+  CHECK(info.dlpack_version.find('.') != std::string_view::npos);
+  CHECK_FALSE(info.plugins);
+  CHECK(info.logging == (DEVRT_ENABLE_LOGGING != 0));
+#if !DEVRT_WITH_CUDA
+  CHECK(info.cuda_version == "none");
+#endif
+}
+
+TEST_CASE("describe() adds what is available now", "[build_info]") {
+  std::string text = devrt::describe();
+  CHECK(text.rfind("devrt " DEVRT_VERSION_STRING, 0) == 0);
+  CHECK(text.find("runtime:") != std::string::npos);
+  CHECK(text.find("cpu:") != std::string::npos);
+  CHECK(text.find("available, 1 device") != std::string::npos);
+}
