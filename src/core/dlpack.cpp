@@ -59,6 +59,7 @@ struct Validated {
   DataType dtype;
   detail::Layout layout;
   const std::int64_t* strides = nullptr; // null: compact
+  bool addressable = false;
 };
 
 [[gnu::cold]] Status import_error(const char* call, const Status& status) noexcept {
@@ -92,6 +93,7 @@ Status validate(const DLTensor& dl, const ImportOptions& options, const char* ca
                       v->device);
   }
   const bool addressable = v->backend.host_accessible() || v->backend.has_capability(DEVRT_CAP_ADDRESSABLE);
+  v->addressable = addressable;
   const std::size_t alignment = v->dtype.alignment();
   const std::uintptr_t first =
       (addressable ? reinterpret_cast<std::uintptr_t>(dl.data) : 0) + static_cast<std::uintptr_t>(dl.byte_offset);
@@ -100,6 +102,16 @@ Status validate(const DLTensor& dl, const ImportOptions& options, const char* ca
                       " is not aligned to ", alignment, " bytes for ", v->dtype);
   }
   if (layout.numel == 0) return Status();
+  // DLTensor::data need not be the allocation's start: NumPy exports a row-reversed array with
+  // data at its first element and negative strides. Only a known allocation, or a handle (offsets
+  // count from the buffer's start), fixes where the memory begins.
+  if (options.allocation_bytes != 0 || !addressable) {
+    DEVRT_RETURN_IF_ERROR(detail::check_starts_inside(call, layout, "allocation"));
+  } else if (reinterpret_cast<std::uintptr_t>(dl.data) < static_cast<std::uint64_t>(-layout.begin) &&
+             layout.begin < 0) {
+    return make_error(ErrorCode::out_of_range, call, ": data ", dl.data, " - ", -layout.begin,
+                      " bytes wraps around the address space");
+  }
   if (options.allocation_bytes != 0 && static_cast<std::uint64_t>(layout.end) > options.allocation_bytes) {
     return make_error(ErrorCode::out_of_range, call, ": strides reach byte ", layout.end, " of a ",
                       options.allocation_bytes, "-byte allocation");
@@ -136,10 +148,11 @@ Result<Tensor> import_tensor(Managed* managed, const ImportOptions& options, con
     return status;
   }
   TensorStorage* storage = nullptr;
+  std::uint64_t byte_offset = dl.byte_offset;
   auto* ours = static_cast<TensorStorage*>(managed->manager_ctx);
   if (managed->deleter == &exported_deleter<Managed> && ours != nullptr && ours->base == dl.data) {
     // Our own export coming back: share its storage and let the export go.
-    if (v.layout.numel > 0 && static_cast<std::uint64_t>(v.layout.end) > ours->bytes) {
+    if (v.layout.numel > 0 && (v.layout.begin < 0 || static_cast<std::uint64_t>(v.layout.end) > ours->bytes)) {
       call_deleter(managed);
       return make_error(ErrorCode::out_of_range, call, ": strides reach byte ", v.layout.end, " of a ", ours->bytes,
                         "-byte storage");
@@ -155,12 +168,18 @@ Result<Tensor> import_tensor(Managed* managed, const ImportOptions& options, con
     storage->device = v.device;
     storage->base = dl.data;
     storage->bytes = options.allocation_bytes != 0 ? options.allocation_bytes : static_cast<std::size_t>(v.layout.end);
+    if (v.layout.begin < 0) {
+      // Start the storage at the lowest byte the strides reach, so offsets into it stay >= 0.
+      storage->base = static_cast<std::byte*>(dl.data) + v.layout.begin;
+      storage->bytes = static_cast<std::size_t>(v.layout.end - v.layout.begin);
+      byte_offset = dl.byte_offset + static_cast<std::uint64_t>(-v.layout.begin);
+    }
     storage->host_accessible = v.backend.host_accessible();
     set_owner(storage, managed);
     managed = nullptr; // the storage owns it now
   }
   Tensor tensor;
-  Status init = detail::TensorAccess::init(tensor, storage, v.dtype, dl.ndim, dl.shape, v.strides, dl.byte_offset);
+  Status init = detail::TensorAccess::init(tensor, storage, v.dtype, dl.ndim, dl.shape, v.strides, byte_offset);
   if (managed != nullptr) call_deleter(managed); // after init: it frees what dl points into
   if (!init.ok()) return init;
   detail::TensorAccess::set_flags(tensor, read_only, copied);

@@ -81,11 +81,13 @@ Status check_layout(const char* call, DataType dtype, std::int32_t ndim, const s
       __builtin_add_overflow(offset, high_bytes, &out->end)) {
     return make_error(ErrorCode::out_of_range, call, ": the strides reach beyond 64-bit byte offsets");
   }
-  if (out->begin < 0) {
-    return make_error(ErrorCode::out_of_range, call, ": strides reach ", -out->begin,
-                      " bytes before the start of the allocation");
-  }
   return Status();
+}
+
+Status check_starts_inside(const char* call, const Layout& layout, const char* what) noexcept {
+  if (layout.numel == 0 || layout.begin >= 0) return Status();
+  return make_error(ErrorCode::out_of_range, call, ": strides reach ", -layout.begin, " bytes before the start of the ",
+                    what);
 }
 
 bool is_compact(std::int32_t ndim, const std::int64_t* shape, const std::int64_t* strides) noexcept {
@@ -255,6 +257,7 @@ Result<Tensor> Tensor::view(std::span<const std::int64_t> shape, std::span<const
   detail::Layout layout;
   DEVRT_RETURN_IF_ERROR(
       detail::check_layout("Tensor::view", dtype_, ndim, shape.data(), stride_data, byte_offset, &layout));
+  DEVRT_RETURN_IF_ERROR(detail::check_starts_inside("Tensor::view", layout, "storage"));
   if (layout.numel > 0 && static_cast<std::uint64_t>(layout.end) > storage_->bytes) {
     return make_error(ErrorCode::out_of_range, "Tensor::view on ", device_, ": reaches byte ", layout.end,
                       " of a ", storage_->bytes, "-byte storage");

@@ -34,9 +34,11 @@ struct Layout {
 };
 
 // Checks ndim, shape, dtype, byte_offset and strides (null: compact) and computes the reach,
-// without overflow. Errors name `call`.
+// without overflow; the reach may start below 0 (negative strides). Errors name `call`.
 Status check_layout(const char* call, DataType dtype, std::int32_t ndim, const std::int64_t* shape,
                     const std::int64_t* strides, std::uint64_t byte_offset, Layout* out) noexcept;
+// out_of_range when the layout reaches below byte 0 of its `what` ("allocation", "storage").
+Status check_starts_inside(const char* call, const Layout& layout, const char* what) noexcept;
 bool is_compact(std::int32_t ndim, const std::int64_t* shape, const std::int64_t* strides) noexcept;
 void compact_strides(std::int32_t ndim, const std::int64_t* shape, std::int64_t* strides) noexcept;
 

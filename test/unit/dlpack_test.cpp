@@ -97,8 +97,14 @@ const std::vector<Rule>& rules() {
        },
        ErrorCode::out_of_range, "overflows"},
       {"stride overflows", [](DLTensor& t) { t.strides = g_max_strides; }, ErrorCode::out_of_range, "overflows"},
-      {"strides reach before the allocation", [](DLTensor& t) { t.strides = g_backwards_strides; },
-       ErrorCode::out_of_range, "before the start"},
+      {"strides reach before a known allocation", [](DLTensor& t) { t.strides = g_backwards_strides; },
+       ErrorCode::out_of_range, "before the start", 24},
+      {"strides reach below address 0",
+       [](DLTensor& t) {
+         t.strides = g_backwards_strides;
+         t.data = reinterpret_cast<void*>(std::uintptr_t{4});
+       },
+       ErrorCode::out_of_range, "wraps around"},
       {"strides reach past the allocation", [](DLTensor& t) { t.strides = g_wide_strides; }, ErrorCode::out_of_range,
        "24-byte allocation", 24},
       {"byte_offset beyond int64", [](DLTensor& t) { t.byte_offset = std::uint64_t{1} << 63; },
@@ -218,6 +224,24 @@ TEST_CASE("valid imports: compact, strided, negative strides, broadcast, empty",
     REQUIRE(compact.ok());
     const float* v = compact->host_data<float>();
     CHECK(std::vector<float>(v, v + 6) == std::vector<float>{3, 4, 5, 0, 1, 2});
+  }
+  SECTION("negative strides from data at the first element (NumPy's a[::-1])") {
+    Producer producer;
+    static std::int64_t reversed[2] = {-3, 1};
+    DLManagedTensor* m = producer.unversioned();
+    m->dl_tensor.strides = reversed;
+    m->dl_tensor.data = producer.values + 3;
+    devrt::Result<Tensor> tensor = Tensor::from_dlpack(m);
+    REQUIRE(tensor.ok());
+    CHECK(tensor->byte_offset() == 3 * sizeof(float)); // rebased onto the lowest byte it reaches
+    CHECK(tensor->data() == producer.values);
+    devrt::Result<Tensor> compact = tensor->to(devrt::kHostDevice);
+    REQUIRE(compact.ok());
+    const float* v = compact->host_data<float>();
+    CHECK(std::vector<float>(v, v + 6) == std::vector<float>{3, 4, 5, 0, 1, 2});
+    devrt::Result<Tensor> row = tensor->slice(0, 1, 2);
+    REQUIRE(row.ok());
+    CHECK(row->host_data<float>()[0] == 0.0f);
   }
   SECTION("zero strides (broadcast) are accepted") {
     Producer producer;
