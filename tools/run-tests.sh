@@ -1,12 +1,13 @@
 #!/bin/sh
 # The whole test suite, as CI runs it: a -Werror build, the same suite under ASan+UBSan and under
-# valgrind, the concurrent tests under TSan. Ends with one line "N passed, N failed".
+# valgrind, the concurrent tests under TSan, and the libFuzzer targets (clang-14, ASan+UBSan) for
+# DEVRT_FUZZ_SECONDS each (default 60). Ends with one line "N passed, N failed".
 #
-# DEVRT_TEST_CONFIGS selects configurations (default: "plain asan valgrind tsan").
+# DEVRT_TEST_CONFIGS selects configurations (default: "plain asan valgrind tsan fuzz").
 set -u
 cd "$(dirname "$0")/.."
 sh tools/install-deps.sh || exit 1
-configs=${DEVRT_TEST_CONFIGS:-plain asan valgrind tsan}
+configs=${DEVRT_TEST_CONFIGS:-plain asan valgrind tsan fuzz}
 logs=""
 failed_setup=0
 
@@ -38,6 +39,14 @@ for config in $configs; do
       setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dtools=false &&
         meson test -C build-tsan --print-errorlogs --logbase tsan --suite concurrency
       logs="$logs build-tsan/meson-logs/tsan.json" ;;
+    fuzz)
+      if [ ! -f build-fuzz/build.ninja ]; then
+        CXX=clang++-14 meson setup build-fuzz --werror -Dbench=disabled -Dfuzzing=true \
+          -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled -Dtools=false \
+          >build-fuzz.setup.log 2>&1 || cat build-fuzz.setup.log
+      fi
+      ninja -C build-fuzz && meson test -C build-fuzz --print-errorlogs --logbase fuzz --suite fuzz
+      logs="$logs build-fuzz/meson-logs/fuzz.json" ;;
     *) echo "unknown configuration '$config'"; failed_setup=$((failed_setup + 1)) ;;
   esac
 done

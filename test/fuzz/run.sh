@@ -1,0 +1,11 @@
+#!/bin/sh
+# Runs one libFuzzer target for DEVRT_FUZZ_SECONDS (default 60) from its seed corpus.
+# usage: run.sh <fuzzer> <seed corpus dir> <work dir>
+set -eu
+fuzzer=$1 seeds=$2 work=$3
+seconds=${DEVRT_FUZZ_SECONDS:-60}
+rm -rf "$work"
+mkdir -p "$work/corpus" "$work/artifacts"
+cp "$seeds"/* "$work/corpus/"
+exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$work/artifacts/" "$work/corpus"
