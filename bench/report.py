@@ -46,6 +46,19 @@ def main():
         if raw and ours:
             rows.append((f"pool alloc+free {size} B: {ours:.1f} ns vs aligned_alloc+free {raw:.1f} ns",
                          f"{raw / ours:.1f}x faster", "goal >= 4x"))
+    for name, goal in (("dlpack/roundtrip", "goal <= 100 ns"), ("dlpack/roundtrip_versioned", "goal <= 100 ns"),
+                       ("dlpack/import_foreign", "import + release")):
+        if ns(name):
+            rows.append((f"{name}: export + import + release", f"{ns(name):.1f} ns", goal))
+    for size in (64, 4 << 10, 1 << 20, 64 << 20):
+        raw, ours = ns(f"tensor_copy/raw_backend/{size}"), ns(f"tensor_copy/devrt/{size}")
+        if raw and ours:
+            rows.append((f"tensor copy {size} B: {ours:.1f} ns vs raw backend copy {raw:.1f} ns",
+                         f"{raw / ours:.2f}x", "ratio raw/devrt, goal ~1.0x"))
+    cold, warm = ns("target/detect_cpu_uncached"), ns("target/detect_cpu_cached")
+    if cold and warm:
+        rows.append((f"CPU target detection: {cold / 1e3:.1f} us uncached, {warm:.0f} ns cached",
+                     f"{cold / warm:.0f}x", "cache gain"))
     empty, ready = ns("startup/empty_main"), ns("startup/registry_ready")
     if empty and ready:
         rows.append((f"process start to registry ready: {ready / 1e3:.0f} us (empty main {empty / 1e3:.0f} us)",

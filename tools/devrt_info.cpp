@@ -167,7 +167,8 @@ Status selftest_tensor(Device device) {
   constexpr std::int64_t kCols = 67;
   std::vector<float> values(kRows * kCols), back(kRows * kCols, 0.0f);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f - 7.0f;
-  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor on_device, devrt::Tensor::empty({kRows, kCols}, devrt::DataType::float32(), device));
+  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor on_device,
+                         devrt::Tensor::empty({kRows, kCols}, devrt::DataType::float32(), device));
   DEVRT_RETURN_IF_ERROR(on_device.copy_from_host(values.data(), values.size() * sizeof(float)));
   DEVRT_ASSIGN_OR_RETURN(DLManagedTensor * exported, on_device.to_dlpack());
   DEVRT_ASSIGN_OR_RETURN(devrt::Tensor imported, devrt::Tensor::from_dlpack(exported));

@@ -42,9 +42,7 @@ struct DataType {
     return scalar != 0 && (scalar & (scalar - 1)) == 0 ? scalar : 1;
   }
 
-  DLDataType to_dlpack() const noexcept {
-    return DLDataType{static_cast<std::uint8_t>(code), bits, lanes};
-  }
+  DLDataType to_dlpack() const noexcept { return DLDataType{static_cast<std::uint8_t>(code), bits, lanes}; }
   static constexpr DataType from_dlpack(const DLDataType& type) noexcept {
     return DataType{static_cast<DataTypeCode>(type.code), type.bits, type.lanes};
   }

@@ -61,8 +61,8 @@ public:
   // overflows), out_of_memory, unavailable. Thread-safe.
   static Result<Tensor> empty(std::span<const std::int64_t> shape, DataType dtype, Device device = kHostDevice,
                               TensorOptions options = {}) noexcept;
-  static Result<Tensor> empty(std::initializer_list<std::int64_t> shape, DataType dtype,
-                              Device device = kHostDevice, TensorOptions options = {}) noexcept {
+  static Result<Tensor> empty(std::initializer_list<std::int64_t> shape, DataType dtype, Device device = kHostDevice,
+                              TensorOptions options = {}) noexcept {
     return empty(std::span<const std::int64_t>(shape.begin(), shape.size()), dtype, device, options);
   }
 

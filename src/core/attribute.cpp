@@ -74,9 +74,9 @@ std::int32_t export_json(std::string_view json, char* out, std::size_t capacity,
                          devrt_error* err) noexcept {
   *needed = json.size() + 1;
   if (out == nullptr || capacity < json.size() + 1) {
-    return export_status(make_error(ErrorCode::out_of_range, "target JSON needs ", json.size() + 1, " bytes, ",
-                                    capacity, " given"),
-                         err);
+    return export_status(
+        make_error(ErrorCode::out_of_range, "target JSON needs ", json.size() + 1, " bytes, ", capacity, " given"),
+        err);
   }
   json.copy(out, json.size());
   out[json.size()] = '\0';

@@ -71,8 +71,8 @@ std::string describe() {
   out += " (";
   out += b.git_revision;
   out += ")\n";
-  line(out, "compiler", std::string(b.compiler) + " " + std::string(b.compiler_version) + ", " +
-                            std::string(b.cpp_standard));
+  line(out, "compiler",
+       std::string(b.compiler) + " " + std::string(b.compiler_version) + ", " + std::string(b.cpp_standard));
   line(out, "build type", b.build_type);
   line(out, "sanitizers", b.sanitizers);
   line(out, "backends", b.backends);

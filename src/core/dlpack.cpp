@@ -80,13 +80,15 @@ Status validate(const DLTensor& dl, const ImportOptions& options, const char* ca
   if (Status device = v->backend.check_device(v->device.id); !device.ok()) return import_error(call, device);
   v->dtype = DataType::from_dlpack(dl.dtype);
   v->strides = dl.strides;
-  // Check the shape before deriving compact strides from it.
-  DEVRT_RETURN_IF_ERROR(detail::check_layout(call, v->dtype, dl.ndim, dl.shape, nullptr, 0, &v->layout));
   std::int64_t compact[Tensor::kMaxDims];
-  if (dl.strides == nullptr) detail::compact_strides(dl.ndim, dl.shape, compact);
-  DEVRT_RETURN_IF_ERROR(detail::check_layout(call, v->dtype, dl.ndim, dl.shape,
-                                             dl.strides != nullptr ? dl.strides : compact, dl.byte_offset,
-                                             &v->layout));
+  const std::int64_t* strides = dl.strides;
+  if (strides == nullptr) {
+    // Compact strides come from the shape, so check the shape first.
+    DEVRT_RETURN_IF_ERROR(detail::check_layout(call, v->dtype, dl.ndim, dl.shape, nullptr, 0, &v->layout));
+    detail::compact_strides(dl.ndim, dl.shape, compact);
+    strides = compact;
+  }
+  DEVRT_RETURN_IF_ERROR(detail::check_layout(call, v->dtype, dl.ndim, dl.shape, strides, dl.byte_offset, &v->layout));
   const detail::Layout& layout = v->layout;
   if (dl.data == nullptr && layout.numel > 0) {
     return make_error(ErrorCode::invalid_argument, call, ": data is null for ", layout.numel, " elements on ",
@@ -157,7 +159,8 @@ Result<Tensor> import_tensor(Managed* managed, const ImportOptions& options, con
       return make_error(ErrorCode::out_of_range, call, ": strides reach byte ", v.layout.end, " of a ", ours->bytes,
                         "-byte storage");
     }
-    detail::retain(ours);
+    // Take over the export's reference instead of adding one and dropping it in the deleter;
+    // what remains of the deleter's work is freeing the block, after init() below.
     storage = ours;
   } else {
     storage = new (std::nothrow) TensorStorage();
@@ -180,7 +183,7 @@ Result<Tensor> import_tensor(Managed* managed, const ImportOptions& options, con
   }
   Tensor tensor;
   Status init = detail::TensorAccess::init(tensor, storage, v.dtype, dl.ndim, dl.shape, v.strides, byte_offset);
-  if (managed != nullptr) call_deleter(managed); // after init: it frees what dl points into
+  if (managed != nullptr) std::free(managed); // our own export's block; dl points into it, so after init
   if (!init.ok()) return init;
   detail::TensorAccess::set_flags(tensor, read_only, copied);
   return tensor;

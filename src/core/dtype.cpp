@@ -16,8 +16,7 @@ std::string_view code_name(DataTypeCode code) noexcept {
 
 Status check_data_type(DataType type) noexcept {
   if (code_name(type.code).empty()) {
-    return make_error(ErrorCode::invalid_argument, "dtype ", type, ": unknown type code ",
-                      static_cast<int>(type.code));
+    return make_error(ErrorCode::invalid_argument, "dtype ", type, ": unknown type code ", static_cast<int>(type.code));
   }
   if (type.bits == 0) return make_error(ErrorCode::invalid_argument, "dtype ", type, ": 0 bits per element");
   if (type.lanes == 0) return make_error(ErrorCode::invalid_argument, "dtype ", type, ": 0 lanes");
@@ -62,7 +61,8 @@ Result<DataType> parse_data_type(std::string_view text) noexcept {
   std::string_view rest = text;
   std::uint16_t lanes = 1;
   // "float32x4": lanes follow an 'x' that follows the bit count ("complex64" has an 'x' too).
-  if (std::size_t x = rest.rfind('x'); x != std::string_view::npos && x > 0 && rest[x - 1] >= '0' && rest[x - 1] <= '9') {
+  if (std::size_t x = rest.rfind('x');
+      x != std::string_view::npos && x > 0 && rest[x - 1] >= '0' && rest[x - 1] <= '9') {
     unsigned value = 0;
     auto [end, ec] = std::from_chars(rest.data() + x + 1, rest.data() + rest.size(), value);
     if (ec != std::errc() || end != rest.data() + rest.size() || value == 0 || value > 0xffff) return malformed();

@@ -201,7 +201,8 @@ private:
     return true;
   }
   void skip_space() noexcept {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
   const Target::Value* find_pending(std::string_view key) const noexcept {
@@ -437,9 +438,8 @@ Result<Target> Target::from_json(std::string_view json) noexcept { return Target
 namespace {
 
 // TVM's detect_target_from_device covers these kinds.
-constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,    DeviceKind::cuda,  DeviceKind::rocm,
-                                          DeviceKind::opencl, DeviceKind::vulkan, DeviceKind::metal,
-                                          DeviceKind::hexagon};
+constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,    DeviceKind::cuda,  DeviceKind::rocm,   DeviceKind::opencl,
+                                          DeviceKind::vulkan, DeviceKind::metal, DeviceKind::hexagon};
 
 struct TargetCache {
   detail::Mutex mutex;
@@ -470,8 +470,8 @@ Result<Target> detect_target(Device device) noexcept {
     }
     std::string_view name = device_kind_name(device.kind);
     return make_error(ErrorCode::invalid_argument, "auto detection for device kind ",
-                      name.empty() ? std::string_view("(unknown)") : name, " is not supported; supported kinds: ",
-                      kinds.view());
+                      name.empty() ? std::string_view("(unknown)") : name,
+                      " is not supported; supported kinds: ", kinds.view());
   }
   TargetCache& cache = target_cache();
   {
@@ -489,8 +489,8 @@ Result<Target> detect_target(Device device) noexcept {
   }
   Result<Target> target = Target::from_json(*json);
   if (!target.ok()) {
-    return make_error(ErrorCode::internal, backend->name(), ":", device.id, " detect_target: ",
-                      target.status().message());
+    return make_error(ErrorCode::internal, backend->name(), ":", device.id,
+                      " detect_target: ", target.status().message());
   }
   detail::LockGuard lock(cache.mutex);
   for (const auto& entry : cache.entries) {

@@ -70,8 +70,7 @@ Status check_layout(const char* call, DataType dtype, std::int32_t ndim, const s
     bool bad = __builtin_mul_overflow(shape[i] - 1, stride, &reach);
     bad = bad || (reach < 0 ? __builtin_add_overflow(low, reach, &low) : __builtin_add_overflow(high, reach, &high));
     if (bad) {
-      return make_error(ErrorCode::out_of_range, call, ": stride ", stride, " of dimension ", i,
-                        " overflows 64 bits");
+      return make_error(ErrorCode::out_of_range, call, ": stride ", stride, " of dimension ", i, " overflows 64 bits");
     }
   }
   std::int64_t low_bytes = 0;
@@ -127,7 +126,9 @@ Tensor::Tensor(Tensor&& other) noexcept
       heap_dims_(std::exchange(other.heap_dims_, nullptr)), device_(other.device_), dtype_(other.dtype_),
       ndim_(std::exchange(other.ndim_, 0)), read_only_(other.read_only_), copied_(other.copied_),
       host_accessible_(other.host_accessible_) {
-  if (heap_dims_ == nullptr) std::memcpy(inline_dims_, other.inline_dims_, sizeof inline_dims_);
+  if (heap_dims_ == nullptr && ndim_ > 0) {
+    std::memcpy(inline_dims_, other.inline_dims_, sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim_));
+  }
 }
 
 Tensor& Tensor::operator=(const Tensor& other) noexcept {
@@ -147,12 +148,12 @@ Tensor::~Tensor() { reset(); }
 
 void Tensor::reset() noexcept {
   if (storage_ != nullptr) detail::release(std::exchange(storage_, nullptr));
-  std::free(std::exchange(heap_dims_, nullptr));
+  if (heap_dims_ != nullptr) std::free(std::exchange(heap_dims_, nullptr));
   ndim_ = 0;
 }
 
 bool Tensor::resize_dims(std::int32_t ndim) noexcept {
-  std::free(std::exchange(heap_dims_, nullptr));
+  if (heap_dims_ != nullptr) std::free(std::exchange(heap_dims_, nullptr));
   ndim_ = 0;
   if (ndim > kInlineDims) {
     heap_dims_ = static_cast<std::int64_t*>(std::malloc(sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim)));
@@ -244,8 +245,8 @@ Result<Tensor> Tensor::view(std::span<const std::int64_t> shape, std::span<const
                             std::uint64_t byte_offset) const noexcept {
   if (!defined()) return make_error(ErrorCode::invalid_argument, "Tensor::view: undefined tensor");
   if (shape.size() > static_cast<std::size_t>(kMaxDims) || (!strides.empty() && strides.size() != shape.size())) {
-    return make_error(ErrorCode::invalid_argument, "Tensor::view on ", device_, ": ", shape.size(),
-                      " dimensions with ", strides.size(), " strides");
+    return make_error(ErrorCode::invalid_argument, "Tensor::view on ", device_, ": ", shape.size(), " dimensions with ",
+                      strides.size(), " strides");
   }
   const auto ndim = static_cast<std::int32_t>(shape.size());
   std::int64_t compact[kMaxDims];
@@ -259,8 +260,8 @@ Result<Tensor> Tensor::view(std::span<const std::int64_t> shape, std::span<const
       detail::check_layout("Tensor::view", dtype_, ndim, shape.data(), stride_data, byte_offset, &layout));
   DEVRT_RETURN_IF_ERROR(detail::check_starts_inside("Tensor::view", layout, "storage"));
   if (layout.numel > 0 && static_cast<std::uint64_t>(layout.end) > storage_->bytes) {
-    return make_error(ErrorCode::out_of_range, "Tensor::view on ", device_, ": reaches byte ", layout.end,
-                      " of a ", storage_->bytes, "-byte storage");
+    return make_error(ErrorCode::out_of_range, "Tensor::view on ", device_, ": reaches byte ", layout.end, " of a ",
+                      storage_->bytes, "-byte storage");
   }
   if (byte_offset % dtype_.alignment() != 0) {
     return make_error(ErrorCode::invalid_argument, "Tensor::view on ", device_, ": byte offset ", byte_offset,
@@ -345,8 +346,8 @@ void copy_strided_host(const Tensor& src, const Tensor& dst) noexcept {
                   static_cast<std::size_t>(inner * itemsize));
     } else {
       for (std::int64_t j = 0; j < inner; ++j) {
-        std::memcpy(dst_base + (dst_offset + j * dst_inner) * itemsize, src_base + (src_offset + j * src_inner) * itemsize,
-                    static_cast<std::size_t>(itemsize));
+        std::memcpy(dst_base + (dst_offset + j * dst_inner) * itemsize,
+                    src_base + (src_offset + j * src_inner) * itemsize, static_cast<std::size_t>(itemsize));
       }
     }
     std::int32_t d = ndim - 2;
@@ -361,7 +362,8 @@ void copy_strided_host(const Tensor& src, const Tensor& dst) noexcept {
 } // namespace
 
 Status Tensor::copy_from(const Tensor& src, StreamRef stream) const noexcept {
-  if (!defined() || !src.defined()) return make_error(ErrorCode::invalid_argument, "Tensor::copy_from: undefined tensor");
+  if (!defined() || !src.defined())
+    return make_error(ErrorCode::invalid_argument, "Tensor::copy_from: undefined tensor");
   if (read_only_) {
     return make_error(ErrorCode::invalid_argument, "Tensor::copy_from ", src.device_, " -> ", device_,
                       ": the destination is read-only");
@@ -391,7 +393,8 @@ Status Tensor::copy_from(const Tensor& src, StreamRef stream) const noexcept {
     detail::Layout b;
     DEVRT_RETURN_IF_ERROR(
         detail::check_layout("Tensor::copy_from", dtype_, ndim_, src.dims(), src.dims() + ndim_, src.byte_offset_, &a));
-    DEVRT_RETURN_IF_ERROR(detail::check_layout("Tensor::copy_from", dtype_, ndim_, dims(), dims() + ndim_, byte_offset_, &b));
+    DEVRT_RETURN_IF_ERROR(
+        detail::check_layout("Tensor::copy_from", dtype_, ndim_, dims(), dims() + ndim_, byte_offset_, &b));
     if (a.begin < b.end && b.begin < a.end) {
       return make_error(ErrorCode::invalid_argument, "Tensor::copy_from on ", device_,
                         ": source and destination overlap in the same storage");

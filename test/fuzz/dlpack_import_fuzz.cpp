@@ -36,14 +36,14 @@ void count_deleter(DLManagedTensor*) { ++g_deleted; }
 void count_versioned_deleter(devrt::dlpack::ManagedTensorVersioned*) { ++g_deleted; }
 
 enum Flags : std::uint16_t {
-  kDataMask = 3,              // 0: null, 1: buffer, 2: buffer + 1, 3: buffer + chosen offset
-  kNullStrides = 1u << 2,     // strides == nullptr
-  kVersioned = 1u << 3,       // DLManagedTensorVersioned
-  kReadOnly = 1u << 4,        // versioned READ_ONLY flag
-  kKnownSize = 1u << 5,       // ImportOptions::allocation_bytes = buffer size
-  kRawValues = 1u << 6,       // shapes and strides as raw 64-bit values instead of small ones
-  kRawByteOffset = 1u << 7,   // byte_offset as a raw 64-bit value
-  kRawDevice = 1u << 8,       // device type as a raw 32-bit value
+  kDataMask = 3,            // 0: null, 1: buffer, 2: buffer + 1, 3: buffer + chosen offset
+  kNullStrides = 1u << 2,   // strides == nullptr
+  kVersioned = 1u << 3,     // DLManagedTensorVersioned
+  kReadOnly = 1u << 4,      // versioned READ_ONLY flag
+  kKnownSize = 1u << 5,     // ImportOptions::allocation_bytes = buffer size
+  kRawValues = 1u << 6,     // shapes and strides as raw 64-bit values instead of small ones
+  kRawByteOffset = 1u << 7, // byte_offset as a raw 64-bit value
+  kRawDevice = 1u << 8,     // device type as a raw 32-bit value
 };
 
 void exercise(const devrt::Tensor& tensor, bool known_size) {
@@ -115,9 +115,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* input, std::size_t siz
 
   // A known size counts from `data`, as a producer would report it.
   const std::size_t data_at = data != nullptr ? static_cast<std::size_t>(static_cast<std::uint8_t*>(data) - buffer) : 0;
-  const std::size_t known = (flags & kKnownSize) != 0 && data != nullptr && data_at < buffer_bytes
-                                ? buffer_bytes - data_at
-                                : 0;
+  const std::size_t known =
+      (flags & kKnownSize) != 0 && data != nullptr && data_at < buffer_bytes ? buffer_bytes - data_at : 0;
   devrt::ImportOptions options{known};
   g_deleted = 0;
   {

@@ -60,7 +60,8 @@ int import_to_host(Managed* managed, void* out, std::size_t nbytes, std::int64_t
   devrt::Result<devrt::Tensor> tensor = devrt::Tensor::from_dlpack(managed);
   if (!tensor.ok()) return fail(tensor.status());
   *ndim = tensor->ndim();
-  for (std::int32_t i = 0; i < tensor->ndim() && i < max_ndim; ++i) shape[i] = tensor->shape()[static_cast<std::size_t>(i)];
+  for (std::int32_t i = 0; i < tensor->ndim() && i < max_ndim; ++i)
+    shape[i] = tensor->shape()[static_cast<std::size_t>(i)];
   std::string name = devrt::to_string(tensor->dtype());
   std::snprintf(dtype, dtype_capacity, "%s", name.c_str());
   devrt::Result<devrt::Tensor> compact = tensor->to(devrt::kHostDevice);
@@ -117,8 +118,8 @@ void shim_capsule_destructor(void* capsule) {
     auto* m = static_cast<DLManagedTensor*>(get_pointer(capsule, devrt::dlpack::kCapsuleName));
     if (m != nullptr && m->deleter != nullptr) m->deleter(m);
   } else if (is_valid(capsule, devrt::dlpack::kVersionedCapsuleName) != 0) {
-    auto* m = static_cast<devrt::dlpack::ManagedTensorVersioned*>(
-        get_pointer(capsule, devrt::dlpack::kVersionedCapsuleName));
+    auto* m =
+        static_cast<devrt::dlpack::ManagedTensorVersioned*>(get_pointer(capsule, devrt::dlpack::kVersionedCapsuleName));
     if (m != nullptr && m->deleter != nullptr) m->deleter(m);
   }
 }

@@ -34,15 +34,15 @@ struct NamedModel {
 
 // Intel family 6 models LLVM has a -mcpu for (client and server parts).
 constexpr NamedModel kIntelFamily6[] = {
-    {0x2a, "sandybridge", 2},   {0x2d, "sandybridge", 2},   {0x3a, "ivybridge", 2},     {0x3e, "ivybridge", 2},
-    {0x3c, "haswell", 3},       {0x3f, "haswell", 3},       {0x45, "haswell", 3},       {0x46, "haswell", 3},
-    {0x3d, "broadwell", 3},     {0x47, "broadwell", 3},     {0x4f, "broadwell", 3},     {0x56, "broadwell", 3},
-    {0x4e, "skylake", 3},       {0x5e, "skylake", 3},       {0x8e, "skylake", 3},       {0x9e, "skylake", 3},
-    {0xa5, "skylake", 3},       {0xa6, "skylake", 3},       {0x66, "cannonlake", 4},    {0x7d, "icelake-client", 4},
+    {0x2a, "sandybridge", 2},    {0x2d, "sandybridge", 2},    {0x3a, "ivybridge", 2},      {0x3e, "ivybridge", 2},
+    {0x3c, "haswell", 3},        {0x3f, "haswell", 3},        {0x45, "haswell", 3},        {0x46, "haswell", 3},
+    {0x3d, "broadwell", 3},      {0x47, "broadwell", 3},      {0x4f, "broadwell", 3},      {0x56, "broadwell", 3},
+    {0x4e, "skylake", 3},        {0x5e, "skylake", 3},        {0x8e, "skylake", 3},        {0x9e, "skylake", 3},
+    {0xa5, "skylake", 3},        {0xa6, "skylake", 3},        {0x66, "cannonlake", 4},     {0x7d, "icelake-client", 4},
     {0x7e, "icelake-client", 4}, {0x6a, "icelake-server", 4}, {0x6c, "icelake-server", 4}, {0x8c, "tigerlake", 4},
-    {0x8d, "tigerlake", 4},     {0x97, "alderlake", 3},     {0x9a, "alderlake", 3},     {0xb7, "raptorlake", 3},
-    {0xba, "raptorlake", 3},    {0xbf, "raptorlake", 3},    {0xaa, "meteorlake", 3},    {0x8f, "sapphirerapids", 4},
-    {0xcf, "emeraldrapids", 4}, {0xad, "graniterapids", 4}, {0xae, "graniterapids", 4},
+    {0x8d, "tigerlake", 4},      {0x97, "alderlake", 3},      {0x9a, "alderlake", 3},      {0xb7, "raptorlake", 3},
+    {0xba, "raptorlake", 3},     {0xbf, "raptorlake", 3},     {0xaa, "meteorlake", 3},     {0x8f, "sapphirerapids", 4},
+    {0xcf, "emeraldrapids", 4},  {0xad, "graniterapids", 4},  {0xae, "graniterapids", 4},
 };
 
 } // namespace
@@ -171,8 +171,7 @@ X86Description describe_x86() {
   if (d.level == 2 && has("+avx2") && has("+fma") && has("+bmi") && has("+bmi2") && has("+f16c") && has("+lzcnt") &&
       has("+movbe"))
     d.level = 3;
-  if (d.level == 3 && has("+avx512f") && has("+avx512bw") && has("+avx512cd") && has("+avx512dq") &&
-      has("+avx512vl"))
+  if (d.level == 3 && has("+avx512f") && has("+avx512bw") && has("+avx512cd") && has("+avx512dq") && has("+avx512vl"))
     d.level = 4;
 
   if (cpuid(0x80000000).eax >= 0x80000004) {
