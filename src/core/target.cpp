@@ -465,7 +465,7 @@ Result<Target> detect_target(Device device) noexcept {
   if (std::find(std::begin(kDetectionKinds), std::end(kDetectionKinds), device.kind) == std::end(kDetectionKinds)) {
     detail::MessageBuilder kinds;
     for (DeviceKind kind : kDetectionKinds) {
-      if (kinds.view().size() != 0) kinds.append(", ");
+      if (!kinds.view().empty()) kinds.append(", ");
       kinds.append(device_kind_name(kind));
     }
     std::string_view name = device_kind_name(device.kind);

@@ -1,7 +1,9 @@
 #include "conformance.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 using devrt::DataType;
 using devrt::Device;
@@ -145,4 +147,64 @@ TEST_CASE("tensor errors on a device name the device", "[conformance][tensor]") 
     CHECK(status.code() == ErrorCode::invalid_argument);
     CHECK(conformance::contains(status.message(), devrt::to_string(device)));
   }
+}
+
+namespace {
+std::atomic<int> g_foreign_deleted{0};
+void count_foreign_deleter(DLManagedTensor*) { g_foreign_deleted.fetch_add(1); }
+} // namespace
+
+TEST_CASE("tensor references and DLPack exchange across threads release storage once",
+          "[conformance][tensor][concurrency]") {
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 2000;
+  for (const Device device : conformance::devices()) {
+    INFO(devrt::to_string(device));
+    devrt::Result<Tensor> owner = Tensor::empty({16, 16}, DataType::float32(), device);
+    REQUIRE(owner.ok());
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&owner, &failures] {
+        for (int i = 0; i < kRounds; ++i) {
+          Tensor copy = *owner; // shares the storage
+          devrt::Result<DLManagedTensor*> exported = copy.to_dlpack();
+          if (!exported.ok()) {
+            failures.fetch_add(1);
+            continue;
+          }
+          devrt::Result<Tensor> back = Tensor::from_dlpack(*exported);
+          if (!back.ok() || back->data() != owner->data()) failures.fetch_add(1);
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    CHECK(failures.load() == 0);
+  }
+  // A foreign producer's deleter runs once, on whichever thread drops the last reference.
+  g_foreign_deleted = 0;
+  alignas(64) static float values[64];
+  static std::int64_t shape[1] = {64};
+  DLManagedTensor managed{};
+  managed.dl_tensor.data = values;
+  managed.dl_tensor.device = devrt::kHostDevice.to_dlpack();
+  managed.dl_tensor.ndim = 1;
+  managed.dl_tensor.dtype = DataType::float32().to_dlpack();
+  managed.dl_tensor.shape = shape;
+  managed.deleter = &count_foreign_deleter;
+  {
+    devrt::Result<Tensor> shared = Tensor::from_dlpack(&managed);
+    REQUIRE(shared.ok());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([copy = *shared]() mutable {
+        for (int i = 0; i < kRounds; ++i) {
+          Tensor again = copy;
+          copy = again;
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  CHECK(g_foreign_deleted.load() == 1);
 }

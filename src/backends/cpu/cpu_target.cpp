@@ -28,42 +28,42 @@ namespace {
 
 struct NamedModel {
   unsigned model;
+  int level; // the x86-64 micro-architecture level the name implies
   std::string_view name;
-  int level;
 };
 
 // Intel family 6 models LLVM has a -mcpu for (client and server parts).
 constexpr NamedModel kIntelFamily6[] = {
-    {0x2a, "sandybridge", 2},    {0x2d, "sandybridge", 2},    {0x3a, "ivybridge", 2},      {0x3e, "ivybridge", 2},
-    {0x3c, "haswell", 3},        {0x3f, "haswell", 3},        {0x45, "haswell", 3},        {0x46, "haswell", 3},
-    {0x3d, "broadwell", 3},      {0x47, "broadwell", 3},      {0x4f, "broadwell", 3},      {0x56, "broadwell", 3},
-    {0x4e, "skylake", 3},        {0x5e, "skylake", 3},        {0x8e, "skylake", 3},        {0x9e, "skylake", 3},
-    {0xa5, "skylake", 3},        {0xa6, "skylake", 3},        {0x66, "cannonlake", 4},     {0x7d, "icelake-client", 4},
-    {0x7e, "icelake-client", 4}, {0x6a, "icelake-server", 4}, {0x6c, "icelake-server", 4}, {0x8c, "tigerlake", 4},
-    {0x8d, "tigerlake", 4},      {0x97, "alderlake", 3},      {0x9a, "alderlake", 3},      {0xb7, "raptorlake", 3},
-    {0xba, "raptorlake", 3},     {0xbf, "raptorlake", 3},     {0xaa, "meteorlake", 3},     {0x8f, "sapphirerapids", 4},
-    {0xcf, "emeraldrapids", 4},  {0xad, "graniterapids", 4},  {0xae, "graniterapids", 4},
+    {0x2a, 2, "sandybridge"},    {0x2d, 2, "sandybridge"},    {0x3a, 2, "ivybridge"},      {0x3e, 2, "ivybridge"},
+    {0x3c, 3, "haswell"},        {0x3f, 3, "haswell"},        {0x45, 3, "haswell"},        {0x46, 3, "haswell"},
+    {0x3d, 3, "broadwell"},      {0x47, 3, "broadwell"},      {0x4f, 3, "broadwell"},      {0x56, 3, "broadwell"},
+    {0x4e, 3, "skylake"},        {0x5e, 3, "skylake"},        {0x8e, 3, "skylake"},        {0x9e, 3, "skylake"},
+    {0xa5, 3, "skylake"},        {0xa6, 3, "skylake"},        {0x66, 4, "cannonlake"},     {0x7d, 4, "icelake-client"},
+    {0x7e, 4, "icelake-client"}, {0x6a, 4, "icelake-server"}, {0x6c, 4, "icelake-server"}, {0x8c, 4, "tigerlake"},
+    {0x8d, 4, "tigerlake"},      {0x97, 3, "alderlake"},      {0x9a, 3, "alderlake"},      {0xb7, 3, "raptorlake"},
+    {0xba, 3, "raptorlake"},     {0xbf, 3, "raptorlake"},     {0xaa, 3, "meteorlake"},     {0x8f, 4, "sapphirerapids"},
+    {0xcf, 4, "emeraldrapids"},  {0xad, 4, "graniterapids"},  {0xae, 4, "graniterapids"},
 };
 
 } // namespace
 
 std::string_view x86_cpu_name(std::string_view vendor, unsigned family, unsigned model, unsigned stepping,
                               int level) noexcept {
-  NamedModel found{0, "", 0};
+  NamedModel found{0, 0, ""};
   if (vendor == "GenuineIntel" && family == 6) {
     if (model == 0x55) { // one model number for three server generations
-      found = {model, stepping >= 11 ? "cooperlake" : stepping >= 5 ? "cascadelake" : "skylake-avx512", 4};
+      found = {model, 4, stepping >= 11 ? "cooperlake" : stepping >= 5 ? "cascadelake" : "skylake-avx512"};
     }
     for (const NamedModel& entry : kIntelFamily6) {
       if (entry.model == model) found = entry;
     }
   } else if (vendor == "AuthenticAMD" || vendor == "HygonGenuine") {
-    if (family == 0x17) found = {model, model >= 0x30 ? "znver2" : "znver1", 3};
+    if (family == 0x17) found = {model, 3, model >= 0x30 ? "znver2" : "znver1"};
     if (family == 0x19) {
       bool zen4 = (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0xaf);
-      found = {model, zen4 ? "znver4" : "znver3", zen4 ? 4 : 3};
+      found = {model, zen4 ? 4 : 3, zen4 ? "znver4" : "znver3"};
     }
-    if (family == 0x1a) found = {model, "znver5", 4};
+    if (family == 0x1a) found = {model, 4, "znver5"};
   }
   return found.level <= level ? found.name : std::string_view();
 }
@@ -178,7 +178,7 @@ X86Description describe_x86() {
     char brand[49] = {};
     for (unsigned i = 0; i < 3; ++i) {
       CpuidBits part = cpuid(0x80000002 + i);
-      std::memcpy(brand + 16 * i, &part, 16);
+      std::memcpy(brand + std::size_t{16} * i, &part, 16);
     }
     std::string_view text(brand);
     while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
