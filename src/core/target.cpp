@@ -71,6 +71,37 @@ void append_integer(std::string& out, std::int64_t value) {
   out.append(digits, end);
 }
 
+// One value, as JSON or as TVM's command-line form (strings bare, quoted when they hold
+// blanks; lists comma-joined).
+void append_value(std::string& out, const Target::Value& value, bool json) {
+  auto append_text = [&](const std::string& text) {
+    if (json) {
+      append_json_string(out, text);
+      return;
+    }
+    bool quote = text.find_first_of(" \t") != std::string::npos;
+    if (quote) out += '"';
+    out += text;
+    if (quote) out += '"';
+  };
+  if (const bool* b = std::get_if<bool>(&value)) {
+    out += *b ? "true" : "false";
+  } else if (const std::int64_t* i = std::get_if<std::int64_t>(&value)) {
+    append_integer(out, *i);
+  } else if (const std::string* s = std::get_if<std::string>(&value)) {
+    append_text(*s);
+  } else {
+    if (json) out += '[';
+    bool first = true;
+    for (const std::string& item : std::get<std::vector<std::string>>(value)) {
+      if (!first) out += ',';
+      first = false;
+      append_text(item);
+    }
+    if (json) out += ']';
+  }
+}
+
 } // namespace
 
 std::string Target::to_json() const {
@@ -80,23 +111,7 @@ std::string Target::to_json() const {
     out += ',';
     append_json_string(out, attribute.first);
     out += ':';
-    const Value& value = attribute.second;
-    if (const bool* b = std::get_if<bool>(&value)) {
-      out += *b ? "true" : "false";
-    } else if (const std::int64_t* i = std::get_if<std::int64_t>(&value)) {
-      append_integer(out, *i);
-    } else if (const std::string* s = std::get_if<std::string>(&value)) {
-      append_json_string(out, *s);
-    } else {
-      out += '[';
-      bool first = true;
-      for (const std::string& item : std::get<std::vector<std::string>>(value)) {
-        if (!first) out += ',';
-        first = false;
-        append_json_string(out, item);
-      }
-      out += ']';
-    }
+    append_value(out, attribute.second, true);
   }
   out += '}';
   return out;
@@ -108,24 +123,7 @@ std::string Target::to_string() const {
     out += " -";
     out += attribute.first;
     out += '=';
-    const Value& value = attribute.second;
-    if (const bool* b = std::get_if<bool>(&value)) {
-      out += *b ? "true" : "false";
-    } else if (const std::int64_t* i = std::get_if<std::int64_t>(&value)) {
-      append_integer(out, *i);
-    } else if (const std::string* s = std::get_if<std::string>(&value)) {
-      bool quote = s->find_first_of(" \t") != std::string::npos;
-      if (quote) out += '"';
-      out += *s;
-      if (quote) out += '"';
-    } else {
-      bool first = true;
-      for (const std::string& item : std::get<std::vector<std::string>>(value)) {
-        if (!first) out += ',';
-        first = false;
-        out += item;
-      }
-    }
+    append_value(out, attribute.second, false);
   }
   return out;
 }
