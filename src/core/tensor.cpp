@@ -1,7 +1,6 @@
 // Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
 #include "tensor_internal.hpp"
 
-#include <devrt/log.hpp>
 #include <devrt/workspace.hpp>
 
 #include <cstdlib>
@@ -429,11 +428,11 @@ Status Tensor::copy_to_host(void* dst, std::size_t nbytes_out, StreamRef stream)
 
 Result<Tensor> Tensor::to(Device device, StreamRef stream) const noexcept {
   if (!defined()) return make_error(ErrorCode::invalid_argument, "Tensor::to: undefined tensor");
-  DEVRT_ASSIGN_OR_RETURN(Tensor result, Tensor::empty(shape(), dtype_, device));
   if (!is_contiguous() && !host_accessible_) {
     return make_error(ErrorCode::unsupported, "Tensor::to ", device_, " -> ", device,
                       ": the source is strided and not host-accessible");
   }
+  DEVRT_ASSIGN_OR_RETURN(Tensor result, Tensor::empty(shape(), dtype_, device));
   if (!is_contiguous() && !result.host_accessible_) {
     // Compact it on the host first, then move it in one transfer.
     DEVRT_ASSIGN_OR_RETURN(Tensor staged, Tensor::empty(shape(), dtype_, kHostDevice));
