@@ -89,11 +89,13 @@ Status check_starts_inside(const char* call, const Layout& layout, const char* w
 }
 
 bool is_compact(std::int32_t ndim, const std::int64_t* shape, const std::int64_t* strides) noexcept {
-  std::int64_t expected = 1;
+  // Wrapping arithmetic: with a 0 dimension further out (an empty tensor), the inner product may
+  // exceed 64 bits before the loop reaches it.
+  std::uint64_t expected = 1;
   for (std::int32_t i = ndim - 1; i >= 0; --i) {
     if (shape[i] == 0) return true;
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
+    if (shape[i] != 1 && static_cast<std::uint64_t>(strides[i]) != expected) return false;
+    expected *= static_cast<std::uint64_t>(shape[i]);
   }
   return true;
 }
