@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <variant>
 
@@ -18,6 +19,7 @@
 #include <devrt/backend_abi.h>
 #include <devrt/detail/no_destroy.hpp>
 #include <devrt/device.hpp>
+#include <devrt/module.hpp>
 #include <devrt/status.hpp>
 #include <devrt/target.hpp>
 
@@ -92,6 +94,28 @@ concept BackendTargetDetection = requires(B& b, std::int32_t device) {
   { b.detect_target(device) } -> std::same_as<Result<Target>>;
 };
 
+using LaunchDesc = devrt_launch_desc;
+
+// Optional: kernel modules. module_load gets the raw bytes (never empty), NUL-terminated compiler
+// options and a log to fill (build log, validation message); module_function looks a kernel up by
+// name; launch runs it with arguments the core has checked (buffers on this device, inside their
+// allocation; grid and block extents >= 1).
+template <class B>
+concept BackendModules = requires(B& b, std::int32_t device, void* handle, ModuleFormat format,
+                                  std::span<const std::byte> data, const char* text, BuildLog& log,
+                                  const LaunchDesc& launch) {
+  { b.module_load(device, format, data, text, log) } -> std::same_as<Result<void*>>;
+  { b.module_unload(device, handle) } -> std::same_as<Status>;
+  { b.module_function(device, handle, text) } -> std::same_as<Result<void*>>;
+  { b.launch(device, handle, launch) } -> std::same_as<Status>;
+};
+
+// Optional: a loaded module as bytes that module_load accepts again (OpenCL program binaries).
+template <class B>
+concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) {
+  { b.module_binary(device, handle) } -> std::same_as<Result<ModuleBinary>>;
+};
+
 namespace detail {
 
 // The one instance of a backend type in this process, created on first use, never destroyed.
@@ -116,6 +140,10 @@ void export_attribute(const AttributeValue& value, devrt_attribute_value* out) n
 // Copies `json` and its NUL into out[0..capacity), or returns out_of_range with *needed set.
 std::int32_t export_json(std::string_view json, char* out, std::size_t capacity, std::size_t* needed,
                          devrt_error* err) noexcept;
+
+// Copies `bytes` into out[0..capacity), or returns out_of_range with *needed set.
+std::int32_t export_bytes(std::span<const unsigned char> bytes, void* out, std::size_t capacity, std::size_t* needed,
+                          devrt_error* err) noexcept;
 
 // Stores a Result's value through `out` (converted to the C type) or exports its error.
 template <class T, class Out>
@@ -177,6 +205,33 @@ struct Thunks {
   static std::int32_t stream_wait_event(std::int32_t device, void* stream, void* event, devrt_error* err) noexcept {
     return export_status(self().stream_wait_event(device, stream, event), err);
   }
+  static std::int32_t module_load(std::int32_t device, std::int32_t format, const void* data, std::size_t size,
+                                  const char* options, void** out, char* log, std::size_t log_capacity,
+                                  devrt_error* err) noexcept {
+    BuildLog build_log(log, log_capacity);
+    return export_result(self().module_load(device, static_cast<ModuleFormat>(format),
+                                             std::span<const std::byte>(static_cast<const std::byte*>(data), size),
+                                             options, build_log),
+                         out, err);
+  }
+  static std::int32_t module_unload(std::int32_t device, void* module, devrt_error* err) noexcept {
+    return export_status(self().module_unload(device, module), err);
+  }
+  static std::int32_t module_function(std::int32_t device, void* module, const char* name, void** out,
+                                      devrt_error* err) noexcept {
+    return export_result(self().module_function(device, module, name), out, err);
+  }
+  static std::int32_t launch(std::int32_t device, void* function, const devrt_launch_desc* desc,
+                             devrt_error* err) noexcept {
+    return export_status(self().launch(device, function, *desc), err);
+  }
+  static std::int32_t module_binary(std::int32_t device, void* module, std::int32_t* out_format, void* out,
+                                    std::size_t capacity, std::size_t* needed, devrt_error* err) noexcept {
+    Result<ModuleBinary> binary = self().module_binary(device, module);
+    if (!binary.ok()) return export_status(binary.status(), err);
+    *out_format = static_cast<std::int32_t>(binary->format);
+    return export_bytes(binary->bytes, out, capacity, needed, err);
+  }
   static std::int32_t detect_target(std::int32_t device, char* json, std::size_t capacity, std::size_t* needed,
                                     devrt_error* err) noexcept {
     Result<Target> target = self().detect_target(device);
@@ -220,6 +275,13 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.stream_wait_event = &T::stream_wait_event;
     }
     if constexpr (BackendTargetDetection<B>) table.detect_target = &T::detect_target;
+    if constexpr (BackendModules<B>) {
+      table.module_load = &T::module_load;
+      table.module_unload = &T::module_unload;
+      table.module_function = &T::module_function;
+      table.launch = &T::launch;
+    }
+    if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
   }
   return table;
 }

@@ -61,6 +61,55 @@ typedef struct devrt_copy_desc {
   void* stream;
 } devrt_copy_desc;
 
+/* ---- Kernel modules ---------------------------------------------------------------------- */
+
+/* devrt_module_format: what the bytes given to module_load are. */
+#define DEVRT_MODULE_HOST_TABLE 1     /* CPU: the name of a kernel table registered in-process */
+#define DEVRT_MODULE_SHARED_OBJECT 2  /* CPU: an ELF shared object exporting devrt_cpu_kernel functions */
+#define DEVRT_MODULE_OPENCL_C 3       /* OpenCL C source text */
+#define DEVRT_MODULE_OPENCL_BINARY 4  /* an OpenCL program binary (clGetProgramInfo(CL_PROGRAM_BINARIES)) */
+#define DEVRT_MODULE_SPIRV 5          /* SPIR-V words (Vulkan compute shaders) */
+#define DEVRT_MODULE_PTX 6            /* CUDA PTX text */
+#define DEVRT_MODULE_CUBIN 7          /* CUDA cubin ELF */
+#define DEVRT_MODULE_FATBIN 8         /* CUDA fat binary */
+#define DEVRT_MODULE_HSACO 9          /* AMD GPU code object */
+#define DEVRT_MODULE_FORMAT_COUNT 10
+
+/* devrt_kernel_arg.kind */
+#define DEVRT_ARG_BUFFER 1 /* device memory: buffer (allocation handle) + offset, size bytes visible from offset */
+#define DEVRT_ARG_SCALAR 2 /* a scalar of DLPack type (type_code, type_bits), little-endian in value.bytes */
+
+typedef struct devrt_kernel_arg {
+  int32_t kind;
+  uint8_t type_code; /* scalars: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6 */
+  uint8_t type_bits; /* scalars: 8, 16, 32 or 64 */
+  uint16_t reserved;
+  int32_t device_kind; /* buffers: the device the memory lives on */
+  int32_t device_id;
+  void* buffer;  /* buffers: what allocate() returned (an address or a handle); NULL only when size is 0 */
+  size_t offset; /* buffers: bytes from the allocation's start */
+  size_t size;   /* buffers: bytes the kernel may touch from offset */
+  union {
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    float f32;
+    int32_t i32;
+    uint32_t u32;
+    unsigned char bytes[8];
+  } value;
+} devrt_kernel_arg;
+
+/* One launch: grid blocks of block threads each (global size = grid * block per dimension). */
+typedef struct devrt_launch_desc {
+  uint32_t grid[3];
+  uint32_t block[3];
+  size_t dynamic_shared_bytes; /* per block; see each backend for where it appears */
+  const devrt_kernel_arg* args;
+  uint32_t num_args;
+  void* stream; /* NULL: the device's default stream */
+} devrt_launch_desc;
+
 /* devrt_backend_table.capabilities */
 #define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
 #define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
@@ -100,6 +149,22 @@ typedef struct devrt_backend_table {
    * its NUL into json[0..capacity). When capacity is too small returns 2 (out_of_range) and sets
    * *needed to the bytes required. NULL when the backend cannot describe its devices. */
   int32_t (*detect_target)(int32_t device_id, char* json, size_t capacity, size_t* needed, devrt_error* err);
+
+  /* Kernel modules; all four present or all NULL. module_load builds or loads `size` bytes of
+   * `format` (options: NUL-terminated compiler options, never NULL) and writes the backend's
+   * build or validation log (NUL-terminated, truncated to log_capacity) into `log` whether it
+   * succeeds or not. A function handle stays valid until its module is unloaded. launch()
+   * receives arguments the core checked: buffers on this device within their allocation. */
+  int32_t (*module_load)(int32_t device_id, int32_t format, const void* data, size_t size, const char* options,
+                         void** out_module, char* log, size_t log_capacity, devrt_error* err);
+  int32_t (*module_unload)(int32_t device_id, void* module, devrt_error* err);
+  int32_t (*module_function)(int32_t device_id, void* module, const char* name, void** out_function,
+                             devrt_error* err);
+  int32_t (*launch)(int32_t device_id, void* function, const devrt_launch_desc* desc, devrt_error* err);
+  /* Optional: the loaded module as bytes that module_load accepts again (an OpenCL program
+   * binary): *out_format is set; out_of_range with *needed when capacity is too small. */
+  int32_t (*module_binary)(int32_t device_id, void* module, int32_t* out_format, void* out, size_t capacity,
+                           size_t* needed, devrt_error* err);
 } devrt_backend_table;
 
 /* The smallest struct_size a table may have: everything before the optional tail. */

@@ -11,6 +11,7 @@
 #include <devrt/dtype.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
+#include <devrt/module.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>

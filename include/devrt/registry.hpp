@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <devrt/attribute.hpp>
 #include <devrt/backend_abi.h>
@@ -63,6 +64,19 @@ public:
   Status event_synchronize(std::int32_t id, void* event) const noexcept;
   Result<bool> event_query(std::int32_t id, void* event) const noexcept;
   Status stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept;
+
+  // Kernel modules (prefer devrt::Module and devrt::Function). unsupported when the backend has
+  // none. module_load puts the backend's build log into *log when log is not null.
+  bool has_modules() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, launch); }
+  Result<void*> module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
+                            const char* options, std::string* log) const noexcept;
+  Status module_unload(std::int32_t id, void* module) const noexcept;
+  Result<void*> module_function(std::int32_t id, void* module, const char* name) const noexcept;
+  // The module's bytes in *out and their format in *format; unsupported without module_binary.
+  Status module_binary(std::int32_t id, void* module, std::int32_t* format,
+                       std::vector<unsigned char>* out) const noexcept;
+  // One launch; the caller has checked the arguments. Errors name `kernel`, grid and block.
+  Status launch(std::int32_t id, void* function, const devrt_launch_desc& desc, std::string_view kernel) const noexcept;
 
   friend constexpr bool operator==(BackendRef a, BackendRef b) noexcept { return a.table_ == b.table_; }
 

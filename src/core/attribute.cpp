@@ -1,6 +1,8 @@
 #include <devrt/attribute.hpp>
 #include <devrt/backend.hpp>
 
+#include <cstring>
+
 #include <array>
 
 namespace devrt {
@@ -80,6 +82,17 @@ std::int32_t export_json(std::string_view json, char* out, std::size_t capacity,
   }
   json.copy(out, json.size());
   out[json.size()] = '\0';
+  return 0;
+}
+
+std::int32_t export_bytes(std::span<const unsigned char> bytes, void* out, std::size_t capacity, std::size_t* needed,
+                          devrt_error* err) noexcept {
+  *needed = bytes.size();
+  if (out == nullptr || capacity < bytes.size()) {
+    return export_status(
+        make_error(ErrorCode::out_of_range, "module binary needs ", bytes.size(), " bytes, ", capacity, " given"), err);
+  }
+  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
   return 0;
 }
 

@@ -4,7 +4,9 @@
 #include <devrt/log.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <string>
 
 #include "builtin_backends.hpp"
 
@@ -81,7 +83,18 @@ const char* missing_function(const devrt_backend_table* t) noexcept {
     if (t->event_query == nullptr) return "event_query";
     if (t->stream_wait_event == nullptr) return "stream_wait_event";
   }
+  bool modules[4] = {t->module_load != nullptr, t->module_unload != nullptr, t->module_function != nullptr,
+                     t->launch != nullptr};
+  if (t->struct_size >= sizeof(devrt_backend_table) &&
+      (modules[0] != modules[1] || modules[0] != modules[2] || modules[0] != modules[3])) {
+    return "module_load, module_unload, module_function and launch (all or none)";
+  }
   return nullptr;
+}
+
+Status unsupported_modules(const devrt_backend_table* table, std::int32_t id, const char* call) noexcept {
+  return make_error(ErrorCode::unsupported, table->name, ":", id, " ", call, ": the ", table->name,
+                    " backend has no kernel modules");
 }
 
 } // namespace
@@ -368,6 +381,108 @@ Result<AttributeValue> get_attribute(Device device, Attribute attribute) noexcep
   Result<BackendRef> backend = Registry::global().get(device.kind);
   if (!backend.ok()) return std::move(backend).status();
   return backend->attribute(device.id, attribute);
+}
+
+} // namespace devrt
+
+namespace devrt {
+
+// ---- Kernel modules --------------------------------------------------------------------------
+
+Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
+                                      const char* options, std::string* log) const noexcept {
+  if (!has_modules()) return unsupported_modules(table_, id, "module_load");
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  // Big enough for any build log a person reads; longer ones are cut.
+  constexpr std::size_t kLogCapacity = 64 * 1024;
+  std::string text(kLogCapacity, '\0');
+  void* module = nullptr;
+  devrt_error err;
+  err.message[0] = '\0';
+  std::int32_t code =
+      table_->module_load(id, format, data, size, options != nullptr ? options : "", &module, text.data(),
+                          text.size(), &err);
+  text.resize(strnlen(text.data(), text.size()));
+  if (log != nullptr) *log = text;
+  if (code == 0) {
+    if (module == nullptr) {
+      return make_error(ErrorCode::internal, table_->name, ":", id, " module_load: backend returned no module");
+    }
+    return module;
+  }
+  detail::MessageBuilder call;
+  detail::append_parts(call, "module_load(", module_format_name(static_cast<ModuleFormat>(format)), ", ", size,
+                       " bytes)");
+  Status status = backend_error(table_, id, call.c_str(), code, err);
+  if (text.empty()) return status;
+  // The log can be long: it goes after the short message, outside the bounded builder.
+  std::string message(status.message());
+  message += "\n--- build log ---\n";
+  message += text;
+  return Status(status.code(), message);
+}
+
+Status BackendRef::module_unload(std::int32_t id, void* module) const noexcept {
+  if (!has_modules()) return unsupported_modules(table_, id, "module_unload");
+  if (module == nullptr) return Status();
+  return invoke(table_, id, "module_unload", table_->module_unload, id, module);
+}
+
+Result<void*> BackendRef::module_function(std::int32_t id, void* module, const char* name) const noexcept {
+  if (!has_modules()) return unsupported_modules(table_, id, "module_function");
+  void* function = nullptr;
+  devrt_error err;
+  err.message[0] = '\0';
+  std::int32_t code = table_->module_function(id, module, name, &function, &err);
+  if (code != 0) {
+    detail::MessageBuilder call;
+    detail::append_parts(call, "function(\"", name, "\")");
+    return backend_error(table_, id, call.c_str(), code, err);
+  }
+  if (function == nullptr) {
+    return make_error(ErrorCode::internal, table_->name, ":", id, " function(\"", name,
+                      "\"): backend returned no function");
+  }
+  return function;
+}
+
+Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* format,
+                                 std::vector<unsigned char>* out) const noexcept {
+  if (!DEVRT_BACKEND_TABLE_HAS(table_, module_binary)) {
+    return make_error(ErrorCode::unsupported, table_->name, ":", id, " module_binary: the ", table_->name,
+                      " backend cannot return a loaded module's bytes");
+  }
+  out->resize(64 * 1024);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::size_t needed = 0;
+    devrt_error err;
+    err.message[0] = '\0';
+    std::int32_t code = table_->module_binary(id, module, format, out->data(), out->size(), &needed, &err);
+    if (code == 0) {
+      out->resize(needed);
+      return Status();
+    }
+    if (code != static_cast<std::int32_t>(ErrorCode::out_of_range) || needed <= out->size() || attempt == 1) {
+      return backend_error(table_, id, "module_binary", code, err);
+    }
+    out->resize(needed);
+  }
+  return make_error(ErrorCode::internal, table_->name, ":", id, " module_binary: unreachable");
+}
+
+Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_desc& desc,
+                          std::string_view kernel) const noexcept {
+  devrt_error err;
+  err.message[0] = '\0';
+  std::int32_t code = table_->launch(id, function, &desc, &err);
+  if (code == 0) [[likely]]
+    return Status();
+  detail::MessageBuilder call;
+  detail::append_parts(call, "launch(", kernel, ", grid ", desc.grid[0], "x", desc.grid[1], "x", desc.grid[2],
+                       ", block ", desc.block[0], "x", desc.block[1], "x", desc.block[2]);
+  if (desc.dynamic_shared_bytes != 0) detail::append_parts(call, ", ", desc.dynamic_shared_bytes, " B shared");
+  call.append(")");
+  return backend_error(table_, id, call.c_str(), code, err);
 }
 
 } // namespace devrt

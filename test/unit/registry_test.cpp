@@ -181,6 +181,12 @@ TEST_CASE("the global registry holds every backend this build enabled", "[regist
 #if DEVRT_WITH_NULL
   expected.emplace_back("null");
 #endif
+#if DEVRT_WITH_OPENCL
+  expected.emplace_back("opencl");
+#endif
+#if DEVRT_WITH_VULKAN
+  expected.emplace_back("vulkan");
+#endif
   CHECK(global.size() == expected.size());
   for (const std::string& name : expected) {
     INFO(name);

@@ -149,6 +149,10 @@ Result<AttributeValue> CpuBackend::get_attribute(std::int32_t, Attribute attribu
   auto known = [](std::int64_t value) { return value > 0 ? AttributeValue(value) : AttributeValue(); };
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
+  case Attribute::max_threads_per_block: return AttributeValue(kMaxThreadsPerBlock);
+  case Attribute::max_thread_dimensions: return AttributeValue(kMaxBlockDim);
+  case Attribute::max_shared_memory_per_block:
+    return AttributeValue(static_cast<std::int64_t>(kMaxSharedMemoryPerBlock));
   case Attribute::device_name: return AttributeValue(info.name);
   case Attribute::multi_processor_count: return known(info.processors);
   case Attribute::total_global_memory: return known(info.total_memory);

@@ -27,6 +27,12 @@ std::int64_t simd_32bit_lanes(const std::vector<std::string>& mattr, std::int64_
 std::string_view x86_cpu_name(std::string_view vendor, unsigned family, unsigned model, unsigned stepping,
                               int level) noexcept;
 
+// Limits of a CPU launch. A block is a loop inside the kernel (see devrt/cpu_kernel.h), so these
+// bound what one kernel call iterates over, mirroring the common GPU limits.
+inline constexpr std::int64_t kMaxThreadsPerBlock = 1024;
+inline constexpr Dim3 kMaxBlockDim{1024, 1024, 64};
+inline constexpr std::size_t kMaxSharedMemoryPerBlock = std::size_t{1} << 20;
+
 // Stateless: every member is thread-safe. Streams and events are tokens, since every operation
 // has finished when it returns.
 class CpuBackend {
@@ -49,6 +55,15 @@ public:
     return Status();
   }
 
+  // Modules: host_table (a table registered with register_kernel_table) and, on Linux,
+  // shared_object (dlopen of the bytes through a memfd). Launches run every block in turn on the
+  // calling thread and have finished when launch() returns (streams are synchronous here).
+  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(std::int32_t device, void* module) noexcept;
+  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
+  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+
   Result<void*> stream_create(std::int32_t device) noexcept;
   Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
   Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
@@ -62,7 +77,7 @@ public:
 };
 
 static_assert(Backend<CpuBackend> && BackendEvents<CpuBackend> && HostAccessibleMemory<CpuBackend> &&
-              BackendTargetDetection<CpuBackend>);
+              BackendTargetDetection<CpuBackend> && BackendModules<CpuBackend>);
 
 } // namespace devrt::cpu
 

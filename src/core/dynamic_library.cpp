@@ -1,0 +1,24 @@
+#include "dynamic_library.hpp"
+
+#include <dlfcn.h>
+
+namespace devrt::detail {
+
+bool DynamicLibrary::open(std::initializer_list<const char*> names, std::string& reason) noexcept {
+  reason.clear();
+  for (const char* name : names) {
+    handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle_ != nullptr) {
+      path_ = name;
+      return true;
+    }
+    const char* error = dlerror();
+    if (!reason.empty()) reason += "; ";
+    reason += error != nullptr ? error : name;
+  }
+  return false;
+}
+
+void* DynamicLibrary::symbol(const char* name) const noexcept { return handle_ != nullptr ? dlsym(handle_, name) : nullptr; }
+
+} // namespace devrt::detail

@@ -1,0 +1,226 @@
+#include <devrt/module.hpp>
+
+#include <devrt/log.hpp>
+#include <devrt/memory.hpp>
+#include <devrt/stream.hpp>
+
+#include <cstdio>
+#include <limits>
+
+namespace devrt {
+
+std::string_view module_format_name(ModuleFormat format) noexcept {
+  switch (format) {
+  case ModuleFormat::host_table: return "host_table";
+  case ModuleFormat::shared_object: return "shared_object";
+  case ModuleFormat::opencl_c: return "opencl_c";
+  case ModuleFormat::opencl_binary: return "opencl_binary";
+  case ModuleFormat::spirv: return "spirv";
+  case ModuleFormat::ptx: return "ptx";
+  case ModuleFormat::cubin: return "cubin";
+  case ModuleFormat::fatbin: return "fatbin";
+  case ModuleFormat::hsaco: return "hsaco";
+  }
+  return "unknown";
+}
+
+// ---- KernelArg -------------------------------------------------------------------------------
+
+KernelArg::KernelArg(const MemorySpan& span, std::size_t offset) noexcept {
+  arg_.kind = DEVRT_ARG_BUFFER;
+  arg_.device_kind = static_cast<std::int32_t>(span.device.kind);
+  arg_.device_id = span.device.id;
+  arg_.buffer = span.data;
+  arg_.offset = offset;
+  arg_.size = offset <= span.size ? span.size - offset : 0;
+  // An offset past the end is kept visible to the launch check through size 0 and this marker.
+  if (offset > span.size) arg_.reserved = 1;
+}
+
+KernelArg::KernelArg(const Buffer& buffer, std::size_t offset) noexcept : KernelArg(buffer.span(), offset) {}
+
+KernelArg KernelArg::scalar(DataType type, std::uint64_t value) noexcept {
+  KernelArg arg;
+  arg.arg_.kind = DEVRT_ARG_SCALAR;
+  arg.arg_.type_code = static_cast<std::uint8_t>(type.code);
+  arg.arg_.type_bits = type.bits;
+  arg.arg_.value.u64 = 0;
+  std::size_t bytes = type.bits / 8 < 8 ? type.bits / 8 : 8;
+  for (std::size_t i = 0; i < bytes; ++i) arg.arg_.value.bytes[i] = static_cast<unsigned char>(value >> (8 * i));
+  return arg;
+}
+
+// ---- Function --------------------------------------------------------------------------------
+
+namespace {
+
+[[gnu::cold, gnu::noinline]] Status launch_error(const Function& function, const LaunchConfig& config,
+                                                 std::string_view reason) noexcept {
+  return make_error(ErrorCode::invalid_argument, function.device(), " launch(", function.name(), ", grid ",
+                    config.grid.x, "x", config.grid.y, "x", config.grid.z, ", block ", config.block.x, "x",
+                    config.block.y, "x", config.block.z, "): ", reason);
+}
+
+[[gnu::cold, gnu::noinline]] Status argument_error(const Function& function, const LaunchConfig& config,
+                                                   std::size_t index, const devrt_kernel_arg& arg) noexcept {
+  detail::MessageBuilder reason;
+  detail::append_parts(reason, "argument ", index, ": ");
+  if (arg.kind == DEVRT_ARG_BUFFER) {
+    Device device{static_cast<DeviceKind>(arg.device_kind), arg.device_id};
+    if (device != function.device()) {
+      detail::append_parts(reason, "memory on ", device, " but the kernel runs on ", function.device());
+    } else if (arg.reserved != 0) {
+      detail::append_parts(reason, "offset ", arg.offset, " lies past the end of the buffer");
+    } else {
+      detail::append_parts(reason, "null buffer");
+    }
+  } else if (arg.kind == DEVRT_ARG_SCALAR) {
+    detail::append_parts(reason, "scalar of unsupported type (code ", unsigned{arg.type_code}, ", ", unsigned{arg.type_bits}, " bits)");
+  } else {
+    detail::append_parts(reason, "neither a buffer nor a scalar");
+  }
+  return launch_error(function, config, reason.view());
+}
+
+bool valid_scalar(const devrt_kernel_arg& arg) noexcept {
+  bool bits_ok = arg.type_bits == 8 || arg.type_bits == 16 || arg.type_bits == 32 || arg.type_bits == 64;
+  switch (static_cast<DataTypeCode>(arg.type_code)) {
+  case DataTypeCode::signed_int:
+  case DataTypeCode::unsigned_int: return bits_ok;
+  case DataTypeCode::floating: return arg.type_bits == 16 || arg.type_bits == 32 || arg.type_bits == 64;
+  case DataTypeCode::bfloat: return arg.type_bits == 16;
+  case DataTypeCode::boolean: return arg.type_bits == 8;
+  default: return false;
+  }
+}
+
+bool extent_ok(std::uint32_t grid, std::uint32_t block) noexcept {
+  return grid >= 1 && block >= 1 && std::uint64_t{grid} * block <= std::numeric_limits<std::uint32_t>::max();
+}
+
+} // namespace
+
+Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> args) const noexcept {
+  return launch(config, args, current_stream(device_));
+}
+
+Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> args, StreamRef stream) const noexcept {
+  if (handle_ == nullptr) [[unlikely]]
+    return make_error(ErrorCode::invalid_argument, "launch: empty Function (not obtained from Module::function)");
+  if (!extent_ok(config.grid.x, config.block.x) || !extent_ok(config.grid.y, config.block.y) ||
+      !extent_ok(config.grid.z, config.block.z)) [[unlikely]] {
+    return launch_error(*this, config, "grid and block extents must be at least 1 and their product per dimension "
+                                       "must fit in 32 bits");
+  }
+  if (args.size() > kMaxKernelArgs) [[unlikely]] {
+    detail::MessageBuilder reason;
+    detail::append_parts(reason, args.size(), " arguments; at most ", kMaxKernelArgs, " are supported");
+    return launch_error(*this, config, reason.view());
+  }
+  if (stream.device != device_) [[unlikely]] {
+    detail::MessageBuilder reason;
+    detail::append_parts(reason, "stream belongs to ", stream.device);
+    return launch_error(*this, config, reason.view());
+  }
+  devrt_kernel_arg raw[kMaxKernelArgs];
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const devrt_kernel_arg& arg = args[i].raw();
+    bool ok = arg.kind == DEVRT_ARG_BUFFER
+                  ? arg.device_kind == static_cast<std::int32_t>(device_.kind) && arg.device_id == device_.id &&
+                        arg.reserved == 0 && (arg.buffer != nullptr || arg.size == 0)
+                  : arg.kind == DEVRT_ARG_SCALAR && valid_scalar(arg);
+    if (!ok) [[unlikely]]
+      return argument_error(*this, config, i, arg);
+    raw[i] = arg;
+  }
+  devrt_launch_desc desc;
+  desc.grid[0] = config.grid.x;
+  desc.grid[1] = config.grid.y;
+  desc.grid[2] = config.grid.z;
+  desc.block[0] = config.block.x;
+  desc.block[1] = config.block.y;
+  desc.block[2] = config.block.z;
+  desc.dynamic_shared_bytes = config.dynamic_shared_bytes;
+  desc.args = raw;
+  desc.num_args = static_cast<std::uint32_t>(args.size());
+  desc.stream = stream.handle;
+  return backend_.launch(device_.id, handle_, desc, name_);
+}
+
+// ---- Module ----------------------------------------------------------------------------------
+
+Result<Module> Module::load(Device device, ModuleFormat format, std::span<const std::byte> data,
+                            std::string_view options, std::string* build_log) noexcept {
+  if (build_log != nullptr) build_log->clear();
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return std::move(backend).status();
+  if (data.empty()) {
+    return make_error(ErrorCode::invalid_argument, device, " module_load(", module_format_name(format),
+                      "): no bytes to load");
+  }
+  if (options.find('\0') != std::string_view::npos) {
+    return make_error(ErrorCode::invalid_argument, device, " module_load(", module_format_name(format),
+                      "): options contain a NUL byte");
+  }
+  std::string options_text(options);
+  Result<void*> handle = backend->module_load(device.id, static_cast<std::int32_t>(format), data.data(), data.size(),
+                                              options_text.c_str(), build_log);
+  if (!handle.ok()) return std::move(handle).status();
+  Module module;
+  module.backend_ = *backend;
+  module.device_ = device;
+  module.format_ = format;
+  module.handle_ = *handle;
+  return module;
+}
+
+Result<Module> Module::load_file(Device device, ModuleFormat format, const char* path, std::string_view options,
+                                 std::string* build_log) noexcept {
+  if (path == nullptr) return make_error(ErrorCode::invalid_argument, device, " module_load_file: null path");
+  std::FILE* file = std::fopen(path, "rb");
+  if (file == nullptr) {
+    return make_error(ErrorCode::not_found, device, " module_load_file(", path, "): cannot open the file");
+  }
+  std::vector<std::byte> bytes;
+  std::byte chunk[16384];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+  bool failed = std::ferror(file) != 0;
+  static_cast<void>(std::fclose(file));
+  if (failed) return make_error(ErrorCode::invalid_argument, device, " module_load_file(", path, "): read error");
+  return load(device, format, bytes, options, build_log);
+}
+
+Result<Function> Module::function(std::string_view name) const noexcept {
+  if (handle_ == nullptr) return make_error(ErrorCode::invalid_argument, "function: empty Module");
+  std::string name_text(name);
+  if (name_text.empty() || name_text.find('\0') != std::string::npos) {
+    return make_error(ErrorCode::invalid_argument, device_, " function: the name is empty or contains a NUL");
+  }
+  Result<void*> handle = backend_.module_function(device_.id, handle_, name_text.c_str());
+  if (!handle.ok()) return std::move(handle).status();
+  Function function;
+  function.backend_ = backend_;
+  function.device_ = device_;
+  function.handle_ = *handle;
+  function.name_ = std::move(name_text);
+  return function;
+}
+
+Result<ModuleBinary> Module::binary() const noexcept {
+  if (handle_ == nullptr) return make_error(ErrorCode::invalid_argument, "binary: empty Module");
+  ModuleBinary binary;
+  std::int32_t format = 0;
+  DEVRT_RETURN_IF_ERROR(backend_.module_binary(device_.id, handle_, &format, &binary.bytes));
+  binary.format = static_cast<ModuleFormat>(format);
+  return binary;
+}
+
+void Module::reset() noexcept {
+  if (handle_ == nullptr) return;
+  Status status = backend_.module_unload(device_.id, handle_);
+  if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());
+  handle_ = nullptr;
+}
+
+} // namespace devrt
