@@ -85,6 +85,12 @@ void append_part(MessageBuilder& m, T value) noexcept {
 }
 // clang-format on
 
+// An unsigned value printed in hexadecimal (no prefix): append_parts(m, "0x", Hex{v}).
+struct Hex {
+  std::uint64_t value;
+};
+inline void append_part(MessageBuilder& m, Hex hex) noexcept { m.append_unsigned(hex.value, 16); }
+
 template <class... Parts>
 void append_parts(MessageBuilder& m, const Parts&... parts) noexcept {
   (append_part(m, parts), ...);
