@@ -1,0 +1,464 @@
+// Kernel modules and launches, the same tests on every backend with modules: each backend gets
+// its kernels in its own format (a CPU kernel table, OpenCL C, SPIR-V from glslc) with the same
+// semantics (test/kernels/).
+#include "conformance.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include <devrt/cpu_kernels.hpp>
+
+#include "../kernels/cpu_kernels.hpp"
+
+using conformance::contains;
+using devrt::Buffer;
+using devrt::Device;
+using devrt::ErrorCode;
+using devrt::Function;
+using devrt::KernelArg;
+using devrt::LaunchConfig;
+using devrt::Module;
+using devrt::ModuleFormat;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+void register_cpu_kernels() {
+  std::size_t count = 0;
+  const devrt_cpu_kernel_entry* entries = conformance_cpu_kernels(&count);
+  REQUIRE(devrt::cpu::register_kernel_table("conformance", {entries, count}).ok());
+}
+
+// A kernel of the conformance set, loaded for one device, with what launching it needs.
+struct Kernel {
+  Module module;
+  Function function;
+};
+
+// Why this backend cannot run the kernel tests here, or nothing.
+std::optional<std::string> skip_reason() {
+  std::string_view name = conformance::backend().name();
+  if (!conformance::backend().has_modules()) return std::string(name) + " has no kernel modules";
+  if (name == "vulkan" && std::string(DEVRT_TEST_SPIRV_DIR).empty()) {
+    return std::string("glslc was not found at build time, so there are no SPIR-V test shaders");
+  }
+  if (name != "cpu" && name != "opencl" && name != "vulkan") return "no conformance kernels for " + std::string(name);
+  return std::nullopt;
+}
+
+#define SKIP_WITHOUT_KERNELS()                                                                                         \
+  if (auto reason = skip_reason()) {                                                                                   \
+    WARN("skip: " << *reason);                                                                                         \
+    return;                                                                                                            \
+  }
+
+devrt::Result<Module> load_module(Device device, std::string_view kernel) {
+  std::string_view backend = conformance::backend().name();
+  if (backend == "cpu") {
+    register_cpu_kernels();
+    return Module::load(device, ModuleFormat::host_table, "conformance");
+  }
+  if (backend == "opencl") return Module::load(device, ModuleFormat::opencl_c, read_text(DEVRT_TEST_OPENCL_SOURCE));
+  std::string path = std::string(DEVRT_TEST_SPIRV_DIR) + "/" + std::string(kernel) + ".spv";
+  return Module::load_file(device, ModuleFormat::spirv, path.c_str());
+}
+
+Kernel load_kernel(Device device, std::string_view name) {
+  devrt::Result<Module> module = load_module(device, name);
+  INFO(module.status().message());
+  REQUIRE(module.ok());
+  // SPIR-V compiled from GLSL names its entry point "main".
+  std::string_view entry = conformance::backend().name() == "vulkan" ? "main" : name;
+  devrt::Result<Function> function = module->function(entry);
+  INFO(function.status().message());
+  REQUIRE(function.ok());
+  return Kernel{std::move(module).value(), std::move(function).value()};
+}
+
+// Shared bytes the reduce kernel needs for a block of `block` threads (Vulkan declares its own).
+std::size_t reduce_shared_bytes(std::uint32_t block) {
+  return conformance::backend().name() == "vulkan" ? 0 : block * sizeof(float);
+}
+
+std::vector<float> iota_values(std::size_t n, float start, float step) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i);
+  return v;
+}
+
+Buffer upload_floats(Device device, const std::vector<float>& values, std::size_t extra_front = 0) {
+  devrt::Result<Buffer> buffer = Buffer::allocate(device, extra_front + values.size() * sizeof(float));
+  REQUIRE(buffer.ok());
+  if (extra_front > 0) {
+    std::vector<unsigned char> zeros(extra_front);
+    REQUIRE(devrt::copy(devrt::host_span(zeros.data(), extra_front), 0, *buffer, 0, extra_front).ok());
+    REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  }
+  REQUIRE(devrt::copy(devrt::host_span(values.data(), values.size() * sizeof(float)), 0, *buffer, extra_front,
+                      values.size() * sizeof(float))
+              .ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  return std::move(buffer).value();
+}
+
+std::vector<float> download_floats(const Buffer& buffer, std::size_t count, std::size_t offset = 0,
+                                   devrt::StreamRef stream = {}) {
+  std::vector<float> values(count);
+  REQUIRE(devrt::copy(buffer, offset, devrt::host_span(values.data(), count * sizeof(float)), 0, count * sizeof(float),
+                      stream)
+              .ok());
+  REQUIRE(devrt::synchronize(stream.handle != nullptr ? stream : devrt::current_stream(buffer.device())).ok());
+  return values;
+}
+
+constexpr std::uint32_t kBlock = 64;
+
+std::uint32_t blocks_for(std::size_t n, std::uint32_t block = kBlock) {
+  return static_cast<std::uint32_t>((n + block - 1) / block);
+}
+
+} // namespace
+
+TEST_CASE("vector add over a 1-D grid with a partial last block", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd");
+    const std::size_t n = 1000;
+    std::vector<float> a = iota_values(n, 1.0f, 0.5f), b = iota_values(n, -3.0f, 2.0f);
+    Buffer da = upload_floats(device, a), db = upload_floats(device, b), dc = upload_floats(device, std::vector<float>(n));
+    devrt::Status launched = vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}},
+                                                  {da, db, dc, static_cast<std::int32_t>(n)});
+    INFO(launched.message());
+    REQUIRE(launched.ok());
+    std::vector<float> c = download_floats(dc, n);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
+  }
+}
+
+TEST_CASE("saxpy with a float scalar argument", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel saxpy = load_kernel(device, "saxpy");
+    const std::size_t n = 4096 + 3;
+    std::vector<float> x = iota_values(n, 0.0f, 1.0f), y = iota_values(n, 10.0f, -0.25f);
+    Buffer dx = upload_floats(device, x), dy = upload_floats(device, y);
+    const float alpha = 2.5f;
+    REQUIRE(saxpy.function.launch({.grid = {blocks_for(n, 128)}, .block = {128}},
+                                  {dx, dy, alpha, static_cast<std::int32_t>(n)})
+                .ok());
+    std::vector<float> out = download_floats(dy, n);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(out[i] == alpha * x[i] + y[i]);
+  }
+}
+
+TEST_CASE("a 2-D grid covers every element once", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel fill = load_kernel(device, "fill2d");
+    const std::uint32_t width = 37, height = 19;
+    Buffer out = upload_floats(device, std::vector<float>(width * height, -1.0f));
+    REQUIRE(fill.function
+                .launch({.grid = {blocks_for(width, 8), blocks_for(height, 4)}, .block = {8, 4}},
+                        {out, static_cast<std::int32_t>(width), static_cast<std::int32_t>(height)})
+                .ok());
+    std::vector<float> values = download_floats(out, width * height);
+    for (std::uint32_t y = 0; y < height; ++y) {
+      for (std::uint32_t x = 0; x < width; ++x) REQUIRE(values[y * width + x] == static_cast<float>(y * 1000 + x));
+    }
+  }
+}
+
+TEST_CASE("a reduction through shared memory and barriers", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel reduce = load_kernel(device, "reduce");
+    for (std::uint32_t block : {64u, 256u}) {
+      INFO("block " << block);
+      const std::size_t n = 20 * block - 7;
+      std::vector<float> values(n);
+      for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 17);
+      Buffer in = upload_floats(device, values);
+      Buffer partial = upload_floats(device, std::vector<float>(blocks_for(n, block), -1.0f));
+      devrt::Status launched = reduce.function.launch(
+          {.grid = {blocks_for(n, block)}, .block = {block}, .dynamic_shared_bytes = reduce_shared_bytes(block)},
+          {in, partial, static_cast<std::int32_t>(n)});
+      INFO(launched.message());
+      REQUIRE(launched.ok());
+      std::vector<float> sums = download_floats(partial, blocks_for(n, block));
+      for (std::uint32_t b = 0; b < sums.size(); ++b) {
+        float expected = 0;
+        for (std::size_t i = b * block; i < std::min<std::size_t>(n, (b + 1) * block); ++i) expected += values[i];
+        REQUIRE(sums[b] == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("buffer arguments with offsets", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd");
+    const std::size_t n = 200, offset = 256;
+    std::vector<float> a = iota_values(n, 3.0f, 1.0f), b = iota_values(n, 0.0f, 3.0f);
+    Buffer da = upload_floats(device, a, offset), db = upload_floats(device, b, offset * 2);
+    Buffer dc = upload_floats(device, std::vector<float>(n), offset);
+    REQUIRE(vadd.function
+                .launch({.grid = {blocks_for(n)}, .block = {kBlock}},
+                        {KernelArg(da, offset), KernelArg(db, offset * 2), KernelArg(dc, offset),
+                         static_cast<std::int32_t>(n)})
+                .ok());
+    std::vector<float> c = download_floats(dc, n, offset);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
+    // The bytes before the offset are untouched.
+    std::vector<float> front = download_floats(dc, offset / sizeof(float));
+    for (float f : front) REQUIRE(f == 0.0f);
+    // A misaligned offset either works or says why it cannot.
+    devrt::Status odd = vadd.function.launch({.grid = {1}, .block = {kBlock}},
+                                             {KernelArg(da, 4), db, dc, std::int32_t{1}});
+    if (!odd.ok()) {
+      CHECK(odd.code() == ErrorCode::invalid_argument);
+      CHECK(contains(odd.message(), "offset"));
+    }
+    REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+    // An offset past the end is refused before the backend sees it.
+    devrt::Status past = vadd.function.launch({.grid = {1}, .block = {kBlock}},
+                                              {KernelArg(da, da.size() + 4), db, dc, std::int32_t{1}});
+    CHECK(past.code() == ErrorCode::invalid_argument);
+    CHECK(contains(past.message(), "past the end"));
+  }
+}
+
+TEST_CASE("two dependent launches on one stream run in order", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd");
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Result<devrt::Stream> stream = devrt::Stream::create(device);
+    REQUIRE(stream.ok());
+    const std::size_t n = 3000;
+    std::vector<float> a = iota_values(n, 1.0f, 1.0f), b = iota_values(n, 2.0f, 0.5f);
+    Buffer da = upload_floats(device, a), db = upload_floats(device, b), dc = upload_floats(device, std::vector<float>(n));
+    for (int round = 0; round < 3; ++round) {
+      REQUIRE(vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, db, dc, std::int32_t(n)}, *stream)
+                  .ok());
+      REQUIRE(scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {dc, 2.0f, std::int32_t(n)}, *stream)
+                  .ok());
+      REQUIRE(scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {dc, -1.0f, std::int32_t(n)}, *stream)
+                  .ok());
+    }
+    std::vector<float> c = download_floats(dc, n, 0, *stream);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == -2.0f * (a[i] + b[i]));
+  }
+}
+
+TEST_CASE("launches on two streams joined by an event", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  if (!conformance::backend().has_events()) {
+    WARN("skip: " << conformance::backend().name() << " has no events");
+    return;
+  }
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd");
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Result<devrt::Stream> first = devrt::Stream::create(device);
+    devrt::Result<devrt::Stream> second = devrt::Stream::create(device);
+    devrt::Result<devrt::Event> done = devrt::Event::create(device);
+    REQUIRE((first.ok() && second.ok() && done.ok()));
+    const std::size_t n = 1 << 16;
+    std::vector<float> a = iota_values(n, 0.0f, 1.0f), b = iota_values(n, 5.0f, 0.0f);
+    Buffer da = upload_floats(device, a), db = upload_floats(device, b), dc = upload_floats(device, std::vector<float>(n));
+    REQUIRE(vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, db, dc, std::int32_t(n)}, *first)
+                .ok());
+    REQUIRE(done->record(*first).ok());
+    REQUIRE(done->wait_on(*second).ok());
+    REQUIRE(scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {dc, 3.0f, std::int32_t(n)}, *second)
+                .ok());
+    std::vector<float> c = download_floats(dc, n, 0, *second);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == 3.0f * (a[i] + b[i]));
+    devrt::Result<bool> finished = done->query();
+    REQUIRE(finished.ok());
+    CHECK(*finished);
+  }
+}
+
+TEST_CASE("wrong argument counts and types are refused with the kernel's signature", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel saxpy = load_kernel(device, "saxpy");
+    Buffer x = upload_floats(device, std::vector<float>(64, 1.0f)), y = upload_floats(device, std::vector<float>(64));
+    const LaunchConfig config{.grid = {1}, .block = {kBlock}};
+    devrt::Status few = saxpy.function.launch(config, {x, y, 2.0f});
+    CHECK(few.code() == ErrorCode::invalid_argument);
+    CHECK(contains(few.message(), "takes 4 arguments"));
+    CHECK(contains(few.message(), "given 3"));
+    CHECK(contains(few.message(), "launch(" + saxpy.function.name()));
+    devrt::Status many = saxpy.function.launch(config, {x, y, 2.0f, std::int32_t{64}, std::int32_t{0}});
+    CHECK(many.code() == ErrorCode::invalid_argument);
+    devrt::Status double_alpha = saxpy.function.launch(config, {x, y, 2.0, std::int32_t{64}});
+    CHECK(double_alpha.code() == ErrorCode::invalid_argument);
+    CHECK(contains(double_alpha.message(), "float64"));
+    devrt::Status scalar_for_buffer = saxpy.function.launch(config, {x, 1.0f, 2.0f, std::int32_t{64}});
+    CHECK(scalar_for_buffer.code() == ErrorCode::invalid_argument);
+    // Memory of another device is caught before the backend sees it.
+    std::vector<float> host(64);
+    devrt::Status foreign = saxpy.function.launch(
+        config, {devrt::host_span(host.data(), 256), y, 2.0f, std::int32_t{64}});
+    if (device.kind != devrt::DeviceKind::cpu) {
+      CHECK(foreign.code() == ErrorCode::invalid_argument);
+      CHECK(contains(foreign.message(), "memory on cpu:0"));
+    }
+    // Nothing ran: y is still zero.
+    REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+    for (float v : download_floats(y, 64)) REQUIRE(v == 0.0f);
+  }
+}
+
+TEST_CASE("blocks beyond max_threads_per_block and empty extents are refused", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel saxpy = load_kernel(device, "saxpy");
+    auto max_threads = devrt::get_attribute<devrt::Attribute::max_threads_per_block>(device);
+    REQUIRE(max_threads.ok());
+    REQUIRE(max_threads->has_value());
+    auto limit = static_cast<std::uint32_t>(**max_threads);
+    Buffer x = upload_floats(device, std::vector<float>(64)), y = upload_floats(device, std::vector<float>(64));
+    devrt::Status big = saxpy.function.launch({.grid = {1}, .block = {limit, 2}}, {x, y, 1.0f, std::int32_t{64}});
+    INFO(big.message());
+    CHECK(big.code() == ErrorCode::invalid_argument);
+    CHECK(contains(big.message(), "max_threads_per_block"));
+    CHECK(contains(big.message(), "block " + std::to_string(limit) + "x2x1"));
+    devrt::Status empty = saxpy.function.launch({.grid = {0}, .block = {kBlock}}, {x, y, 1.0f, std::int32_t{64}});
+    CHECK(empty.code() == ErrorCode::invalid_argument);
+    devrt::Status zero_block = saxpy.function.launch({.grid = {1}, .block = {1, 0}}, {x, y, 1.0f, std::int32_t{64}});
+    CHECK(zero_block.code() == ErrorCode::invalid_argument);
+  }
+}
+
+TEST_CASE("module load errors carry the reason and the build log", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  std::string_view backend = conformance::backend().name();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    std::string log;
+    CHECK(Module::load(device, ModuleFormat::ptx, std::string_view(".version 8.0"), {}, &log).status().code() ==
+          ErrorCode::unsupported);
+    CHECK(Module::load(device, ModuleFormat::spirv, std::string_view()).status().code() ==
+          ErrorCode::invalid_argument);
+    if (backend == "opencl") {
+      devrt::Result<Module> broken =
+          Module::load(device, ModuleFormat::opencl_c, std::string_view("__kernel void k(__global float* p) { p[0] = ; }"),
+                       {}, &log);
+      REQUIRE_FALSE(broken.ok());
+      CHECK(broken.status().code() == ErrorCode::driver_error);
+      CHECK(contains(broken.status().message(), "CL_BUILD_PROGRAM_FAILURE"));
+      CHECK(contains(broken.status().message(), "build log"));
+      CHECK_FALSE(log.empty());
+      // Options reach the compiler: an undefined macro becomes defined.
+      devrt::Result<Module> defined = Module::load(
+          device, ModuleFormat::opencl_c,
+          std::string_view("__kernel void k(__global float* p) { p[0] = DEVRT_VALUE; }"), "-DDEVRT_VALUE=2.0f");
+      CHECK(defined.ok());
+    } else if (backend == "vulkan") {
+      devrt::Result<Module> odd = Module::load(device, ModuleFormat::spirv, std::string_view("1234567"), {}, &log);
+      CHECK(odd.status().code() == ErrorCode::invalid_argument);
+      CHECK(contains(odd.status().message(), "multiple of 4"));
+      devrt::Result<Module> magic = Module::load(device, ModuleFormat::spirv, std::string_view("not spirv words!!!!!"),
+                                                 {}, &log);
+      CHECK(magic.status().code() == ErrorCode::invalid_argument);
+      CHECK(contains(magic.status().message(), "magic"));
+      CHECK(contains(log, "magic"));
+    } else if (backend == "cpu") {
+      CHECK(Module::load(device, ModuleFormat::host_table, "no-such-table").status().code() == ErrorCode::not_found);
+      devrt::Result<Module> junk =
+          Module::load(device, ModuleFormat::shared_object, std::string_view("definitely not an ELF file at all"));
+      CHECK(junk.status().code() == ErrorCode::invalid_argument);
+      CHECK(contains(junk.status().message(), "ELF"));
+    }
+    Kernel vadd = load_kernel(device, "vadd");
+    devrt::Result<Function> missing = vadd.module.function("no_such_kernel");
+    CHECK(missing.status().code() == ErrorCode::not_found);
+    CHECK(contains(missing.status().message(), "no_such_kernel"));
+  }
+}
+
+TEST_CASE("a module's binary loads again and runs", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd");
+    devrt::Result<devrt::ModuleBinary> binary = vadd.module.binary();
+    if (!binary.ok()) {
+      CHECK(binary.status().code() == ErrorCode::unsupported);
+      WARN("skip: " << binary.status().message());
+      continue;
+    }
+    CHECK_FALSE(binary->bytes.empty());
+    devrt::Result<Module> again = Module::load(device, binary->format, std::as_bytes(std::span(binary->bytes)));
+    INFO(again.status().message());
+    REQUIRE(again.ok());
+    devrt::Result<Function> function = again->function("vadd");
+    REQUIRE(function.ok());
+    const std::size_t n = 130;
+    std::vector<float> a = iota_values(n, 1.0f, 1.0f);
+    Buffer da = upload_floats(device, a), dc = upload_floats(device, std::vector<float>(n));
+    REQUIRE(function->launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, da, dc, std::int32_t(n)}).ok());
+    std::vector<float> c = download_floats(dc, n);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == 2.0f * a[i]);
+  }
+}
+
+TEST_CASE("backend specifics: fixed SPIR-V local sizes, CPU shared objects", "[conformance][kernel]") {
+  SKIP_WITHOUT_KERNELS();
+  std::string_view backend = conformance::backend().name();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    if (backend == "vulkan") {
+      Kernel vadd = load_kernel(device, "vadd");
+      Buffer x = upload_floats(device, std::vector<float>(256));
+      devrt::Status other = vadd.function.launch({.grid = {1}, .block = {128}}, {x, x, x, std::int32_t{1}});
+      CHECK(other.code() == ErrorCode::invalid_argument);
+      CHECK(contains(other.message(), "fixed local size 64x1x1"));
+      devrt::Status shared = vadd.function.launch({.grid = {1}, .block = {64}, .dynamic_shared_bytes = 16},
+                                                  {x, x, x, std::int32_t{1}});
+      CHECK(shared.code() == ErrorCode::unsupported);
+    } else if (backend == "cpu") {
+      devrt::Result<Module> so = Module::load_file(device, ModuleFormat::shared_object, DEVRT_TEST_CPU_KERNELS_SO);
+      INFO(so.status().message());
+      REQUIRE(so.ok());
+      devrt::Result<Function> vadd = so->function("vadd");
+      REQUIRE(vadd.ok());
+      const std::size_t n = 100;
+      std::vector<float> a = iota_values(n, 1.0f, 2.0f), b = iota_values(n, 0.5f, 0.0f), c(n);
+      REQUIRE(vadd->launch({.grid = {blocks_for(n)}, .block = {kBlock}},
+                           {devrt::host_span(a.data(), n * 4), devrt::host_span(b.data(), n * 4),
+                            devrt::MemorySpan{devrt::kHostDevice, c.data(), n * 4}, std::int32_t(n)})
+                  .ok());
+      for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
+      // The signature exported next to the kernel is enforced.
+      CHECK(vadd->launch({.grid = {1}, .block = {kBlock}}, {std::int32_t(n)}).code() == ErrorCode::invalid_argument);
+      CHECK(so->function("vadd_devrt_signature_missing").status().code() == ErrorCode::not_found);
+    } else {
+      WARN("skip: nothing specific to " << backend);
+    }
+  }
+}

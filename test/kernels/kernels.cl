@@ -1,0 +1,35 @@
+// The conformance kernels in OpenCL C 1.2 (PoCL's level). Same semantics as cpu_kernels.cpp and
+// spirv/*.comp.
+__kernel void vadd(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_global_id(0);
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+__kernel void saxpy(__global const float* x, __global float* y, float alpha, int n) {
+  int i = get_global_id(0);
+  if (i < n) y[i] = alpha * x[i] + y[i];
+}
+
+__kernel void fill2d(__global float* values, int width, int height) {
+  int x = get_global_id(0);
+  int y = get_global_id(1);
+  if (x < width && y < height) values[y * width + x] = (float)(y * 1000 + x);
+}
+
+// The block's sum in local memory (the dynamic shared bytes of the launch), with barriers.
+__kernel void reduce(__global const float* values, __global float* partial, int n, __local float* scratch) {
+  int t = get_local_id(0);
+  int i = get_global_id(0);
+  scratch[t] = i < n ? values[i] : 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int stride = get_local_size(0) / 2; stride > 0; stride /= 2) {
+    if (t < stride) scratch[t] += scratch[t + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) partial[get_group_id(0)] = scratch[0];
+}
+
+__kernel void scale(__global float* values, float factor, int n) {
+  int i = get_global_id(0);
+  if (i < n) values[i] *= factor;
+}
