@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints devrt-vs-raw ratios from a Google Benchmark JSON file written by bench-core.
 
-usage: report.py bench-core.json
+usage: report.py bench-core.json [bench-kernels.json ...]
 """
 import json
 import sys
@@ -22,6 +22,8 @@ def load(path):
 
 def main():
     context, t = load(sys.argv[1])
+    for extra in sys.argv[2:]:
+        t.update(load(extra)[1])
     print(f"host: {context.get('num_cpus')} cpus @ {context.get('mhz_per_cpu')} MHz, "
           f"(libbenchmark itself built as {context.get('library_build_type')})")
     rows = []
@@ -63,6 +65,31 @@ def main():
     if empty and ready:
         rows.append((f"process start to registry ready: {ready / 1e3:.0f} us (empty main {empty / 1e3:.0f} us)",
                      f"{(ready - empty) / 1e3:+.0f} us", "devrt's share"))
+    for backend in ("opencl", "vulkan"):
+        raw, ours = ns(f"{backend}/launch_sync/raw/real_time"), ns(f"{backend}/launch_sync/devrt/real_time")
+        if raw and ours:
+            rows.append((f"{backend} empty launch + sync: {ours / 1e3:.1f} us vs raw {raw / 1e3:.1f} us",
+                         f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.05x"))
+        raw, ours = ns(f"{backend}/launch_1000/raw/real_time"), ns(f"{backend}/launch_1000/devrt/real_time")
+        if raw and ours:
+            rows.append((f"{backend} 1000 launches + sync: {ours / 1e3:.2f} vs raw {raw / 1e3:.2f} ns/launch",
+                         f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.05x"))
+        single = ns(f"{backend}/launch_1000/single_submit/real_time")
+        if single and ours:
+            rows.append((f"{backend} batched vs one submit per dispatch", f"{single / ours:.2f}x",
+                         "throughput gain, goal >= 1.9x"))
+        size = 1 << 20
+        raw, ours, pool = (ns(f"{backend}/alloc_free/{v}/{size}") for v in ("raw", "devrt", "pool"))
+        if raw and ours and pool:
+            rows.append((f"{backend} 1 MiB alloc+free: raw {raw:.0f} ns, devrt {ours:.0f} ns, pool {pool:.1f} ns",
+                         f"{raw / pool:.0f}x", "pool vs raw create, goal >= 10x"))
+        for direction in ("write", "read"):
+            for size in (1 << 20, 64 << 20):
+                raw = ns(f"{backend}/{direction}/raw/{size}/real_time")
+                ours = ns(f"{backend}/{direction}/devrt/{size}/real_time")
+                if raw and ours:
+                    rows.append((f"{backend} {direction} {size >> 20} MiB: {size / ours:.2f} vs raw {size / raw:.2f} GB/s",
+                                 f"{ours / raw:.2f}x", "devrt/raw time, goal <= 1.05x"))
     width = max(len(r[0]) for r in rows)
     for what, figure, goal in rows:
         print(f"{what:<{width}}  {figure:>14}  ({goal})")

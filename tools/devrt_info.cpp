@@ -60,6 +60,7 @@ std::vector<std::string> capability_names(BackendRef backend) {
   if (backend.has_capability(DEVRT_CAP_EVENTS)) names.emplace_back("events");
   if (backend.has_capability(DEVRT_CAP_HOST_ACCESSIBLE)) names.emplace_back("host_accessible");
   if (backend.has_capability(DEVRT_CAP_ADDRESSABLE)) names.emplace_back("addressable");
+  if (backend.has_modules()) names.emplace_back("modules");
   return names;
 }
 

@@ -32,7 +32,7 @@ for config in $configs; do
       logs="$logs build-asan/meson-logs/asan.json" ;;
     valgrind)
       setup build-test && meson test -C build-test --print-errorlogs --logbase memcheck \
-        --suite unit --suite conformance --timeout-multiplier 4 \
+        --suite unit --suite cpu --timeout-multiplier 4 \
         --wrap "valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect"
       logs="$logs build-test/meson-logs/memcheck-valgrind.json" ;; # meson appends the wrapper name
     tsan)

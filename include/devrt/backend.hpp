@@ -210,8 +210,8 @@ struct Thunks {
                                   devrt_error* err) noexcept {
     BuildLog build_log(log, log_capacity);
     return export_result(self().module_load(device, static_cast<ModuleFormat>(format),
-                                             std::span<const std::byte>(static_cast<const std::byte*>(data), size),
-                                             options, build_log),
+                                            std::span<const std::byte>(static_cast<const std::byte*>(data), size),
+                                            options, build_log),
                          out, err);
   }
   static std::int32_t module_unload(std::int32_t device, void* module, devrt_error* err) noexcept {

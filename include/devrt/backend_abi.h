@@ -64,15 +64,15 @@ typedef struct devrt_copy_desc {
 /* ---- Kernel modules ---------------------------------------------------------------------- */
 
 /* devrt_module_format: what the bytes given to module_load are. */
-#define DEVRT_MODULE_HOST_TABLE 1     /* CPU: the name of a kernel table registered in-process */
-#define DEVRT_MODULE_SHARED_OBJECT 2  /* CPU: an ELF shared object exporting devrt_cpu_kernel functions */
-#define DEVRT_MODULE_OPENCL_C 3       /* OpenCL C source text */
-#define DEVRT_MODULE_OPENCL_BINARY 4  /* an OpenCL program binary (clGetProgramInfo(CL_PROGRAM_BINARIES)) */
-#define DEVRT_MODULE_SPIRV 5          /* SPIR-V words (Vulkan compute shaders) */
-#define DEVRT_MODULE_PTX 6            /* CUDA PTX text */
-#define DEVRT_MODULE_CUBIN 7          /* CUDA cubin ELF */
-#define DEVRT_MODULE_FATBIN 8         /* CUDA fat binary */
-#define DEVRT_MODULE_HSACO 9          /* AMD GPU code object */
+#define DEVRT_MODULE_HOST_TABLE 1    /* CPU: the name of a kernel table registered in-process */
+#define DEVRT_MODULE_SHARED_OBJECT 2 /* CPU: an ELF shared object exporting devrt_cpu_kernel functions */
+#define DEVRT_MODULE_OPENCL_C 3      /* OpenCL C source text */
+#define DEVRT_MODULE_OPENCL_BINARY 4 /* an OpenCL program binary (clGetProgramInfo(CL_PROGRAM_BINARIES)) */
+#define DEVRT_MODULE_SPIRV 5         /* SPIR-V words (Vulkan compute shaders) */
+#define DEVRT_MODULE_PTX 6           /* CUDA PTX text */
+#define DEVRT_MODULE_CUBIN 7         /* CUDA cubin ELF */
+#define DEVRT_MODULE_FATBIN 8        /* CUDA fat binary */
+#define DEVRT_MODULE_HSACO 9         /* AMD GPU code object */
 #define DEVRT_MODULE_FORMAT_COUNT 10
 
 /* devrt_kernel_arg.kind */
@@ -158,8 +158,7 @@ typedef struct devrt_backend_table {
   int32_t (*module_load)(int32_t device_id, int32_t format, const void* data, size_t size, const char* options,
                          void** out_module, char* log, size_t log_capacity, devrt_error* err);
   int32_t (*module_unload)(int32_t device_id, void* module, devrt_error* err);
-  int32_t (*module_function)(int32_t device_id, void* module, const char* name, void** out_function,
-                             devrt_error* err);
+  int32_t (*module_function)(int32_t device_id, void* module, const char* name, void** out_function, devrt_error* err);
   int32_t (*launch)(int32_t device_id, void* function, const devrt_launch_desc* desc, devrt_error* err);
   /* Optional: the loaded module as bytes that module_load accepts again (an OpenCL program
    * binary): *out_format is set; out_of_range with *needed when capacity is too small. */

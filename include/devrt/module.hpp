@@ -83,8 +83,8 @@ public:
   KernelArg(const Buffer& buffer, std::size_t offset = 0) noexcept;   // NOLINT(google-explicit-constructor)
 
   template <class T>
-    requires std::is_arithmetic_v<T>
-  KernelArg(T value) noexcept { // NOLINT(google-explicit-constructor)
+  requires std::is_arithmetic_v<T> KernelArg(T value)
+  noexcept { // NOLINT(google-explicit-constructor)
     constexpr DataType type = data_type_of<T>();
     arg_.kind = DEVRT_ARG_SCALAR;
     arg_.type_code = static_cast<std::uint8_t>(type.code);
@@ -180,13 +180,13 @@ public:
   // and in *build_log when given. Thread-safe.
   static Result<Module> load(Device device, ModuleFormat format, std::span<const std::byte> data,
                              std::string_view options = {}, std::string* build_log = nullptr) noexcept;
-  static Result<Module> load(Device device, ModuleFormat format, std::string_view text,
-                             std::string_view options = {}, std::string* build_log = nullptr) noexcept {
+  static Result<Module> load(Device device, ModuleFormat format, std::string_view text, std::string_view options = {},
+                             std::string* build_log = nullptr) noexcept {
     return load(device, format, std::as_bytes(std::span<const char>(text.data(), text.size())), options, build_log);
   }
   // Reads a file and loads it as above (hosted platforms). Thread-safe.
-  static Result<Module> load_file(Device device, ModuleFormat format, const char* path,
-                                  std::string_view options = {}, std::string* build_log = nullptr) noexcept;
+  static Result<Module> load_file(Device device, ModuleFormat format, const char* path, std::string_view options = {},
+                                  std::string* build_log = nullptr) noexcept;
 
   // A kernel by name: not_found (naming the module's format) when absent. Thread-safe.
   Result<Function> function(std::string_view name) const noexcept;

@@ -19,6 +19,8 @@ bool DynamicLibrary::open(std::initializer_list<const char*> names, std::string&
   return false;
 }
 
-void* DynamicLibrary::symbol(const char* name) const noexcept { return handle_ != nullptr ? dlsym(handle_, name) : nullptr; }
+void* DynamicLibrary::symbol(const char* name) const noexcept {
+  return handle_ != nullptr ? dlsym(handle_, name) : nullptr;
+}
 
 } // namespace devrt::detail

@@ -12,9 +12,7 @@ void append_param(MessageBuilder& m, const KernelParam& param) {
   case KernelParam::Kind::scalar:
     m.append(to_string(DataType{static_cast<DataTypeCode>(param.code), param.bits, 1}));
     break;
-  case KernelParam::Kind::any_scalar:
-    append_parts(m, "scalar of ", unsigned{param.bits}, " bits");
-    break;
+  case KernelParam::Kind::any_scalar: append_parts(m, "scalar of ", unsigned{param.bits}, " bits"); break;
   }
 }
 
@@ -40,7 +38,8 @@ bool matches(const KernelParam& param, const devrt_kernel_arg& arg) noexcept {
                                              const devrt_kernel_arg* args, std::uint32_t num_args,
                                              std::uint32_t first_bad) noexcept {
   MessageBuilder m;
-  append_parts(m, "kernel '", kernel, "' takes ", signature.count, signature.count == 1 ? " argument (" : " arguments (");
+  append_parts(m, "kernel '", kernel, "' takes ", signature.count,
+               signature.count == 1 ? " argument (" : " arguments (");
   for (std::uint32_t i = 0; i < signature.count; ++i) {
     if (i > 0) m.append(", ");
     append_param(m, signature.params[i]);

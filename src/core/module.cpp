@@ -75,7 +75,8 @@ namespace {
       detail::append_parts(reason, "null buffer");
     }
   } else if (arg.kind == DEVRT_ARG_SCALAR) {
-    detail::append_parts(reason, "scalar of unsupported type (code ", unsigned{arg.type_code}, ", ", unsigned{arg.type_bits}, " bits)");
+    detail::append_parts(reason, "scalar of unsupported type (code ", unsigned{arg.type_code}, ", ",
+                         unsigned{arg.type_bits}, " bits)");
   } else {
     detail::append_parts(reason, "neither a buffer nor a scalar");
   }
@@ -109,8 +110,9 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
     return make_error(ErrorCode::invalid_argument, "launch: empty Function (not obtained from Module::function)");
   if (!extent_ok(config.grid.x, config.block.x) || !extent_ok(config.grid.y, config.block.y) ||
       !extent_ok(config.grid.z, config.block.z)) [[unlikely]] {
-    return launch_error(*this, config, "grid and block extents must be at least 1 and their product per dimension "
-                                       "must fit in 32 bits");
+    return launch_error(*this, config,
+                        "grid and block extents must be at least 1 and their product per dimension "
+                        "must fit in 32 bits");
   }
   if (args.size() > kMaxKernelArgs) [[unlikely]] {
     detail::MessageBuilder reason;

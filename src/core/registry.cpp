@@ -399,9 +399,8 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   void* module = nullptr;
   devrt_error err;
   err.message[0] = '\0';
-  std::int32_t code =
-      table_->module_load(id, format, data, size, options != nullptr ? options : "", &module, text.data(),
-                          text.size(), &err);
+  std::int32_t code = table_->module_load(id, format, data, size, options != nullptr ? options : "", &module,
+                                          text.data(), text.size(), &err);
   text.resize(strnlen(text.data(), text.size()));
   if (log != nullptr) *log = text;
   if (code == 0) {

@@ -137,9 +137,10 @@ TEST_CASE("vector add over a 1-D grid with a partial last block", "[conformance]
     Kernel vadd = load_kernel(device, "vadd");
     const std::size_t n = 1000;
     std::vector<float> a = iota_values(n, 1.0f, 0.5f), b = iota_values(n, -3.0f, 2.0f);
-    Buffer da = upload_floats(device, a), db = upload_floats(device, b), dc = upload_floats(device, std::vector<float>(n));
-    devrt::Status launched = vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}},
-                                                  {da, db, dc, static_cast<std::int32_t>(n)});
+    Buffer da = upload_floats(device, a), db = upload_floats(device, b),
+           dc = upload_floats(device, std::vector<float>(n));
+    devrt::Status launched =
+        vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, db, dc, static_cast<std::int32_t>(n)});
     INFO(launched.message());
     REQUIRE(launched.ok());
     std::vector<float> c = download_floats(dc, n);
@@ -156,8 +157,8 @@ TEST_CASE("saxpy with a float scalar argument", "[conformance][kernel]") {
     std::vector<float> x = iota_values(n, 0.0f, 1.0f), y = iota_values(n, 10.0f, -0.25f);
     Buffer dx = upload_floats(device, x), dy = upload_floats(device, y);
     const float alpha = 2.5f;
-    REQUIRE(saxpy.function.launch({.grid = {blocks_for(n, 128)}, .block = {128}},
-                                  {dx, dy, alpha, static_cast<std::int32_t>(n)})
+    REQUIRE(saxpy.function
+                .launch({.grid = {blocks_for(n, 128)}, .block = {128}}, {dx, dy, alpha, static_cast<std::int32_t>(n)})
                 .ok());
     std::vector<float> out = download_floats(dy, n);
     for (std::size_t i = 0; i < n; ++i) REQUIRE(out[i] == alpha * x[i] + y[i]);
@@ -218,27 +219,27 @@ TEST_CASE("buffer arguments with offsets", "[conformance][kernel]") {
     std::vector<float> a = iota_values(n, 3.0f, 1.0f), b = iota_values(n, 0.0f, 3.0f);
     Buffer da = upload_floats(device, a, offset), db = upload_floats(device, b, offset * 2);
     Buffer dc = upload_floats(device, std::vector<float>(n), offset);
-    REQUIRE(vadd.function
-                .launch({.grid = {blocks_for(n)}, .block = {kBlock}},
-                        {KernelArg(da, offset), KernelArg(db, offset * 2), KernelArg(dc, offset),
-                         static_cast<std::int32_t>(n)})
-                .ok());
+    REQUIRE(
+        vadd.function
+            .launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {KernelArg(da, offset), KernelArg(db, offset * 2),
+                                                                   KernelArg(dc, offset), static_cast<std::int32_t>(n)})
+            .ok());
     std::vector<float> c = download_floats(dc, n, offset);
     for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
     // The bytes before the offset are untouched.
     std::vector<float> front = download_floats(dc, offset / sizeof(float));
     for (float f : front) REQUIRE(f == 0.0f);
     // A misaligned offset either works or says why it cannot.
-    devrt::Status odd = vadd.function.launch({.grid = {1}, .block = {kBlock}},
-                                             {KernelArg(da, 4), db, dc, std::int32_t{1}});
+    devrt::Status odd =
+        vadd.function.launch({.grid = {1}, .block = {kBlock}}, {KernelArg(da, 4), db, dc, std::int32_t{1}});
     if (!odd.ok()) {
       CHECK(odd.code() == ErrorCode::invalid_argument);
       CHECK(contains(odd.message(), "offset"));
     }
     REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
     // An offset past the end is refused before the backend sees it.
-    devrt::Status past = vadd.function.launch({.grid = {1}, .block = {kBlock}},
-                                              {KernelArg(da, da.size() + 4), db, dc, std::int32_t{1}});
+    devrt::Status past =
+        vadd.function.launch({.grid = {1}, .block = {kBlock}}, {KernelArg(da, da.size() + 4), db, dc, std::int32_t{1}});
     CHECK(past.code() == ErrorCode::invalid_argument);
     CHECK(contains(past.message(), "past the end"));
   }
@@ -254,7 +255,8 @@ TEST_CASE("two dependent launches on one stream run in order", "[conformance][ke
     REQUIRE(stream.ok());
     const std::size_t n = 3000;
     std::vector<float> a = iota_values(n, 1.0f, 1.0f), b = iota_values(n, 2.0f, 0.5f);
-    Buffer da = upload_floats(device, a), db = upload_floats(device, b), dc = upload_floats(device, std::vector<float>(n));
+    Buffer da = upload_floats(device, a), db = upload_floats(device, b),
+           dc = upload_floats(device, std::vector<float>(n));
     for (int round = 0; round < 3; ++round) {
       REQUIRE(vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, db, dc, std::int32_t(n)}, *stream)
                   .ok());
@@ -284,13 +286,14 @@ TEST_CASE("launches on two streams joined by an event", "[conformance][kernel]")
     REQUIRE((first.ok() && second.ok() && done.ok()));
     const std::size_t n = 1 << 16;
     std::vector<float> a = iota_values(n, 0.0f, 1.0f), b = iota_values(n, 5.0f, 0.0f);
-    Buffer da = upload_floats(device, a), db = upload_floats(device, b), dc = upload_floats(device, std::vector<float>(n));
-    REQUIRE(vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, db, dc, std::int32_t(n)}, *first)
-                .ok());
+    Buffer da = upload_floats(device, a), db = upload_floats(device, b),
+           dc = upload_floats(device, std::vector<float>(n));
+    REQUIRE(
+        vadd.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {da, db, dc, std::int32_t(n)}, *first).ok());
     REQUIRE(done->record(*first).ok());
     REQUIRE(done->wait_on(*second).ok());
-    REQUIRE(scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {dc, 3.0f, std::int32_t(n)}, *second)
-                .ok());
+    REQUIRE(
+        scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {dc, 3.0f, std::int32_t(n)}, *second).ok());
     std::vector<float> c = download_floats(dc, n, 0, *second);
     for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == 3.0f * (a[i] + b[i]));
     devrt::Result<bool> finished = done->query();
@@ -320,8 +323,8 @@ TEST_CASE("wrong argument counts and types are refused with the kernel's signatu
     CHECK(scalar_for_buffer.code() == ErrorCode::invalid_argument);
     // Memory of another device is caught before the backend sees it.
     std::vector<float> host(64);
-    devrt::Status foreign = saxpy.function.launch(
-        config, {devrt::host_span(host.data(), 256), y, 2.0f, std::int32_t{64}});
+    devrt::Status foreign =
+        saxpy.function.launch(config, {devrt::host_span(host.data(), 256), y, 2.0f, std::int32_t{64}});
     if (device.kind != devrt::DeviceKind::cpu) {
       CHECK(foreign.code() == ErrorCode::invalid_argument);
       CHECK(contains(foreign.message(), "memory on cpu:0"));
@@ -362,12 +365,11 @@ TEST_CASE("module load errors carry the reason and the build log", "[conformance
     std::string log;
     CHECK(Module::load(device, ModuleFormat::ptx, std::string_view(".version 8.0"), {}, &log).status().code() ==
           ErrorCode::unsupported);
-    CHECK(Module::load(device, ModuleFormat::spirv, std::string_view()).status().code() ==
-          ErrorCode::invalid_argument);
+    CHECK(Module::load(device, ModuleFormat::spirv, std::string_view()).status().code() == ErrorCode::invalid_argument);
     if (backend == "opencl") {
       devrt::Result<Module> broken =
-          Module::load(device, ModuleFormat::opencl_c, std::string_view("__kernel void k(__global float* p) { p[0] = ; }"),
-                       {}, &log);
+          Module::load(device, ModuleFormat::opencl_c,
+                       std::string_view("__kernel void k(__global float* p) { p[0] = ; }"), {}, &log);
       REQUIRE_FALSE(broken.ok());
       CHECK(broken.status().code() == ErrorCode::driver_error);
       CHECK(contains(broken.status().message(), "CL_BUILD_PROGRAM_FAILURE"));
@@ -382,8 +384,8 @@ TEST_CASE("module load errors carry the reason and the build log", "[conformance
       devrt::Result<Module> odd = Module::load(device, ModuleFormat::spirv, std::string_view("1234567"), {}, &log);
       CHECK(odd.status().code() == ErrorCode::invalid_argument);
       CHECK(contains(odd.status().message(), "multiple of 4"));
-      devrt::Result<Module> magic = Module::load(device, ModuleFormat::spirv, std::string_view("not spirv words!!!!!"),
-                                                 {}, &log);
+      devrt::Result<Module> magic =
+          Module::load(device, ModuleFormat::spirv, std::string_view("not spirv words!!!!!"), {}, &log);
       CHECK(magic.status().code() == ErrorCode::invalid_argument);
       CHECK(contains(magic.status().message(), "magic"));
       CHECK(contains(log, "magic"));
@@ -438,8 +440,8 @@ TEST_CASE("backend specifics: fixed SPIR-V local sizes, CPU shared objects", "[c
       devrt::Status other = vadd.function.launch({.grid = {1}, .block = {128}}, {x, x, x, std::int32_t{1}});
       CHECK(other.code() == ErrorCode::invalid_argument);
       CHECK(contains(other.message(), "fixed local size 64x1x1"));
-      devrt::Status shared = vadd.function.launch({.grid = {1}, .block = {64}, .dynamic_shared_bytes = 16},
-                                                  {x, x, x, std::int32_t{1}});
+      devrt::Status shared =
+          vadd.function.launch({.grid = {1}, .block = {64}, .dynamic_shared_bytes = 16}, {x, x, x, std::int32_t{1}});
       CHECK(shared.code() == ErrorCode::unsupported);
     } else if (backend == "cpu") {
       devrt::Result<Module> so = Module::load_file(device, ModuleFormat::shared_object, DEVRT_TEST_CPU_KERNELS_SO);

@@ -69,8 +69,7 @@ Result<CpuFunction*> make_function(CpuModule& module, const char* name, devrt_cp
   function->function = fn;
   function->name = name;
   if (signature != nullptr && !detail::parse_kernel_signature(signature, function->signature)) {
-    return make_error(ErrorCode::invalid_argument, "kernel '", name, "' has a malformed signature \"", signature,
-                      "\"");
+    return make_error(ErrorCode::invalid_argument, "kernel '", name, "' has a malformed signature \"", signature, "\"");
   }
   CpuFunction* raw = function.get();
   module.functions.push_back(std::move(function));
@@ -101,8 +100,8 @@ Result<void*> open_shared_object(std::span<const std::byte> data, BuildLog& log)
   if (library == nullptr) {
     const char* reason = dlerror();
     log.append(reason != nullptr ? reason : "dlopen failed");
-    return make_error(ErrorCode::invalid_argument, "dlopen refused the shared object: ",
-                      reason != nullptr ? reason : "unknown reason");
+    return make_error(ErrorCode::invalid_argument,
+                      "dlopen refused the shared object: ", reason != nullptr ? reason : "unknown reason");
   }
   return library;
 }
@@ -227,9 +226,9 @@ Status CpuBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) no
   std::uint64_t threads = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
   if (threads > kMaxThreadsPerBlock || desc.block[0] > kMaxBlockDim.x || desc.block[1] > kMaxBlockDim.y ||
       desc.block[2] > kMaxBlockDim.z) {
-    return make_error(ErrorCode::invalid_argument, "a block of ", desc.block[0], "x", desc.block[1], "x",
-                      desc.block[2], " exceeds max_threads_per_block ", kMaxThreadsPerBlock,
-                      " or max_thread_dimensions (", kMaxBlockDim.x, ", ", kMaxBlockDim.y, ", ", kMaxBlockDim.z, ")");
+    return make_error(ErrorCode::invalid_argument, "a block of ", desc.block[0], "x", desc.block[1], "x", desc.block[2],
+                      " exceeds max_threads_per_block ", kMaxThreadsPerBlock, " or max_thread_dimensions (",
+                      kMaxBlockDim.x, ", ", kMaxBlockDim.y, ", ", kMaxBlockDim.z, ")");
   }
   if (desc.dynamic_shared_bytes > kMaxSharedMemoryPerBlock) {
     return make_error(ErrorCode::invalid_argument, desc.dynamic_shared_bytes,
@@ -269,7 +268,8 @@ Status CpuBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) no
   std::free(context.shared_memory);
   if (code == 0) return Status();
   err.message[DEVRT_ERROR_MESSAGE_CAPACITY - 1] = '\0';
-  if (code < 0 || code > static_cast<std::int32_t>(ErrorCode::abi_mismatch)) code = static_cast<std::int32_t>(ErrorCode::internal);
+  if (code < 0 || code > static_cast<std::int32_t>(ErrorCode::abi_mismatch))
+    code = static_cast<std::int32_t>(ErrorCode::internal);
   return make_error(static_cast<ErrorCode>(code), "kernel '", function.name, "' failed in block (",
                     context.block_index[0], ", ", context.block_index[1], ", ", context.block_index[2],
                     "): ", err.message[0] != '\0' ? err.message : "no reason given");

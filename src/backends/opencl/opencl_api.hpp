@@ -14,7 +14,7 @@ namespace devrt::opencl {
 
 // Every function, once: X(name). Only declarations from CL/cl.h are used (through decltype), so
 // nothing here creates a link-time reference.
-#define DEVRT_OPENCL_SYMBOLS(X)                                                                                       \
+#define DEVRT_OPENCL_SYMBOLS(X)                                                                                        \
   X(clGetPlatformIDs)                                                                                                  \
   X(clGetPlatformInfo)                                                                                                 \
   X(clGetDeviceIDs)                                                                                                    \
@@ -47,7 +47,7 @@ namespace devrt::opencl {
   X(clEnqueueBarrierWithWaitList)                                                                                      \
   X(clWaitForEvents)                                                                                                   \
   X(clGetEventInfo)                                                                                                    \
-  X(clRetainEvent)                                                                                                    \
+  X(clRetainEvent)                                                                                                     \
   X(clReleaseEvent)
 
 struct Api {

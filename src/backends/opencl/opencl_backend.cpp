@@ -120,8 +120,9 @@ Status discover(Runtime& rt) {
     return make_error(ErrorCode::unavailable, "no OpenCL loader: ", reason);
   }
 #define DEVRT_OPENCL_RESOLVE(name)                                                                                     \
-  if (!rt.library.resolve(#name, rt.api.name)) {                                                                      \
-    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", #name, " (an OpenCL 1.2 loader is needed)"); \
+  if (!rt.library.resolve(#name, rt.api.name)) {                                                                       \
+    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", #name,                                     \
+                      " (an OpenCL 1.2 loader is needed)");                                                            \
   }
   DEVRT_OPENCL_SYMBOLS(DEVRT_OPENCL_RESOLVE)
 #undef DEVRT_OPENCL_RESOLVE
@@ -142,8 +143,8 @@ Status discover(Runtime& rt) {
     std::vector<cl_device_id> ids(count);
     if (api.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr) != CL_SUCCESS) continue;
     char platform_name[256] = {};
-    static_cast<void>(api.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name,
-                                            nullptr));
+    static_cast<void>(
+        api.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, nullptr));
     for (cl_device_id id : ids) {
       ClDevice d;
       d.platform = platform;
@@ -236,13 +237,20 @@ bool scalar_of(std::string_view type, detail::KernelParam& out) {
     std::uint8_t bits;
   };
   static constexpr Entry kTypes[] = {
-      {"char", DataTypeCode::signed_int, 8},      {"uchar", DataTypeCode::unsigned_int, 8},
-      {"short", DataTypeCode::signed_int, 16},    {"ushort", DataTypeCode::unsigned_int, 16},
-      {"int", DataTypeCode::signed_int, 32},      {"uint", DataTypeCode::unsigned_int, 32},
-      {"long", DataTypeCode::signed_int, 64},     {"ulong", DataTypeCode::unsigned_int, 64},
-      {"half", DataTypeCode::floating, 16},       {"float", DataTypeCode::floating, 32},
-      {"double", DataTypeCode::floating, 64},     {"unsigned char", DataTypeCode::unsigned_int, 8},
-      {"unsigned short", DataTypeCode::unsigned_int, 16}, {"unsigned int", DataTypeCode::unsigned_int, 32},
+      {"char", DataTypeCode::signed_int, 8},
+      {"uchar", DataTypeCode::unsigned_int, 8},
+      {"short", DataTypeCode::signed_int, 16},
+      {"ushort", DataTypeCode::unsigned_int, 16},
+      {"int", DataTypeCode::signed_int, 32},
+      {"uint", DataTypeCode::unsigned_int, 32},
+      {"long", DataTypeCode::signed_int, 64},
+      {"ulong", DataTypeCode::unsigned_int, 64},
+      {"half", DataTypeCode::floating, 16},
+      {"float", DataTypeCode::floating, 32},
+      {"double", DataTypeCode::floating, 64},
+      {"unsigned char", DataTypeCode::unsigned_int, 8},
+      {"unsigned short", DataTypeCode::unsigned_int, 16},
+      {"unsigned int", DataTypeCode::unsigned_int, 32},
       {"unsigned long", DataTypeCode::unsigned_int, 64},
   };
   for (const Entry& e : kTypes) {
@@ -305,13 +313,14 @@ Status buffer_argument(const Api& api, const ClDevice& device, const devrt_kerne
   if (align == 0) align = 1;
   if (arg.offset % align != 0 || arg.size == 0) {
     return make_error(ErrorCode::invalid_argument, "argument ", index, ": offset ", arg.offset,
-                      arg.size == 0 ? " leaves no bytes" : " is not a multiple of the device's ", arg.size == 0 ? 0 : align,
+                      arg.size == 0 ? " leaves no bytes" : " is not a multiple of the device's ",
+                      arg.size == 0 ? 0 : align,
                       arg.size == 0 ? "" : "-byte base address alignment (CL_DEVICE_MEM_BASE_ADDR_ALIGN)");
   }
   cl_buffer_region region{arg.offset, arg.size};
   cl_int err = CL_SUCCESS;
-  out = api.clCreateSubBuffer(static_cast<cl_mem>(arg.buffer), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
-                              &region, &err);
+  out = api.clCreateSubBuffer(static_cast<cl_mem>(arg.buffer), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                              &err);
   if (err != CL_SUCCESS) return cl_error("clCreateSubBuffer", err);
   owned = true;
   return Status();
@@ -451,16 +460,16 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
     cl_command_queue queue = queue_of(desc.dst_device_id, desc.stream);
     DEVRT_CL_CHECK("clEnqueueCopyBuffer",
                    api.clEnqueueCopyBuffer(queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),
-                                           static_cast<cl_mem>(desc.dst), desc.src_offset, desc.dst_offset,
-                                           desc.nbytes, 0, nullptr, nullptr));
+                                           static_cast<cl_mem>(desc.dst), desc.src_offset, desc.dst_offset, desc.nbytes,
+                                           0, nullptr, nullptr));
     return Status();
   }
   // Two devices, two contexts: through the host, after the source's default stream.
   void* bounce = std::malloc(desc.nbytes);
   if (bounce == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a bounce buffer");
-  cl_int code = api.clEnqueueReadBuffer(device_of(desc.src_device_id).queue,
-                                        static_cast<cl_mem>(const_cast<void*>(desc.src)), CL_TRUE, desc.src_offset,
-                                        desc.nbytes, bounce, 0, nullptr, nullptr);
+  cl_int code =
+      api.clEnqueueReadBuffer(device_of(desc.src_device_id).queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),
+                              CL_TRUE, desc.src_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
   if (code == CL_SUCCESS) {
     code = api.clEnqueueWriteBuffer(queue_of(desc.dst_device_id, desc.stream), static_cast<cl_mem>(desc.dst), CL_TRUE,
                                     desc.dst_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
@@ -651,8 +660,8 @@ Status OpenclBackend::launch(std::int32_t device, void* handle, const LaunchDesc
   }
   std::uint32_t expected = f.total_args - (local_arg >= 0 ? 1 : 0);
   if (desc.num_args != expected) {
-    return make_error(ErrorCode::invalid_argument, "kernel '", f.name, "' takes ", expected, " arguments but was given ",
-                      desc.num_args);
+    return make_error(ErrorCode::invalid_argument, "kernel '", f.name, "' takes ", expected,
+                      " arguments but was given ", desc.num_args);
   }
   if (local_arg >= 0 && desc.dynamic_shared_bytes == 0) {
     return make_error(ErrorCode::invalid_argument, "kernel '", f.name,

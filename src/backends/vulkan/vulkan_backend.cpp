@@ -207,7 +207,8 @@ Status discover(Runtime& rt) {
 #define DEVRT_VULKAN_GLOBAL(name) api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(nullptr, #name));
   DEVRT_VULKAN_GLOBAL_SYMBOLS(DEVRT_VULKAN_GLOBAL)
 #undef DEVRT_VULKAN_GLOBAL
-  if (api.vkCreateInstance == nullptr) return make_error(ErrorCode::unavailable, "the Vulkan loader lacks vkCreateInstance");
+  if (api.vkCreateInstance == nullptr)
+    return make_error(ErrorCode::unavailable, "the Vulkan loader lacks vkCreateInstance");
   if (api.vkEnumerateInstanceVersion != nullptr) api.vkEnumerateInstanceVersion(&rt.instance_version);
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
@@ -231,7 +232,7 @@ Status discover(Runtime& rt) {
   api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(rt.instance, #name));                              \
   if (api.name == nullptr && std::strcmp(#name, "vkGetPhysicalDeviceProperties2") != 0 &&                              \
       std::strcmp(#name, "vkGetPhysicalDeviceFeatures2") != 0) {                                                       \
-    return make_error(ErrorCode::unavailable, "the Vulkan instance lacks ", #name);                                   \
+    return make_error(ErrorCode::unavailable, "the Vulkan instance lacks ", #name);                                    \
   }
   DEVRT_VULKAN_INSTANCE_SYMBOLS(DEVRT_VULKAN_INSTANCE)
 #undef DEVRT_VULKAN_INSTANCE
@@ -329,7 +330,8 @@ Status init_device(DeviceState& d) {
   if (d.buffer_type == UINT32_MAX || d.staging_type == UINT32_MAX) {
     return make_error(ErrorCode::unavailable, d.properties.deviceName, " has no usable memory type");
   }
-  d.map_buffers = allow_map && (d.memory.memoryTypes[d.buffer_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
+  d.map_buffers =
+      allow_map && (d.memory.memoryTypes[d.buffer_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
   return create_stream(d, d.default_stream);
 }
 
@@ -497,10 +499,9 @@ void barrier(StreamState& s, VkPipelineStageFlags dst_stage, VkAccessFlags dst_a
   memory.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   memory.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
   memory.dstAccessMask = dst_access;
-  s.device->api.vkCmdPipelineBarrier(s.recording,
-                                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                                         VK_PIPELINE_STAGE_HOST_BIT,
-                                     dst_stage, 0, 1, &memory, 0, nullptr, 0, nullptr);
+  s.device->api.vkCmdPipelineBarrier(
+      s.recording, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+      dst_stage, 0, 1, &memory, 0, nullptr, 0, nullptr);
 }
 
 void command_barrier(StreamState& s) {
@@ -706,8 +707,8 @@ Result<VkPipeline> pipeline_for(FunctionState& f, const std::uint32_t block[3]) 
   std::uint32_t count = 0;
   for (int i = 0; i < 3; ++i) {
     if (m.info.local_size_spec_id[i] < 0) continue;
-    entries[count] = VkSpecializationMapEntry{static_cast<std::uint32_t>(m.info.local_size_spec_id[i]),
-                                              count * 4u, sizeof(std::uint32_t)};
+    entries[count] = VkSpecializationMapEntry{static_cast<std::uint32_t>(m.info.local_size_spec_id[i]), count * 4u,
+                                              sizeof(std::uint32_t)};
     data[count++] = block[i];
   }
   VkSpecializationInfo specialization{count, entries, count * sizeof(std::uint32_t), data};
@@ -801,11 +802,12 @@ Result<AttributeValue> VulkanBackend::get_attribute(std::int32_t device, Attribu
   case Attribute::max_shared_memory_per_block: return integer(limits.maxComputeSharedMemorySize);
   case Attribute::device_name: return AttributeValue(std::string(d.properties.deviceName));
   case Attribute::max_thread_dimensions:
-    return AttributeValue(Dim3{limits.maxComputeWorkGroupSize[0], limits.maxComputeWorkGroupSize[1],
-                               limits.maxComputeWorkGroupSize[2]});
+    return AttributeValue(
+        Dim3{limits.maxComputeWorkGroupSize[0], limits.maxComputeWorkGroupSize[1], limits.maxComputeWorkGroupSize[2]});
   case Attribute::api_version: return integer(d.properties.apiVersion);
   case Attribute::driver_version:
-    if (d.has_driver_properties && d.driver.driverInfo[0] != '\0') return AttributeValue(std::string(d.driver.driverInfo));
+    if (d.has_driver_properties && d.driver.driverInfo[0] != '\0')
+      return AttributeValue(std::string(d.driver.driverInfo));
     return AttributeValue(version_text(d.properties.driverVersion));
   case Attribute::total_global_memory: {
     std::int64_t total = 0;
@@ -984,7 +986,8 @@ Result<bool> VulkanBackend::event_query(std::int32_t device, void* handle) noexc
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return true;
   std::uint64_t reached = 0;
-  DEVRT_VK_CHECK("vkGetSemaphoreCounterValue", d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached));
+  DEVRT_VK_CHECK("vkGetSemaphoreCounterValue",
+                 d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached));
   return reached >= value;
 }
 
@@ -1006,7 +1009,8 @@ Status VulkanBackend::stream_wait_event(std::int32_t device, void* stream, void*
 Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
                                          const char*, BuildLog& log) noexcept {
   if (format != ModuleFormat::spirv) {
-    return make_error(ErrorCode::unsupported, "the vulkan backend loads spirv modules, not ", module_format_name(format));
+    return make_error(ErrorCode::unsupported, "the vulkan backend loads spirv modules, not ",
+                      module_format_name(format));
   }
   if (data.size() % 4 != 0) {
     log.append("SPIR-V size is not a multiple of 4 bytes");

@@ -51,9 +51,9 @@ struct Type {
   std::uint32_t opcode = 0;
   std::uint32_t width = 0;
   bool is_signed = false;
-  std::uint32_t storage = 0;           // pointers
-  std::uint32_t pointee = 0;           // pointers
-  std::vector<std::uint32_t> members;  // structs
+  std::uint32_t storage = 0;          // pointers
+  std::uint32_t pointee = 0;          // pointers
+  std::vector<std::uint32_t> members; // structs
 };
 
 struct Constant {
@@ -165,7 +165,8 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
     }
     i += count;
   }
-  if (entries.empty()) return make_error(ErrorCode::invalid_argument, "SPIR-V: the module has no GLCompute entry point");
+  if (entries.empty())
+    return make_error(ErrorCode::invalid_argument, "SPIR-V: the module has no GLCompute entry point");
 
   // The workgroup size: the WorkgroupSize built-in overrides LocalSize; LocalSizeId names
   // constants. Either may be specialisation constants (local_size_x_id in GLSL).
@@ -215,8 +216,8 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
         member.offset = offset != member_offset.end() ? offset->second : 0;
         member.bits = static_cast<std::uint8_t>(type->second.width);
         member.code = static_cast<std::uint8_t>(type->second.opcode == kOpTypeFloat ? DataTypeCode::floating
-                                                : type->second.is_signed        ? DataTypeCode::signed_int
-                                                                                : DataTypeCode::unsigned_int);
+                                                : type->second.is_signed            ? DataTypeCode::signed_int
+                                                                                    : DataTypeCode::unsigned_int);
         info.push_members.push_back(member);
         info.push_constant_bytes = std::max(info.push_constant_bytes, member.offset + type->second.width / 8);
       }
@@ -224,7 +225,8 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
     }
     bool storage_buffer = variable.storage == kStorageStorageBuffer ||
                           (variable.storage == kStorageUniform && buffer_block.count(pointee) != 0);
-    bool descriptor = storage_buffer || variable.storage == kStorageUniform || variable.storage == kStorageUniformConstant;
+    bool descriptor =
+        storage_buffer || variable.storage == kStorageUniform || variable.storage == kStorageUniformConstant;
     if (!descriptor) continue;
     std::uint32_t set_index = set.count(variable.id) != 0 ? set[variable.id] : 0;
     std::uint32_t binding_index = binding.count(variable.id) != 0 ? binding[variable.id] : 0;
@@ -233,8 +235,8 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
                         " is not a storage buffer (uniform buffers and images are not bound by devrt)");
     }
     if (set_index != 0) {
-      return make_error(ErrorCode::unsupported, "SPIR-V: storage buffer at set ", set_index, " binding ",
-                        binding_index, "; devrt binds descriptor set 0 only");
+      return make_error(ErrorCode::unsupported, "SPIR-V: storage buffer at set ", set_index, " binding ", binding_index,
+                        "; devrt binds descriptor set 0 only");
     }
     info.storage_bindings.push_back(binding_index);
   }
