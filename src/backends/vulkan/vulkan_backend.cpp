@@ -451,8 +451,10 @@ void retire(StreamState& s) {
   if (d.api.vkGetSemaphoreCounterValue(d.device, s.timeline->semaphore, &done) != VK_SUCCESS) return;
   while (!s.in_flight.empty() && s.in_flight.front().value <= done) {
     Batch& batch = s.in_flight.front();
-    d.api.vkResetCommandBuffer(batch.commands, 0);
-    s.free_commands.push_back(batch.commands);
+    if (batch.commands != VK_NULL_HANDLE) { // a submission may carry only semaphore waits
+      d.api.vkResetCommandBuffer(batch.commands, 0);
+      s.free_commands.push_back(batch.commands);
+    }
     for (VkDescriptorPool pool : batch.pools) {
       d.api.vkResetDescriptorPool(d.device, pool, 0);
       s.free_pools.push_back(pool);
