@@ -1,6 +1,7 @@
 #!/bin/sh
-# The whole test suite, as CI runs it: a -Werror build, the same suite under ASan+UBSan and under
-# valgrind (unit and CPU suites: the GPU drivers JIT with LLVM, far too slow there), the concurrent tests under TSan, and the libFuzzer targets (clang-14, ASan+UBSan) for
+# The whole test suite, as CI runs it: a -Werror build, the same suite under ASan+UBSan, the unit
+# and CPU suites under valgrind (the GPU drivers JIT with LLVM, far too slow there), the
+# concurrent tests under TSan, and the libFuzzer targets (clang-14, ASan+UBSan) for
 # DEVRT_FUZZ_SECONDS each (default 60). Ends with one line "N passed, N failed".
 #
 # DEVRT_TEST_CONFIGS selects configurations (default: "plain asan valgrind tsan fuzz").
