@@ -47,8 +47,10 @@ enum Flags : std::uint16_t {
 };
 
 void exercise(const devrt::Tensor& tensor, bool known_size) {
-  // Only a known buffer size makes reading safe: an unknown one is the producer's promise.
-  if (known_size && tensor.nbytes() <= (1u << 20)) {
+  // Only a known buffer size makes reading safe: an unknown one is the producer's promise. The
+  // bytes are host memory, so only a tensor that says it lives on the CPU may be read (a claim of
+  // opencl:0 or vulkan:0 would hand a host address to a GPU backend as its buffer handle).
+  if (known_size && tensor.device().kind == devrt::DeviceKind::cpu && tensor.nbytes() <= (1u << 20)) {
     devrt::Result<devrt::Tensor> compact = tensor.to(devrt::kHostDevice);
     if (!compact.ok()) __builtin_trap();
     volatile std::uint8_t sink = 0;

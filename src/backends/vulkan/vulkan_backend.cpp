@@ -1,6 +1,7 @@
 #include "vulkan_backend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynamic_library.hpp"
@@ -76,11 +78,36 @@ struct Allocation {
 };
 
 // A timeline semaphore shared by a stream and the events recorded on it, so an event outlives
-// its stream safely.
+// its stream safely. Reference-counted by TimelineRef (no std::shared_ptr: its control block's
+// vtable would differ between this -fno-rtti code and RTTI users of the same template).
 struct Timeline {
   DeviceState* device = nullptr;
   VkSemaphore semaphore = VK_NULL_HANDLE;
+  std::atomic<std::uint32_t> references{1};
   ~Timeline();
+};
+
+class TimelineRef {
+public:
+  TimelineRef() noexcept = default;
+  explicit TimelineRef(Timeline* adopted) noexcept : timeline_(adopted) {}
+  TimelineRef(const TimelineRef& other) noexcept : timeline_(other.timeline_) {
+    if (timeline_ != nullptr) timeline_->references.fetch_add(1, std::memory_order_relaxed);
+  }
+  TimelineRef(TimelineRef&& other) noexcept : timeline_(std::exchange(other.timeline_, nullptr)) {}
+  TimelineRef& operator=(TimelineRef other) noexcept {
+    std::swap(timeline_, other.timeline_);
+    return *this;
+  }
+  ~TimelineRef() {
+    if (timeline_ != nullptr && timeline_->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete timeline_;
+  }
+  Timeline* operator->() const noexcept { return timeline_; }
+  explicit operator bool() const noexcept { return timeline_ != nullptr; }
+  friend bool operator==(const TimelineRef& a, const TimelineRef& b) noexcept { return a.timeline_ == b.timeline_; }
+
+private:
+  Timeline* timeline_ = nullptr;
 };
 
 struct Batch {
@@ -94,13 +121,13 @@ struct StreamState {
   DeviceState* device = nullptr;
   std::mutex mutex;
   VkCommandPool pool = VK_NULL_HANDLE;
-  std::shared_ptr<Timeline> timeline;
+  TimelineRef timeline;
   std::uint64_t submitted = 0;
   VkCommandBuffer recording = VK_NULL_HANDLE;
   std::uint32_t commands = 0;
   std::vector<VkDescriptorPool> recording_pools;
   std::vector<Allocation*> recording_staging;
-  std::vector<std::pair<std::shared_ptr<Timeline>, std::uint64_t>> waits;
+  std::vector<std::pair<TimelineRef, std::uint64_t>> waits;
   std::deque<Batch> in_flight;
   std::vector<VkCommandBuffer> free_commands;
   std::vector<VkDescriptorPool> free_pools;
@@ -428,7 +455,7 @@ Status create_stream(DeviceState& d, StreamState*& out) {
   VkSemaphoreCreateInfo semaphore{};
   semaphore.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
   semaphore.pNext = &type;
-  stream->timeline = std::make_shared<Timeline>();
+  stream->timeline = TimelineRef(new Timeline());
   stream->timeline->device = &d;
   VkResult result = d.api.vkCreateSemaphore(d.device, &semaphore, nullptr, &stream->timeline->semaphore);
   if (result != VK_SUCCESS) {
@@ -657,11 +684,11 @@ Status read_to_host(DeviceState& d, StreamState& s, const Allocation& src, std::
 
 struct EventState {
   std::mutex mutex;
-  std::shared_ptr<Timeline> timeline; // null: never recorded
+  TimelineRef timeline; // null: never recorded
   std::uint64_t value = 0;
 };
 
-std::pair<std::shared_ptr<Timeline>, std::uint64_t> event_point(EventState& e) {
+std::pair<TimelineRef, std::uint64_t> event_point(EventState& e) {
   std::lock_guard<std::mutex> lock(e.mutex);
   return {e.timeline, e.value};
 }
@@ -961,7 +988,7 @@ Status VulkanBackend::event_destroy(std::int32_t, void* handle) noexcept {
 Status VulkanBackend::event_record(std::int32_t device, void* handle, void* stream) noexcept {
   DEVRT_VK_DEVICE(d, device);
   StreamState& s = stream_of(d, stream);
-  std::shared_ptr<Timeline> timeline;
+  TimelineRef timeline;
   std::uint64_t value = 0;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
