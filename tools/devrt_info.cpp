@@ -119,12 +119,12 @@ int list_json() {
       "{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"build\": {{\"git_revision\": {}, "
       "\"compiler\": {}, \"compiler_version\": {}, \"cpp_standard\": {}, \"build_type\": {}, \"sanitizers\": {}, "
       "\"backends\": {}, \"plugins\": {}, \"logging\": {}, \"dlpack\": {}, \"fmt\": {}, \"cuda\": {}, "
-      "\"vulkan\": {}, \"opencl\": {}}},\n  \"backends\": [",
+      "\"vulkan\": {}, \"opencl\": {}, \"rocm\": {}}},\n  \"backends\": [",
       kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), json_string(build.git_revision),
       json_string(build.compiler), json_string(build.compiler_version), json_string(build.cpp_standard),
       json_string(build.build_type), json_string(build.sanitizers), json_string(build.backends), build.plugins,
       build.logging, json_string(build.dlpack_version), json_string(build.fmt_version), json_string(build.cuda_version),
-      json_string(build.vulkan_version), json_string(build.opencl_version));
+      json_string(build.vulkan_version), json_string(build.opencl_version), json_string(build.rocm_version));
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
     BackendState state = probe(backend);

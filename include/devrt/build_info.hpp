@@ -25,6 +25,7 @@ struct BuildInfo {
   std::string_view cuda_version;     // CUDA toolkit headers
   std::string_view vulkan_version;   // Vulkan headers
   std::string_view opencl_version;   // OpenCL headers
+  std::string_view rocm_version;     // HIP headers
 };
 
 // The build's description. Thread-safe; returns static storage.

@@ -44,6 +44,19 @@ enum class ModuleFormat : std::int32_t {
 // "opencl_c", "spirv", ...; "unknown" for values outside the enum. Thread-safe.
 std::string_view module_format_name(ModuleFormat format) noexcept;
 
+// What a module image is, read from its headers alone (no driver, no device): the format and the
+// architectures it carries, e.g. cubin {"sm_90"}, fatbin {"sm_80", "sm_90", "compute_90"}, PTX
+// {"compute_90"}, hsaco {"gfx90a"}. Backends check images with it before the driver sees them.
+struct ModuleImageInfo {
+  ModuleFormat format = ModuleFormat::ptx;
+  std::vector<std::string> architectures;
+};
+
+// Recognises PTX text, CUDA cubin (ELF, EM_CUDA) and fatbin, AMD GPU code objects (ELF, EM_AMDGPU,
+// or clang offload bundles), SPIR-V and host ELF shared objects. invalid_argument names what is
+// wrong (truncated header, entries past the end, unrecognised leading bytes). Thread-safe.
+Result<ModuleImageInfo> inspect_module_image(std::span<const std::byte> image) noexcept;
+
 // A bounded, NUL-terminated text buffer a backend writes its build log into. Not thread-safe.
 class BuildLog {
 public:

@@ -49,6 +49,7 @@ constexpr BuildInfo kBuildInfo{
     or_none(DEVRT_BUILD_CUDA_VERSION),
     or_none(DEVRT_BUILD_VULKAN_VERSION),
     or_none(DEVRT_BUILD_OPENCL_VERSION),
+    or_none(DEVRT_BUILD_ROCM_VERSION),
 };
 
 void line(std::string& out, std::string_view key, std::string_view value) {
@@ -83,6 +84,7 @@ std::string describe() {
   line(out, "cuda toolkit", b.cuda_version);
   line(out, "vulkan headers", b.vulkan_version);
   line(out, "opencl headers", b.opencl_version);
+  line(out, "hip headers", b.rocm_version);
   out += "runtime:\n";
   const Registry& registry = Registry::global();
   for (std::size_t i = 0; i < registry.size(); ++i) {

@@ -1,0 +1,588 @@
+#include "cuda_backend.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cuda_api.hpp"
+#include "dynamic_library.hpp"
+#include "gpu_launch.hpp"
+#include "over_aligned.hpp"
+
+#define DEVRT_CUDA_STRINGIFY_(x) #x
+#define DEVRT_CUDA_STRINGIFY(x) DEVRT_CUDA_STRINGIFY_(x)
+
+namespace devrt::cuda {
+
+namespace {
+
+// cuMemAlloc returns addresses aligned to at least this; larger requests are over-allocated.
+constexpr std::size_t kDeviceAlignment = 256;
+// cuMemHostAlloc returns whole pages.
+constexpr std::size_t kHostAlignment = 4096;
+// Above this, dynamic shared memory needs the function's opt-in attribute.
+constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
+
+struct CuDevice {
+  CUdevice handle = 0;
+  std::once_flag context_once;
+  CUcontext context = nullptr;
+  CUresult context_error = CUDA_SUCCESS;
+  std::string name;
+  int major = 0, minor = 0;
+  int max_threads = 0, warp = 0, shared_per_block = 0, shared_optin = 0, clock_khz = 0, sm_count = 0;
+  int registers = 0, l2_bytes = 0, pitch_alignment = 0;
+  int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
+  std::size_t total_memory = 0;
+};
+
+struct Runtime {
+  Status status;
+  Api api;
+  detail::DynamicLibrary library;
+  int driver_version = 0;
+  std::vector<std::unique_ptr<CuDevice>> devices;
+  detail::OverAlignedMap over_aligned_device, over_aligned_host;
+};
+
+std::string_view error_name(const Api& api, CUresult code) {
+  const char* text = nullptr;
+  if (api.cuGetErrorName != nullptr && api.cuGetErrorName(code, &text) == CUDA_SUCCESS && text != nullptr) return text;
+  return "an unlisted CUDA error";
+}
+
+[[gnu::cold]] Status cu_error(const Api& api, const char* call, CUresult code) {
+  ErrorCode devrt_code = ErrorCode::driver_error;
+  if (code == CUDA_ERROR_OUT_OF_MEMORY) devrt_code = ErrorCode::out_of_memory;
+  if (code == CUDA_ERROR_INVALID_VALUE || code == CUDA_ERROR_INVALID_IMAGE || code == CUDA_ERROR_INVALID_PTX ||
+      code == CUDA_ERROR_NO_BINARY_FOR_GPU) {
+    devrt_code = ErrorCode::invalid_argument;
+  }
+  return make_error(devrt_code, call, " failed: ", error_name(api, code), " (", static_cast<int>(code), ")");
+}
+
+#define DEVRT_CU_CHECK(api, call_text, expr)                                                                           \
+  do {                                                                                                                 \
+    CUresult devrt_cu_code = (expr);                                                                                   \
+    if (devrt_cu_code != CUDA_SUCCESS) [[unlikely]]                                                                    \
+      return cu_error(api, call_text, devrt_cu_code);                                                                  \
+  } while (0)
+
+int device_attribute(const Api& api, CUdevice device, CUdevice_attribute attribute) {
+  int value = 0;
+  if (api.cuDeviceGetAttribute(&value, attribute, device) != CUDA_SUCCESS) return 0;
+  return value;
+}
+
+Status discover(Runtime& rt) {
+  std::string reason;
+  if (!rt.library.open({"libcuda.so.1"}, reason)) {
+    return make_error(ErrorCode::unavailable, "no CUDA driver: ", reason);
+  }
+#define DEVRT_CUDA_RESOLVE(name)                                                                                       \
+  if (!rt.library.resolve(DEVRT_CUDA_STRINGIFY(name), rt.api.name)) {                                                  \
+    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", DEVRT_CUDA_STRINGIFY(name),                \
+                      " (the driver is too old for devrt)");                                                           \
+  }
+  DEVRT_CUDA_SYMBOLS(DEVRT_CUDA_RESOLVE)
+#undef DEVRT_CUDA_RESOLVE
+#define DEVRT_CUDA_RESOLVE_OPTIONAL(name) static_cast<void>(rt.library.resolve(DEVRT_CUDA_STRINGIFY(name), rt.api.name));
+  DEVRT_CUDA_OPTIONAL_SYMBOLS(DEVRT_CUDA_RESOLVE_OPTIONAL)
+#undef DEVRT_CUDA_RESOLVE_OPTIONAL
+  const Api& api = rt.api;
+  CUresult code = api.cuInit(0);
+  if (code == CUDA_ERROR_STUB_LIBRARY) {
+    return make_error(ErrorCode::unavailable, "no CUDA driver: the libcuda.so.1 found is the CUDA toolkit's stub ",
+                      "library (CUDA_ERROR_STUB_LIBRARY); install the NVIDIA driver");
+  }
+  static_cast<void>(api.cuDriverGetVersion(&rt.driver_version));
+  if (code == CUDA_ERROR_NO_DEVICE) {
+    return make_error(ErrorCode::unavailable, "no CUDA device: cuInit reports CUDA_ERROR_NO_DEVICE (driver ",
+                      rt.driver_version / 1000, ".", rt.driver_version % 1000 / 10, ")");
+  }
+  if (code != CUDA_SUCCESS) {
+    return make_error(ErrorCode::unavailable, "the CUDA driver did not initialise: cuInit failed: ",
+                      error_name(api, code), " (", static_cast<int>(code), ")");
+  }
+  int count = 0;
+  DEVRT_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count));
+  if (count == 0) return make_error(ErrorCode::unavailable, "no CUDA device: cuDeviceGetCount reports 0");
+  for (int i = 0; i < count; ++i) {
+    auto d = std::make_unique<CuDevice>();
+    DEVRT_CU_CHECK(api, "cuDeviceGet", api.cuDeviceGet(&d->handle, i));
+    char name[256] = {};
+    static_cast<void>(api.cuDeviceGetName(name, sizeof name - 1, d->handle));
+    d->name = name;
+    auto attr = [&](CUdevice_attribute a) { return device_attribute(api, d->handle, a); };
+    d->major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    d->minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    d->max_threads = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    d->warp = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    d->shared_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    d->shared_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    d->clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    d->sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d->registers = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    d->l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    d->pitch_alignment = attr(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT);
+    d->max_block[0] = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+    d->max_block[1] = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+    d->max_block[2] = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+    d->max_grid[0] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+    d->max_grid[1] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+    d->max_grid[2] = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+    static_cast<void>(api.cuDeviceTotalMem(&d->total_memory, d->handle));
+    rt.devices.push_back(std::move(d));
+  }
+  return Status();
+}
+
+Runtime& runtime() noexcept {
+  static Runtime* rt = [] {
+    auto* r = new Runtime();
+    r->status = discover(*r);
+    return r;
+  }();
+  return *rt;
+}
+
+CuDevice& device_of(std::int32_t id) noexcept { return *runtime().devices[static_cast<std::size_t>(id)]; }
+
+// Makes the device's primary context current on this thread (retaining it on first use).
+Status activate(const Api& api, CuDevice& d) noexcept {
+  std::call_once(d.context_once, [&] { d.context_error = api.cuDevicePrimaryCtxRetain(&d.context, d.handle); });
+  if (d.context_error != CUDA_SUCCESS) [[unlikely]]
+    return cu_error(api, "cuDevicePrimaryCtxRetain", d.context_error);
+  CUcontext current = nullptr;
+  if (api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != d.context) {
+    DEVRT_CU_CHECK(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(d.context));
+  }
+  return Status();
+}
+
+Status activate(std::int32_t device) noexcept { return activate(runtime().api, device_of(device)); }
+
+CUstream stream_of(void* stream) noexcept { return static_cast<CUstream>(stream); }
+
+CUdeviceptr address_of(const void* pointer, std::size_t offset) noexcept {
+  return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(pointer) + offset);
+}
+
+// ---- Modules -------------------------------------------------------------------------------
+
+struct CuFunction {
+  CUfunction function = nullptr;
+  std::string name;
+  detail::GpuLimits limits;
+  int static_shared = 0;
+  std::uint32_t param_sizes[kMaxKernelArgs] = {};
+  std::uint32_t param_count = 0;
+  bool params_known = false;
+  std::mutex shared_mutex;
+  std::size_t dynamic_shared_limit = kDefaultDynamicSharedLimit; // guarded by shared_mutex
+};
+
+struct CuModule {
+  CUmodule module = nullptr;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<CuFunction>> functions;
+};
+
+// The kernel's parameter sizes (driver 12.4+: cuFuncGetParamInfo); false when unknown.
+bool read_parameters(const Api& api, CuFunction& f) {
+  if (api.cuFuncGetParamInfo == nullptr) return false;
+  for (std::size_t i = 0;; ++i) {
+    std::size_t offset = 0, size = 0;
+    CUresult code = api.cuFuncGetParamInfo(f.function, i, &offset, &size);
+    if (code == CUDA_ERROR_INVALID_VALUE) break; // past the last parameter
+    if (code != CUDA_SUCCESS || i == kMaxKernelArgs) return false;
+    f.param_sizes[i] = static_cast<std::uint32_t>(size);
+    f.param_count = static_cast<std::uint32_t>(i + 1);
+  }
+  return true;
+}
+
+} // namespace
+
+Status check_image_fits(const ModuleImageInfo& image, int major, int minor) noexcept {
+  int device_arch = major * 10 + minor;
+  std::string found;
+  for (const std::string& arch : image.architectures) {
+    int number = 0;
+    bool is_ptx = arch.rfind("compute_", 0) == 0;
+    bool is_cubin = arch.rfind("sm_", 0) == 0;
+    if (!is_ptx && !is_cubin) continue;
+    number = std::atoi(arch.c_str() + (is_ptx ? 8 : 3));
+    if (is_ptx && number <= device_arch) return Status();
+    if (is_cubin && number / 10 == major && number % 10 <= minor) return Status();
+    if (!found.empty()) found += ", ";
+    found += arch;
+  }
+  if (found.empty()) return Status(); // nothing recognisable to judge by: let the driver decide
+  return make_error(ErrorCode::invalid_argument, "the ", module_format_name(image.format), " holds ", found,
+                    ", none of which runs on this sm_", device_arch,
+                    " device (a cubin needs the same major architecture and a minor no newer than the device's; "
+                    "PTX needs a compute capability no newer than the device's)");
+}
+
+// ---- Discovery -------------------------------------------------------------------------------
+
+Status CudaBackend::availability() noexcept { return runtime().status; }
+
+Result<std::int32_t> CudaBackend::device_count() noexcept {
+  const Runtime& rt = runtime();
+  return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
+}
+
+Result<AttributeValue> CudaBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
+  const Runtime& rt = runtime();
+  CuDevice& d = device_of(device);
+  auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
+  switch (attribute) {
+  case Attribute::exist: return AttributeValue(true);
+  case Attribute::max_threads_per_block: return integer(d.max_threads);
+  case Attribute::warp_size: return integer(d.warp);
+  case Attribute::max_shared_memory_per_block: return integer(d.shared_per_block);
+  case Attribute::compute_version: return AttributeValue(std::to_string(d.major) + "." + std::to_string(d.minor));
+  case Attribute::device_name: return AttributeValue(d.name);
+  case Attribute::max_clock_rate: return d.clock_khz > 0 ? integer(d.clock_khz) : AttributeValue();
+  case Attribute::multi_processor_count: return integer(d.sm_count);
+  case Attribute::max_thread_dimensions: return AttributeValue(Dim3{d.max_block[0], d.max_block[1], d.max_block[2]});
+  case Attribute::max_registers_per_block: return integer(d.registers);
+  case Attribute::api_version: return integer(rt.driver_version);
+  case Attribute::driver_version:
+    return AttributeValue(std::to_string(rt.driver_version / 1000) + "." +
+                          std::to_string(rt.driver_version % 1000 / 10));
+  case Attribute::l2_cache_size_bytes: return integer(d.l2_bytes);
+  case Attribute::total_global_memory: return integer(d.total_memory);
+  case Attribute::available_global_memory: {
+    DEVRT_RETURN_IF_ERROR(activate(rt.api, d));
+    std::size_t free_bytes = 0, total_bytes = 0;
+    DEVRT_CU_CHECK(rt.api, "cuMemGetInfo", rt.api.cuMemGetInfo(&free_bytes, &total_bytes));
+    return integer(free_bytes);
+  }
+  case Attribute::image_pitch_alignment: return integer(d.pitch_alignment);
+  default: return AttributeValue();
+  }
+}
+
+Result<Target> CudaBackend::detect_target(std::int32_t device) noexcept {
+  const CuDevice& d = device_of(device);
+  Target target("cuda");
+  target.set("keys", std::vector<std::string>{"cuda", "gpu"});
+  target.set("arch", "sm_" + std::to_string(d.major) + std::to_string(d.minor));
+  target.set("device_name", d.name);
+  target.set("max_shared_memory_per_block", static_cast<std::int64_t>(d.shared_per_block));
+  target.set("max_threads_per_block", static_cast<std::int64_t>(d.max_threads));
+  target.set("max_num_threads", static_cast<std::int64_t>(d.max_threads));
+  target.set("thread_warp_size", static_cast<std::int64_t>(d.warp));
+  target.set("registers_per_block", static_cast<std::int64_t>(d.registers));
+  target.set("l2_cache_size_bytes", static_cast<std::int64_t>(d.l2_bytes));
+  target.set("multi_processor_count", static_cast<std::int64_t>(d.sm_count));
+  return target;
+}
+
+// ---- Memory ----------------------------------------------------------------------------------
+
+Result<void*> CudaBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(device)));
+  std::size_t extra = alignment > kDeviceAlignment ? alignment - 1 : 0;
+  if (nbytes > SIZE_MAX - extra) return make_error(ErrorCode::out_of_memory, "cuMemAlloc: size overflows");
+  CUdeviceptr base = 0;
+  DEVRT_CU_CHECK(rt.api, "cuMemAlloc", rt.api.cuMemAlloc(&base, nbytes + extra));
+  std::uintptr_t address = extra != 0 ? rt.over_aligned_device.align(base, alignment) : base;
+  return reinterpret_cast<void*>(address);
+}
+
+Status CudaBackend::free(std::int32_t device, void* ptr) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(device)));
+  std::uintptr_t base = rt.over_aligned_device.release(reinterpret_cast<std::uintptr_t>(ptr));
+  DEVRT_CU_CHECK(rt.api, "cuMemFree", rt.api.cuMemFree(static_cast<CUdeviceptr>(base)));
+  return Status();
+}
+
+Status CudaBackend::copy(const CopyDesc& desc) noexcept {
+  const Api& api = runtime().api;
+  const auto cuda = static_cast<std::int32_t>(DeviceKind::cuda);
+  const void* src = static_cast<const std::byte*>(desc.src) + desc.src_offset;
+  void* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
+  CUstream stream = stream_of(desc.stream);
+  if (desc.src_kind != cuda) { // host (pageable or cuda_host) -> device
+    DEVRT_RETURN_IF_ERROR(activate(desc.dst_device_id));
+    DEVRT_CU_CHECK(api, "cuMemcpyHtoDAsync",
+                   api.cuMemcpyHtoDAsync(address_of(dst, 0), src, desc.nbytes, stream));
+    return Status();
+  }
+  if (desc.dst_kind != cuda) { // device -> host
+    DEVRT_RETURN_IF_ERROR(activate(desc.src_device_id));
+    DEVRT_CU_CHECK(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(dst, address_of(src, 0), desc.nbytes, stream));
+    return Status();
+  }
+  DEVRT_RETURN_IF_ERROR(activate(desc.dst_device_id));
+  if (desc.src_device_id == desc.dst_device_id) {
+    DEVRT_CU_CHECK(api, "cuMemcpyDtoDAsync",
+                   api.cuMemcpyDtoDAsync(address_of(dst, 0), address_of(src, 0), desc.nbytes, stream));
+    return Status();
+  }
+  CuDevice& source = device_of(desc.src_device_id);
+  CuDevice& destination = device_of(desc.dst_device_id);
+  DEVRT_RETURN_IF_ERROR(activate(api, source));
+  DEVRT_RETURN_IF_ERROR(activate(api, destination));
+  DEVRT_CU_CHECK(api, "cuMemcpyPeerAsync",
+                 api.cuMemcpyPeerAsync(address_of(dst, 0), destination.context, address_of(src, 0), source.context,
+                                       desc.nbytes, stream));
+  return Status();
+}
+
+// ---- Streams and events ----------------------------------------------------------------------
+
+Result<void*> CudaBackend::stream_create(std::int32_t device) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  CUstream stream = nullptr;
+  DEVRT_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return static_cast<void*>(stream);
+}
+
+Status CudaBackend::stream_destroy(std::int32_t device, void* stream) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuStreamDestroy", api.cuStreamDestroy(stream_of(stream)));
+  return Status();
+}
+
+Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream_of(stream)));
+  return Status();
+}
+
+Result<void*> CudaBackend::event_create(std::int32_t device) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  CUevent event = nullptr;
+  DEVRT_CU_CHECK(api, "cuEventCreate", api.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return static_cast<void*>(event);
+}
+
+Status CudaBackend::event_destroy(std::int32_t device, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuEventDestroy", api.cuEventDestroy(static_cast<CUevent>(event)));
+  return Status();
+}
+
+Status CudaBackend::event_record(std::int32_t device, void* event, void* stream) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuEventRecord", api.cuEventRecord(static_cast<CUevent>(event), stream_of(stream)));
+  return Status();
+}
+
+Status CudaBackend::event_synchronize(std::int32_t device, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuEventSynchronize", api.cuEventSynchronize(static_cast<CUevent>(event)));
+  return Status();
+}
+
+Result<bool> CudaBackend::event_query(std::int32_t device, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  CUresult code = api.cuEventQuery(static_cast<CUevent>(event));
+  if (code == CUDA_ERROR_NOT_READY) return false;
+  DEVRT_CU_CHECK(api, "cuEventQuery", code);
+  return true;
+}
+
+Status CudaBackend::stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuStreamWaitEvent", api.cuStreamWaitEvent(stream_of(stream), static_cast<CUevent>(event), 0));
+  return Status();
+}
+
+// ---- Modules ---------------------------------------------------------------------------------
+
+Result<void*> CudaBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+                                       const char* options, BuildLog& log) noexcept {
+  const Api& api = runtime().api;
+  CuDevice& d = device_of(device);
+  if (format != ModuleFormat::ptx && format != ModuleFormat::cubin && format != ModuleFormat::fatbin) {
+    return make_error(ErrorCode::unsupported, "the cuda backend loads ptx, cubin and fatbin modules, not ",
+                      module_format_name(format));
+  }
+  if (options[0] != '\0') {
+    return make_error(ErrorCode::invalid_argument, "the cuda backend takes no load options (got '", options,
+                      "'); pass compiler options to devrt::nvrtc::compile");
+  }
+  Result<ModuleImageInfo> image = inspect_module_image(data);
+  if (!image.ok()) return std::move(image).status();
+  if (image->format != format) {
+    return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format), ", not a ",
+                      module_format_name(format));
+  }
+  DEVRT_RETURN_IF_ERROR(check_image_fits(*image, d.major, d.minor));
+  DEVRT_RETURN_IF_ERROR(activate(api, d));
+  // The driver reads PTX up to a NUL; give it one.
+  std::string text;
+  const void* bytes = data.data();
+  if (format == ModuleFormat::ptx) {
+    text.assign(reinterpret_cast<const char*>(data.data()), data.size());
+    bytes = text.c_str();
+  }
+  char error_log[8192] = {};
+  char info_log[4096] = {};
+  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                         CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log, reinterpret_cast<void*>(std::uintptr_t{sizeof error_log}), info_log,
+                    reinterpret_cast<void*>(std::uintptr_t{sizeof info_log})};
+  CUmodule module = nullptr;
+  CUresult code = api.cuModuleLoadDataEx(&module, bytes, 4, keys, values);
+  log.append(info_log);
+  if (error_log[0] != '\0' && info_log[0] != '\0') log.append("\n");
+  log.append(error_log);
+  if (code != CUDA_SUCCESS) return cu_error(api, "cuModuleLoadDataEx", code);
+  auto* handle = new (std::nothrow) CuModule();
+  if (handle == nullptr) {
+    static_cast<void>(api.cuModuleUnload(module));
+    return make_error(ErrorCode::out_of_memory, "no memory for a module");
+  }
+  handle->module = module;
+  return static_cast<void*>(handle);
+}
+
+Status CudaBackend::module_unload(std::int32_t device, void* handle) noexcept {
+  const Api& api = runtime().api;
+  auto* module = static_cast<CuModule*>(handle);
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  CUresult code = api.cuModuleUnload(module->module);
+  delete module;
+  DEVRT_CU_CHECK(api, "cuModuleUnload", code);
+  return Status();
+}
+
+Result<void*> CudaBackend::module_function(std::int32_t device, void* handle, const char* name) noexcept {
+  const Api& api = runtime().api;
+  CuDevice& d = device_of(device);
+  auto* module = static_cast<CuModule*>(handle);
+  std::lock_guard<std::mutex> lock(module->mutex);
+  for (const auto& function : module->functions) {
+    if (function->name == name) return static_cast<void*>(function.get());
+  }
+  DEVRT_RETURN_IF_ERROR(activate(api, d));
+  CUfunction function = nullptr;
+  CUresult code = api.cuModuleGetFunction(&function, module->module, name);
+  if (code == CUDA_ERROR_NOT_FOUND) {
+    return make_error(ErrorCode::not_found, "the module has no kernel '", name,
+                      "' (C++ kernels need extern \"C\" or their mangled name)");
+  }
+  DEVRT_CU_CHECK(api, "cuModuleGetFunction", code);
+  auto f = std::make_unique<CuFunction>();
+  f->function = function;
+  f->name = name;
+  int max_threads = d.max_threads;
+  static_cast<void>(api.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
+  static_cast<void>(api.cuFuncGetAttribute(&f->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
+  f->limits.max_threads_per_block = static_cast<std::uint32_t>(max_threads);
+  for (int i = 0; i < 3; ++i) {
+    f->limits.max_block[i] = static_cast<std::uint32_t>(d.max_block[i]);
+    f->limits.max_grid[i] = static_cast<std::uint32_t>(d.max_grid[i]);
+  }
+  f->params_known = read_parameters(api, *f);
+  void* result = f.get();
+  module->functions.push_back(std::move(f));
+  return result;
+}
+
+Status CudaBackend::launch(std::int32_t device, void* handle, const LaunchDesc& desc) noexcept {
+  const Api& api = runtime().api;
+  CuDevice& d = device_of(device);
+  auto& f = *static_cast<CuFunction*>(handle);
+  DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
+  detail::PackedGpuArgs packed;
+  DEVRT_RETURN_IF_ERROR(
+      detail::pack_gpu_args(desc, f.params_known, std::span<const std::uint32_t>(f.param_sizes, f.param_count), packed));
+  DEVRT_RETURN_IF_ERROR(activate(api, d));
+  if (desc.dynamic_shared_bytes > kDefaultDynamicSharedLimit - static_cast<std::size_t>(f.static_shared)) {
+    std::size_t limit = static_cast<std::size_t>(d.shared_optin) - static_cast<std::size_t>(f.static_shared);
+    if (desc.dynamic_shared_bytes > limit) {
+      return make_error(ErrorCode::invalid_argument, desc.dynamic_shared_bytes,
+                        " bytes of dynamic shared memory exceed the device's opt-in limit of ", limit,
+                        " for this kernel (", d.shared_optin, " per block less ", f.static_shared, " static)");
+    }
+    std::lock_guard<std::mutex> lock(f.shared_mutex);
+    if (desc.dynamic_shared_bytes > f.dynamic_shared_limit) {
+      DEVRT_CU_CHECK(api, "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                     api.cuFuncSetAttribute(f.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(desc.dynamic_shared_bytes)));
+      f.dynamic_shared_limit = desc.dynamic_shared_bytes;
+    }
+  }
+  DEVRT_CU_CHECK(api, "cuLaunchKernel",
+                 api.cuLaunchKernel(f.function, desc.grid[0], desc.grid[1], desc.grid[2], desc.block[0], desc.block[1],
+                                    desc.block[2], static_cast<unsigned>(desc.dynamic_shared_bytes),
+                                    stream_of(desc.stream), desc.num_args > 0 ? packed.params : nullptr, nullptr));
+  return Status();
+}
+
+// ---- cuda_host -------------------------------------------------------------------------------
+
+Status CudaHostBackend::availability() noexcept { return runtime().status; }
+
+Result<std::int32_t> CudaHostBackend::device_count() noexcept { return runtime().status.ok() ? 1 : 0; }
+
+Result<AttributeValue> CudaHostBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
+  switch (attribute) {
+  case Attribute::exist: return AttributeValue(true);
+  case Attribute::device_name: return AttributeValue(std::string("CUDA page-locked host memory"));
+  case Attribute::driver_version: return CudaBackend().get_attribute(0, attribute);
+  case Attribute::api_version: return CudaBackend().get_attribute(0, attribute);
+  default: return AttributeValue();
+  }
+}
+
+Result<void*> CudaHostBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(0)));
+  std::size_t extra = alignment > kHostAlignment ? alignment - 1 : 0;
+  if (nbytes > SIZE_MAX - extra) return make_error(ErrorCode::out_of_memory, "cuMemHostAlloc: size overflows");
+  void* base = nullptr;
+  DEVRT_CU_CHECK(rt.api, "cuMemHostAlloc", rt.api.cuMemHostAlloc(&base, nbytes + extra, CU_MEMHOSTALLOC_PORTABLE));
+  std::uintptr_t address = reinterpret_cast<std::uintptr_t>(base);
+  if (extra != 0) address = rt.over_aligned_host.align(address, alignment);
+  return reinterpret_cast<void*>(address);
+}
+
+Status CudaHostBackend::free(std::int32_t, void* ptr) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(0)));
+  std::uintptr_t base = rt.over_aligned_host.release(reinterpret_cast<std::uintptr_t>(ptr));
+  DEVRT_CU_CHECK(rt.api, "cuMemFreeHost", rt.api.cuMemFreeHost(reinterpret_cast<void*>(base)));
+  return Status();
+}
+
+Status CudaHostBackend::copy(const CopyDesc& desc) noexcept {
+  std::memcpy(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
+              static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
+  return Status();
+}
+
+Result<void*> CudaHostBackend::stream_create(std::int32_t) noexcept {
+  static std::atomic<std::uintptr_t> next{1};
+  return reinterpret_cast<void*>(next.fetch_add(1, std::memory_order_relaxed));
+}
+
+} // namespace devrt::cuda
+
+DEVRT_REGISTER_BACKEND(cuda, devrt::cuda::CudaBackend)
+DEVRT_REGISTER_BACKEND(cuda_host, devrt::cuda::CudaHostBackend)

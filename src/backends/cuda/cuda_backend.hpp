@@ -1,0 +1,95 @@
+// The CUDA backend (driver API): every device libcuda.so.1 reports, opened at first use; and the
+// `cuda_host` kind, page-locked host memory the devices copy from and to asynchronously.
+//
+// Each device runs in its primary context, retained on the device's first use and made current
+// on the calling thread by every call that needs it (so devrt coexists with code using the CUDA
+// runtime). Memory is CUdeviceptr (device addresses: offsets are plain arithmetic); streams are
+// non-blocking CUstreams (null: the legacy default stream); events are timing-free CUevents;
+// modules are PTX, cubin or fatbin images checked against the device before the driver sees them.
+// Every member is thread-safe.
+#ifndef DEVRT_SRC_BACKENDS_CUDA_CUDA_BACKEND_HPP
+#define DEVRT_SRC_BACKENDS_CUDA_CUDA_BACKEND_HPP
+
+#include <devrt/backend.hpp>
+
+namespace devrt::cuda {
+
+// ok when `image` (inspected) can run on a device of compute capability major.minor: a cubin for
+// sm_XY needs the same major and minor <= the device's; PTX for compute_XY needs XY <= the
+// device's; a fatbin needs one entry that fits. invalid_argument says what was there otherwise.
+// Thread-safe.
+Status check_image_fits(const ModuleImageInfo& image, int major, int minor) noexcept;
+
+class CudaBackend {
+public:
+  static constexpr std::string_view name = "cuda";
+  static constexpr DeviceKind kind = DeviceKind::cuda;
+  static constexpr bool addressable = true;
+
+  // unavailable, with the root cause: no libcuda.so.1, the toolkit's stub library (no driver),
+  // cuInit failing (no device, driver/kernel-module mismatch), or no device.
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // kind "cuda": arch sm_XY, max_shared_memory_per_block, max_threads_per_block, thread_warp_size,
+  // registers_per_block, l2_cache_size_bytes, multi_processor_count.
+  Result<Target> detect_target(std::int32_t device) noexcept;
+
+  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(std::int32_t device, void* ptr) noexcept;
+  // All directions are queued on the stream (cuMemcpy*Async). Pageable host memory makes the
+  // driver stage the copy before returning; cuda_host memory is truly asynchronous and must stay
+  // untouched until the stream is synchronized. Device to device across GPUs is a peer copy.
+  Status copy(const CopyDesc& desc) noexcept;
+
+  Result<void*> stream_create(std::int32_t device) noexcept;
+  Status stream_destroy(std::int32_t device, void* stream) noexcept;
+  Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+
+  Result<void*> event_create(std::int32_t device) noexcept;
+  Status event_destroy(std::int32_t device, void* event) noexcept;
+  Status event_record(std::int32_t device, void* event, void* stream) noexcept;
+  Status event_synchronize(std::int32_t device, void* event) noexcept;
+  Result<bool> event_query(std::int32_t device, void* event) noexcept;
+  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
+
+  // ptx, cubin and fatbin (no options: compile with devrt::nvrtc to pass compiler options); the
+  // JIT's error and info logs go to `log`.
+  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(std::int32_t device, void* module) noexcept;
+  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
+  // Dynamic shared memory above 48 KiB raises the function's
+  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (up to the device's opt-in limit). With a
+  // 12.4+ driver the argument count and sizes are checked against the kernel's parameters.
+  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+};
+
+// Page-locked (pinned) host memory, portable to every CUDA device: one device, cuda_host:0,
+// present whenever CUDA is. Allocations are host addresses; streams are synchronous.
+class CudaHostBackend {
+public:
+  static constexpr std::string_view name = "cuda_host";
+  static constexpr DeviceKind kind = DeviceKind::cuda_host;
+  static constexpr bool host_accessible = true;
+
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+
+  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(std::int32_t device, void* ptr) noexcept;
+  Status copy(const CopyDesc& desc) noexcept;
+
+  Result<void*> stream_create(std::int32_t device) noexcept;
+  Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
+  Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
+};
+
+static_assert(Backend<CudaBackend> && BackendEvents<CudaBackend> && BackendTargetDetection<CudaBackend> &&
+              BackendModules<CudaBackend> && AddressableMemory<CudaBackend>);
+static_assert(Backend<CudaHostBackend> && HostAccessibleMemory<CudaHostBackend>);
+
+} // namespace devrt::cuda
+
+#endif // DEVRT_SRC_BACKENDS_CUDA_CUDA_BACKEND_HPP

@@ -1,0 +1,444 @@
+#include "rocm_backend.hpp"
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "dynamic_library.hpp"
+#include "gpu_launch.hpp"
+#include "over_aligned.hpp"
+#include "rocm_api.hpp"
+
+namespace devrt::rocm {
+
+namespace {
+
+// hipMalloc returns addresses aligned to at least this; larger requests are over-allocated.
+constexpr std::size_t kDeviceAlignment = 256;
+
+struct HipDevice {
+  std::string name, processor, gcn_arch_name;
+  int max_threads = 0, warp = 0, shared_per_block = 0, clock_khz = 0, cu_count = 0, registers = 0, l2_bytes = 0;
+  int pitch_alignment = 0;
+  int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
+  std::size_t total_memory = 0;
+};
+
+struct Runtime {
+  Status status;
+  Api api;
+  detail::DynamicLibrary library;
+  int driver_version = 0;
+  std::vector<HipDevice> devices;
+  detail::OverAlignedMap over_aligned;
+};
+
+[[gnu::cold]] Status hip_error(const Api& api, const char* call, hipError_t code) {
+  ErrorCode devrt_code = ErrorCode::driver_error;
+  if (code == hipErrorOutOfMemory) devrt_code = ErrorCode::out_of_memory;
+  if (code == hipErrorInvalidValue || code == hipErrorInvalidImage || code == hipErrorNoBinaryForGpu) {
+    devrt_code = ErrorCode::invalid_argument;
+  }
+  const char* name = api.hipGetErrorName != nullptr ? api.hipGetErrorName(code) : nullptr;
+  return make_error(devrt_code, call, " failed: ", name != nullptr ? name : "an unlisted HIP error", " (",
+                    static_cast<int>(code), ")");
+}
+
+#define DEVRT_HIP_CHECK(api, call_text, expr)                                                                          \
+  do {                                                                                                                 \
+    hipError_t devrt_hip_code = (expr);                                                                                \
+    if (devrt_hip_code != hipSuccess) [[unlikely]]                                                                     \
+      return hip_error(api, call_text, devrt_hip_code);                                                                \
+  } while (0)
+
+Status discover(Runtime& rt) {
+  std::string reason;
+  if (!rt.library.open({"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"}, reason)) {
+    return make_error(ErrorCode::unavailable, "no HIP runtime: ", reason);
+  }
+#define DEVRT_HIP_RESOLVE(name)                                                                                        \
+  if (!rt.library.resolve(#name, rt.api.name)) {                                                                       \
+    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", #name);                                    \
+  }
+#define DEVRT_HIP_RESOLVE_TYPED(name, ...) DEVRT_HIP_RESOLVE(name)
+  DEVRT_HIP_SYMBOLS(DEVRT_HIP_RESOLVE)
+  DEVRT_HIP_TYPED_SYMBOLS(DEVRT_HIP_RESOLVE_TYPED)
+#undef DEVRT_HIP_RESOLVE_TYPED
+#undef DEVRT_HIP_RESOLVE
+  const Api& api = rt.api;
+  static_cast<void>(api.hipDriverGetVersion(&rt.driver_version));
+  int count = 0;
+  hipError_t code = api.hipGetDeviceCount(&count);
+  if (code == hipErrorNoDevice || (code == hipSuccess && count == 0)) {
+    return make_error(ErrorCode::unavailable, "no ROCm device: hipGetDeviceCount reports hipErrorNoDevice (",
+                      rt.library.path(), " loaded; no AMD GPU or no access to /dev/kfd)");
+  }
+  if (code != hipSuccess) {
+    return make_error(ErrorCode::unavailable, "the HIP runtime did not initialise: ",
+                      hip_error(api, "hipGetDeviceCount", code).message());
+  }
+  for (int i = 0; i < count; ++i) {
+    hipDeviceProp_t properties{};
+    DEVRT_HIP_CHECK(api, "hipGetDeviceProperties", api.hipGetDeviceProperties(&properties, i));
+    HipDevice d;
+    d.name = properties.name;
+    d.gcn_arch_name = properties.gcnArchName;
+    d.processor = d.gcn_arch_name.substr(0, d.gcn_arch_name.find(':'));
+    auto attr = [&](hipDeviceAttribute_t a) {
+      int value = 0;
+      return api.hipDeviceGetAttribute(&value, a, i) == hipSuccess ? value : 0;
+    };
+    d.max_threads = attr(hipDeviceAttributeMaxThreadsPerBlock);
+    d.warp = attr(hipDeviceAttributeWarpSize);
+    d.shared_per_block = attr(hipDeviceAttributeMaxSharedMemoryPerBlock);
+    d.clock_khz = attr(hipDeviceAttributeClockRate);
+    d.cu_count = attr(hipDeviceAttributeMultiprocessorCount);
+    d.registers = attr(hipDeviceAttributeMaxRegistersPerBlock);
+    d.l2_bytes = attr(hipDeviceAttributeL2CacheSize);
+    d.pitch_alignment = attr(hipDeviceAttributeTexturePitchAlignment);
+    d.max_block[0] = attr(hipDeviceAttributeMaxBlockDimX);
+    d.max_block[1] = attr(hipDeviceAttributeMaxBlockDimY);
+    d.max_block[2] = attr(hipDeviceAttributeMaxBlockDimZ);
+    d.max_grid[0] = attr(hipDeviceAttributeMaxGridDimX);
+    d.max_grid[1] = attr(hipDeviceAttributeMaxGridDimY);
+    d.max_grid[2] = attr(hipDeviceAttributeMaxGridDimZ);
+    d.total_memory = properties.totalGlobalMem;
+    rt.devices.push_back(std::move(d));
+  }
+  return Status();
+}
+
+Runtime& runtime() noexcept {
+  static Runtime* rt = [] {
+    auto* r = new Runtime();
+    r->status = discover(*r);
+    return r;
+  }();
+  return *rt;
+}
+
+const HipDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
+
+// Makes `device` the calling thread's HIP device.
+Status activate(const Api& api, std::int32_t device) noexcept {
+  int current = -1;
+  if (api.hipGetDevice(&current) != hipSuccess || current != device) {
+    DEVRT_HIP_CHECK(api, "hipSetDevice", api.hipSetDevice(device));
+  }
+  return Status();
+}
+
+hipStream_t stream_of(void* stream) noexcept { return static_cast<hipStream_t>(stream); }
+
+struct HipFunction {
+  hipFunction_t function = nullptr;
+  std::string name;
+  detail::GpuLimits limits;
+  int static_shared = 0;
+};
+
+struct HipModule {
+  hipModule_t module = nullptr;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<HipFunction>> functions;
+};
+
+} // namespace
+
+Status check_image_fits(const ModuleImageInfo& image, std::string_view processor) noexcept {
+  std::string found;
+  for (const std::string& arch : image.architectures) {
+    if (arch == processor) return Status();
+    if (!found.empty()) found += ", ";
+    found += arch;
+  }
+  if (found.empty()) return Status();
+  return make_error(ErrorCode::invalid_argument, "the code object is built for ", found, ", not this ", processor,
+                    " device (build with --offload-arch=", processor, ")");
+}
+
+std::int64_t gcn_arch_number(std::string_view name) noexcept {
+  if (name.substr(0, 3) != "gfx") return 0;
+  name.remove_prefix(3);
+  name = name.substr(0, name.find(':'));
+  if (name.empty()) return 0;
+  std::int64_t number = 0;
+  for (char c : name) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return 0;
+    number = number * 10 + digit;
+  }
+  return number;
+}
+
+// ---- Discovery -------------------------------------------------------------------------------
+
+Status RocmBackend::availability() noexcept { return runtime().status; }
+
+Result<std::int32_t> RocmBackend::device_count() noexcept {
+  const Runtime& rt = runtime();
+  return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
+}
+
+Result<AttributeValue> RocmBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
+  const Runtime& rt = runtime();
+  const HipDevice& d = device_of(device);
+  auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
+  switch (attribute) {
+  case Attribute::exist: return AttributeValue(true);
+  case Attribute::max_threads_per_block: return integer(d.max_threads);
+  case Attribute::warp_size: return integer(d.warp);
+  case Attribute::max_shared_memory_per_block: return integer(d.shared_per_block);
+  case Attribute::device_name: return AttributeValue(d.name);
+  case Attribute::max_clock_rate: return integer(d.clock_khz);
+  case Attribute::multi_processor_count: return integer(d.cu_count);
+  case Attribute::max_thread_dimensions: return AttributeValue(Dim3{d.max_block[0], d.max_block[1], d.max_block[2]});
+  case Attribute::max_registers_per_block: return integer(d.registers);
+  case Attribute::gcn_arch: return integer(gcn_arch_number(d.gcn_arch_name));
+  case Attribute::api_version: return integer(rt.driver_version);
+  case Attribute::driver_version: return AttributeValue(std::to_string(rt.driver_version));
+  case Attribute::l2_cache_size_bytes: return integer(d.l2_bytes);
+  case Attribute::total_global_memory: return integer(d.total_memory);
+  case Attribute::available_global_memory: {
+    DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
+    std::size_t free_bytes = 0, total_bytes = 0;
+    DEVRT_HIP_CHECK(rt.api, "hipMemGetInfo", rt.api.hipMemGetInfo(&free_bytes, &total_bytes));
+    return integer(free_bytes);
+  }
+  case Attribute::image_pitch_alignment: return integer(d.pitch_alignment);
+  default: return AttributeValue();
+  }
+}
+
+Result<Target> RocmBackend::detect_target(std::int32_t device) noexcept {
+  const HipDevice& d = device_of(device);
+  Target target("rocm");
+  target.set("keys", std::vector<std::string>{"rocm", "gpu"});
+  target.set("mtriple", std::string("amdgcn-amd-amdhsa-hcc"));
+  target.set("mcpu", d.processor);
+  target.set("device_name", d.name);
+  target.set("max_shared_memory_per_block", static_cast<std::int64_t>(d.shared_per_block));
+  target.set("max_threads_per_block", static_cast<std::int64_t>(d.max_threads));
+  target.set("max_num_threads", static_cast<std::int64_t>(d.max_threads));
+  target.set("thread_warp_size", static_cast<std::int64_t>(d.warp));
+  return target;
+}
+
+// ---- Memory ----------------------------------------------------------------------------------
+
+Result<void*> RocmBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
+  std::size_t extra = alignment > kDeviceAlignment ? alignment - 1 : 0;
+  if (nbytes > SIZE_MAX - extra) return make_error(ErrorCode::out_of_memory, "hipMalloc: size overflows");
+  void* base = nullptr;
+  DEVRT_HIP_CHECK(rt.api, "hipMalloc", rt.api.hipMalloc(&base, nbytes + extra));
+  std::uintptr_t address = reinterpret_cast<std::uintptr_t>(base);
+  if (extra != 0) address = rt.over_aligned.align(address, alignment);
+  return reinterpret_cast<void*>(address);
+}
+
+Status RocmBackend::free(std::int32_t device, void* ptr) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
+  std::uintptr_t base = rt.over_aligned.release(reinterpret_cast<std::uintptr_t>(ptr));
+  DEVRT_HIP_CHECK(rt.api, "hipFree", rt.api.hipFree(reinterpret_cast<void*>(base)));
+  return Status();
+}
+
+Status RocmBackend::copy(const CopyDesc& desc) noexcept {
+  const Api& api = runtime().api;
+  const auto rocm = static_cast<std::int32_t>(DeviceKind::rocm);
+  auto* src = const_cast<std::byte*>(static_cast<const std::byte*>(desc.src)) + desc.src_offset;
+  auto* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
+  hipStream_t stream = stream_of(desc.stream);
+  if (desc.src_kind != rocm) {
+    DEVRT_RETURN_IF_ERROR(activate(api, desc.dst_device_id));
+    DEVRT_HIP_CHECK(api, "hipMemcpyHtoDAsync", api.hipMemcpyHtoDAsync(dst, src, desc.nbytes, stream));
+    return Status();
+  }
+  if (desc.dst_kind != rocm) {
+    DEVRT_RETURN_IF_ERROR(activate(api, desc.src_device_id));
+    DEVRT_HIP_CHECK(api, "hipMemcpyDtoHAsync", api.hipMemcpyDtoHAsync(dst, src, desc.nbytes, stream));
+    return Status();
+  }
+  DEVRT_RETURN_IF_ERROR(activate(api, desc.dst_device_id));
+  if (desc.src_device_id == desc.dst_device_id) {
+    DEVRT_HIP_CHECK(api, "hipMemcpyDtoDAsync", api.hipMemcpyDtoDAsync(dst, src, desc.nbytes, stream));
+    return Status();
+  }
+  DEVRT_HIP_CHECK(api, "hipMemcpyPeerAsync",
+                  api.hipMemcpyPeerAsync(dst, desc.dst_device_id, src, desc.src_device_id, desc.nbytes, stream));
+  return Status();
+}
+
+// ---- Streams and events ----------------------------------------------------------------------
+
+Result<void*> RocmBackend::stream_create(std::int32_t device) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  hipStream_t stream = nullptr;
+  DEVRT_HIP_CHECK(api, "hipStreamCreateWithFlags", api.hipStreamCreateWithFlags(&stream, hipStreamNonBlocking));
+  return static_cast<void*>(stream);
+}
+
+Status RocmBackend::stream_destroy(std::int32_t device, void* stream) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipStreamDestroy", api.hipStreamDestroy(stream_of(stream)));
+  return Status();
+}
+
+Status RocmBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipStreamSynchronize", api.hipStreamSynchronize(stream_of(stream)));
+  return Status();
+}
+
+Result<void*> RocmBackend::event_create(std::int32_t device) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  hipEvent_t event = nullptr;
+  DEVRT_HIP_CHECK(api, "hipEventCreateWithFlags", api.hipEventCreateWithFlags(&event, hipEventDisableTiming));
+  return static_cast<void*>(event);
+}
+
+Status RocmBackend::event_destroy(std::int32_t device, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipEventDestroy", api.hipEventDestroy(static_cast<hipEvent_t>(event)));
+  return Status();
+}
+
+Status RocmBackend::event_record(std::int32_t device, void* event, void* stream) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipEventRecord", api.hipEventRecord(static_cast<hipEvent_t>(event), stream_of(stream)));
+  return Status();
+}
+
+Status RocmBackend::event_synchronize(std::int32_t device, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipEventSynchronize", api.hipEventSynchronize(static_cast<hipEvent_t>(event)));
+  return Status();
+}
+
+Result<bool> RocmBackend::event_query(std::int32_t device, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  hipError_t code = api.hipEventQuery(static_cast<hipEvent_t>(event));
+  if (code == hipErrorNotReady) return false;
+  DEVRT_HIP_CHECK(api, "hipEventQuery", code);
+  return true;
+}
+
+Status RocmBackend::stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipStreamWaitEvent",
+                  api.hipStreamWaitEvent(stream_of(stream), static_cast<hipEvent_t>(event), 0));
+  return Status();
+}
+
+// ---- Modules ---------------------------------------------------------------------------------
+
+Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+                                       const char* options, BuildLog&) noexcept {
+  const Api& api = runtime().api;
+  if (format != ModuleFormat::hsaco) {
+    return make_error(ErrorCode::unsupported, "the rocm backend loads hsaco code objects, not ",
+                      module_format_name(format));
+  }
+  if (options[0] != '\0') {
+    return make_error(ErrorCode::invalid_argument, "the rocm backend takes no load options (got '", options, "')");
+  }
+  Result<ModuleImageInfo> image = inspect_module_image(data);
+  if (!image.ok()) return std::move(image).status();
+  if (image->format != ModuleFormat::hsaco) {
+    return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format),
+                      ", not an AMD GPU code object");
+  }
+  DEVRT_RETURN_IF_ERROR(check_image_fits(*image, device_of(device).processor));
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  hipModule_t module = nullptr;
+  DEVRT_HIP_CHECK(api, "hipModuleLoadData", api.hipModuleLoadData(&module, data.data()));
+  auto* handle = new (std::nothrow) HipModule();
+  if (handle == nullptr) {
+    static_cast<void>(api.hipModuleUnload(module));
+    return make_error(ErrorCode::out_of_memory, "no memory for a module");
+  }
+  handle->module = module;
+  return static_cast<void*>(handle);
+}
+
+Status RocmBackend::module_unload(std::int32_t device, void* handle) noexcept {
+  const Api& api = runtime().api;
+  auto* module = static_cast<HipModule*>(handle);
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  hipError_t code = api.hipModuleUnload(module->module);
+  delete module;
+  DEVRT_HIP_CHECK(api, "hipModuleUnload", code);
+  return Status();
+}
+
+Result<void*> RocmBackend::module_function(std::int32_t device, void* handle, const char* name) noexcept {
+  const Api& api = runtime().api;
+  const HipDevice& d = device_of(device);
+  auto* module = static_cast<HipModule*>(handle);
+  std::lock_guard<std::mutex> lock(module->mutex);
+  for (const auto& function : module->functions) {
+    if (function->name == name) return static_cast<void*>(function.get());
+  }
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  hipFunction_t function = nullptr;
+  hipError_t code = api.hipModuleGetFunction(&function, module->module, name);
+  if (code == hipErrorNotFound || code == hipErrorInvalidDeviceFunction) {
+    return make_error(ErrorCode::not_found, "the code object has no kernel '", name, "'");
+  }
+  DEVRT_HIP_CHECK(api, "hipModuleGetFunction", code);
+  auto f = std::make_unique<HipFunction>();
+  f->function = function;
+  f->name = name;
+  int max_threads = d.max_threads;
+  static_cast<void>(api.hipFuncGetAttribute(&max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
+  static_cast<void>(api.hipFuncGetAttribute(&f->static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
+  f->limits.max_threads_per_block = static_cast<std::uint32_t>(max_threads > 0 ? max_threads : d.max_threads);
+  for (int i = 0; i < 3; ++i) {
+    f->limits.max_block[i] = static_cast<std::uint32_t>(d.max_block[i]);
+    f->limits.max_grid[i] = static_cast<std::uint32_t>(d.max_grid[i]);
+  }
+  void* result = f.get();
+  module->functions.push_back(std::move(f));
+  return result;
+}
+
+Status RocmBackend::launch(std::int32_t device, void* handle, const LaunchDesc& desc) noexcept {
+  const Api& api = runtime().api;
+  const HipDevice& d = device_of(device);
+  auto& f = *static_cast<HipFunction*>(handle);
+  DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
+  std::size_t shared_limit = static_cast<std::size_t>(d.shared_per_block) - static_cast<std::size_t>(f.static_shared);
+  if (desc.dynamic_shared_bytes > shared_limit) {
+    return make_error(ErrorCode::invalid_argument, desc.dynamic_shared_bytes,
+                      " bytes of dynamic shared memory exceed the ", shared_limit, " this kernel has left (",
+                      d.shared_per_block, " per block less ", f.static_shared, " static)");
+  }
+  detail::PackedGpuArgs packed;
+  DEVRT_RETURN_IF_ERROR(detail::pack_gpu_args(desc, false, {}, packed));
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipModuleLaunchKernel",
+                  api.hipModuleLaunchKernel(f.function, desc.grid[0], desc.grid[1], desc.grid[2], desc.block[0],
+                                            desc.block[1], desc.block[2],
+                                            static_cast<unsigned>(desc.dynamic_shared_bytes), stream_of(desc.stream),
+                                            desc.num_args > 0 ? packed.params : nullptr, nullptr));
+  return Status();
+}
+
+} // namespace devrt::rocm
+
+DEVRT_REGISTER_BACKEND(rocm, devrt::rocm::RocmBackend)

@@ -1,0 +1,68 @@
+// The ROCm backend (HIP runtime): every device libamdhip64 reports, opened at first use.
+//
+// Each call makes its device current on the calling thread (hipSetDevice when it differs).
+// Memory is device addresses (offsets are plain arithmetic); streams are non-blocking hipStreams
+// (null: the default stream); events are timing-free hipEvents; modules are AMD GPU code objects
+// (hsaco, or clang offload bundles of them) checked against the device's gfx processor before
+// hipModuleLoadData sees them. "No device" is found once and cached: hipGetDeviceCount costs
+// ~20 us each time it fails. Every member is thread-safe.
+#ifndef DEVRT_SRC_BACKENDS_ROCM_ROCM_BACKEND_HPP
+#define DEVRT_SRC_BACKENDS_ROCM_ROCM_BACKEND_HPP
+
+#include <devrt/backend.hpp>
+
+namespace devrt::rocm {
+
+// ok when `image` (inspected) holds code for `processor` ("gfx90a"; code objects run only on the
+// processor they were built for). Thread-safe.
+Status check_image_fits(const ModuleImageInfo& image, std::string_view processor) noexcept;
+
+// "gfx90a:sramecc+:xnack-" -> 910, "gfx1100" -> 1100: TVM's gcn_arch number (the hex digit of a
+// stepping counts as its value). 0 when the name is not gfx-something. Thread-safe.
+std::int64_t gcn_arch_number(std::string_view gcn_arch_name) noexcept;
+
+class RocmBackend {
+public:
+  static constexpr std::string_view name = "rocm";
+  static constexpr DeviceKind kind = DeviceKind::rocm;
+  static constexpr bool addressable = true;
+
+  // unavailable with the root cause: no libamdhip64, or no device (hipErrorNoDevice).
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // kind "rocm": mtriple amdgcn-amd-amdhsa-hcc, mcpu gfxNNN, max_shared_memory_per_block,
+  // max_threads_per_block, thread_warp_size.
+  Result<Target> detect_target(std::int32_t device) noexcept;
+
+  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(std::int32_t device, void* ptr) noexcept;
+  // Queued on the stream in every direction (hipMemcpy*Async); across GPUs a peer copy.
+  Status copy(const CopyDesc& desc) noexcept;
+
+  Result<void*> stream_create(std::int32_t device) noexcept;
+  Status stream_destroy(std::int32_t device, void* stream) noexcept;
+  Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+
+  Result<void*> event_create(std::int32_t device) noexcept;
+  Status event_destroy(std::int32_t device, void* event) noexcept;
+  Status event_record(std::int32_t device, void* event, void* stream) noexcept;
+  Status event_synchronize(std::int32_t device, void* event) noexcept;
+  Result<bool> event_query(std::int32_t device, void* event) noexcept;
+  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
+
+  // hsaco only, no options. HIP cannot report a kernel's parameters, so launches check extents
+  // and shared memory but not argument types.
+  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(std::int32_t device, void* module) noexcept;
+  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
+  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+};
+
+static_assert(Backend<RocmBackend> && BackendEvents<RocmBackend> && BackendTargetDetection<RocmBackend> &&
+              BackendModules<RocmBackend> && AddressableMemory<RocmBackend>);
+
+} // namespace devrt::rocm
+
+#endif // DEVRT_SRC_BACKENDS_ROCM_ROCM_BACKEND_HPP
