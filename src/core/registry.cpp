@@ -114,6 +114,12 @@ namespace {
 [[gnu::cold, gnu::noinline]] Status device_error(const devrt_backend_table* table, std::int32_t id, std::int32_t code,
                                                  std::int32_t count, const devrt_error& err) noexcept {
   if (code != 0) return backend_error(table, id, "device_count", code, err);
+  if (count == 0) { // an unavailable backend: say why rather than "no device"
+    devrt_error reason;
+    reason.message[0] = '\0';
+    std::int32_t unavailable = table->availability(&reason);
+    if (unavailable != 0) return backend_error(table, id, "availability", unavailable, reason);
+  }
   return make_error(ErrorCode::invalid_argument, "no device ", table->name, ":", id, " (the ", table->name,
                     " backend has ", count, count == 1 ? " device)" : " devices)");
 }

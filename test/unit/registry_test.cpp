@@ -161,15 +161,17 @@ TEST_CASE("the null backend answers unsupported everywhere", "[registry][null]")
   CHECK(availability.code() == ErrorCode::unsupported);
   CHECK(contains(availability.message(), "null availability"));
   CHECK(*null.device_count() == 0);
-  CHECK(null.check_device(0).code() == ErrorCode::invalid_argument);
-  CHECK(null.allocate(0, 64, 64).status().code() == ErrorCode::invalid_argument);
+  // A backend with no devices because it is not available says why, not just "no device".
+  CHECK(null.check_device(0).code() == ErrorCode::unsupported);
+  CHECK(contains(null.check_device(0).message(), "null:0 availability"));
+  CHECK(null.allocate(0, 64, 64).status().code() == ErrorCode::unsupported);
   CHECK(null.event_create(0).status().code() == ErrorCode::unsupported);
   devrt_copy_desc desc{};
   devrt::Status copy = null.copy(0, desc);
   CHECK(copy.code() == ErrorCode::unsupported);
   CHECK(contains(copy.message(), "null:0 copy"));
   CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::ext_dev, 0}, 64).status().code() ==
-        ErrorCode::invalid_argument);
+        ErrorCode::unsupported);
   CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::cpu, 0}, 64).status().code() ==
         ErrorCode::unavailable);
 }
@@ -186,6 +188,13 @@ TEST_CASE("the global registry holds every backend this build enabled", "[regist
 #endif
 #if DEVRT_WITH_VULKAN
   expected.emplace_back("vulkan");
+#endif
+#if DEVRT_WITH_CUDA
+  expected.emplace_back("cuda");
+  expected.emplace_back("cuda_host");
+#endif
+#if DEVRT_WITH_ROCM
+  expected.emplace_back("rocm");
 #endif
   CHECK(global.size() == expected.size());
   for (const std::string& name : expected) {
