@@ -1,0 +1,43 @@
+// The conformance kernels in CUDA C++ (also compiled as HIP). Same semantics as kernels.cl,
+// cpu_kernels.cpp and spirv/*.comp; extern "C" keeps the names unmangled.
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#endif
+
+extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void saxpy(const float* x, float* y, float alpha, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = alpha * x[i] + y[i];
+}
+
+extern "C" __global__ void fill2d(float* values, int width, int height) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < width && y < height) values[y * width + x] = (float)(y * 1000 + x);
+}
+
+// The block's sum in dynamic shared memory (the launch's dynamic_shared_bytes).
+extern "C" __global__ void reduce(const float* values, float* partial, int n) {
+  extern __shared__ float scratch[];
+  int t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  scratch[t] = i < n ? values[i] : 0.0f;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (t < stride) scratch[t] += scratch[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) partial[blockIdx.x] = scratch[0];
+}
+
+extern "C" __global__ void scale(float* values, float factor, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) values[i] *= factor;
+}
+
+// Does nothing: launch-overhead benchmarks.
+extern "C" __global__ void empty() {}
