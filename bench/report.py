@@ -90,6 +90,30 @@ def main():
                 if raw and ours:
                     rows.append((f"{backend} {direction} {size >> 20} MiB: {size / ours:.2f} vs raw {size / raw:.2f} GB/s",
                                  f"{ours / raw:.2f}x", "devrt/raw time, goal <= 1.05x"))
+    raw, ours = ns("cuda/launch_sync/raw/real_time"), ns("cuda/launch_sync/devrt/real_time")
+    if raw and ours:
+        rows.append((f"cuda empty launch + sync: {ours / 1e3:.2f} us vs raw {raw / 1e3:.2f} us",
+                     f"{ours / raw:.3f}x", "devrt/raw, goal <= 1.02x"))
+    raw, ours = ns("cuda/launch_1000/raw/real_time"), ns("cuda/launch_1000/devrt/real_time")
+    if raw and ours:
+        rows.append((f"cuda 1000 launches + sync: {ours / 1e3:.2f} vs raw {raw / 1e3:.2f} ns/launch",
+                     f"{ours / raw:.3f}x", "devrt/raw, goal <= 1.02x"))
+    raw, pool = ns(f"cuda/alloc_free/raw/{1 << 20}"), ns(f"cuda/alloc_free/pool/{1 << 20}")
+    if raw and pool:
+        rows.append((f"cuda 1 MiB cuMemAlloc+cuMemFree {raw:.0f} ns vs pool {pool:.1f} ns",
+                     f"{raw / pool:.0f}x", "pool vs raw, goal >= 20x"))
+    for direction in ("h2d", "d2h"):
+        for size in (1 << 20, 256 << 20):
+            for pinned, label in ((1, "pinned"), (0, "pageable")):
+                raw = ns(f"cuda/{direction}/raw/{size}/{pinned}/real_time")
+                ours = ns(f"cuda/{direction}/devrt/{size}/{pinned}/real_time")
+                if raw and ours:
+                    rows.append((f"cuda {direction} {size >> 20} MiB {label}: {size / ours:.2f} vs raw "
+                                 f"{size / raw:.2f} GB/s", f"{ours / raw:.3f}x", "devrt/raw time, goal <= 1.02x"))
+    cold, cached = ns("nvrtc/compile/cold"), ns("nvrtc/compile/cached")
+    if cold and cached:
+        rows.append((f"NVRTC compile of test/kernels/kernels.cu: cold {cold / 1e6:.1f} ms, cached "
+                     f"{cached / 1e6:.3f} ms", f"{cold / cached:.0f}x", "cached goal <= 1 ms"))
     width = max(len(r[0]) for r in rows)
     for what, figure, goal in rows:
         print(f"{what:<{width}}  {figure:>14}  ({goal})")

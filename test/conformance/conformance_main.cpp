@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 namespace {
 devrt::BackendRef g_backend;
@@ -25,6 +26,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   devrt::Status available = g_backend.availability();
+  // tools/gpu-suite.sh: on the GPU machine a backend that cannot run is a failure, not a skip.
+  const char* require = std::getenv("DEVRT_REQUIRE_GPU");
+  bool required = require != nullptr && require[0] == '1' &&
+                  (std::string_view(name) == "cuda" || std::string_view(name) == "cuda_host");
+  if (!available.ok() && required) {
+    std::printf("FAIL conformance-%s: DEVRT_REQUIRE_GPU=1 but %.*s\n", name, static_cast<int>(available.message().size()),
+                available.message().data());
+    return 1;
+  }
   if (!available.ok()) {
     std::printf("SKIP conformance-%s: %.*s\n", name, static_cast<int>(available.message().size()),
                 available.message().data());

@@ -1,0 +1,261 @@
+// CUDA benchmarks, each against the raw driver API in the same run (same device, same kernel,
+// same sizes): empty-kernel launch + sync, 1000 launches then one sync, cuMemAlloc vs the
+// workspace pool, H2D/D2H at 1 MiB and 256 MiB from pinned and pageable memory. Plus NVRTC cold
+// vs cached compiles, which need no GPU. Names: cuda/<what>/<variant>; bench/report.py prints the
+// ratios. Without a CUDA device the cuda/* rows report an error and the nvrtc/* rows still run.
+#include <devrt/devrt.hpp>
+#include <devrt/nvrtc.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cuda.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "cuda/cuda_api.hpp"
+#include "dynamic_library.hpp"
+
+#define DEVRT_BENCH_STRINGIFY_(x) #x
+#define DEVRT_BENCH_STRINGIFY(x) DEVRT_BENCH_STRINGIFY_(x)
+
+namespace {
+
+constexpr int kBatch = 1000;
+
+std::string read_file(const char* path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+// The kernels as PTX for cuda:0, through NVRTC (no cache: the cache is what nvrtc/* measures).
+std::string kernels_ptx() {
+  devrt::nvrtc::CompileOptions options;
+  options.use_cache = false;
+  devrt::Result<devrt::nvrtc::Program> program = devrt::nvrtc::compile(read_file(DEVRT_BENCH_CUDA_SOURCE), options);
+  if (!program.ok()) return {};
+  return std::string(reinterpret_cast<const char*>(program->bytes.data()), program->bytes.size());
+}
+
+// The raw side: libcuda opened by the benchmark itself, cuda:0's primary context, the same PTX.
+struct RawCuda {
+  bool ok = false;
+  devrt::cuda::Api api;
+  devrt::detail::DynamicLibrary library;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction empty = nullptr;
+};
+
+RawCuda& raw_cuda() {
+  static RawCuda* raw = [] {
+    auto* r = new RawCuda();
+    std::string reason;
+    if (!devrt::device_exists({devrt::DeviceKind::cuda, 0}) || !r->library.open({"libcuda.so.1"}, reason)) return r;
+#define DEVRT_BENCH_RESOLVE(name)                                                                                      \
+  if (!r->library.resolve(DEVRT_BENCH_STRINGIFY(name), r->api.name)) return r;
+    DEVRT_CUDA_SYMBOLS(DEVRT_BENCH_RESOLVE)
+#undef DEVRT_BENCH_RESOLVE
+    CUdevice device = 0;
+    std::string ptx = kernels_ptx();
+    if (ptx.empty() || r->api.cuInit(0) != CUDA_SUCCESS || r->api.cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+        r->api.cuDevicePrimaryCtxRetain(&r->context, device) != CUDA_SUCCESS ||
+        r->api.cuCtxSetCurrent(r->context) != CUDA_SUCCESS ||
+        r->api.cuModuleLoadDataEx(&r->module, ptx.c_str(), 0, nullptr, nullptr) != CUDA_SUCCESS ||
+        r->api.cuModuleGetFunction(&r->empty, r->module, "empty") != CUDA_SUCCESS) {
+      return r;
+    }
+    r->ok = true;
+    return r;
+  }();
+  if (raw->ok) raw->api.cuCtxSetCurrent(raw->context);
+  return *raw;
+}
+
+struct DevrtCuda {
+  bool ok = false;
+  devrt::Device device{devrt::DeviceKind::cuda, 0};
+  devrt::Module module;
+  devrt::Function empty;
+};
+
+DevrtCuda& devrt_cuda() {
+  static DevrtCuda* side = [] {
+    auto* s = new DevrtCuda();
+    if (!devrt::device_exists(s->device)) return s;
+    std::string ptx = kernels_ptx();
+    devrt::Result<devrt::Module> module = devrt::Module::load(s->device, devrt::ModuleFormat::ptx, ptx);
+    if (!module.ok()) return s;
+    s->module = std::move(module).value();
+    s->empty = s->module.function("empty").value();
+    s->ok = true;
+    return s;
+  }();
+  return *side;
+}
+
+// ---- Launches --------------------------------------------------------------------------------
+
+void cuda_launch_sync_raw(benchmark::State& state) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  for (auto _ : state) {
+    r.api.cuLaunchKernel(r.empty, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+    r.api.cuStreamSynchronize(nullptr);
+  }
+}
+
+void cuda_launch_sync_devrt(benchmark::State& state) {
+  DevrtCuda& d = devrt_cuda();
+  if (!d.ok) return state.SkipWithError("no CUDA device");
+  devrt::StreamRef stream = devrt::current_stream(d.device);
+  for (auto _ : state) {
+    static_cast<void>(d.empty.launch({.grid = {1}, .block = {32}}, {}, stream));
+    static_cast<void>(devrt::synchronize(stream));
+  }
+}
+
+void cuda_launch_batch_raw(benchmark::State& state) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) r.api.cuLaunchKernel(r.empty, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+    r.api.cuStreamSynchronize(nullptr);
+  }
+}
+
+void cuda_launch_batch_devrt(benchmark::State& state) {
+  DevrtCuda& d = devrt_cuda();
+  if (!d.ok) return state.SkipWithError("no CUDA device");
+  devrt::StreamRef stream = devrt::current_stream(d.device);
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) static_cast<void>(d.empty.launch({.grid = {1}, .block = {32}}, {}, stream));
+    static_cast<void>(devrt::synchronize(stream));
+  }
+}
+
+// ---- Allocation ------------------------------------------------------------------------------
+
+void cuda_alloc_free_raw(benchmark::State& state) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  for (auto _ : state) {
+    CUdeviceptr p = 0;
+    r.api.cuMemAlloc(&p, static_cast<std::size_t>(state.range(0)));
+    r.api.cuMemFree(p);
+  }
+}
+
+void cuda_alloc_free_pool(benchmark::State& state) {
+  devrt::Device device{devrt::DeviceKind::cuda, 0};
+  if (!devrt::device_exists(device)) return state.SkipWithError("no CUDA device");
+  devrt::WorkspacePool pool(devrt::Registry::global().find(device.kind), device);
+  for (auto _ : state) {
+    devrt::Result<devrt::Workspace> block = pool.allocate(static_cast<std::size_t>(state.range(0)));
+    benchmark::DoNotOptimize(block->data());
+  }
+}
+
+// ---- Copies: range(0) bytes, range(1) 1 = pinned host memory ---------------------------------
+
+void cuda_copy_raw(benchmark::State& state, bool to_device) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  auto n = static_cast<std::size_t>(state.range(0));
+  bool pinned = state.range(1) != 0;
+  void* host = nullptr;
+  std::vector<unsigned char> pageable;
+  if (pinned) {
+    r.api.cuMemHostAlloc(&host, n, CU_MEMHOSTALLOC_PORTABLE);
+  } else {
+    pageable.assign(n, 1);
+    host = pageable.data();
+  }
+  CUdeviceptr device = 0;
+  r.api.cuMemAlloc(&device, n);
+  for (auto _ : state) {
+    if (to_device) {
+      r.api.cuMemcpyHtoDAsync(device, host, n, nullptr);
+    } else {
+      r.api.cuMemcpyDtoHAsync(host, device, n, nullptr);
+    }
+    r.api.cuStreamSynchronize(nullptr);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  r.api.cuMemFree(device);
+  if (pinned) r.api.cuMemFreeHost(host);
+}
+
+void cuda_copy_devrt(benchmark::State& state, bool to_device) {
+  devrt::Device device{devrt::DeviceKind::cuda, 0};
+  if (!devrt::device_exists(device)) return state.SkipWithError("no CUDA device");
+  auto n = static_cast<std::size_t>(state.range(0));
+  devrt::Buffer host_buffer;
+  std::vector<unsigned char> pageable;
+  devrt::MemorySpan host;
+  if (state.range(1) != 0) {
+    host_buffer = devrt::Buffer::allocate({devrt::DeviceKind::cuda_host, 0}, n).value();
+    host = host_buffer;
+  } else {
+    pageable.assign(n, 1);
+    host = devrt::host_span(pageable.data(), n);
+  }
+  devrt::Buffer buffer = devrt::Buffer::allocate(device, n).value();
+  devrt::StreamRef stream = devrt::current_stream(device);
+  for (auto _ : state) {
+    static_cast<void>(to_device ? devrt::copy(host, buffer, stream) : devrt::copy(buffer, host, stream));
+    static_cast<void>(devrt::synchronize(stream));
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
+void cuda_h2d_raw(benchmark::State& state) { cuda_copy_raw(state, true); }
+void cuda_h2d_devrt(benchmark::State& state) { cuda_copy_devrt(state, true); }
+void cuda_d2h_raw(benchmark::State& state) { cuda_copy_raw(state, false); }
+void cuda_d2h_devrt(benchmark::State& state) { cuda_copy_devrt(state, false); }
+
+// ---- NVRTC -----------------------------------------------------------------------------------
+
+void nvrtc_compile(benchmark::State& state, bool cached) {
+  if (!devrt::nvrtc::availability().ok()) return state.SkipWithError("no NVRTC");
+  std::string cache = (std::filesystem::temp_directory_path() / ("devrt-bench-nvrtc-" + std::to_string(getpid())))
+                          .string();
+  ::setenv("DEVRT_CACHE_DIR", cache.c_str(), 1);
+  std::string source = read_file(DEVRT_BENCH_CUDA_SOURCE);
+  devrt::nvrtc::CompileOptions options;
+  options.arch = "compute_75";
+  options.use_cache = cached;
+  if (cached) static_cast<void>(devrt::nvrtc::compile(source, options)); // fill the cache
+  for (auto _ : state) {
+    devrt::Result<devrt::nvrtc::Program> program = devrt::nvrtc::compile(source, options);
+    if (!program.ok() || program->from_cache != cached) return state.SkipWithError("unexpected compile result");
+    benchmark::DoNotOptimize(program->bytes.data());
+  }
+  std::filesystem::remove_all(cache);
+}
+
+void nvrtc_compile_cold(benchmark::State& state) { nvrtc_compile(state, false); }
+void nvrtc_compile_cached(benchmark::State& state) { nvrtc_compile(state, true); }
+
+} // namespace
+
+BENCHMARK(cuda_launch_sync_raw)->Name("cuda/launch_sync/raw")->UseRealTime();
+BENCHMARK(cuda_launch_sync_devrt)->Name("cuda/launch_sync/devrt")->UseRealTime();
+BENCHMARK(cuda_launch_batch_raw)->Name("cuda/launch_1000/raw")->UseRealTime();
+BENCHMARK(cuda_launch_batch_devrt)->Name("cuda/launch_1000/devrt")->UseRealTime();
+BENCHMARK(cuda_alloc_free_raw)->Name("cuda/alloc_free/raw")->Arg(1 << 20);
+BENCHMARK(cuda_alloc_free_pool)->Name("cuda/alloc_free/pool")->Arg(1 << 20);
+BENCHMARK(cuda_h2d_raw)->Name("cuda/h2d/raw")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();
+BENCHMARK(cuda_h2d_devrt)->Name("cuda/h2d/devrt")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();
+BENCHMARK(cuda_d2h_raw)->Name("cuda/d2h/raw")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();
+BENCHMARK(cuda_d2h_devrt)->Name("cuda/d2h/devrt")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();
+BENCHMARK(nvrtc_compile_cold)->Name("nvrtc/compile/cold")->Unit(benchmark::kMillisecond);
+BENCHMARK(nvrtc_compile_cached)->Name("nvrtc/compile/cached")->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
