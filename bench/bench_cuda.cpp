@@ -224,8 +224,8 @@ void cuda_d2h_devrt(benchmark::State& state) { cuda_copy_devrt(state, false); }
 
 void nvrtc_compile(benchmark::State& state, bool cached) {
   if (!devrt::nvrtc::availability().ok()) return state.SkipWithError("no NVRTC");
-  std::string cache = (std::filesystem::temp_directory_path() / ("devrt-bench-nvrtc-" + std::to_string(getpid())))
-                          .string();
+  std::string cache =
+      (std::filesystem::temp_directory_path() / ("devrt-bench-nvrtc-" + std::to_string(getpid()))).string();
   ::setenv("DEVRT_CACHE_DIR", cache.c_str(), 1);
   std::string source = read_file(DEVRT_BENCH_CUDA_SOURCE);
   devrt::nvrtc::CompileOptions options;

@@ -11,13 +11,64 @@
 
 #include <devrt/backend.hpp>
 #include <devrt/dtype.hpp>
+#include <devrt/target.hpp>
 
 namespace devrt::detail {
+
+// What CUDA and HIP report alike about a device, read once at discovery.
+struct GpuDeviceInfo {
+  std::string name;
+  int max_threads = 0, warp = 0, shared_per_block = 0, clock_khz = 0, processors = 0, registers = 0;
+  int l2_bytes = 0, pitch_alignment = 0;
+  int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
+  std::size_t total_memory = 0;
+};
+
+// The attributes a GpuDeviceInfo answers; monostate for the rest (the backend answers those).
+inline AttributeValue gpu_attribute(const GpuDeviceInfo& d, Attribute attribute) {
+  auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
+  switch (attribute) {
+  case Attribute::exist: return AttributeValue(true);
+  case Attribute::max_threads_per_block: return integer(d.max_threads);
+  case Attribute::warp_size: return integer(d.warp);
+  case Attribute::max_shared_memory_per_block: return integer(d.shared_per_block);
+  case Attribute::device_name: return AttributeValue(d.name);
+  case Attribute::max_clock_rate: return d.clock_khz > 0 ? integer(d.clock_khz) : AttributeValue();
+  case Attribute::multi_processor_count: return integer(d.processors);
+  case Attribute::max_thread_dimensions: return AttributeValue(Dim3{d.max_block[0], d.max_block[1], d.max_block[2]});
+  case Attribute::max_registers_per_block: return integer(d.registers);
+  case Attribute::l2_cache_size_bytes: return integer(d.l2_bytes);
+  case Attribute::total_global_memory: return integer(d.total_memory);
+  case Attribute::image_pitch_alignment: return integer(d.pitch_alignment);
+  default: return AttributeValue();
+  }
+}
+
+// The target attributes CUDA and ROCm share (TVM's names).
+inline void set_gpu_target_limits(const GpuDeviceInfo& d, Target& target) {
+  target.set("device_name", d.name);
+  target.set("max_shared_memory_per_block", static_cast<std::int64_t>(d.shared_per_block));
+  target.set("max_threads_per_block", static_cast<std::int64_t>(d.max_threads));
+  target.set("max_num_threads", static_cast<std::int64_t>(d.max_threads));
+  target.set("thread_warp_size", static_cast<std::int64_t>(d.warp));
+}
 
 struct GpuLimits {
   std::uint32_t max_block[3] = {0, 0, 0};
   std::uint32_t max_grid[3] = {0, 0, 0};
   std::uint32_t max_threads_per_block = 0; // of this function (registers may lower it)
+
+  // The device's limits with the function's thread limit (0: the device's).
+  static GpuLimits of(const GpuDeviceInfo& d, int function_max_threads) noexcept {
+    GpuLimits limits;
+    for (int i = 0; i < 3; ++i) {
+      limits.max_block[i] = static_cast<std::uint32_t>(d.max_block[i]);
+      limits.max_grid[i] = static_cast<std::uint32_t>(d.max_grid[i]);
+    }
+    limits.max_threads_per_block =
+        static_cast<std::uint32_t>(function_max_threads > 0 ? function_max_threads : d.max_threads);
+    return limits;
+  }
 };
 
 inline Status check_gpu_extents(const LaunchDesc& desc, const GpuLimits& limits) noexcept {

@@ -27,9 +27,7 @@ T read_le(std::span<const std::byte> bytes, std::size_t offset) noexcept {
   return make_error(ErrorCode::invalid_argument, "truncated ", what, ": ", need, " bytes needed, the image has ", have);
 }
 
-std::string sm_name(const char* prefix, std::uint32_t arch) {
-  return std::string(prefix) + std::to_string(arch);
-}
+std::string sm_name(const char* prefix, std::uint32_t arch) { return std::string(prefix) + std::to_string(arch); }
 
 // EF_AMDGPU_MACH values (LLVM's ELF.h) for the processors ROCm supports.
 std::string amdgpu_processor(std::uint32_t flags) {
@@ -162,7 +160,11 @@ Result<ModuleImageInfo> inspect_module_image(std::span<const std::byte> image) n
   if (image.empty()) return make_error(ErrorCode::invalid_argument, "empty module image");
   if (image.size() >= 4) {
     auto magic = read_le<std::uint32_t>(image, 0);
-    if (std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) return inspect_elf(image);
+    if (std::memcmp(image.data(),
+                    "\x7f"
+                    "ELF",
+                    4) == 0)
+      return inspect_elf(image);
     if (magic == kFatbinMagic) return inspect_fatbin(image);
     if (magic == kSpirvMagic) {
       if (image.size() % 4 != 0 || image.size() < 20) {

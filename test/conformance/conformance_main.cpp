@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
   bool required = require != nullptr && require[0] == '1' &&
                   (std::string_view(name) == "cuda" || std::string_view(name) == "cuda_host");
   if (!available.ok() && required) {
-    std::printf("FAIL conformance-%s: DEVRT_REQUIRE_GPU=1 but %.*s\n", name, static_cast<int>(available.message().size()),
-                available.message().data());
+    std::printf("FAIL conformance-%s: DEVRT_REQUIRE_GPU=1 but %.*s\n", name,
+                static_cast<int>(available.message().size()), available.message().data());
     return 1;
   }
   if (!available.ok()) {

@@ -4,9 +4,9 @@
 #include "conformance.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -81,7 +81,8 @@ devrt::Result<Module> load_module(Device device, std::string_view kernel) {
   }
   if (backend == "opencl") return Module::load(device, ModuleFormat::opencl_c, read_text(DEVRT_TEST_OPENCL_SOURCE));
   if (backend == "cuda") {
-    if (!std::string(DEVRT_TEST_CUDA_PTX).empty()) return Module::load_file(device, ModuleFormat::ptx, DEVRT_TEST_CUDA_PTX);
+    if (!std::string(DEVRT_TEST_CUDA_PTX).empty())
+      return Module::load_file(device, ModuleFormat::ptx, DEVRT_TEST_CUDA_PTX);
     devrt::nvrtc::CompileOptions options; // for the device's own architecture
     devrt::Result<devrt::nvrtc::Program> program = devrt::nvrtc::compile(read_text(DEVRT_TEST_CUDA_SOURCE), options);
     if (!program.ok()) return std::move(program).status();
@@ -414,9 +415,9 @@ TEST_CASE("module load errors carry the reason and the build log", "[conformance
       CHECK(contains(magic.status().message(), "magic"));
       CHECK(contains(log, "magic"));
     } else if (backend == "cuda") {
-      devrt::Result<Module> broken = Module::load(
-          device, ModuleFormat::ptx, std::string_view(".version 7.0\n.target sm_75\n.address_size 64\n.entry k( {"),
-          {}, &log);
+      devrt::Result<Module> broken =
+          Module::load(device, ModuleFormat::ptx,
+                       std::string_view(".version 7.0\n.target sm_75\n.address_size 64\n.entry k( {"), {}, &log);
       REQUIRE_FALSE(broken.ok());
       CHECK(broken.status().code() == ErrorCode::invalid_argument);
       CHECK(contains(broken.status().message(), "cuModuleLoadDataEx"));

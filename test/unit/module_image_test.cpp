@@ -33,7 +33,9 @@ std::vector<std::byte> read_bytes(const std::string& path) {
   return bytes;
 }
 
-std::span<const std::byte> as_bytes(std::string_view text) { return std::as_bytes(std::span(text.data(), text.size())); }
+std::span<const std::byte> as_bytes(std::string_view text) {
+  return std::as_bytes(std::span(text.data(), text.size()));
+}
 
 template <class T>
 void put(std::vector<std::byte>& out, std::size_t offset, T value) {
@@ -42,9 +44,13 @@ void put(std::vector<std::byte>& out, std::size_t offset, T value) {
 }
 
 // A 64-byte ELF header for `machine` with `flags` and ELF ABI version `abi`.
-std::vector<std::byte> elf_header(std::uint16_t machine, std::uint32_t flags, std::uint8_t abi, std::uint16_t type = 2) {
+std::vector<std::byte> elf_header(std::uint16_t machine, std::uint32_t flags, std::uint8_t abi,
+                                  std::uint16_t type = 2) {
   std::vector<std::byte> elf(64);
-  std::memcpy(elf.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  std::memcpy(elf.data(),
+              "\x7f"
+              "ELF\x02\x01\x01",
+              7);
   elf[8] = std::byte{abi};
   put<std::uint16_t>(elf, 16, type);
   put<std::uint16_t>(elf, 18, machine);

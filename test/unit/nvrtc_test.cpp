@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -27,7 +27,8 @@ extern "C" __global__ void saxpy(const float* x, float* y, float alpha, int n) {
 
 // A fresh cache directory for this test run.
 std::string fresh_cache() {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("devrt-nvrtc-test-" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("devrt-nvrtc-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   ::setenv("DEVRT_CACHE_DIR", dir.c_str(), 1);
   return (dir / "nvrtc").string();
@@ -92,14 +93,16 @@ TEST_CASE("nvrtc reports compile errors with the log and refuses bad requests", 
   CHECK(devrt::nvrtc::compile("extern \"C\" __global__ void k(float* p) { p[0] = VALUE; }",
                               options_for("compute_75", ModuleFormat::ptx, {"-DVALUE=2.0f"}))
             .ok());
-  CHECK(devrt::nvrtc::compile(kSaxpy, options_for("", ModuleFormat::spirv)).status().code() == ErrorCode::invalid_argument);
+  CHECK(devrt::nvrtc::compile(kSaxpy, options_for("", ModuleFormat::spirv)).status().code() ==
+        ErrorCode::invalid_argument);
   devrt::Result<devrt::nvrtc::Program> no_arch =
       devrt::nvrtc::compile(kSaxpy, options_for("compute_90", ModuleFormat::cubin));
   CHECK(no_arch.status().code() == ErrorCode::invalid_argument);
   CHECK_THAT(std::string(no_arch.status().message()), Catch::Contains("sm_XY"));
   CHECK(devrt::nvrtc::compile(std::string_view("k\0x", 3), {}).status().code() == ErrorCode::invalid_argument);
-  CHECK(devrt::nvrtc::compile(kSaxpy, options_for("compute_75", ModuleFormat::ptx, {"--no-such-option"})).status().code() ==
-        ErrorCode::invalid_argument);
+  CHECK(devrt::nvrtc::compile(kSaxpy, options_for("compute_75", ModuleFormat::ptx, {"--no-such-option"}))
+            .status()
+            .code() == ErrorCode::invalid_argument);
 }
 
 TEST_CASE("nvrtc caches by source, options and version", "[nvrtc][cache]") {

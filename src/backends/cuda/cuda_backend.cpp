@@ -13,6 +13,7 @@
 #include "cuda_api.hpp"
 #include "dynamic_library.hpp"
 #include "gpu_launch.hpp"
+#include "lazy_runtime.hpp"
 #include "over_aligned.hpp"
 
 #define DEVRT_CUDA_STRINGIFY_(x) #x
@@ -29,17 +30,12 @@ constexpr std::size_t kHostAlignment = 4096;
 // Above this, dynamic shared memory needs the function's opt-in attribute.
 constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
 
-struct CuDevice {
+struct CuDevice : detail::GpuDeviceInfo {
   CUdevice handle = 0;
   std::once_flag context_once;
   CUcontext context = nullptr;
   CUresult context_error = CUDA_SUCCESS;
-  std::string name;
-  int major = 0, minor = 0;
-  int max_threads = 0, warp = 0, shared_per_block = 0, shared_optin = 0, clock_khz = 0, sm_count = 0;
-  int registers = 0, l2_bytes = 0, pitch_alignment = 0;
-  int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
-  std::size_t total_memory = 0;
+  int major = 0, minor = 0, shared_optin = 0;
 };
 
 struct Runtime {
@@ -92,7 +88,8 @@ Status discover(Runtime& rt) {
   }
   DEVRT_CUDA_SYMBOLS(DEVRT_CUDA_RESOLVE)
 #undef DEVRT_CUDA_RESOLVE
-#define DEVRT_CUDA_RESOLVE_OPTIONAL(name) static_cast<void>(rt.library.resolve(DEVRT_CUDA_STRINGIFY(name), rt.api.name));
+#define DEVRT_CUDA_RESOLVE_OPTIONAL(name)                                                                              \
+  static_cast<void>(rt.library.resolve(DEVRT_CUDA_STRINGIFY(name), rt.api.name));
   DEVRT_CUDA_OPTIONAL_SYMBOLS(DEVRT_CUDA_RESOLVE_OPTIONAL)
 #undef DEVRT_CUDA_RESOLVE_OPTIONAL
   const Api& api = rt.api;
@@ -107,8 +104,9 @@ Status discover(Runtime& rt) {
                       rt.driver_version / 1000, ".", rt.driver_version % 1000 / 10, ")");
   }
   if (code != CUDA_SUCCESS) {
-    return make_error(ErrorCode::unavailable, "the CUDA driver did not initialise: cuInit failed: ",
-                      error_name(api, code), " (", static_cast<int>(code), ")");
+    return make_error(ErrorCode::unavailable,
+                      "the CUDA driver did not initialise: cuInit failed: ", error_name(api, code), " (",
+                      static_cast<int>(code), ")");
   }
   int count = 0;
   DEVRT_CU_CHECK(api, "cuDeviceGetCount", api.cuDeviceGetCount(&count));
@@ -127,7 +125,7 @@ Status discover(Runtime& rt) {
     d->shared_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     d->shared_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     d->clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
-    d->sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    d->processors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     d->registers = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
     d->l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     d->pitch_alignment = attr(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT);
@@ -143,14 +141,7 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-Runtime& runtime() noexcept {
-  static Runtime* rt = [] {
-    auto* r = new Runtime();
-    r->status = discover(*r);
-    return r;
-  }();
-  return *rt;
-}
+Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
 
 CuDevice& device_of(std::int32_t id) noexcept { return *runtime().devices[static_cast<std::size_t>(id)]; }
 
@@ -243,32 +234,19 @@ Result<std::int32_t> CudaBackend::device_count() noexcept {
 Result<AttributeValue> CudaBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
   const Runtime& rt = runtime();
   CuDevice& d = device_of(device);
-  auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
   switch (attribute) {
-  case Attribute::exist: return AttributeValue(true);
-  case Attribute::max_threads_per_block: return integer(d.max_threads);
-  case Attribute::warp_size: return integer(d.warp);
-  case Attribute::max_shared_memory_per_block: return integer(d.shared_per_block);
   case Attribute::compute_version: return AttributeValue(std::to_string(d.major) + "." + std::to_string(d.minor));
-  case Attribute::device_name: return AttributeValue(d.name);
-  case Attribute::max_clock_rate: return d.clock_khz > 0 ? integer(d.clock_khz) : AttributeValue();
-  case Attribute::multi_processor_count: return integer(d.sm_count);
-  case Attribute::max_thread_dimensions: return AttributeValue(Dim3{d.max_block[0], d.max_block[1], d.max_block[2]});
-  case Attribute::max_registers_per_block: return integer(d.registers);
-  case Attribute::api_version: return integer(rt.driver_version);
+  case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
   case Attribute::driver_version:
     return AttributeValue(std::to_string(rt.driver_version / 1000) + "." +
                           std::to_string(rt.driver_version % 1000 / 10));
-  case Attribute::l2_cache_size_bytes: return integer(d.l2_bytes);
-  case Attribute::total_global_memory: return integer(d.total_memory);
   case Attribute::available_global_memory: {
     DEVRT_RETURN_IF_ERROR(activate(rt.api, d));
     std::size_t free_bytes = 0, total_bytes = 0;
     DEVRT_CU_CHECK(rt.api, "cuMemGetInfo", rt.api.cuMemGetInfo(&free_bytes, &total_bytes));
-    return integer(free_bytes);
+    return AttributeValue(static_cast<std::int64_t>(free_bytes));
   }
-  case Attribute::image_pitch_alignment: return integer(d.pitch_alignment);
-  default: return AttributeValue();
+  default: return detail::gpu_attribute(d, attribute);
   }
 }
 
@@ -277,14 +255,10 @@ Result<Target> CudaBackend::detect_target(std::int32_t device) noexcept {
   Target target("cuda");
   target.set("keys", std::vector<std::string>{"cuda", "gpu"});
   target.set("arch", "sm_" + std::to_string(d.major) + std::to_string(d.minor));
-  target.set("device_name", d.name);
-  target.set("max_shared_memory_per_block", static_cast<std::int64_t>(d.shared_per_block));
-  target.set("max_threads_per_block", static_cast<std::int64_t>(d.max_threads));
-  target.set("max_num_threads", static_cast<std::int64_t>(d.max_threads));
-  target.set("thread_warp_size", static_cast<std::int64_t>(d.warp));
+  detail::set_gpu_target_limits(d, target);
   target.set("registers_per_block", static_cast<std::int64_t>(d.registers));
   target.set("l2_cache_size_bytes", static_cast<std::int64_t>(d.l2_bytes));
-  target.set("multi_processor_count", static_cast<std::int64_t>(d.sm_count));
+  target.set("multi_processor_count", static_cast<std::int64_t>(d.processors));
   return target;
 }
 
@@ -317,8 +291,7 @@ Status CudaBackend::copy(const CopyDesc& desc) noexcept {
   CUstream stream = stream_of(desc.stream);
   if (desc.src_kind != cuda) { // host (pageable or cuda_host) -> device
     DEVRT_RETURN_IF_ERROR(activate(desc.dst_device_id));
-    DEVRT_CU_CHECK(api, "cuMemcpyHtoDAsync",
-                   api.cuMemcpyHtoDAsync(address_of(dst, 0), src, desc.nbytes, stream));
+    DEVRT_CU_CHECK(api, "cuMemcpyHtoDAsync", api.cuMemcpyHtoDAsync(address_of(dst, 0), src, desc.nbytes, stream));
     return Status();
   }
   if (desc.dst_kind != cuda) { // device -> host
@@ -493,11 +466,7 @@ Result<void*> CudaBackend::module_function(std::int32_t device, void* handle, co
   int max_threads = d.max_threads;
   static_cast<void>(api.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
   static_cast<void>(api.cuFuncGetAttribute(&f->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
-  f->limits.max_threads_per_block = static_cast<std::uint32_t>(max_threads);
-  for (int i = 0; i < 3; ++i) {
-    f->limits.max_block[i] = static_cast<std::uint32_t>(d.max_block[i]);
-    f->limits.max_grid[i] = static_cast<std::uint32_t>(d.max_grid[i]);
-  }
+  f->limits = detail::GpuLimits::of(d, max_threads);
   f->params_known = read_parameters(api, *f);
   void* result = f.get();
   module->functions.push_back(std::move(f));
@@ -510,8 +479,8 @@ Status CudaBackend::launch(std::int32_t device, void* handle, const LaunchDesc& 
   auto& f = *static_cast<CuFunction*>(handle);
   DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
   detail::PackedGpuArgs packed;
-  DEVRT_RETURN_IF_ERROR(
-      detail::pack_gpu_args(desc, f.params_known, std::span<const std::uint32_t>(f.param_sizes, f.param_count), packed));
+  DEVRT_RETURN_IF_ERROR(detail::pack_gpu_args(desc, f.params_known,
+                                              std::span<const std::uint32_t>(f.param_sizes, f.param_count), packed));
   DEVRT_RETURN_IF_ERROR(activate(api, d));
   if (desc.dynamic_shared_bytes > kDefaultDynamicSharedLimit - static_cast<std::size_t>(f.static_shared)) {
     std::size_t limit = static_cast<std::size_t>(d.shared_optin) - static_cast<std::size_t>(f.static_shared);

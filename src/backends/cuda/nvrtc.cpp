@@ -19,6 +19,7 @@
 #include <devrt/target.hpp>
 
 #include "dynamic_library.hpp"
+#include "lazy_runtime.hpp"
 
 namespace devrt::nvrtc {
 
@@ -78,14 +79,7 @@ Status load(Library& lib) {
   return Status();
 }
 
-Library& library() noexcept {
-  static Library* lib = [] {
-    auto* l = new Library();
-    l->status = load(*l);
-    return l;
-  }();
-  return *lib;
-}
+Library& library() noexcept { return detail::lazy_runtime<Library, load>(); }
 
 // FNV-1a, 64 bits: names the cache file. The file also stores the whole key, compared on read, so
 // a collision costs a recompile, never a wrong program.
@@ -128,8 +122,7 @@ bool read_file(const std::string& path, std::string& out) {
 
 bool write_file_atomically(const std::string& path, std::string_view contents) {
   static std::atomic<unsigned> counter{0};
-  std::string temporary =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   std::size_t done = 0;
@@ -282,8 +275,8 @@ Result<Program> compile(std::string_view source, const CompileOptions& options) 
       code = ptx ? api.nvrtcGetPTX(handle, out) : api.nvrtcGetCUBIN(handle, out);
     }
     if (code != NVRTC_SUCCESS) {
-      status = make_error(ErrorCode::driver_error, ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN", " failed: ",
-                          api.nvrtcGetErrorString(code));
+      status = make_error(ErrorCode::driver_error, ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN",
+                          " failed: ", api.nvrtcGetErrorString(code));
     }
     // PTX comes NUL-terminated; the module bytes are the text.
     while (ptx && !program.bytes.empty() && program.bytes.back() == std::byte{0}) program.bytes.pop_back();

@@ -11,6 +11,7 @@
 
 #include "dynamic_library.hpp"
 #include "kernel_signature.hpp"
+#include "lazy_runtime.hpp"
 #include "opencl_api.hpp"
 
 namespace devrt::opencl {
@@ -183,14 +184,7 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-Runtime& runtime() noexcept {
-  static Runtime* rt = [] {
-    auto* r = new Runtime();
-    r->status = discover(*r);
-    return r;
-  }();
-  return *rt;
-}
+Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
 
 ClDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
 

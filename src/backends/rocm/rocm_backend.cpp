@@ -9,6 +9,7 @@
 
 #include "dynamic_library.hpp"
 #include "gpu_launch.hpp"
+#include "lazy_runtime.hpp"
 #include "over_aligned.hpp"
 #include "rocm_api.hpp"
 
@@ -19,12 +20,8 @@ namespace {
 // hipMalloc returns addresses aligned to at least this; larger requests are over-allocated.
 constexpr std::size_t kDeviceAlignment = 256;
 
-struct HipDevice {
-  std::string name, processor, gcn_arch_name;
-  int max_threads = 0, warp = 0, shared_per_block = 0, clock_khz = 0, cu_count = 0, registers = 0, l2_bytes = 0;
-  int pitch_alignment = 0;
-  int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
-  std::size_t total_memory = 0;
+struct HipDevice : detail::GpuDeviceInfo {
+  std::string processor, gcn_arch_name;
 };
 
 struct Runtime {
@@ -77,8 +74,8 @@ Status discover(Runtime& rt) {
                       rt.library.path(), " loaded; no AMD GPU or no access to /dev/kfd)");
   }
   if (code != hipSuccess) {
-    return make_error(ErrorCode::unavailable, "the HIP runtime did not initialise: ",
-                      hip_error(api, "hipGetDeviceCount", code).message());
+    return make_error(ErrorCode::unavailable,
+                      "the HIP runtime did not initialise: ", hip_error(api, "hipGetDeviceCount", code).message());
   }
   for (int i = 0; i < count; ++i) {
     hipDeviceProp_t properties{};
@@ -95,7 +92,7 @@ Status discover(Runtime& rt) {
     d.warp = attr(hipDeviceAttributeWarpSize);
     d.shared_per_block = attr(hipDeviceAttributeMaxSharedMemoryPerBlock);
     d.clock_khz = attr(hipDeviceAttributeClockRate);
-    d.cu_count = attr(hipDeviceAttributeMultiprocessorCount);
+    d.processors = attr(hipDeviceAttributeMultiprocessorCount);
     d.registers = attr(hipDeviceAttributeMaxRegistersPerBlock);
     d.l2_bytes = attr(hipDeviceAttributeL2CacheSize);
     d.pitch_alignment = attr(hipDeviceAttributeTexturePitchAlignment);
@@ -111,14 +108,7 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-Runtime& runtime() noexcept {
-  static Runtime* rt = [] {
-    auto* r = new Runtime();
-    r->status = discover(*r);
-    return r;
-  }();
-  return *rt;
-}
+Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
 
 const HipDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
 
@@ -186,30 +176,17 @@ Result<std::int32_t> RocmBackend::device_count() noexcept {
 Result<AttributeValue> RocmBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
   const Runtime& rt = runtime();
   const HipDevice& d = device_of(device);
-  auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
   switch (attribute) {
-  case Attribute::exist: return AttributeValue(true);
-  case Attribute::max_threads_per_block: return integer(d.max_threads);
-  case Attribute::warp_size: return integer(d.warp);
-  case Attribute::max_shared_memory_per_block: return integer(d.shared_per_block);
-  case Attribute::device_name: return AttributeValue(d.name);
-  case Attribute::max_clock_rate: return integer(d.clock_khz);
-  case Attribute::multi_processor_count: return integer(d.cu_count);
-  case Attribute::max_thread_dimensions: return AttributeValue(Dim3{d.max_block[0], d.max_block[1], d.max_block[2]});
-  case Attribute::max_registers_per_block: return integer(d.registers);
-  case Attribute::gcn_arch: return integer(gcn_arch_number(d.gcn_arch_name));
-  case Attribute::api_version: return integer(rt.driver_version);
+  case Attribute::gcn_arch: return AttributeValue(gcn_arch_number(d.gcn_arch_name));
+  case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
   case Attribute::driver_version: return AttributeValue(std::to_string(rt.driver_version));
-  case Attribute::l2_cache_size_bytes: return integer(d.l2_bytes);
-  case Attribute::total_global_memory: return integer(d.total_memory);
   case Attribute::available_global_memory: {
     DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
     std::size_t free_bytes = 0, total_bytes = 0;
     DEVRT_HIP_CHECK(rt.api, "hipMemGetInfo", rt.api.hipMemGetInfo(&free_bytes, &total_bytes));
-    return integer(free_bytes);
+    return AttributeValue(static_cast<std::int64_t>(free_bytes));
   }
-  case Attribute::image_pitch_alignment: return integer(d.pitch_alignment);
-  default: return AttributeValue();
+  default: return detail::gpu_attribute(d, attribute);
   }
 }
 
@@ -219,11 +196,7 @@ Result<Target> RocmBackend::detect_target(std::int32_t device) noexcept {
   target.set("keys", std::vector<std::string>{"rocm", "gpu"});
   target.set("mtriple", std::string("amdgcn-amd-amdhsa-hcc"));
   target.set("mcpu", d.processor);
-  target.set("device_name", d.name);
-  target.set("max_shared_memory_per_block", static_cast<std::int64_t>(d.shared_per_block));
-  target.set("max_threads_per_block", static_cast<std::int64_t>(d.max_threads));
-  target.set("max_num_threads", static_cast<std::int64_t>(d.max_threads));
-  target.set("thread_warp_size", static_cast<std::int64_t>(d.warp));
+  detail::set_gpu_target_limits(d, target);
   return target;
 }
 
@@ -407,11 +380,7 @@ Result<void*> RocmBackend::module_function(std::int32_t device, void* handle, co
   int max_threads = d.max_threads;
   static_cast<void>(api.hipFuncGetAttribute(&max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
   static_cast<void>(api.hipFuncGetAttribute(&f->static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
-  f->limits.max_threads_per_block = static_cast<std::uint32_t>(max_threads > 0 ? max_threads : d.max_threads);
-  for (int i = 0; i < 3; ++i) {
-    f->limits.max_block[i] = static_cast<std::uint32_t>(d.max_block[i]);
-    f->limits.max_grid[i] = static_cast<std::uint32_t>(d.max_grid[i]);
-  }
+  f->limits = detail::GpuLimits::of(d, max_threads);
   void* result = f.get();
   module->functions.push_back(std::move(f));
   return result;
