@@ -300,13 +300,33 @@ struct BackendRegistrar {
 // registrar. Backends built into libdevrt are also listed in a generated table of anchors that
 // the registry references, so they survive static linking even where static constructors never
 // run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
-#define DEVRT_REGISTER_BACKEND(id, ...)                                                                                \
+// Compiled with DEVRT_BUILDING_PLUGIN defined (a plugin), only the anchor is defined: the plugin's
+// DEVRT_PLUGIN_ENTRY hands its tables to the loader instead.
+#define DEVRT_BACKEND_ANCHOR(id, ...)                                                                                  \
   extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept {                                   \
     static constexpr ::devrt_backend_table devrt_table_##id = ::devrt::make_backend_table<__VA_ARGS__>();              \
     return &devrt_table_##id;                                                                                          \
-  }                                                                                                                    \
+  }
+#if defined(DEVRT_BUILDING_PLUGIN)
+#define DEVRT_REGISTER_BACKEND(id, ...) DEVRT_BACKEND_ANCHOR(id, __VA_ARGS__)
+#else
+#define DEVRT_REGISTER_BACKEND(id, ...)                                                                                \
+  DEVRT_BACKEND_ANCHOR(id, __VA_ARGS__)                                                                                \
   namespace {                                                                                                          \
   [[maybe_unused]] const ::devrt::detail::BackendRegistrar devrt_backend_registrar_##id{devrt_backend_anchor_##id()};  \
+  }
+#endif
+
+// Defines a plugin's entry point (DEVRT_PLUGIN_ENTRY_SYMBOL), handing the loader the tables of
+// the listed backends: DEVRT_PLUGIN_ENTRY(devrt_backend_anchor_cuda(), devrt_backend_anchor_cuda_host()).
+// Use once per shared object, at namespace scope, after the backends' DEVRT_REGISTER_BACKEND.
+#define DEVRT_PLUGIN_ENTRY(...)                                                                                        \
+  extern "C" [[gnu::visibility("default")]] const ::devrt_plugin_info* devrt_plugin_entry(void) noexcept {             \
+    static const ::devrt_backend_table* const devrt_plugin_tables[] = {__VA_ARGS__};                                   \
+    static const ::devrt_plugin_info devrt_plugin_info_value = {                                                       \
+        DEVRT_BACKEND_ABI_VERSION, sizeof(::devrt_plugin_info),                                                        \
+        static_cast<::std::uint32_t>(sizeof devrt_plugin_tables / sizeof devrt_plugin_tables[0]), devrt_plugin_tables}; \
+    return &devrt_plugin_info_value;                                                                                   \
   }
 
 #endif // DEVRT_BACKEND_HPP

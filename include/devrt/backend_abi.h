@@ -114,6 +114,9 @@ typedef struct devrt_launch_desc {
 #define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
 #define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
 #define DEVRT_CAP_ADDRESSABLE (1u << 2)     /* allocations are addresses (pointer arithmetic valid) */
+/* Set by devrt itself on the stand-in for a plugin backend that is not loaded (it answers
+ * "unavailable" with the reason); loading the plugin replaces it. Never set by a backend. */
+#define DEVRT_CAP_PLACEHOLDER (1u << 31)
 
 typedef struct devrt_backend_table {
   uint32_t abi_version; /* DEVRT_BACKEND_ABI_VERSION */
@@ -171,6 +174,23 @@ typedef struct devrt_backend_table {
 /* True when `table` was built with field `field` (its struct_size covers it). */
 #define DEVRT_BACKEND_TABLE_HAS(table, field)                                                                          \
   ((table)->struct_size >= offsetof(devrt_backend_table, field) + sizeof((table)->field) && (table)->field != NULL)
+
+/* ---- Plugins ------------------------------------------------------------------------------
+ * A backend plugin is a shared object exporting one function, DEVRT_PLUGIN_ENTRY_SYMBOL, that
+ * returns the backend tables it provides (one, or a few for a backend with companion device
+ * kinds such as cuda + cuda_host). Only C types cross: the tables and this struct, in static
+ * storage of the plugin, valid while it stays loaded (devrt never unloads a plugin it registered). */
+#define DEVRT_PLUGIN_ENTRY_SYMBOL "devrt_plugin_entry"
+#define DEVRT_PLUGIN_MAX_TABLES 8u
+
+typedef struct devrt_plugin_info {
+  uint32_t abi_version; /* DEVRT_BACKEND_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(devrt_plugin_info) as the plugin was compiled */
+  uint32_t table_count; /* 1 .. DEVRT_PLUGIN_MAX_TABLES */
+  const devrt_backend_table* const* tables;
+} devrt_plugin_info;
+
+typedef const devrt_plugin_info* (*devrt_plugin_entry_fn)(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

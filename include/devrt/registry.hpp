@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -104,6 +105,9 @@ public:
   // table again is a no-op; another table with a taken name or kind is `already_exists`; a bad
   // ABI version or struct size is `abi_mismatch`; missing functions are `invalid_argument`.
   Status add(const devrt_backend_table* table) noexcept;
+  // Adds several tables (a plugin's) all or none: any failure leaves the registry as it was. A
+  // table may take the place of a placeholder (DEVRT_CAP_PLACEHOLDER) of the same name and kind.
+  Status add_group(std::span<const devrt_backend_table* const> tables) noexcept;
 
   BackendRef find(DeviceKind kind) const noexcept {
     auto k = static_cast<std::int32_t>(kind);

@@ -3,6 +3,7 @@
 #define DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
 
 #include <cstddef>
+#include <cstdint>
 
 #include <devrt/backend_abi.h>
 
@@ -14,6 +15,18 @@ using BackendAnchor = const devrt_backend_table* (*)() noexcept;
 // object file (and its tables) in a statically linked program.
 extern const BackendAnchor kBuiltinBackendAnchors[];
 extern const std::size_t kBuiltinBackendCount;
+
+// A backend this build installs as a plugin (-Dplugins=true): libdevrt_<file_stem>.so provides
+// backend `name` of device kind `kind`.
+struct BuiltinPlugin {
+  const char* file_stem;
+  const char* name;
+  std::int32_t kind;
+};
+extern const BuiltinPlugin kBuiltinPlugins[];
+extern const std::size_t kBuiltinPluginCount;
+// <prefix>/<libdir>/devrt, where those plugins are installed.
+extern const char kPluginInstallDir[];
 
 } // namespace devrt::detail
 

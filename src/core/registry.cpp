@@ -9,6 +9,7 @@
 #include <string>
 
 #include "builtin_backends.hpp"
+#include "plugin_loader.hpp"
 
 namespace devrt {
 namespace {
@@ -278,19 +279,33 @@ Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event)
 
 // ---- Registry --------------------------------------------------------------------------------
 
-Registry& Registry::global() noexcept {
-  static const bool builtins_added = [] {
+namespace {
+// The backends built into libdevrt, in their configured order. Once; thread-safe.
+void add_builtin_backends() noexcept {
+  static const bool added = [] {
     for (std::size_t i = 0; i < detail::kBuiltinBackendCount; ++i) {
       Status status = g_registry.add(detail::kBuiltinBackendAnchors[i]());
       if (!status.ok()) DEVRT_LOG(error, "built-in backend not registered: ", status.message());
     }
     return true;
   }();
-  static_cast<void>(builtins_added);
+  static_cast<void>(added);
+}
+} // namespace
+
+Registry& Registry::global() noexcept {
+  static const bool ready = [] {
+    add_builtin_backends();
+    // Plugins: on first use of the registry, never during static initialisation.
+    detail::autoload_plugins(g_registry);
+    return true;
+  }();
+  static_cast<void>(ready);
   return g_registry;
 }
 
-Status Registry::add(const devrt_backend_table* table) noexcept {
+namespace {
+Status validate_table(const devrt_backend_table* table) noexcept {
   if (table == nullptr) return Status(ErrorCode::invalid_argument, "registry: null backend table");
   if (table->abi_version != DEVRT_BACKEND_ABI_VERSION) {
     return make_error(ErrorCode::abi_mismatch, "registry: backend table has ABI version ", table->abi_version,
@@ -311,30 +326,76 @@ Status Registry::add(const devrt_backend_table* table) noexcept {
   if (const char* missing = missing_function(table)) {
     return make_error(ErrorCode::invalid_argument, "registry: backend '", table->name, "' lacks function ", missing);
   }
+  return Status();
+}
+
+bool is_placeholder(const devrt_backend_table* table) noexcept {
+  return (table->capabilities & DEVRT_CAP_PLACEHOLDER) != 0;
+}
+} // namespace
+
+Status Registry::add(const devrt_backend_table* table) noexcept {
+  return add_group(std::span<const devrt_backend_table* const>(&table, 1));
+}
+
+Status Registry::add_group(std::span<const devrt_backend_table* const> tables) noexcept {
+  for (const devrt_backend_table* table : tables) DEVRT_RETURN_IF_ERROR(validate_table(table));
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (std::string_view(tables[i]->name) == tables[j]->name || tables[i]->device_kind == tables[j]->device_kind) {
+        return make_error(ErrorCode::invalid_argument, "registry: backends '", tables[j]->name, "' and '",
+                          tables[i]->name, "' of one group share a name or a device kind");
+      }
+    }
+  }
 
   detail::LockGuard lock(add_mutex_);
   std::size_t count = count_.load(std::memory_order_relaxed);
-  for (std::size_t i = 0; i < count; ++i) {
-    const devrt_backend_table* existing = entries_[i].load(std::memory_order_relaxed);
-    if (existing == table) return Status();
-    if (std::string_view(existing->name) == table->name) {
-      return make_error(ErrorCode::already_exists, "registry: a backend named '", table->name,
-                        "' is already registered");
-    }
-    if (existing->device_kind == table->device_kind) {
-      return make_error(ErrorCode::already_exists, "registry: backend '", table->name, "' claims device kind ",
-                        static_cast<DeviceKind>(table->device_kind), ", already served by backend '", existing->name,
-                        "'");
-    }
+  // Check everything first: either the whole group goes in or nothing does.
+  std::size_t replace[DEVRT_PLUGIN_MAX_TABLES];
+  std::size_t added = 0;
+  if (tables.size() > DEVRT_PLUGIN_MAX_TABLES) {
+    return make_error(ErrorCode::invalid_argument, "registry: a group holds at most ", DEVRT_PLUGIN_MAX_TABLES,
+                      " backends");
   }
-  if (count == kCapacity) {
-    return make_error(ErrorCode::out_of_memory, "registry: full (", kCapacity, " backends); cannot add '", table->name,
-                      "'");
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const devrt_backend_table* table = tables[t];
+    replace[t] = kCapacity; // kCapacity: append (or, for a table already present, nothing)
+    for (std::size_t i = 0; i < count; ++i) {
+      const devrt_backend_table* existing = entries_[i].load(std::memory_order_relaxed);
+      if (existing == table) {
+        replace[t] = i;
+        continue;
+      }
+      bool same_name = std::string_view(existing->name) == table->name;
+      if (same_name && is_placeholder(existing) && existing->device_kind == table->device_kind) {
+        replace[t] = i;
+        continue;
+      }
+      if (same_name) {
+        return make_error(ErrorCode::already_exists, "registry: a backend named '", table->name,
+                          "' is already registered");
+      }
+      if (existing->device_kind == table->device_kind) {
+        return make_error(ErrorCode::already_exists, "registry: backend '", table->name, "' claims device kind ",
+                          static_cast<DeviceKind>(table->device_kind), ", already served by backend '",
+                          existing->name, "'");
+      }
+    }
+    if (replace[t] == kCapacity) ++added;
   }
-  entries_[count].store(table, std::memory_order_relaxed);
-  by_kind_[table->device_kind].store(table, std::memory_order_release);
-  count_.store(count + 1, std::memory_order_release);
-  DEVRT_LOG(debug, "registry: added backend '", table->name, "'");
+  if (count + added > kCapacity) {
+    return make_error(ErrorCode::out_of_memory, "registry: full (", kCapacity, " backends); cannot add '",
+                      tables[0]->name, "'");
+  }
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const devrt_backend_table* table = tables[t];
+    std::size_t slot = replace[t] == kCapacity ? count++ : replace[t];
+    entries_[slot].store(table, std::memory_order_release);
+    by_kind_[table->device_kind].store(table, std::memory_order_release);
+    DEVRT_LOG(debug, "registry: added backend '", table->name, "'");
+  }
+  count_.store(count, std::memory_order_release);
   return Status();
 }
 
@@ -359,7 +420,10 @@ Result<BackendRef> Registry::get(DeviceKind kind) const noexcept {
 
 namespace detail {
 BackendRegistrar::BackendRegistrar(const devrt_backend_table* table) noexcept {
-  Status status = Registry::global().add(table);
+  // Straight into the storage, after the built-in ones: Registry::global() would also autoload
+  // plugins, which must not happen at static-initialisation time.
+  add_builtin_backends();
+  Status status = g_registry.add(table);
   if (!status.ok()) DEVRT_LOG(error, "DEVRT_REGISTER_BACKEND: ", status.message());
 }
 } // namespace detail

@@ -1,0 +1,376 @@
+// The plugin loader: search path, autoload, load_backend(), placeholders for plugins that are not
+// there, and the checks that keep a broken plugin from touching the registry.
+#include <devrt/plugin.hpp>
+
+#include <devrt/backend.hpp>
+#include <devrt/log.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builtin_backends.hpp"
+#include "plugin_loader.hpp"
+
+namespace devrt {
+
+namespace {
+
+constexpr std::string_view kPrefix = "libdevrt_";
+constexpr std::string_view kSuffix = ".so";
+constexpr std::size_t kMaxPlaceholders = 8;
+
+struct LoaderState {
+  std::mutex mutex;
+  std::vector<LoadedPlugin> loaded;
+};
+
+LoaderState& state() {
+  static LoaderState* s = new LoaderState();
+  return *s;
+}
+
+// ---- Placeholders: a built-in plugin that is not loaded answers "unavailable: <why>" ----------
+
+struct Placeholder {
+  devrt_backend_table table{};
+  char name[32] = {};
+  char reason[DEVRT_ERROR_MESSAGE_CAPACITY] = {};
+};
+Placeholder g_placeholders[kMaxPlaceholders];
+std::size_t g_placeholder_count = 0;
+
+void write_error(devrt_error* err, const char* text) noexcept {
+  if (err == nullptr) return;
+  std::strncpy(err->message, text, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  err->message[DEVRT_ERROR_MESSAGE_CAPACITY - 1] = '\0';
+}
+
+template <std::size_t I>
+struct PlaceholderOps {
+  static std::int32_t availability(devrt_error* err) noexcept {
+    write_error(err, g_placeholders[I].reason);
+    return static_cast<std::int32_t>(ErrorCode::unavailable);
+  }
+  static std::int32_t device_count(std::int32_t* out, devrt_error*) noexcept {
+    *out = 0;
+    return 0;
+  }
+  static std::int32_t unavailable(devrt_error* err) noexcept { return availability(err); }
+  static std::int32_t get_attribute(std::int32_t, std::int32_t, devrt_attribute_value*, devrt_error* err) noexcept {
+    return unavailable(err);
+  }
+  static std::int32_t allocate(std::int32_t, std::size_t, std::size_t, void**, devrt_error* err) noexcept {
+    return unavailable(err);
+  }
+  static std::int32_t free(std::int32_t, void*, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t copy(const devrt_copy_desc*, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t stream_create(std::int32_t, void**, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t stream_op(std::int32_t, void*, devrt_error* err) noexcept { return unavailable(err); }
+
+  static void fill(devrt_backend_table& t) noexcept {
+    t.availability = &availability;
+    t.device_count = &device_count;
+    t.get_attribute = &get_attribute;
+    t.allocate = &allocate;
+    t.free = &free;
+    t.copy = &copy;
+    t.stream_create = &stream_create;
+    t.stream_destroy = &stream_op;
+    t.stream_synchronize = &stream_op;
+  }
+};
+
+template <std::size_t... I>
+void fill_placeholder(std::size_t index, devrt_backend_table& table, std::index_sequence<I...>) noexcept {
+  ((index == I ? PlaceholderOps<I>::fill(table) : void()), ...);
+}
+
+// Registers a stand-in for backend `name` that explains `reason`.
+void add_placeholder(Registry& registry, const detail::BuiltinPlugin& plugin, std::string_view reason) noexcept {
+  if (g_placeholder_count == kMaxPlaceholders) return;
+  std::size_t index = g_placeholder_count;
+  Placeholder& p = g_placeholders[index];
+  std::strncpy(p.name, plugin.name, sizeof p.name - 1);
+  std::size_t n = reason.size() < sizeof p.reason - 1 ? reason.size() : sizeof p.reason - 1;
+  std::memcpy(p.reason, reason.data(), n);
+  p.reason[n] = '\0';
+  p.table.abi_version = DEVRT_BACKEND_ABI_VERSION;
+  p.table.struct_size = sizeof(devrt_backend_table);
+  p.table.name = p.name;
+  p.table.device_kind = plugin.kind;
+  p.table.capabilities = DEVRT_CAP_PLACEHOLDER;
+  fill_placeholder(index, p.table, std::make_index_sequence<kMaxPlaceholders>());
+  if (registry.add(&p.table).ok()) ++g_placeholder_count;
+}
+
+// ---- Search path -----------------------------------------------------------------------------
+
+std::string directory_of(std::string path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+// The directory of the binary that holds this code (the executable, or a shared libdevrt).
+std::string binary_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
+    std::string name = info.dli_fname;
+    if (name.find(".so") != std::string::npos && name.find('/') != std::string::npos) return directory_of(name);
+  }
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return {};
+  exe[n] = '\0';
+  return directory_of(exe);
+}
+
+std::vector<std::string> split_list(const char* text, char separator) {
+  std::vector<std::string> items;
+  if (text == nullptr) return items;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    std::size_t end = rest.find(separator);
+    std::string_view item = rest.substr(0, end);
+    if (!item.empty()) items.emplace_back(item);
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return items;
+}
+
+bool is_disabled(std::string_view name) {
+  for (const std::string& item : split_list(std::getenv("DEVRT_DISABLE"), ',')) {
+    if (item == name) return true;
+  }
+  return false;
+}
+
+bool is_file(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) {
+    if (!text.empty()) text += ", ";
+    text += item;
+  }
+  return text;
+}
+
+// The first file named libdevrt_<stem>.so on the search path, or "".
+std::string find_plugin(std::string_view stem, const std::vector<std::string>& directories) {
+  for (const std::string& directory : directories) {
+    std::string path = directory + "/" + std::string(kPrefix) + std::string(stem) + std::string(kSuffix);
+    if (is_file(path)) return path;
+  }
+  return {};
+}
+
+bool recorded(std::string_view backend) {
+  for (const LoadedPlugin& plugin : state().loaded) {
+    for (const std::string& name : plugin.backends) {
+      if (name == backend) return true;
+    }
+  }
+  return false;
+}
+
+// ---- Loading one file ------------------------------------------------------------------------
+
+// Opens `path`, checks its entry point and registers its tables into `registry` all or none.
+// `expected` (may be empty) is a backend name the plugin must provide. Caller holds the mutex.
+Status load_file(Registry& registry, const std::string& path, std::string_view expected) {
+  dlerror();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return make_error(ErrorCode::invalid_argument, "plugin ", path, ": dlopen failed: ", why != nullptr ? why : "?");
+  }
+  // Nothing of the plugin is registered until every check passed; on failure it is closed again.
+  auto refuse = [&](Status status) {
+    ::dlclose(handle);
+    return status;
+  };
+  void* symbol = ::dlsym(handle, DEVRT_PLUGIN_ENTRY_SYMBOL);
+  if (symbol == nullptr) {
+    return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, " has no ", DEVRT_PLUGIN_ENTRY_SYMBOL,
+                             " entry point (not a devrt plugin?)"));
+  }
+  devrt_plugin_entry_fn entry = nullptr;
+  std::memcpy(&entry, &symbol, sizeof symbol);
+  const devrt_plugin_info* info = entry();
+  if (info == nullptr) return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, ": entry returned null"));
+  if (info->abi_version != DEVRT_BACKEND_ABI_VERSION) {
+    return refuse(make_error(ErrorCode::abi_mismatch, "plugin ", path, " speaks backend ABI version ",
+                             info->abi_version, ", this devrt speaks ", DEVRT_BACKEND_ABI_VERSION));
+  }
+  if (info->struct_size < sizeof(devrt_plugin_info)) {
+    return refuse(make_error(ErrorCode::abi_mismatch, "plugin ", path, ": its devrt_plugin_info is ",
+                             info->struct_size, " bytes, expected ", sizeof(devrt_plugin_info)));
+  }
+  if (info->table_count == 0 || info->table_count > DEVRT_PLUGIN_MAX_TABLES || info->tables == nullptr) {
+    return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, " offers ", info->table_count,
+                             " backend tables (want 1 to ", DEVRT_PLUGIN_MAX_TABLES, ")"));
+  }
+  std::span<const devrt_backend_table* const> tables(info->tables, info->table_count);
+  bool has_expected = expected.empty();
+  for (const devrt_backend_table* table : tables) {
+    if (table != nullptr && table->name != nullptr && expected == table->name) has_expected = true;
+  }
+  if (!has_expected) {
+    return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, " does not provide backend '", expected,
+                             "'"));
+  }
+  Status added = registry.add_group(tables);
+  if (!added.ok()) return refuse(make_error(added.code(), "plugin ", path, ": ", added.message()));
+  LoadedPlugin record;
+  record.path = path;
+  for (const devrt_backend_table* table : tables) record.backends.emplace_back(table->name);
+  if (!recorded(record.backends.front())) state().loaded.push_back(std::move(record));
+  DEVRT_LOG(debug, "plugins: loaded ", path);
+  return Status();
+}
+
+// Backend name -> the built-in plugin providing it, or nullptr.
+const detail::BuiltinPlugin* builtin_plugin_for(std::string_view name) {
+  for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
+    if (name == detail::kBuiltinPlugins[i].name) return &detail::kBuiltinPlugins[i];
+  }
+  return nullptr;
+}
+
+Result<PluginLoad> load_stem(std::string_view stem, std::string_view expected) {
+  Registry& registry = Registry::global(); // autoload first, outside the loader's lock
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (recorded(expected)) return PluginLoad::already_loaded;
+  BackendRef existing = registry.find(expected);
+  if (existing && (existing.table()->capabilities & DEVRT_CAP_PLACEHOLDER) == 0) return PluginLoad::built_in;
+  std::vector<std::string> directories = plugin_search_path();
+  std::string path = find_plugin(stem, directories);
+  if (path.empty()) {
+    return make_error(ErrorCode::not_found, "load_backend(", expected, "): no ", kPrefix, stem, kSuffix,
+                      " in the plugin search path (", joined(directories), ")");
+  }
+  DEVRT_RETURN_IF_ERROR(load_file(registry, path, expected));
+  return PluginLoad::loaded;
+}
+
+} // namespace
+
+std::vector<std::string> plugin_search_path() {
+  std::vector<std::string> directories = split_list(std::getenv("DEVRT_PLUGIN_PATH"), ':');
+  std::string binary = binary_directory();
+  if (!binary.empty()) directories.push_back(binary + "/devrt");
+  directories.emplace_back(detail::kPluginInstallDir);
+  return directories;
+}
+
+Result<PluginLoad> load_backend(std::string_view name) noexcept {
+  const detail::BuiltinPlugin* builtin = builtin_plugin_for(name);
+  return load_stem(builtin != nullptr ? std::string_view(builtin->file_stem) : name, name);
+}
+
+Result<PluginLoad> load_plugin(std::string_view path) noexcept {
+  Registry& registry = Registry::global();
+  std::lock_guard<std::mutex> lock(state().mutex);
+  for (const LoadedPlugin& plugin : state().loaded) {
+    if (plugin.path == path) return PluginLoad::already_loaded;
+  }
+  DEVRT_RETURN_IF_ERROR(load_file(registry, std::string(path), {}));
+  return PluginLoad::loaded;
+}
+
+bool is_loaded(std::string_view name) noexcept {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return recorded(name);
+}
+
+std::vector<LoadedPlugin> loaded_plugins() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().loaded;
+}
+
+namespace detail {
+
+void autoload_plugins(Registry& registry) noexcept {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  const char* autoload_env = std::getenv("DEVRT_BACKEND_AUTOLOAD");
+  bool autoload = autoload_env == nullptr || std::string_view(autoload_env) != "0";
+  std::vector<std::string> directories = plugin_search_path();
+  // Built-in plugins: loaded, or a placeholder per backend saying why not.
+  for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) {
+    const BuiltinPlugin& plugin = kBuiltinPlugins[i];
+    if (i > 0 && std::string_view(kBuiltinPlugins[i - 1].file_stem) == plugin.file_stem) continue;
+    std::string reason;
+    if (is_disabled(plugin.file_stem)) {
+      reason = "disabled by DEVRT_DISABLE";
+    } else if (!autoload) {
+      reason = "plugin autoload is off (DEVRT_BACKEND_AUTOLOAD=0); devrt::load_backend(\"" +
+               std::string(plugin.file_stem) + "\") loads it";
+    } else {
+      std::string path = find_plugin(plugin.file_stem, directories);
+      if (path.empty()) {
+        reason = "plugin " + std::string(kPrefix) + plugin.file_stem + std::string(kSuffix) +
+                 " not installed (searched " + joined(directories) + ")";
+      } else {
+        Status loaded = load_file(registry, path, plugin.name);
+        if (loaded.ok()) continue;
+        DEVRT_LOG(warning, "plugins: ", loaded.message());
+        reason = std::string(loaded.message());
+      }
+    }
+    for (std::size_t j = i; j < kBuiltinPluginCount && std::string_view(kBuiltinPlugins[j].file_stem) ==
+                                                           plugin.file_stem;
+         ++j) {
+      add_placeholder(registry, kBuiltinPlugins[j], reason);
+    }
+  }
+  if (!autoload) return;
+  // Out-of-tree plugins: every other libdevrt_*.so on the search path (first one of a name wins).
+  std::vector<std::string> seen;
+  for (const std::string& directory : directories) {
+    errno = 0;
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) {
+      if (errno != ENOENT) {
+        DEVRT_LOG(warning, "plugins: cannot read plugin directory ", directory, ": ", std::strerror(errno));
+      }
+      continue;
+    }
+    while (dirent* entry = ::readdir(dir)) {
+      std::string_view file = entry->d_name;
+      if (file.size() <= kPrefix.size() + kSuffix.size() || file.substr(0, kPrefix.size()) != kPrefix ||
+          file.substr(file.size() - kSuffix.size()) != kSuffix) {
+        continue;
+      }
+      std::string stem(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
+      bool builtin = false;
+      for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) builtin |= stem == kBuiltinPlugins[i].file_stem;
+      bool duplicate = false;
+      for (const std::string& name : seen) duplicate |= name == stem;
+      if (builtin || duplicate || is_disabled(stem)) continue;
+      seen.push_back(stem);
+      Status loaded = load_file(registry, directory + "/" + std::string(file), {});
+      if (!loaded.ok()) DEVRT_LOG(warning, "plugins: ", loaded.message());
+    }
+    ::closedir(dir);
+  }
+}
+
+} // namespace detail
+
+} // namespace devrt
