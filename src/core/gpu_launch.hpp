@@ -129,6 +129,20 @@ inline Status pack_gpu_args(const LaunchDesc& desc, bool known, std::span<const 
   return Status();
 }
 
+// ok when `image` (inspected) can run on a CUDA device of compute capability major.minor: a
+// cubin for sm_XY needs the same major and minor <= the device's; PTX for compute_XY needs XY <=
+// the device's; a fatbin needs one entry that fits. invalid_argument says what was there
+// otherwise. Thread-safe.
+Status check_cuda_image_fits(const ModuleImageInfo& image, int major, int minor) noexcept;
+
+// ok when `image` (inspected) holds code for the AMD `processor` ("gfx90a"; code objects run only
+// on the processor they were built for). Thread-safe.
+Status check_rocm_image_fits(const ModuleImageInfo& image, std::string_view processor) noexcept;
+
+// "gfx90a:sramecc+:xnack-" -> 910, "gfx1100" -> 1100: TVM's gcn_arch number (the hex digit of a
+// stepping counts as its value). 0 when the name is not gfx-something. Thread-safe.
+std::int64_t gcn_arch_number(std::string_view gcn_arch_name) noexcept;
+
 } // namespace devrt::detail
 
 #endif // DEVRT_SRC_CORE_GPU_LAUNCH_HPP

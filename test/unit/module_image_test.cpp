@@ -13,12 +13,7 @@
 #include <devrt/config.hpp>
 #include <devrt/module.hpp>
 
-#if DEVRT_WITH_CUDA
-#include "cuda/cuda_backend.hpp"
-#endif
-#if DEVRT_WITH_ROCM
-#include "rocm/rocm_backend.hpp"
-#endif
+#include "gpu_launch.hpp"
 
 using devrt::ErrorCode;
 using devrt::ModuleFormat;
@@ -180,35 +175,31 @@ TEST_CASE("images built by nvcc and hipcc are recognised", "[module][image]") {
   }
 }
 
-#if DEVRT_WITH_CUDA
 TEST_CASE("cuda: an image must carry code the device can run", "[module][image][cuda]") {
-  using devrt::cuda::check_image_fits;
+  using devrt::detail::check_cuda_image_fits;
   devrt::ModuleImageInfo cubin80{ModuleFormat::cubin, {"sm_80"}};
-  CHECK(check_image_fits(cubin80, 8, 0).ok());
-  CHECK(check_image_fits(cubin80, 8, 6).ok()); // same major, newer minor
-  devrt::Status h200 = check_image_fits(cubin80, 9, 0);
+  CHECK(check_cuda_image_fits(cubin80, 8, 0).ok());
+  CHECK(check_cuda_image_fits(cubin80, 8, 6).ok()); // same major, newer minor
+  devrt::Status h200 = check_cuda_image_fits(cubin80, 9, 0);
   CHECK(h200.code() == ErrorCode::invalid_argument);
   CHECK_THAT(std::string(h200.message()), Catch::Contains("sm_80") && Catch::Contains("sm_90 device"));
-  CHECK_FALSE(check_image_fits({ModuleFormat::cubin, {"sm_86"}}, 8, 0).ok()); // older minor on the device
+  CHECK_FALSE(check_cuda_image_fits({ModuleFormat::cubin, {"sm_86"}}, 8, 0).ok()); // older minor on the device
   devrt::ModuleImageInfo ptx75{ModuleFormat::ptx, {"compute_75"}};
-  CHECK(check_image_fits(ptx75, 9, 0).ok()); // PTX JIT-compiles forward
-  CHECK_FALSE(check_image_fits({ModuleFormat::ptx, {"compute_100"}}, 9, 0).ok());
+  CHECK(check_cuda_image_fits(ptx75, 9, 0).ok()); // PTX JIT-compiles forward
+  CHECK_FALSE(check_cuda_image_fits({ModuleFormat::ptx, {"compute_100"}}, 9, 0).ok());
   devrt::ModuleImageInfo fat{ModuleFormat::fatbin, {"sm_80", "compute_80"}};
-  CHECK(check_image_fits(fat, 9, 0).ok()); // through its PTX
-  CHECK_FALSE(check_image_fits({ModuleFormat::fatbin, {"sm_80", "sm_86"}}, 9, 0).ok());
+  CHECK(check_cuda_image_fits(fat, 9, 0).ok()); // through its PTX
+  CHECK_FALSE(check_cuda_image_fits({ModuleFormat::fatbin, {"sm_80", "sm_86"}}, 9, 0).ok());
 }
-#endif
 
-#if DEVRT_WITH_ROCM
 TEST_CASE("rocm: code objects run only on their processor; gcn_arch numbers", "[module][image][rocm]") {
   devrt::ModuleImageInfo bundle{ModuleFormat::hsaco, {"gfx906", "gfx90a"}};
-  CHECK(devrt::rocm::check_image_fits(bundle, "gfx90a").ok());
-  devrt::Status other = devrt::rocm::check_image_fits(bundle, "gfx1100");
+  CHECK(devrt::detail::check_rocm_image_fits(bundle, "gfx90a").ok());
+  devrt::Status other = devrt::detail::check_rocm_image_fits(bundle, "gfx1100");
   CHECK(other.code() == ErrorCode::invalid_argument);
   CHECK_THAT(std::string(other.message()), Catch::Contains("--offload-arch=gfx1100"));
-  CHECK(devrt::rocm::gcn_arch_number("gfx90a:sramecc+:xnack-") == 910);
-  CHECK(devrt::rocm::gcn_arch_number("gfx906") == 906);
-  CHECK(devrt::rocm::gcn_arch_number("gfx1100") == 1100);
-  CHECK(devrt::rocm::gcn_arch_number("sm_90") == 0);
+  CHECK(devrt::detail::gcn_arch_number("gfx90a:sramecc+:xnack-") == 910);
+  CHECK(devrt::detail::gcn_arch_number("gfx906") == 906);
+  CHECK(devrt::detail::gcn_arch_number("gfx1100") == 1100);
+  CHECK(devrt::detail::gcn_arch_number("sm_90") == 0);
 }
-#endif

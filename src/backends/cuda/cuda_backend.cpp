@@ -201,27 +201,6 @@ bool read_parameters(const Api& api, CuFunction& f) {
 
 } // namespace
 
-Status check_image_fits(const ModuleImageInfo& image, int major, int minor) noexcept {
-  int device_arch = major * 10 + minor;
-  std::string found;
-  for (const std::string& arch : image.architectures) {
-    int number = 0;
-    bool is_ptx = arch.rfind("compute_", 0) == 0;
-    bool is_cubin = arch.rfind("sm_", 0) == 0;
-    if (!is_ptx && !is_cubin) continue;
-    number = std::atoi(arch.c_str() + (is_ptx ? 8 : 3));
-    if (is_ptx && number <= device_arch) return Status();
-    if (is_cubin && number / 10 == major && number % 10 <= minor) return Status();
-    if (!found.empty()) found += ", ";
-    found += arch;
-  }
-  if (found.empty()) return Status(); // nothing recognisable to judge by: let the driver decide
-  return make_error(ErrorCode::invalid_argument, "the ", module_format_name(image.format), " holds ", found,
-                    ", none of which runs on this sm_", device_arch,
-                    " device (a cubin needs the same major architecture and a minor no newer than the device's; "
-                    "PTX needs a compute capability no newer than the device's)");
-}
-
 // ---- Discovery -------------------------------------------------------------------------------
 
 Status CudaBackend::availability() noexcept { return runtime().status; }
@@ -404,7 +383,7 @@ Result<void*> CudaBackend::module_load(std::int32_t device, ModuleFormat format,
     return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format), ", not a ",
                       module_format_name(format));
   }
-  DEVRT_RETURN_IF_ERROR(check_image_fits(*image, d.major, d.minor));
+  DEVRT_RETURN_IF_ERROR(detail::check_cuda_image_fits(*image, d.major, d.minor));
   DEVRT_RETURN_IF_ERROR(activate(api, d));
   // The driver reads PTX up to a NUL; give it one.
   std::string text;

@@ -14,12 +14,6 @@
 
 namespace devrt::cuda {
 
-// ok when `image` (inspected) can run on a device of compute capability major.minor: a cubin for
-// sm_XY needs the same major and minor <= the device's; PTX for compute_XY needs XY <= the
-// device's; a fatbin needs one entry that fits. invalid_argument says what was there otherwise.
-// Thread-safe.
-Status check_image_fits(const ModuleImageInfo& image, int major, int minor) noexcept;
-
 class CudaBackend {
 public:
   static constexpr std::string_view name = "cuda";

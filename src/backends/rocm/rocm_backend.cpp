@@ -138,32 +138,6 @@ struct HipModule {
 
 } // namespace
 
-Status check_image_fits(const ModuleImageInfo& image, std::string_view processor) noexcept {
-  std::string found;
-  for (const std::string& arch : image.architectures) {
-    if (arch == processor) return Status();
-    if (!found.empty()) found += ", ";
-    found += arch;
-  }
-  if (found.empty()) return Status();
-  return make_error(ErrorCode::invalid_argument, "the code object is built for ", found, ", not this ", processor,
-                    " device (build with --offload-arch=", processor, ")");
-}
-
-std::int64_t gcn_arch_number(std::string_view name) noexcept {
-  if (name.substr(0, 3) != "gfx") return 0;
-  name.remove_prefix(3);
-  name = name.substr(0, name.find(':'));
-  if (name.empty()) return 0;
-  std::int64_t number = 0;
-  for (char c : name) {
-    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) return 0;
-    number = number * 10 + digit;
-  }
-  return number;
-}
-
 // ---- Discovery -------------------------------------------------------------------------------
 
 Status RocmBackend::availability() noexcept { return runtime().status; }
@@ -177,7 +151,7 @@ Result<AttributeValue> RocmBackend::get_attribute(std::int32_t device, Attribute
   const Runtime& rt = runtime();
   const HipDevice& d = device_of(device);
   switch (attribute) {
-  case Attribute::gcn_arch: return AttributeValue(gcn_arch_number(d.gcn_arch_name));
+  case Attribute::gcn_arch: return AttributeValue(detail::gcn_arch_number(d.gcn_arch_name));
   case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
   case Attribute::driver_version: return AttributeValue(std::to_string(rt.driver_version));
   case Attribute::available_global_memory: {
@@ -336,7 +310,7 @@ Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat format,
     return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format),
                       ", not an AMD GPU code object");
   }
-  DEVRT_RETURN_IF_ERROR(check_image_fits(*image, device_of(device).processor));
+  DEVRT_RETURN_IF_ERROR(detail::check_rocm_image_fits(*image, device_of(device).processor));
   DEVRT_RETURN_IF_ERROR(activate(api, device));
   hipModule_t module = nullptr;
   DEVRT_HIP_CHECK(api, "hipModuleLoadData", api.hipModuleLoadData(&module, data.data()));

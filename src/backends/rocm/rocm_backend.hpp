@@ -13,14 +13,6 @@
 
 namespace devrt::rocm {
 
-// ok when `image` (inspected) holds code for `processor` ("gfx90a"; code objects run only on the
-// processor they were built for). Thread-safe.
-Status check_image_fits(const ModuleImageInfo& image, std::string_view processor) noexcept;
-
-// "gfx90a:sramecc+:xnack-" -> 910, "gfx1100" -> 1100: TVM's gcn_arch number (the hex digit of a
-// stepping counts as its value). 0 when the name is not gfx-something. Thread-safe.
-std::int64_t gcn_arch_number(std::string_view gcn_arch_name) noexcept;
-
 class RocmBackend {
 public:
   static constexpr std::string_view name = "rocm";
