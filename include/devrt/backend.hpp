@@ -325,7 +325,8 @@ struct BackendRegistrar {
     static const ::devrt_backend_table* const devrt_plugin_tables[] = {__VA_ARGS__};                                   \
     static const ::devrt_plugin_info devrt_plugin_info_value = {                                                       \
         DEVRT_BACKEND_ABI_VERSION, sizeof(::devrt_plugin_info),                                                        \
-        static_cast<::std::uint32_t>(sizeof devrt_plugin_tables / sizeof devrt_plugin_tables[0]), devrt_plugin_tables}; \
+        static_cast<::std::uint32_t>(sizeof devrt_plugin_tables / sizeof devrt_plugin_tables[0]),                      \
+        devrt_plugin_tables};                                                                                          \
     return &devrt_plugin_info_value;                                                                                   \
   }
 

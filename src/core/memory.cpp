@@ -139,7 +139,9 @@ Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t 
   // The backend that does the work, and the device whose stream orders it.
   BackendRef handler;
   Device side;
-  if (src.device.kind == dst.device.kind || src_backend.host_accessible()) {
+  // Plain host memory (cpu) is never "the device side": a copy to it from any other backend,
+  // host-accessible ones such as cuda_host included, is ordered on that backend's stream.
+  if (src.device.kind == dst.device.kind || (src_backend.host_accessible() && dst.device.kind != DeviceKind::cpu)) {
     handler = dst_backend;
     side = dst.device;
   } else if (dst_backend.host_accessible()) {

@@ -219,8 +219,8 @@ Status load_file(Registry& registry, const std::string& path, std::string_view e
                              info->abi_version, ", this devrt speaks ", DEVRT_BACKEND_ABI_VERSION));
   }
   if (info->struct_size < sizeof(devrt_plugin_info)) {
-    return refuse(make_error(ErrorCode::abi_mismatch, "plugin ", path, ": its devrt_plugin_info is ",
-                             info->struct_size, " bytes, expected ", sizeof(devrt_plugin_info)));
+    return refuse(make_error(ErrorCode::abi_mismatch, "plugin ", path, ": its devrt_plugin_info is ", info->struct_size,
+                             " bytes, expected ", sizeof(devrt_plugin_info)));
   }
   if (info->table_count == 0 || info->table_count > DEVRT_PLUGIN_MAX_TABLES || info->tables == nullptr) {
     return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, " offers ", info->table_count,
@@ -232,8 +232,8 @@ Status load_file(Registry& registry, const std::string& path, std::string_view e
     if (table != nullptr && table->name != nullptr && expected == table->name) has_expected = true;
   }
   if (!has_expected) {
-    return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, " does not provide backend '", expected,
-                             "'"));
+    return refuse(
+        make_error(ErrorCode::invalid_argument, "plugin ", path, " does not provide backend '", expected, "'"));
   }
   Status added = registry.add_group(tables);
   if (!added.ok()) return refuse(make_error(added.code(), "plugin ", path, ": ", added.message()));
@@ -333,9 +333,8 @@ void autoload_plugins(Registry& registry) noexcept {
         reason = std::string(loaded.message());
       }
     }
-    for (std::size_t j = i; j < kBuiltinPluginCount && std::string_view(kBuiltinPlugins[j].file_stem) ==
-                                                           plugin.file_stem;
-         ++j) {
+    for (std::size_t j = i;
+         j < kBuiltinPluginCount && std::string_view(kBuiltinPlugins[j].file_stem) == plugin.file_stem; ++j) {
       add_placeholder(registry, kBuiltinPlugins[j], reason);
     }
   }

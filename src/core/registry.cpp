@@ -16,6 +16,24 @@ namespace {
 
 constinit Registry g_registry;
 
+// A device in messages: "opencl:0"; a backend whose name is not its device kind's name also
+// shows the device, "example (ext_dev:0)", so that messages always carry devrt::to_string(device).
+struct DeviceLabel {
+  const devrt_backend_table* table;
+  std::int32_t id;
+};
+void append_part(detail::MessageBuilder& m, const DeviceLabel& label) noexcept {
+  std::string_view kind = device_kind_name(static_cast<DeviceKind>(label.table->device_kind));
+  m.append(label.table->name);
+  if (kind != label.table->name) {
+    m.append(" (");
+    m.append(kind);
+  }
+  m.append(":");
+  m.append_signed(label.id);
+  if (kind != label.table->name) m.append(")");
+}
+
 // "<backend>:<id> <call>: <reason>", with the backend's own reason when it gave one.
 [[gnu::cold, gnu::noinline]] Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call,
                                                   std::int32_t code, const devrt_error& err) noexcept {
@@ -24,10 +42,10 @@ constinit Registry g_registry;
     return make_error(ErrorCode::internal, table->name, " ", call, ": backend returned unknown status ", code);
   }
   detail::MessageBuilder m;
-  m.append(table->name);
   if (id >= 0) {
-    m.append(":");
-    m.append_signed(id);
+    append_part(m, DeviceLabel{table, id});
+  } else {
+    m.append(table->name);
   }
   m.append(" ");
   m.append(call);
@@ -51,7 +69,7 @@ Status invoke(const devrt_backend_table* table, std::int32_t id, const char* cal
 }
 
 Status unsupported_events(const devrt_backend_table* table, std::int32_t id, const char* call) noexcept {
-  return make_error(ErrorCode::unsupported, table->name, ":", id, " ", call, ": the ", table->name,
+  return make_error(ErrorCode::unsupported, DeviceLabel{table, id}, " ", call, ": the ", table->name,
                     " backend has no events");
 }
 
@@ -94,7 +112,7 @@ const char* missing_function(const devrt_backend_table* t) noexcept {
 }
 
 Status unsupported_modules(const devrt_backend_table* table, std::int32_t id, const char* call) noexcept {
-  return make_error(ErrorCode::unsupported, table->name, ":", id, " ", call, ": the ", table->name,
+  return make_error(ErrorCode::unsupported, DeviceLabel{table, id}, " ", call, ": the ", table->name,
                     " backend has no kernel modules");
 }
 
@@ -121,7 +139,7 @@ namespace {
     std::int32_t unavailable = table->availability(&reason);
     if (unavailable != 0) return backend_error(table, id, "availability", unavailable, reason);
   }
-  return make_error(ErrorCode::invalid_argument, "no device ", table->name, ":", id, " (the ", table->name,
+  return make_error(ErrorCode::invalid_argument, "no device ", DeviceLabel{table, id}, " (the ", table->name,
                     " backend has ", count, count == 1 ? " device)" : " devices)");
 }
 } // namespace
@@ -139,7 +157,8 @@ Status BackendRef::check_device(std::int32_t id) const noexcept {
 Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribute) const noexcept {
   auto index = static_cast<std::int32_t>(attribute);
   if (index < 0 || index >= kAttributeCount) {
-    return make_error(ErrorCode::invalid_argument, table_->name, ":", id, " get_attribute: unknown attribute ", index);
+    return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " get_attribute: unknown attribute ",
+                      index);
   }
   DEVRT_RETURN_IF_ERROR(check_device(id));
   devrt_attribute_value value;
@@ -155,14 +174,14 @@ Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribut
     return AttributeValue(std::string(value.string));
   case DEVRT_VALUE_DIM3: return AttributeValue(Dim3{value.ints[0], value.ints[1], value.ints[2]});
   default:
-    return make_error(ErrorCode::internal, table_->name, ":", id, " get_attribute(", attribute_name(attribute),
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " get_attribute(", attribute_name(attribute),
                       "): backend returned unknown value type ", value.type);
   }
 }
 
 Result<std::string> BackendRef::detect_target(std::int32_t id) const noexcept {
   if (!has_target_detection()) {
-    return make_error(ErrorCode::unsupported, table_->name, ":", id, " detect_target: the ", table_->name,
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " detect_target: the ", table_->name,
                       " backend cannot describe its devices as targets");
   }
   DEVRT_RETURN_IF_ERROR(availability());
@@ -182,18 +201,18 @@ Result<std::string> BackendRef::detect_target(std::int32_t id) const noexcept {
     }
     json.assign(needed, '\0');
   }
-  return make_error(ErrorCode::internal, table_->name, ":", id, " detect_target: unreachable");
+  return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " detect_target: unreachable");
 }
 
 Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (std::size_t{1} << 20)) {
-    return make_error(ErrorCode::invalid_argument, table_->name, ":", id, " allocate(", nbytes, " bytes, align ",
+    return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
                       alignment, "): alignment must be a power of two no larger than 1048576");
   }
   DEVRT_RETURN_IF_ERROR(check_device(id));
   if (nbytes == 0) return static_cast<void*>(nullptr);
   if (nbytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
-    return make_error(ErrorCode::out_of_memory, table_->name, ":", id, " allocate(", nbytes, " bytes, align ",
+    return make_error(ErrorCode::out_of_memory, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
                       alignment, "): larger than any allocation can be");
   }
   void* ptr = nullptr;
@@ -206,7 +225,7 @@ Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::siz
     return backend_error(table_, id, call.c_str(), code, err);
   }
   if (ptr == nullptr) {
-    return make_error(ErrorCode::internal, table_->name, ":", id, " allocate(", nbytes,
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " allocate(", nbytes,
                       " bytes): backend returned null without an error");
   }
   return ptr;
@@ -378,8 +397,8 @@ Status Registry::add_group(std::span<const devrt_backend_table* const> tables) n
       }
       if (existing->device_kind == table->device_kind) {
         return make_error(ErrorCode::already_exists, "registry: backend '", table->name, "' claims device kind ",
-                          static_cast<DeviceKind>(table->device_kind), ", already served by backend '",
-                          existing->name, "'");
+                          static_cast<DeviceKind>(table->device_kind), ", already served by backend '", existing->name,
+                          "'");
       }
     }
     if (replace[t] == kCapacity) ++added;
@@ -475,7 +494,7 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   if (log != nullptr) *log = text;
   if (code == 0) {
     if (module == nullptr) {
-      return make_error(ErrorCode::internal, table_->name, ":", id, " module_load: backend returned no module");
+      return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_load: backend returned no module");
     }
     return module;
   }
@@ -509,7 +528,7 @@ Result<void*> BackendRef::module_function(std::int32_t id, void* module, const c
     return backend_error(table_, id, call.c_str(), code, err);
   }
   if (function == nullptr) {
-    return make_error(ErrorCode::internal, table_->name, ":", id, " function(\"", name,
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " function(\"", name,
                       "\"): backend returned no function");
   }
   return function;
@@ -518,7 +537,7 @@ Result<void*> BackendRef::module_function(std::int32_t id, void* module, const c
 Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* format,
                                  std::vector<unsigned char>* out) const noexcept {
   if (!DEVRT_BACKEND_TABLE_HAS(table_, module_binary)) {
-    return make_error(ErrorCode::unsupported, table_->name, ":", id, " module_binary: the ", table_->name,
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " module_binary: the ", table_->name,
                       " backend cannot return a loaded module's bytes");
   }
   out->resize(64 * 1024);
@@ -536,7 +555,7 @@ Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* fo
     }
     out->resize(needed);
   }
-  return make_error(ErrorCode::internal, table_->name, ":", id, " module_binary: unreachable");
+  return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_binary: unreachable");
 }
 
 Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_desc& desc,

@@ -61,7 +61,6 @@ devrt_backend_table modified_table() noexcept {
 }
 } // namespace
 
-
 extern "C" [[gnu::visibility("default")]] const devrt_plugin_info* devrt_plugin_entry(void) noexcept {
   static const devrt_backend_table table = modified_table();
   static const devrt_backend_table* one[] = {&table};

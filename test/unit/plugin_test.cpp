@@ -58,7 +58,9 @@ TEST_CASE("broken plugins are refused with their cause and change nothing", "[pl
   expect_refused(write_temp("libdevrt_random.so", random_bytes), ErrorCode::invalid_argument, "dlopen failed");
   // A 32-bit ARM ELF (what arm-none-eabi produces): the dynamic loader refuses its class.
   std::string arm(4096, '\0');
-  arm.replace(0, 7, "\x7f" "ELF\x01\x01\x01");
+  arm.replace(0, 7,
+              "\x7f"
+              "ELF\x01\x01\x01");
   arm[16] = 3;  // ET_DYN
   arm[18] = 40; // EM_ARM
   expect_refused(write_temp("libdevrt_arm.so", arm), ErrorCode::invalid_argument, "wrong ELF class");

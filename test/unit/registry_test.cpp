@@ -163,13 +163,13 @@ TEST_CASE("the null backend answers unsupported everywhere", "[registry][null]")
   CHECK(*null.device_count() == 0);
   // A backend with no devices because it is not available says why, not just "no device".
   CHECK(null.check_device(0).code() == ErrorCode::unsupported);
-  CHECK(contains(null.check_device(0).message(), "null:0 availability"));
+  CHECK(contains(null.check_device(0).message(), "null (ext_dev:0) availability"));
   CHECK(null.allocate(0, 64, 64).status().code() == ErrorCode::unsupported);
   CHECK(null.event_create(0).status().code() == ErrorCode::unsupported);
   devrt_copy_desc desc{};
   devrt::Status copy = null.copy(0, desc);
   CHECK(copy.code() == ErrorCode::unsupported);
-  CHECK(contains(copy.message(), "null:0 copy"));
+  CHECK(contains(copy.message(), "null (ext_dev:0) copy"));
   CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::ext_dev, 0}, 64).status().code() ==
         ErrorCode::unsupported);
   CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::cpu, 0}, 64).status().code() ==

@@ -30,6 +30,7 @@ namespace devrt::vulkan {
 
 #define DEVRT_VULKAN_DEVICE_SYMBOLS(X)                                                                                 \
   X(vkGetDeviceQueue)                                                                                                  \
+  X(vkDeviceWaitIdle)                                                                                                  \
   X(vkQueueSubmit)                                                                                                     \
   X(vkCreateBuffer)                                                                                                    \
   X(vkDestroyBuffer)                                                                                                   \

@@ -14,6 +14,7 @@
 
 #include "dynamic_library.hpp"
 #include "kernel_signature.hpp"
+#include "lazy_runtime.hpp"
 #include "vulkan_api.hpp"
 #include "vulkan_spirv.hpp"
 
@@ -278,13 +279,16 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-Runtime& runtime() noexcept {
-  static Runtime* rt = [] {
-    auto* r = new Runtime();
-    r->status = discover(*r);
-    return r;
-  }();
-  return *rt;
+Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
+
+// At process exit, before the driver's own exit handlers (registered earlier, so run later): let
+// every device finish its queued work. Otherwise a driver thread (lavapipe's queue thread) can
+// still be retiring a submission while the process tears the driver down, and crash.
+void wait_idle_at_exit() noexcept {
+  for (const auto& device : runtime().devices) {
+    if (device->device != VK_NULL_HANDLE && device->status.ok())
+      static_cast<void>(device->api.vkDeviceWaitIdle(device->device));
+  }
 }
 
 std::uint32_t find_memory_type(const DeviceState& d, std::uint32_t allowed, VkMemoryPropertyFlags want,
@@ -364,7 +368,11 @@ Status init_device(DeviceState& d) {
 
 Result<DeviceState*> device_of(std::int32_t id) noexcept {
   DeviceState& d = *runtime().devices[static_cast<std::size_t>(id)];
-  std::call_once(d.once, [&] { d.status = init_device(d); });
+  std::call_once(d.once, [&] {
+    d.status = init_device(d);
+    static const bool registered = std::atexit(&wait_idle_at_exit) == 0;
+    static_cast<void>(registered);
+  });
   if (!d.status.ok()) return d.status;
   return &d;
 }

@@ -1,0 +1,32 @@
+#!/bin/sh
+# usage: run.sh BUILD_DIR EXAMPLE_SOURCE_DIR DEVRT_INFO TEST_CONFORMANCE
+# Installs the build into a scratch prefix, builds examples/out_of_tree_backend as its own Meson
+# project against it (pkg-config only), then checks that devrt-info discovers the plugin through
+# DEVRT_PLUGIN_PATH and that the conformance suite passes on it.
+set -eu
+build=$1 example=$2 info=$3 conformance=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+meson install -C "$build" --no-rebuild --quiet --destdir "$work/root" >/dev/null
+pc=$(find "$work/root" -name devrt.pc | head -n 1)
+[ -n "$pc" ] || { echo "FAIL: devrt.pc was not installed"; exit 1; }
+prefix=$(sed -n 's/^prefix=//p' "$pc")
+mkdir "$work/pkgconfig"
+sed "s|^prefix=.*|prefix=$work/root$prefix|" "$pc" >"$work/pkgconfig/devrt.pc"
+sanitize=""
+if [ -n "${DEVRT_CONSUMER_SANITIZE:-}" ]; then sanitize="-Db_sanitize=$DEVRT_CONSUMER_SANITIZE -Db_lundef=false"; fi
+# shellcheck disable=SC2086
+PKG_CONFIG_PATH="$work/pkgconfig" meson setup "$work/example" "$example" --werror $sanitize >"$work/setup.log" 2>&1 ||
+  { cat "$work/setup.log"; exit 1; }
+ninja -C "$work/example" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+[ -f "$work/example/libdevrt_example.so" ] || { echo "FAIL: no libdevrt_example.so"; exit 1; }
+
+out=$(DEVRT_PLUGIN_PATH="$work/example" "$info" 2>&1)
+case $out in
+  *"backend example (device kind ext_dev): available, 1 device"*) echo "ok: devrt-info lists the out-of-tree plugin" ;;
+  *) echo "FAIL: devrt-info does not list it:"; echo "$out"; exit 1 ;;
+esac
+DEVRT_PLUGIN_PATH="$work/example" DEVRT_CONFORMANCE_BACKEND=example "$conformance" || {
+  echo "FAIL: the conformance suite fails on the out-of-tree plugin"; exit 1; }
+echo "ok: the conformance suite passes on it"

@@ -1,0 +1,72 @@
+#!/bin/sh
+# Autoload as a process sees it, through devrt-info: an out-of-tree plugin found on
+# DEVRT_PLUGIN_PATH, autoload switched off, a backend disabled by name, a broken plugin and an
+# unreadable search directory reported without stopping anything; with -Dplugins=true also a
+# removed built-in plugin ("not installed"), the build's outputs (one module per backend, none of
+# them inside libdevrt.a) and each plugin exporting nothing but its entry point.
+# Usage: plugins.sh <devrt-info> <libdevrt_example.so> <libdevrt.a> <plugin dir or ""> <plugin backends...>
+set -u
+info=$1; example=$2; core=$3; plugin_dir=$4; shift 4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+check() { # description, text, expected
+  case $2 in
+    *"$3"*) echo "ok: $1" ;;
+    *) echo "FAIL: $1: expected '$3' in:"; echo "$2"; failures=$((failures + 1)) ;;
+  esac
+}
+check_not() { # description, text, unexpected
+  case $2 in
+    *"$3"*) echo "FAIL: $1: did not expect '$3' in:"; echo "$2"; failures=$((failures + 1)) ;;
+    *) echo "ok: $1" ;;
+  esac
+}
+run() { # env assignments..., then devrt-info's output and exit status
+  out=$(env "$@" "$info" 2>&1); status=$?
+  [ $status -eq 0 ] || { echo "FAIL: devrt-info exited $status with $*"; failures=$((failures + 1)); }
+}
+mkdir "$work/good" "$work/broken"
+cp "$example" "$work/good/"
+cp "$example" "$work/broken/"
+head -c 3000 /dev/urandom >"$work/broken/libdevrt_junk.so"
+path="$work/good"
+[ -n "$plugin_dir" ] && path="$work/good:$plugin_dir"
+
+run DEVRT_PLUGIN_PATH="$path"
+check "an out-of-tree plugin on DEVRT_PLUGIN_PATH is autoloaded" "$out" "backend example (device kind ext_dev): available, 1 device"
+run DEVRT_PLUGIN_PATH="$path" DEVRT_BACKEND_AUTOLOAD=0
+check_not "DEVRT_BACKEND_AUTOLOAD=0 loads nothing" "$out" "backend example"
+run DEVRT_PLUGIN_PATH="$path" DEVRT_DISABLE=example
+check_not "DEVRT_DISABLE skips a plugin by name" "$out" "backend example"
+run DEVRT_PLUGIN_PATH="$work/broken"
+check "a broken plugin is reported with its path and cause" "$out" "plugins: plugin $work/broken/libdevrt_junk.so: dlopen failed"
+check "the good plugin next to it still loads" "$out" "backend example (device kind ext_dev): available"
+run DEVRT_PLUGIN_PATH="/etc/hostname:$work/good"
+check "an unreadable search directory is reported and skipped" "$out" "cannot read plugin directory /etc/hostname"
+check "the next directory is still searched" "$out" "backend example (device kind ext_dev): available"
+
+if [ -n "$plugin_dir" ]; then
+  for backend in "$@"; do
+    [ -f "$plugin_dir/libdevrt_$backend.so" ] || { echo "FAIL: libdevrt_$backend.so was not built"; failures=$((failures + 1)); }
+    exported=$(nm -D --defined-only "$plugin_dir/libdevrt_$backend.so" | awk '$2 == "T" {print $3}' | tr '\n' ' ')
+    check "libdevrt_$backend.so exports only its entry point" "[$exported]" "[devrt_plugin_entry ]"
+  done
+  built=$(ls "$plugin_dir" | grep -c '^libdevrt_.*\.so$')
+  [ "$built" -eq $# ] || { echo "FAIL: $built plugins built for $# backends"; failures=$((failures + 1)); }
+  check_not "libdevrt.a holds no plugin backend" "$(nm -C "$core" 2>/dev/null | grep -E 'OpenclBackend|VulkanBackend|CudaBackend|RocmBackend' | head -1)" "Backend"
+  # A removed plugin: that backend is unavailable, the others work.
+  first=$1
+  mkdir "$work/partial"
+  for backend in "$@"; do
+    [ "$backend" = "$first" ] || cp "$plugin_dir/libdevrt_$backend.so" "$work/partial/"
+  done
+  run DEVRT_PLUGIN_PATH="$work/partial"
+  check "a removed plugin reads as not installed" "$out" "$first availability: plugin libdevrt_$first.so not installed"
+  check "the cpu backend still works" "$out" "backend cpu (device kind cpu): available"
+  run DEVRT_PLUGIN_PATH="$plugin_dir" DEVRT_BACKEND_AUTOLOAD=0
+  check "with autoload off a built-in plugin says how to load it" "$out" "plugin autoload is off"
+  run DEVRT_PLUGIN_PATH="$plugin_dir" DEVRT_DISABLE="$first"
+  check "a disabled built-in plugin says so" "$out" "$first availability: disabled by DEVRT_DISABLE"
+fi
+exit $failures
