@@ -160,6 +160,8 @@ struct DeviceState {
   std::uint32_t staging_type = UINT32_MAX; // host-visible type for staging
   bool map_buffers = false;                // buffer_type is host-visible and mapping is allowed
   StreamState* default_stream = nullptr;
+  std::mutex streams_mutex;
+  std::vector<StreamState*> streams; // every live stream, the default one included
 };
 
 Timeline::~Timeline() {
@@ -281,9 +283,9 @@ Status discover(Runtime& rt) {
 
 Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
 
-// At process exit, before the driver's own exit handlers (registered earlier, so run later): let
-// every device finish its queued work. Otherwise a driver thread (lavapipe's queue thread) can
-// still be retiring a submission while the process tears the driver down, and crash.
+// At process exit, before the driver's own exit handlers (registered earlier, so run later):
+// every device finishes the work devrt queued, so no driver thread still executes it while the
+// process tears the driver down.
 void wait_idle_at_exit() noexcept {
   for (const auto& device : runtime().devices) {
     if (device->device != VK_NULL_HANDLE && device->status.ok())
@@ -471,6 +473,10 @@ Status create_stream(DeviceState& d, StreamState*& out) {
     return vk_error("vkCreateSemaphore", result);
   }
   out = stream.release();
+  {
+    std::lock_guard<std::mutex> lock(d.streams_mutex);
+    d.streams.push_back(out);
+  }
   return Status();
 }
 
@@ -912,8 +918,19 @@ Result<void*> VulkanBackend::allocate(std::int32_t device, std::size_t nbytes, s
 
 Status VulkanBackend::free(std::int32_t device, void* ptr) noexcept {
   DEVRT_VK_DEVICE(d, device);
+  // Recorded or submitted commands of any stream may still use the buffer (as with cuMemFree,
+  // freeing waits for them): submit what is recorded and wait for it, then destroy.
+  Status status;
+  {
+    std::lock_guard<std::mutex> streams_lock(d.streams_mutex);
+    for (StreamState* s : d.streams) {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      Status drained = drain(*s);
+      if (status.ok()) status = drained;
+    }
+  }
   destroy_allocation(d, static_cast<Allocation*>(ptr));
-  return Status();
+  return status;
 }
 
 Status VulkanBackend::copy(const CopyDesc& desc) noexcept {
@@ -959,6 +976,10 @@ Result<void*> VulkanBackend::stream_create(std::int32_t device) noexcept {
 Status VulkanBackend::stream_destroy(std::int32_t device, void* handle) noexcept {
   DEVRT_VK_DEVICE(d, device);
   auto* s = static_cast<StreamState*>(handle);
+  {
+    std::lock_guard<std::mutex> lock(d.streams_mutex);
+    d.streams.erase(std::find(d.streams.begin(), d.streams.end(), s));
+  }
   Status status;
   {
     std::lock_guard<std::mutex> lock(s->mutex);
