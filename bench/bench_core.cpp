@@ -4,6 +4,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -160,11 +164,16 @@ BENCHMARK(alloc_buffer)->Name("alloc/buffer") ALLOC_SIZES;
 
 // ---- process start to registry ready ------------------------------------------------------
 
-void spawn_child(benchmark::State& state, const char* mode) {
+// Runs the child `mode` once per iteration with `extra` added to the environment.
+void spawn_child(benchmark::State& state, const char* mode, std::vector<std::string> extra = {}) {
   char* argv[] = {const_cast<char*>(DEVRT_BENCH_STARTUP_CHILD), const_cast<char*>(mode), nullptr};
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (std::string& assignment : extra) envp.push_back(assignment.data());
+  envp.push_back(nullptr);
   for (auto _ : state) {
     pid_t pid = 0;
-    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ) != 0) {
+    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv, envp.data()) != 0) {
       state.SkipWithError("posix_spawn failed");
       return;
     }
@@ -179,8 +188,43 @@ void spawn_child(benchmark::State& state, const char* mode) {
 
 void startup_empty(benchmark::State& state) { spawn_child(state, "empty"); }
 void startup_registry(benchmark::State& state) { spawn_child(state, "registry"); }
+// Autoload's share: no plugin anywhere on the search path, every plugin of this build present,
+// autoload switched off.
+void startup_plugins_none(benchmark::State& state) {
+  std::string empty = std::filesystem::temp_directory_path() / "devrt-bench-no-plugins";
+  std::filesystem::create_directories(empty);
+  spawn_child(state, "registry", {"DEVRT_PLUGIN_PATH=" + empty});
+}
+void startup_plugins_all(benchmark::State& state) {
+  if (std::string_view(DEVRT_BENCH_PLUGIN_DIR).empty()) return state.SkipWithError("a static build: no plugins");
+  spawn_child(state, "registry", {std::string("DEVRT_PLUGIN_PATH=") + DEVRT_BENCH_PLUGIN_DIR});
+}
+void startup_autoload_off(benchmark::State& state) {
+  spawn_child(state, "registry", {"DEVRT_BACKEND_AUTOLOAD=0"});
+}
 BENCHMARK(startup_empty)->Name("startup/empty_main")->Unit(benchmark::kMicrosecond);
 BENCHMARK(startup_registry)->Name("startup/registry_ready")->Unit(benchmark::kMicrosecond);
+BENCHMARK(startup_plugins_none)->Name("startup/registry_plugins_none")->Unit(benchmark::kMicrosecond);
+BENCHMARK(startup_plugins_all)->Name("startup/registry_plugins_all")->Unit(benchmark::kMicrosecond);
+BENCHMARK(startup_autoload_off)->Name("startup/registry_autoload_off")->Unit(benchmark::kMicrosecond);
+
+// ---- the loader ---------------------------------------------------------------------------
+
+void load_backend_absent(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(devrt::load_backend("absent_backend").ok());
+}
+BENCHMARK(load_backend_absent)->Name("plugins/load_backend_absent")->Unit(benchmark::kMicrosecond);
+
+// One call through a backend's table: the same in a static build and in a plugin build.
+void table_call(benchmark::State& state, const char* name) {
+  devrt::BackendRef backend = devrt::Registry::global().find(name);
+  if (!backend || !backend.availability().ok()) return state.SkipWithError("backend not available here");
+  for (auto _ : state) benchmark::DoNotOptimize(backend.device_count());
+}
+void table_call_opencl(benchmark::State& state) { table_call(state, "opencl"); }
+void table_call_vulkan(benchmark::State& state) { table_call(state, "vulkan"); }
+BENCHMARK(table_call_opencl)->Name("plugins/device_count/opencl");
+BENCHMARK(table_call_vulkan)->Name("plugins/device_count/vulkan");
 
 } // namespace
 

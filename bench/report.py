@@ -65,6 +65,19 @@ def main():
     if empty and ready:
         rows.append((f"process start to registry ready: {ready / 1e3:.0f} us (empty main {empty / 1e3:.0f} us)",
                      f"{(ready - empty) / 1e3:+.0f} us", "devrt's share"))
+    base = ns("startup/registry_autoload_off")
+    for name, label, goal in (("startup/registry_plugins_all", "autoload, every plugin present", "goal <= 0.5 ms"),
+                              ("startup/registry_plugins_none", "autoload, no plugin present", "goal <= 50 us")):
+        if ns(name) and base:
+            rows.append((f"{label}: start to registry ready {ns(name) / 1e3:.0f} us vs autoload off "
+                         f"{base / 1e3:.0f} us", f"{(ns(name) - base) / 1e3:+.0f} us", goal))
+    if ns("plugins/load_backend_absent"):
+        rows.append(("load_backend of an absent name (search path, stat per directory)",
+                     f"{ns('plugins/load_backend_absent') / 1e3:.1f} us", "not_found"))
+    for backend in ("opencl", "vulkan"):
+        if ns(f"plugins/device_count/{backend}"):
+            rows.append((f"{backend} device_count through its table", f"{ns(f'plugins/device_count/{backend}'):.2f} ns",
+                         "equal static vs plugin"))
     for backend in ("opencl", "vulkan"):
         raw, ours = ns(f"{backend}/launch_sync/raw/real_time"), ns(f"{backend}/launch_sync/devrt/real_time")
         if raw and ours:

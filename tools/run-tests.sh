@@ -4,11 +4,14 @@
 # concurrent tests under TSan, and the libFuzzer targets (clang-14, ASan+UBSan) for
 # DEVRT_FUZZ_SECONDS each (default 60). Ends with one line "N passed, N failed".
 #
-# DEVRT_TEST_CONFIGS selects configurations (default: "plain asan valgrind tsan fuzz").
+# The plugin variant (-Dplugins=true: every GPU-API backend a libdevrt_<name>.so) runs the same
+# suite again, plus its loader tests.
+#
+# DEVRT_TEST_CONFIGS selects configurations (default: "plain plugins asan valgrind tsan fuzz").
 set -u
 cd "$(dirname "$0")/.."
 sh tools/install-deps.sh || exit 1
-configs=${DEVRT_TEST_CONFIGS:-plain asan valgrind tsan fuzz}
+configs=${DEVRT_TEST_CONFIGS:-plain plugins asan valgrind tsan fuzz}
 logs=""
 failed_setup=0
 
@@ -27,6 +30,9 @@ for config in $configs; do
     plain)
       setup build-test && meson test -C build-test --print-errorlogs --logbase plain
       logs="$logs build-test/meson-logs/plain.json" ;;
+    plugins)
+      setup build-plugins -Dplugins=true && meson test -C build-plugins --print-errorlogs --logbase plugins
+      logs="$logs build-plugins/meson-logs/plugins.json" ;;
     asan)
       setup build-asan -Db_sanitize=address,undefined -Db_lundef=false &&
         meson test -C build-asan --print-errorlogs --logbase asan

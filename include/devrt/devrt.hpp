@@ -12,6 +12,7 @@
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/module.hpp>
+#include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>

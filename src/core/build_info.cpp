@@ -1,6 +1,7 @@
 #include <devrt/build_info.hpp>
 
 #include <devrt/config.hpp>
+#include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 
 #include "build_info_config.hpp"
@@ -100,6 +101,11 @@ std::string describe() {
       value += status.message();
     }
     line(out, backend.name(), value);
+  }
+  for (const LoadedPlugin& plugin : loaded_plugins()) {
+    std::string names;
+    for (const std::string& name : plugin.backends) names += (names.empty() ? "" : ", ") + name;
+    line(out, "plugin", plugin.path + " (" + names + ")");
   }
   return out;
 }
