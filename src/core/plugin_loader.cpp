@@ -51,10 +51,15 @@ struct Placeholder {
 Placeholder g_placeholders[kMaxPlaceholders];
 std::size_t g_placeholder_count = 0;
 
+// Copies as much of `text` as fits into out[0..capacity) and terminates it.
+void copy_bounded(char* out, std::size_t capacity, std::string_view text) noexcept {
+  std::size_t n = text.size() < capacity - 1 ? text.size() : capacity - 1;
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
 void write_error(devrt_error* err, const char* text) noexcept {
-  if (err == nullptr) return;
-  std::strncpy(err->message, text, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
-  err->message[DEVRT_ERROR_MESSAGE_CAPACITY - 1] = '\0';
+  if (err != nullptr) copy_bounded(err->message, DEVRT_ERROR_MESSAGE_CAPACITY, text);
 }
 
 template <std::size_t I>
@@ -102,10 +107,8 @@ void add_placeholder(Registry& registry, const detail::BuiltinPlugin& plugin, st
   if (g_placeholder_count == kMaxPlaceholders) return;
   std::size_t index = g_placeholder_count;
   Placeholder& p = g_placeholders[index];
-  std::strncpy(p.name, plugin.name, sizeof p.name - 1);
-  std::size_t n = reason.size() < sizeof p.reason - 1 ? reason.size() : sizeof p.reason - 1;
-  std::memcpy(p.reason, reason.data(), n);
-  p.reason[n] = '\0';
+  copy_bounded(p.name, sizeof p.name, plugin.name);
+  copy_bounded(p.reason, sizeof p.reason, reason);
   p.table.abi_version = DEVRT_BACKEND_ABI_VERSION;
   p.table.struct_size = sizeof(devrt_backend_table);
   p.table.name = p.name;
