@@ -31,6 +31,7 @@ namespace devrt::vulkan {
 #define DEVRT_VULKAN_DEVICE_SYMBOLS(X)                                                                                 \
   X(vkGetDeviceQueue)                                                                                                  \
   X(vkDeviceWaitIdle)                                                                                                  \
+  X(vkQueueWaitIdle)                                                                                                   \
   X(vkQueueSubmit)                                                                                                     \
   X(vkCreateBuffer)                                                                                                    \
   X(vkDestroyBuffer)                                                                                                   \

@@ -164,8 +164,20 @@ struct DeviceState {
   std::vector<StreamState*> streams; // every live stream, the default one included
 };
 
+// Before destroying an object a submission referred to (a semaphore it waited on or signalled,
+// the command pool of its command buffer, a pipeline): seeing a timeline value reached only says
+// the work is done, not that the driver's queue thread has let go of the submission (lavapipe
+// cleans it up afterwards, and crashed touching a semaphore destroyed in between). Waiting for
+// the queue to go idle orders the destruction after that cleanup. Rare operations only.
+void wait_queue_idle(DeviceState& d) noexcept {
+  std::lock_guard<std::mutex> lock(d.queue_mutex);
+  static_cast<void>(d.api.vkQueueWaitIdle(d.queue));
+}
+
 Timeline::~Timeline() {
-  if (semaphore != VK_NULL_HANDLE) device->api.vkDestroySemaphore(device->device, semaphore, nullptr);
+  if (semaphore == VK_NULL_HANDLE) return;
+  wait_queue_idle(*device);
+  device->api.vkDestroySemaphore(device->device, semaphore, nullptr);
 }
 
 struct Runtime {
@@ -807,6 +819,7 @@ Result<VkDescriptorSet> allocate_set(StreamState& s, VkDescriptorSetLayout layou
 
 void destroy_module(ModuleState* m) {
   DeviceState& d = *m->device;
+  if (!m->functions.empty()) wait_queue_idle(d);
   for (const auto& f : m->functions) {
     for (const auto& p : f->pipelines) d.api.vkDestroyPipeline(d.device, p.pipeline, nullptr);
   }
@@ -988,6 +1001,7 @@ Status VulkanBackend::stream_destroy(std::int32_t device, void* handle) noexcept
     for (VkDescriptorPool pool : s->free_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
     for (VkDescriptorPool pool : s->recording_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
     for (Allocation* staging : s->recording_staging) destroy_allocation(d, staging);
+    wait_queue_idle(d);
     d.api.vkDestroyCommandPool(d.device, s->pool, nullptr);
   }
   delete s;
