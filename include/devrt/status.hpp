@@ -87,11 +87,18 @@ private:
 
 // Builds an error Status from message parts (strings, integers, devices, pointers) without
 // the heap except for the final message copy. Thread-safe.
+namespace detail {
+Status make_error_from_parts(ErrorCode code, const MessagePart* parts, std::size_t count) noexcept;
+} // namespace detail
+
 template <class... Parts>
 Status make_error(ErrorCode code, const Parts&... parts) noexcept {
-  detail::MessageBuilder message;
-  detail::append_parts(message, parts...);
-  return Status(code, message.view());
+  if constexpr (sizeof...(Parts) == 0) {
+    return Status(code, {});
+  } else {
+    const detail::MessagePart list[] = {detail::to_message_part(parts)...};
+    return detail::make_error_from_parts(code, list, sizeof...(Parts));
+  }
 }
 
 namespace detail {

@@ -1,5 +1,7 @@
 #include <devrt/log.hpp>
 
+#include <devrt/config.hpp>
+
 #include <devrt/detail/mutex.hpp>
 
 #include <atomic>
@@ -10,10 +12,12 @@
 namespace devrt {
 namespace {
 
+// One fwrite per line (lines from several threads do not interleave), and no printf: firmware
+// links no formatted-output code through devrt.
 void stderr_sink(LogLevel level, std::string_view message, void*) {
-  std::string_view name = log_level_name(level);
-  static_cast<void>(std::fprintf(stderr, "devrt %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
-                                 static_cast<int>(message.size()), message.data()));
+  detail::MessageBuilder line;
+  detail::append_parts(line, "devrt ", log_level_name(level), ": ", message, "\n");
+  static_cast<void>(std::fwrite(line.view().data(), 1, line.view().size(), stderr));
 }
 
 // The sink and its user data change together, so both are guarded by one mutex; the sink is
@@ -24,6 +28,9 @@ void* g_sink_user_data = nullptr;
 std::atomic<std::int32_t> g_level{-1};
 
 LogLevel level_from_environment() noexcept {
+#if DEVRT_BARE_METAL
+  return LogLevel::warning; // no environment; set_log_level() changes it
+#else
   // Read once per process (log_level caches it); nothing in devrt calls setenv.
   const char* text = std::getenv("DEVRT_LOG_LEVEL"); // NOLINT(concurrency-mt-unsafe)
   if (text == nullptr || *text == '\0') return LogLevel::warning;
@@ -32,9 +39,11 @@ LogLevel level_from_environment() noexcept {
     if (std::strcmp(text, kNames[i]) == 0) return static_cast<LogLevel>(i);
   }
   if (text[0] >= '0' && text[0] <= '5' && text[1] == '\0') return static_cast<LogLevel>(text[0] - '0');
-  static_cast<void>(std::fprintf(
-      stderr, "devrt warning: ignoring DEVRT_LOG_LEVEL=%s (expected trace|debug|info|warning|error|off)\n", text));
+  detail::MessageBuilder warning;
+  detail::append_parts(warning, "ignoring DEVRT_LOG_LEVEL=", text, " (expected trace|debug|info|warning|error|off)");
+  stderr_sink(LogLevel::warning, warning.view(), nullptr);
   return LogLevel::warning;
+#endif
 }
 
 } // namespace

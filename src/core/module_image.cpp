@@ -45,7 +45,7 @@ std::string amdgpu_processor(std::uint32_t flags) {
     if (m.value == mach) return m.name;
   }
   char text[32];
-  std::snprintf(text, sizeof text, "amdgcn-mach-0x%02x", mach);
+  std::snprintf(text, sizeof text, "amdgcn-mach-0x%02x", static_cast<unsigned>(mach));
   return text;
 }
 

@@ -24,11 +24,30 @@ std::string_view error_code_name(ErrorCode code) noexcept {
 
 namespace detail {
 
+void append_message_parts(MessageBuilder& m, const MessagePart* parts, std::size_t count) noexcept {
+  for (std::size_t i = 0; i < count; ++i) {
+    const MessagePart& part = parts[i];
+    switch (part.kind) {
+    case MessagePart::Kind::text: m.append(part.text); break;
+    case MessagePart::Kind::sint: m.append_signed(part.sint); break;
+    case MessagePart::Kind::uint: m.append_unsigned(part.uint); break;
+    case MessagePart::Kind::hex: m.append_unsigned(part.uint, 16); break;
+    case MessagePart::Kind::pointer: m.append_pointer(part.pointer); break;
+    case MessagePart::Kind::custom: part.custom.append(m, part.custom.object); break;
+    }
+  }
+}
+
+Status make_error_from_parts(ErrorCode code, const MessagePart* parts, std::size_t count) noexcept {
+  MessageBuilder message;
+  append_message_parts(message, parts, count);
+  return Status(code, message.view());
+}
+
 void fatal_status(const char* what, const Status& status) noexcept {
-  std::string_view name = error_code_name(status.code());
-  std::string_view message = status.message();
-  static_cast<void>(std::fprintf(stderr, "devrt: fatal: %s: %.*s: %.*s\n", what, static_cast<int>(name.size()),
-                                 name.data(), static_cast<int>(message.size()), message.data()));
+  detail::MessageBuilder line; // no printf: see log.cpp
+  append_parts(line, "devrt: fatal: ", what, ": ", error_code_name(status.code()), ": ", status.message(), "\n");
+  static_cast<void>(std::fwrite(line.view().data(), 1, line.view().size(), stderr));
   std::abort();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <type_traits>
 
@@ -65,6 +66,13 @@ private:
 };
 
 // Appends one value of any supported type; extended for devrt types next to their definition.
+// The length of a C string stored in a buffer of `capacity` bytes, which may lack its terminator
+// (strnlen, which a freestanding C library need not declare).
+inline std::size_t bounded_length(const char* text, std::size_t capacity) noexcept {
+  const void* end = std::memchr(text, '\0', capacity);
+  return end != nullptr ? static_cast<std::size_t>(static_cast<const char*>(end) - text) : capacity;
+}
+
 inline void append_part(MessageBuilder& m, std::string_view s) noexcept { m.append(s); }
 inline void append_part(MessageBuilder& m, const char* s) noexcept {
   m.append(s != nullptr ? std::string_view(s) : std::string_view("(null)"));
@@ -91,9 +99,73 @@ struct Hex {
 };
 inline void append_part(MessageBuilder& m, Hex hex) noexcept { m.append_unsigned(hex.value, 16); }
 
+// One message part, type-erased so that each call site only fills an array and calls one
+// out-of-line function: message code costs the same whatever the mix of part types (this keeps
+// firmware images small). Text parts refer to the caller's objects, which outlive the call.
+struct MessagePart {
+  enum class Kind : std::uint8_t { text, sint, uint, hex, pointer, custom };
+  using Appender = void (*)(MessageBuilder& m, const void* object) noexcept;
+  struct Custom {
+    Appender append;
+    const void* object;
+  };
+  Kind kind;
+  union {
+    std::string_view text;
+    std::int64_t sint;
+    std::uint64_t uint;
+    const void* pointer;
+    Custom custom;
+  };
+};
+
+template <class T>
+void append_erased(MessageBuilder& m, const void* object) noexcept {
+  append_part(m, *static_cast<const T*>(object));
+}
+
+// clang-format off
+template <class T>
+[[gnu::always_inline]] inline MessagePart to_message_part(const T& value) noexcept {
+  MessagePart part{MessagePart::Kind::text, {}};
+  if constexpr (std::is_same_v<T, const char*> || std::is_same_v<T, char*>) {
+    part.text = value != nullptr ? std::string_view(value) : std::string_view("(null)");
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view> && !std::is_same_v<T, std::nullptr_t>) {
+    part.text = std::string_view(value);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    part.text = value ? std::string_view("true") : std::string_view("false");
+  } else if constexpr (std::is_same_v<T, char>) {
+    part.text = std::string_view(&value, 1);
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    part.kind = MessagePart::Kind::sint;
+    part.sint = static_cast<std::int64_t>(value);
+  } else if constexpr (std::is_integral_v<T>) {
+    part.kind = MessagePart::Kind::uint;
+    part.uint = static_cast<std::uint64_t>(value);
+  } else if constexpr (std::is_same_v<T, Hex>) {
+    part.kind = MessagePart::Kind::hex;
+    part.uint = value.value;
+  } else if constexpr (std::is_pointer_v<T>) {
+    part.kind = MessagePart::Kind::pointer;
+    part.pointer = static_cast<const void*>(value);
+  } else {
+    part.kind = MessagePart::Kind::custom;
+    part.custom.append = &append_erased<T>;
+    part.custom.object = &value;
+  }
+  return part;
+}
+// clang-format on
+
+// Appends every part in order. Thread-safe (touches only `m`).
+void append_message_parts(MessageBuilder& m, const MessagePart* parts, std::size_t count) noexcept;
+
 template <class... Parts>
 void append_parts(MessageBuilder& m, const Parts&... parts) noexcept {
-  (append_part(m, parts), ...);
+  if constexpr (sizeof...(Parts) > 0) {
+    const MessagePart list[] = {to_message_part(parts)...};
+    append_message_parts(m, list, sizeof...(Parts));
+  }
 }
 
 } // namespace devrt::detail
