@@ -307,7 +307,9 @@ struct BackendRegistrar {
     static constexpr ::devrt_backend_table devrt_table_##id = ::devrt::make_backend_table<__VA_ARGS__>();              \
     return &devrt_table_##id;                                                                                          \
   }
-#if defined(DEVRT_BUILDING_PLUGIN)
+#if defined(DEVRT_BUILDING_PLUGIN) || defined(DEVRT_BUILDING_DEVRT)
+// Plugins hand their tables to the loader; devrt's built-in backends are registered from the
+// generated list of anchors, without static constructors (firmware may not run them).
 #define DEVRT_REGISTER_BACKEND(id, ...) DEVRT_BACKEND_ANCHOR(id, __VA_ARGS__)
 #else
 #define DEVRT_REGISTER_BACKEND(id, ...)                                                                                \

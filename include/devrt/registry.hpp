@@ -89,6 +89,10 @@ private:
 // libdevrt plus those registered by DEVRT_REGISTER_BACKEND); tests may create their own.
 // Capacity is fixed (kCapacity); registration and lookup never touch the heap or a driver.
 // add() is serialised by a mutex; lookups are lock-free and may run concurrently with add().
+namespace detail {
+struct RegistryAccess;
+} // namespace detail
+
 class Registry {
 public:
   // One backend per device kind; kind 0 is not a kind.
@@ -123,6 +127,8 @@ public:
   BackendRef at(std::size_t i) const noexcept { return BackendRef(entries_[i].load(std::memory_order_acquire)); }
 
 private:
+  friend struct detail::RegistryAccess;
+
   std::atomic<const devrt_backend_table*> entries_[kCapacity]{};
   std::atomic<const devrt_backend_table*> by_kind_[kMaxDeviceKinds]{};
   std::atomic<std::size_t> count_{0};

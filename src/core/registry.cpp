@@ -51,7 +51,7 @@ void append_part(detail::MessageBuilder& m, const DeviceLabel& label) noexcept {
   m.append(call);
   m.append(": ");
   if (err.message[0] != '\0') {
-    m.append(std::string_view(err.message, strnlen(err.message, DEVRT_ERROR_MESSAGE_CAPACITY)));
+    m.append(std::string_view(err.message, detail::bounded_length(err.message, DEVRT_ERROR_MESSAGE_CAPACITY)));
   } else {
     m.append(error_code_name(error));
   }
@@ -193,7 +193,7 @@ Result<std::string> BackendRef::detect_target(std::int32_t id) const noexcept {
     err.message[0] = '\0';
     std::int32_t code = table_->detect_target(id, json.data(), json.size(), &needed, &err);
     if (code == 0) {
-      json.resize(strnlen(json.data(), json.size()));
+      json.resize(detail::bounded_length(json.data(), json.size()));
       return json;
     }
     if (code != static_cast<std::int32_t>(ErrorCode::out_of_range) || needed <= json.size() || attempt == 1) {
@@ -300,11 +300,36 @@ Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event)
 
 namespace {
 // The backends built into libdevrt, in their configured order. Once; thread-safe.
+void add_builtin_backends() noexcept;
+} // namespace
+
+namespace detail {
+// Registers the built-in backends without Registry::add's run-time checks: their tables come from
+// make_backend_table (checked against the Backend concept at compile time) and Meson generates
+// their list with distinct names and kinds. Keeps firmware from linking the plugin-grade
+// validation it never needs.
+struct RegistryAccess {
+  static void add_builtin(Registry& registry, const devrt_backend_table* table) noexcept {
+    LockGuard lock(registry.add_mutex_);
+    std::size_t count = registry.count_.load(std::memory_order_relaxed);
+    if (count == Registry::kCapacity ||
+        registry.by_kind_[table->device_kind].load(std::memory_order_relaxed) != nullptr) {
+      DEVRT_LOG(error, "built-in backend '", table->name,
+                "' not registered: its kind is taken or the registry is full");
+      return;
+    }
+    registry.entries_[count].store(table, std::memory_order_release);
+    registry.by_kind_[table->device_kind].store(table, std::memory_order_release);
+    registry.count_.store(count + 1, std::memory_order_release);
+  }
+};
+} // namespace detail
+
+namespace {
 void add_builtin_backends() noexcept {
   static const bool added = [] {
     for (std::size_t i = 0; i < detail::kBuiltinBackendCount; ++i) {
-      Status status = g_registry.add(detail::kBuiltinBackendAnchors[i]());
-      if (!status.ok()) DEVRT_LOG(error, "built-in backend not registered: ", status.message());
+      detail::RegistryAccess::add_builtin(g_registry, detail::kBuiltinBackendAnchors[i]());
     }
     return true;
   }();
@@ -490,7 +515,7 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   err.message[0] = '\0';
   std::int32_t code = table_->module_load(id, format, data, size, options != nullptr ? options : "", &module,
                                           text.data(), text.size(), &err);
-  text.resize(strnlen(text.data(), text.size()));
+  text.resize(detail::bounded_length(text.data(), text.size()));
   if (log != nullptr) *log = text;
   if (code == 0) {
     if (module == nullptr) {
