@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <dlpack/dlpack.h>
 
@@ -33,7 +34,13 @@ enum class DeviceKind : std::int32_t {
   hexagon = 16,
 };
 
-static_assert(sizeof(DLDeviceType) == sizeof(std::int32_t), "DLDevice::device_type must be 32 bits");
+namespace detail {
+// The integer with DLDevice::device_type's size: 32 bits, or 8 where the ABI packs enums into the
+// smallest type that holds them (Arm EABI bare-metal, -fshort-enums). DLPack's values fit either.
+using DLDeviceTypeBits = std::conditional_t<sizeof(DLDeviceType) == sizeof(std::int32_t), std::int32_t,
+                                            std::conditional_t<sizeof(DLDeviceType) == 2, std::int16_t, std::int8_t>>;
+static_assert(sizeof(DLDeviceTypeBits) == sizeof(DLDeviceType), "DLDevice::device_type has an unexpected size");
+} // namespace detail
 
 // Kinds fit in [0, kMaxDeviceKinds); registries index by kind.
 inline constexpr std::int32_t kMaxDeviceKinds = 32;
@@ -56,13 +63,13 @@ struct Device {
   // converting oneapi/webgpu/hexagon (14-16) to it would be undefined behaviour.
   DLDevice to_dlpack() const noexcept {
     DLDevice device{};
-    auto type = static_cast<std::int32_t>(kind);
+    auto type = static_cast<detail::DLDeviceTypeBits>(kind);
     std::memcpy(&device.device_type, &type, sizeof type);
     device.device_id = id;
     return device;
   }
   static Device from_dlpack(const DLDevice& device) noexcept {
-    std::int32_t type = 0;
+    detail::DLDeviceTypeBits type = 0;
     std::memcpy(&type, &device.device_type, sizeof type);
     return Device{static_cast<DeviceKind>(type), device.device_id};
   }

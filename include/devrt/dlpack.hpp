@@ -47,7 +47,9 @@ inline constexpr const char* kVersionedCapsuleName = "dltensor_versioned";
 inline constexpr const char* kUsedCapsuleName = "used_dltensor";
 inline constexpr const char* kUsedVersionedCapsuleName = "used_dltensor_versioned";
 
-static_assert(offsetof(ManagedTensorVersioned, dl_tensor) == 32, "DLManagedTensorVersioned layout (DLPack 1.0)");
+// 32 bytes on 64-bit hosts, 24 on 32-bit ones (firmware).
+static_assert(offsetof(ManagedTensorVersioned, dl_tensor) == 16 + 2 * sizeof(void*),
+              "DLManagedTensorVersioned layout (DLPack 1.0)");
 
 } // namespace devrt::dlpack
 

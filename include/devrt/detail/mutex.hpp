@@ -1,8 +1,13 @@
 // The mutex devrt uses internally: std::mutex, or a no-op where the build is single-threaded
-// (DEVRT_SINGLE_THREADED, for firmware without threads). Both are constexpr-constructible.
+// (a host with no operating system, or DEVRT_SINGLE_THREADED). Both are constexpr-constructible.
 #ifndef DEVRT_DETAIL_MUTEX_HPP
 #define DEVRT_DETAIL_MUTEX_HPP
 
+#include <devrt/config.hpp>
+
+#if DEVRT_BARE_METAL && !defined(DEVRT_SINGLE_THREADED)
+#define DEVRT_SINGLE_THREADED 1
+#endif
 #if !defined(DEVRT_SINGLE_THREADED)
 #include <mutex>
 #endif

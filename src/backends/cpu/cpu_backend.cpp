@@ -1,6 +1,7 @@
 #include "cpu_backend.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -169,15 +170,44 @@ Result<void*> CpuBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t
     return make_error(ErrorCode::out_of_memory, "exceeds the host's ", total, " bytes of memory");
   }
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
+#if defined(__unix__) || defined(__APPLE__)
   void* ptr = nullptr;
   int error = posix_memalign(&ptr, alignment, nbytes);
   if (error != 0 || ptr == nullptr) return make_error(ErrorCode::out_of_memory, "posix_memalign failed");
   return ptr;
+#else
+  // C11 aligned_alloc (no POSIX here) wants a size that is a multiple of the alignment.
+  if (nbytes > SIZE_MAX - (alignment - 1))
+    return make_error(ErrorCode::out_of_memory, "size overflows the address space");
+  void* ptr = ::aligned_alloc(alignment, (nbytes + alignment - 1) & ~(alignment - 1));
+  if (ptr == nullptr) return make_error(ErrorCode::out_of_memory, "aligned_alloc failed");
+  return ptr;
+#endif
 }
 
 Status CpuBackend::free(std::int32_t, void* ptr) noexcept {
   std::free(ptr);
   return Status();
+}
+
+#if DEVRT_BARE_METAL
+constinit const ModuleOps* g_module_ops = nullptr; // set by register_kernel_table (cpu_module.cpp)
+#endif
+
+// The other module operations need a module, which only module_load makes: they find
+// g_module_ops set.
+Result<void*> CpuBackend::module_load(std::int32_t, ModuleFormat format, std::span<const std::byte> data, const char*,
+                                      BuildLog& log) noexcept {
+  if (g_module_ops == nullptr) {
+    if (format == ModuleFormat::host_table) {
+      return make_error(ErrorCode::not_found, "no kernel table named '",
+                        std::string_view(reinterpret_cast<const char*>(data.data()), data.size()),
+                        "' is registered (devrt::cpu::register_kernel_table)");
+    }
+    return make_error(ErrorCode::unsupported, "this build's cpu backend loads host_table modules only, not ",
+                      module_format_name(format));
+  }
+  return g_module_ops->load(format, data, log);
 }
 
 Result<void*> CpuBackend::stream_create(std::int32_t) noexcept { return next_token(); }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <devrt/backend.hpp>
+#include <devrt/config.hpp>
 
 namespace devrt::cpu {
 
@@ -33,6 +34,17 @@ inline constexpr std::int64_t kMaxThreadsPerBlock = 1024;
 inline constexpr Dim3 kMaxBlockDim{1024, 1024, 64};
 inline constexpr std::size_t kMaxSharedMemoryPerBlock = std::size_t{1} << 20;
 
+// The CPU backend's module operations (cpu_module.cpp), reached through g_module_ops so that a
+// bare-metal program links them only when it registers a kernel table: there, g_module_ops is null
+// until register_kernel_table sets it. Hosted builds always have them (shared-object modules).
+struct ModuleOps {
+  Result<void*> (*load)(ModuleFormat format, std::span<const std::byte> data, BuildLog& log) noexcept;
+  Status (*unload)(void* module) noexcept;
+  Result<void*> (*function)(void* module, const char* name) noexcept;
+  Status (*launch)(void* function, const LaunchDesc& desc) noexcept;
+};
+extern const ModuleOps* g_module_ops;
+
 // Stateless: every member is thread-safe. Streams and events are tokens, since every operation
 // has finished when it returns.
 class CpuBackend {
@@ -44,8 +56,11 @@ public:
   Status availability() noexcept { return Status(); }
   Result<std::int32_t> device_count() noexcept { return 1; }
   Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
-  // kind "llvm": keys, mtriple, mcpu, mattr, model, num-cores, simd-32bit-lanes.
+#if !DEVRT_BARE_METAL
+  // kind "llvm": keys, mtriple, mcpu, mattr, model, num-cores, simd-32bit-lanes. Bare-metal
+  // builds leave target detection out: firmware describes its target when it is compiled.
   Result<Target> detect_target(std::int32_t device) noexcept;
+#endif
 
   Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
   Status free(std::int32_t device, void* ptr) noexcept;
@@ -60,9 +75,13 @@ public:
   // calling thread and have finished when launch() returns (streams are synchronous here).
   Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept;
-  Status module_unload(std::int32_t device, void* module) noexcept;
-  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
-  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+  Status module_unload(std::int32_t, void* module) noexcept { return g_module_ops->unload(module); }
+  Result<void*> module_function(std::int32_t, void* module, const char* name) noexcept {
+    return g_module_ops->function(module, name);
+  }
+  Status launch(std::int32_t, void* function, const LaunchDesc& desc) noexcept {
+    return g_module_ops->launch(function, desc);
+  }
 
   Result<void*> stream_create(std::int32_t device) noexcept;
   Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
@@ -77,7 +96,8 @@ public:
 };
 
 static_assert(Backend<CpuBackend> && BackendEvents<CpuBackend> && HostAccessibleMemory<CpuBackend> &&
-              BackendTargetDetection<CpuBackend> && BackendModules<CpuBackend>);
+              BackendModules<CpuBackend>);
+static_assert(BackendTargetDetection<CpuBackend> == !DEVRT_BARE_METAL);
 
 } // namespace devrt::cpu
 

@@ -109,41 +109,9 @@ Result<void*> open_shared_object(std::span<const std::byte> data, BuildLog& log)
 
 } // namespace
 
-Status register_kernel_table(std::string_view name, std::span<const devrt_cpu_kernel_entry> entries) noexcept {
-  if (name.empty() || name.size() > 63) {
-    return make_error(ErrorCode::invalid_argument, "cpu register_kernel_table: a table name has 1 to 63 characters");
-  }
-  for (const devrt_cpu_kernel_entry& entry : entries) {
-    detail::KernelSignature signature;
-    if (entry.name == nullptr || entry.function == nullptr ||
-        (entry.signature != nullptr && !detail::parse_kernel_signature(entry.signature, signature))) {
-      return make_error(ErrorCode::invalid_argument, "cpu register_kernel_table(", name, "): entry '",
-                        entry.name != nullptr ? entry.name : "(null)",
-                        "' needs a name, a function and a well-formed signature");
-    }
-  }
-  detail::LockGuard lock(g_table_mutex);
-  if (const TableSlot* existing = find_table(name)) {
-    if (existing->entries == entries.data() && existing->count == entries.size()) return Status();
-    return make_error(ErrorCode::already_exists, "cpu register_kernel_table: a table named '", name,
-                      "' is already registered");
-  }
-  std::size_t n = g_table_count.load(std::memory_order_relaxed);
-  if (n == kMaxKernelTables) {
-    return make_error(ErrorCode::out_of_memory, "cpu register_kernel_table(", name, "): all ", kMaxKernelTables,
-                      " table slots are taken");
-  }
-  TableSlot& slot = g_tables[n];
-  slot.name_size = name.size();
-  slot.entries = entries.data();
-  slot.count = entries.size();
-  slot.name.store(name.data(), std::memory_order_release);
-  g_table_count.store(n + 1, std::memory_order_release);
-  return Status();
-}
+namespace {
 
-Result<void*> CpuBackend::module_load(std::int32_t, ModuleFormat format, std::span<const std::byte> data, const char*,
-                                      BuildLog& log) noexcept {
+Result<void*> load_module(ModuleFormat format, std::span<const std::byte> data, BuildLog& log) noexcept {
   if (format == ModuleFormat::host_table) {
     std::string_view name(reinterpret_cast<const char*>(data.data()), data.size());
     const TableSlot* table = find_table(name);
@@ -176,7 +144,7 @@ Result<void*> CpuBackend::module_load(std::int32_t, ModuleFormat format, std::sp
                     module_format_name(format));
 }
 
-Status CpuBackend::module_unload(std::int32_t, void* handle) noexcept {
+Status unload_module(void* handle) noexcept {
   auto* module = static_cast<CpuModule*>(handle);
 #if DEVRT_CPU_SHARED_OBJECTS
   if (module->library != nullptr) dlclose(module->library);
@@ -185,7 +153,7 @@ Status CpuBackend::module_unload(std::int32_t, void* handle) noexcept {
   return Status();
 }
 
-Result<void*> CpuBackend::module_function(std::int32_t, void* handle, const char* name) noexcept {
+Result<void*> find_function(void* handle, const char* name) noexcept {
   auto* module = static_cast<CpuModule*>(handle);
   detail::LockGuard lock(module->mutex);
   for (const auto& function : module->functions) {
@@ -220,7 +188,7 @@ Result<void*> CpuBackend::module_function(std::int32_t, void* handle, const char
 #endif
 }
 
-Status CpuBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) noexcept {
+Status launch_function(void* handle, const LaunchDesc& desc) noexcept {
   const auto& function = *static_cast<const CpuFunction*>(handle);
   DEVRT_RETURN_IF_ERROR(detail::check_kernel_args(function.name, function.signature, desc.args, desc.num_args));
   std::uint64_t threads = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
@@ -246,7 +214,7 @@ Status CpuBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) no
   context.shared_memory_bytes = desc.dynamic_shared_bytes;
   if (desc.dynamic_shared_bytes > 0) {
     std::size_t rounded = (desc.dynamic_shared_bytes + 63) & ~std::size_t{63};
-    context.shared_memory = std::aligned_alloc(64, rounded);
+    context.shared_memory = ::aligned_alloc(64, rounded);
     if (context.shared_memory == nullptr) {
       return make_error(ErrorCode::out_of_memory, "no host memory for ", desc.dynamic_shared_bytes,
                         " bytes of block-shared memory");
@@ -273,6 +241,49 @@ Status CpuBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) no
   return make_error(static_cast<ErrorCode>(code), "kernel '", function.name, "' failed in block (",
                     context.block_index[0], ", ", context.block_index[1], ", ", context.block_index[2],
                     "): ", err.message[0] != '\0' ? err.message : "no reason given");
+}
+
+constexpr ModuleOps kModuleOps{&load_module, &unload_module, &find_function, &launch_function};
+
+} // namespace
+
+#if !DEVRT_BARE_METAL
+// Hosted builds load shared objects without any table registered: the operations are always there.
+constinit const ModuleOps* g_module_ops = &kModuleOps;
+#endif
+
+Status register_kernel_table(std::string_view name, std::span<const devrt_cpu_kernel_entry> entries) noexcept {
+  if (name.empty() || name.size() > 63) {
+    return make_error(ErrorCode::invalid_argument, "cpu register_kernel_table: a table name has 1 to 63 characters");
+  }
+  for (const devrt_cpu_kernel_entry& entry : entries) {
+    detail::KernelSignature signature;
+    if (entry.name == nullptr || entry.function == nullptr ||
+        (entry.signature != nullptr && !detail::parse_kernel_signature(entry.signature, signature))) {
+      return make_error(ErrorCode::invalid_argument, "cpu register_kernel_table(", name, "): entry '",
+                        entry.name != nullptr ? entry.name : "(null)",
+                        "' needs a name, a function and a well-formed signature");
+    }
+  }
+  detail::LockGuard lock(g_table_mutex);
+  if (const TableSlot* existing = find_table(name)) {
+    if (existing->entries == entries.data() && existing->count == entries.size()) return Status();
+    return make_error(ErrorCode::already_exists, "cpu register_kernel_table: a table named '", name,
+                      "' is already registered");
+  }
+  std::size_t n = g_table_count.load(std::memory_order_relaxed);
+  if (n == kMaxKernelTables) {
+    return make_error(ErrorCode::out_of_memory, "cpu register_kernel_table(", name, "): all ", kMaxKernelTables,
+                      " table slots are taken");
+  }
+  TableSlot& slot = g_tables[n];
+  slot.name_size = name.size();
+  slot.entries = entries.data();
+  slot.count = entries.size();
+  slot.name.store(name.data(), std::memory_order_release);
+  g_table_count.store(n + 1, std::memory_order_release);
+  g_module_ops = &kModuleOps; // bare-metal builds link module code only when a table is registered
+  return Status();
 }
 
 } // namespace devrt::cpu
