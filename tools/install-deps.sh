@@ -4,7 +4,8 @@ set -eu
 packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catch2 libbenchmark-dev valgrind
   clang-14 libclang-rt-14-dev python3-numpy
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-tools
-  libamdhip64-dev hipcc"
+  libamdhip64-dev hipcc
+  gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc qemu-system-arm lld-14 llvm-14"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -7,11 +7,16 @@
 # The plugin variant (-Dplugins=true: every GPU-API backend a libdevrt_<name>.so) runs the same
 # suite again, plus its loader tests.
 #
-# DEVRT_TEST_CONFIGS selects configurations (default: "plain plugins asan valgrind tsan fuzz").
+# Firmware: a Cortex-M4 build (cross/cortex-m4.ini, minsize) whose tests and size points run
+# under qemu-system-arm, with the size budget; a Hexagon build (cross/hexagon.ini) whose DSP-side
+# program is linked and checked.
+#
+# DEVRT_TEST_CONFIGS selects configurations (default: "plain plugins asan valgrind tsan fuzz
+# firmware hexagon").
 set -u
 cd "$(dirname "$0")/.."
 sh tools/install-deps.sh || exit 1
-configs=${DEVRT_TEST_CONFIGS:-plain plugins asan valgrind tsan fuzz}
+configs=${DEVRT_TEST_CONFIGS:-plain plugins asan valgrind tsan fuzz firmware hexagon}
 logs=""
 failed_setup=0
 
@@ -58,6 +63,15 @@ for config in $configs; do
       fi
       ninja -C build-fuzz && meson test -C build-fuzz --print-errorlogs --logbase fuzz --suite fuzz
       logs="$logs build-fuzz/meson-logs/fuzz.json" ;;
+    firmware)
+      setup build-cortex-m4 --cross-file cross/cortex-m4.ini -Dbuildtype=minsize &&
+        meson test -C build-cortex-m4 --print-errorlogs --logbase firmware &&
+        cat build-cortex-m4/bench/firmware/firmware-size.json
+      logs="$logs build-cortex-m4/meson-logs/firmware.json" ;;
+    hexagon)
+      setup build-hexagon --cross-file cross/hexagon.ini -Dbuildtype=release &&
+        meson test -C build-hexagon --print-errorlogs --logbase hexagon
+      logs="$logs build-hexagon/meson-logs/hexagon.json" ;;
     *) echo "unknown configuration '$config'"; failed_setup=$((failed_setup + 1)) ;;
   esac
 done

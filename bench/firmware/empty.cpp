@@ -1,0 +1,2 @@
+// Size baseline (a): an empty firmware program, the C library's startup only.
+int main() { return 0; }
