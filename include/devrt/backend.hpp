@@ -297,9 +297,9 @@ struct BackendRegistrar {
 
 // Registers backend type `...` under the identifier `id` (its name, e.g. cpu). Defines the
 // extern "C" anchor `devrt_backend_anchor_<id>()` returning the backend's table, plus a static
-// registrar. Backends built into libdevrt are also listed in a generated table of anchors that
-// the registry references, so they survive static linking even where static constructors never
-// run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
+// registrar. Backends built into libdevrt (DEVRT_BUILDING_DEVRT) get no registrar: they are
+// listed in a generated table of anchors that the registry references, so they survive static
+// linking even where static constructors never run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
 // Compiled with DEVRT_BUILDING_PLUGIN defined (a plugin), only the anchor is defined: the plugin's
 // DEVRT_PLUGIN_ENTRY hands its tables to the loader instead.
 #define DEVRT_BACKEND_ANCHOR(id, ...)                                                                                  \
