@@ -27,6 +27,7 @@ enum class ErrorCode : std::int32_t {
   not_found = 8,        // a named thing (backend, function) does not exist
   already_exists = 9,   // registering something whose name or kind is taken
   abi_mismatch = 10,    // a backend table has the wrong ABI version or struct size
+  tool_failed = 11,     // an external tool (compiler, linker, archiver) ran and failed; the message holds its output
 };
 
 // Stable lower-case name of a code ("out_of_memory"). Thread-safe; returns static storage.

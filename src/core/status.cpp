@@ -18,6 +18,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
   case ErrorCode::not_found: return "not_found";
   case ErrorCode::already_exists: return "already_exists";
   case ErrorCode::abi_mismatch: return "abi_mismatch";
+  case ErrorCode::tool_failed: return "tool_failed";
   }
   return "unknown";
 }

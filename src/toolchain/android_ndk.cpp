@@ -1,0 +1,40 @@
+#include <devrt/toolchain/android_ndk.hpp>
+#include <devrt/toolchain/process.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+namespace devrt::toolchain {
+
+Result<std::string> find_ndk_compiler() noexcept {
+  const char* cc = std::getenv("DEVRT_NDK_CC"); // NOLINT(concurrency-mt-unsafe)
+  if (cc != nullptr && cc[0] != '\0') return find_program(cc);
+  const char* home = std::getenv("ANDROID_NDK_HOME"); // NOLINT(concurrency-mt-unsafe)
+  if (home != nullptr && home[0] != '\0') {
+    std::string bin = std::string(home) + "/toolchains/llvm/prebuilt/linux-x86_64/bin";
+    // The newest API level the NDK has a compiler driver for.
+    for (int api = 40; api >= 21; --api) {
+      std::string candidate = bin + "/aarch64-linux-android" + std::to_string(api) + "-clang++";
+      std::error_code ignored;
+      if (std::filesystem::exists(candidate, ignored)) return candidate;
+    }
+    return make_error(ErrorCode::unavailable, "tool not found: no aarch64-linux-android<api>-clang++ in ", bin);
+  }
+  return Status(ErrorCode::unavailable, "tool not found: the Android NDK (set DEVRT_NDK_CC or ANDROID_NDK_HOME)");
+}
+
+Status create_android_shared(const std::string& output, const std::vector<std::string>& inputs,
+                             const std::vector<std::string>& options) noexcept {
+  if (inputs.empty()) return make_error(ErrorCode::invalid_argument, "create_android_shared(", output, "): no inputs");
+  DEVRT_ASSIGN_OR_RETURN(std::string compiler, find_ndk_compiler());
+  ProcessOptions run;
+  run.argv = {compiler, "-shared", "-fPIC", "-static-libstdc++"};
+  run.argv.insert(run.argv.end(), options.begin(), options.end());
+  run.argv.insert(run.argv.end(), {"-o", output});
+  run.argv.insert(run.argv.end(), inputs.begin(), inputs.end());
+  DEVRT_ASSIGN_OR_RETURN(ProcessResult result, run_process(run));
+  return check_process(result, "create_android_shared");
+}
+
+} // namespace devrt::toolchain

@@ -1,0 +1,32 @@
+#include <devrt/toolchain/emscripten.hpp>
+#include <devrt/toolchain/process.hpp>
+
+#include <cstdlib>
+
+namespace devrt::toolchain {
+
+Result<std::string> find_emcc() noexcept {
+  const char* env = std::getenv("EMCC"); // NOLINT(concurrency-mt-unsafe)
+  if (env != nullptr && env[0] != '\0') return find_program(env);
+  return find_program("emcc");
+}
+
+Status create_wasm(const std::string& output, const std::vector<std::string>& inputs,
+                   const std::vector<std::string>& options) noexcept {
+  if (inputs.empty()) return make_error(ErrorCode::invalid_argument, "create_wasm(", output, "): no inputs");
+  DEVRT_ASSIGN_OR_RETURN(std::string emcc, find_emcc());
+  ProcessOptions run;
+  run.argv = {emcc,         "-O3",
+              "-std=c++17", "-Wno-ignored-attributes",
+              "-s",         "ALLOW_MEMORY_GROWTH=1",
+              "-s",         "STANDALONE_WASM=1",
+              "-s",         "ERROR_ON_UNDEFINED_SYMBOLS=0",
+              "--no-entry"};
+  run.argv.insert(run.argv.end(), options.begin(), options.end());
+  run.argv.insert(run.argv.end(), {"-o", output});
+  run.argv.insert(run.argv.end(), inputs.begin(), inputs.end());
+  DEVRT_ASSIGN_OR_RETURN(ProcessResult result, run_process(run));
+  return check_process(result, "create_wasm: emcc");
+}
+
+} // namespace devrt::toolchain
