@@ -3,10 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "toolchain_test_util.hpp"
 
@@ -100,4 +102,21 @@ TEST_CASE("find_program searches PATH", "[process]") {
   CHECK(*first == *sh);
   devrt::Result<std::string> none = find_first_program({"devrt-missing-a", "devrt-missing-b"});
   CHECK(contains(none.status().message(), "devrt-missing-a, devrt-missing-b"));
+}
+
+TEST_CASE("run_process is safe to call from several threads at once", "[process][concurrency]") {
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &good] {
+      for (int i = 0; i < 10; ++i) {
+        ProcessOptions options;
+        options.argv = {"sh", "-c", "echo $0", std::to_string(t * 100 + i)};
+        devrt::Result<ProcessResult> result = run_process(options);
+        if (result.ok() && result->out == std::to_string(t * 100 + i) + "\n") good.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(good.load() == 40);
 }
