@@ -28,6 +28,32 @@ struct ReadArchive {
   ReadArchive& operator=(const ReadArchive&) = delete;
   ~ReadArchive() { archive_read_free(handle); }
 };
+// Reads a tar (with any compression libarchive knows) entry by entry; errors name the archive.
+class TarReader {
+public:
+  Status open(const std::string& path) {
+    path_ = path;
+    archive_read_support_filter_all(reader_.handle);
+    archive_read_support_format_tar(reader_.handle);
+    if (archive_read_open_filename(reader_.handle, path.c_str(), 65536) != ARCHIVE_OK) return error();
+    return Status();
+  }
+  // The next entry, or nullptr after the last.
+  Result<archive_entry*> next() {
+    archive_entry* entry = nullptr;
+    int r = archive_read_next_header(reader_.handle, &entry);
+    if (r == ARCHIVE_EOF) return static_cast<archive_entry*>(nullptr);
+    if (r < ARCHIVE_WARN) return error();
+    return entry;
+  }
+  archive* handle() const { return reader_.handle; }
+  Status error() const;
+
+private:
+  ReadArchive reader_;
+  std::string path_;
+};
+
 struct WriteArchive {
   archive* handle;
   explicit WriteArchive(archive* a) : handle(a) {}
@@ -52,6 +78,10 @@ std::string_view base_name(std::string_view path) {
 const char* archive_message(archive* a) {
   const char* text = archive_error_string(a);
   return text != nullptr ? text : "unknown libarchive error";
+}
+
+Status TarReader::error() const {
+  return make_error(ErrorCode::invalid_argument, "extract_tar(", path_, "): ", archive_message(reader_.handle));
 }
 
 // The path's components after dropping "." and empty ones; false when a ".." would climb above
@@ -97,21 +127,12 @@ Status refuse(const std::string& archive_path, std::string_view entry, std::stri
 
 // Pass 1: every entry stays inside the directory and never goes through a symbolic link.
 Status check_entries(const std::string& archive_path) {
-  ReadArchive reader;
-  archive_read_support_filter_all(reader.handle);
-  archive_read_support_format_tar(reader.handle);
-  if (archive_read_open_filename(reader.handle, archive_path.c_str(), 65536) != ARCHIVE_OK) {
-    return make_error(ErrorCode::invalid_argument, "extract_tar(", archive_path, "): ", archive_message(reader.handle));
-  }
+  TarReader reader;
+  DEVRT_RETURN_IF_ERROR(reader.open(archive_path));
   std::set<std::string> symlinks;
-  archive_entry* entry = nullptr;
   for (;;) {
-    int r = archive_read_next_header(reader.handle, &entry);
-    if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) {
-      return make_error(ErrorCode::invalid_argument, "extract_tar(", archive_path,
-                        "): ", archive_message(reader.handle));
-    }
+    DEVRT_ASSIGN_OR_RETURN(archive_entry * entry, reader.next());
+    if (entry == nullptr) break;
     const char* raw = archive_entry_pathname(entry);
     std::string path = raw != nullptr ? raw : "";
     if (path.empty()) return refuse(archive_path, path, "has no name");
@@ -143,7 +164,7 @@ Status check_entries(const std::string& archive_path) {
     } else if (type != AE_IFREG && type != AE_IFDIR) {
       return refuse(archive_path, path, "is a device, FIFO or socket");
     }
-    archive_read_data_skip(reader.handle);
+    archive_read_data_skip(reader.handle());
   }
   return Status();
 }
@@ -209,26 +230,17 @@ Result<std::vector<std::string>> extract_tar(const std::string& archive_path, co
   std::string root(resolved);
   std::free(resolved);
 
-  ReadArchive reader;
-  archive_read_support_filter_all(reader.handle);
-  archive_read_support_format_tar(reader.handle);
-  if (archive_read_open_filename(reader.handle, archive_path.c_str(), 65536) != ARCHIVE_OK) {
-    return make_error(ErrorCode::invalid_argument, "extract_tar(", archive_path, "): ", archive_message(reader.handle));
-  }
+  TarReader reader;
+  DEVRT_RETURN_IF_ERROR(reader.open(archive_path));
   WriteArchive disk(archive_write_disk_new());
   // Entries are re-rooted under the directory's canonical path (absolute, no symbolic links), so
   // libarchive's absolute-path refusal cannot apply; its symlink and ".." guards still do.
   archive_write_disk_set_options(disk.handle, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
                                                   ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
   std::vector<std::string> extracted;
-  archive_entry* entry = nullptr;
   for (;;) {
-    int r = archive_read_next_header(reader.handle, &entry);
-    if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) {
-      return make_error(ErrorCode::invalid_argument, "extract_tar(", archive_path,
-                        "): ", archive_message(reader.handle));
-    }
+    DEVRT_ASSIGN_OR_RETURN(archive_entry * entry, reader.next());
+    if (entry == nullptr) break;
     std::string target = root + "/" + archive_entry_pathname(entry);
     archive_entry_copy_pathname(entry, target.c_str());
     if (const char* hardlink = archive_entry_hardlink(entry)) {
@@ -241,16 +253,14 @@ Result<std::vector<std::string>> extract_tar(const std::string& archive_path, co
     const void* block = nullptr;
     std::size_t size = 0;
     la_int64_t offset = 0;
-    while ((r = archive_read_data_block(reader.handle, &block, &size, &offset)) == ARCHIVE_OK) {
+    int r = ARCHIVE_OK;
+    while ((r = archive_read_data_block(reader.handle(), &block, &size, &offset)) == ARCHIVE_OK) {
       if (archive_write_data_block(disk.handle, block, size, offset) < ARCHIVE_WARN) {
         return make_error(ErrorCode::internal, "extract_tar(", archive_path, "): ", target, ": ",
                           archive_message(disk.handle));
       }
     }
-    if (r < ARCHIVE_WARN) {
-      return make_error(ErrorCode::invalid_argument, "extract_tar(", archive_path,
-                        "): ", archive_message(reader.handle));
-    }
+    if (r < ARCHIVE_WARN) return reader.error();
     archive_write_finish_entry(disk.handle);
     if (archive_entry_filetype(entry) == AE_IFREG) extracted.push_back(target);
   }
