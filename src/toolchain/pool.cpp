@@ -155,37 +155,34 @@ struct ProcessPool::State {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    if (worker.pid >= 0) kill_and_reap(worker, status);
+    if (worker.pid >= 0) kill_and_reap(worker);
     worker.responses.reset();
   }
 
-  void kill_and_reap(Worker& worker, int& status) noexcept {
-    static_cast<void>(kill_process_tree(worker.pid));
-    static_cast<void>(::kill(-worker.pid, SIGKILL));
-    while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  // Drops a worker that has been reaped: it takes no more jobs and a fresh one replaces it.
+  static void forget(Worker& worker) noexcept {
     worker.pid = -1;
     worker.requests.reset();
     worker.responses.reset();
     worker.busy = false;
+  }
+
+  void kill_and_reap(Worker& worker) noexcept {
+    static_cast<void>(kill_process_tree(worker.pid));
+    static_cast<void>(detail::wait_for_exit(worker.pid));
+    forget(worker);
   }
 
   // A worker whose response pipe ended mid-job: how it ended.
   void lost_during_job(Worker& worker, JobResult& result) noexcept {
-    int status = 0;
-    while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    worker.pid = -1;
-    worker.requests.reset();
-    worker.responses.reset();
-    worker.busy = false;
+    int status = detail::wait_for_exit(worker.pid);
+    forget(worker);
     ++stats.workers_lost;
     if (WIFSIGNALED(status)) {
       result.state = JobState::crashed;
       result.term_signal = WTERMSIG(status);
-      const char* name = sigabbrev_np(result.term_signal);
-      result.status = make_error(ErrorCode::tool_failed, "job crashed its worker: killed by signal ",
-                                 result.term_signal, " (SIG", name != nullptr ? name : "?", ")");
+      result.status =
+          Status(ErrorCode::tool_failed, "job crashed its worker: " + detail::signal_description(result.term_signal));
     } else {
       result.state = JobState::exited;
       result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -240,8 +237,7 @@ struct ProcessPool::State {
           write_all(worker.requests.get(), job.input.data(), job.input.size())) {
         return Status();
       }
-      int status = 0;
-      kill_and_reap(worker, status); // it died between jobs: start a fresh one
+      kill_and_reap(worker); // it died between jobs: start a fresh one
       ++stats.workers_lost;
     }
     return Status(ErrorCode::internal, "process pool: a fresh worker would not take the job");
@@ -346,8 +342,7 @@ std::vector<JobResult> ProcessPool::run(std::span<const Job> jobs) noexcept {
     for (State::Worker& worker : state.workers) {
       if (!worker.busy || !worker.has_deadline || now < worker.deadline) continue;
       JobResult& result = results[worker.job];
-      int status = 0;
-      state.kill_and_reap(worker, status);
+      state.kill_and_reap(worker);
       ++state.stats.workers_lost;
       result.state = JobState::timed_out;
       result.elapsed = now - worker.start;

@@ -164,11 +164,7 @@ std::string ProcessResult::describe() const {
     return "timed out after " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()) +
            " ms";
   }
-  if (term_signal != 0) {
-    const char* name = sigabbrev_np(term_signal);
-    return "killed by signal " + std::to_string(term_signal) +
-           (name != nullptr ? std::string(" (SIG") + name + ")" : "");
-  }
+  if (term_signal != 0) return detail::signal_description(term_signal);
   return "exited with status " + std::to_string(exit_code);
 }
 
@@ -196,8 +192,26 @@ Status kill_process_tree(int pid) noexcept {
   }
   static_cast<void>(::kill(pid, SIGKILL));
   for (int child : tree) static_cast<void>(::kill(child, SIGKILL));
+  static_cast<void>(::kill(-pid, SIGKILL)); // and its process group, when it leads one
   return Status();
 }
+
+namespace detail {
+
+int wait_for_exit(int pid) noexcept {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::string signal_description(int signal_number) {
+  const char* name = sigabbrev_np(signal_number);
+  return "killed by signal " + std::to_string(signal_number) +
+         (name != nullptr ? std::string(" (SIG") + name + ")" : "");
+}
+
+} // namespace detail
 
 Result<ProcessResult> run_process(const ProcessOptions& options) noexcept {
   if (options.argv.empty()) return Status(ErrorCode::invalid_argument, "run_process: empty argv");
@@ -268,9 +282,7 @@ Result<ProcessResult> run_process(const ProcessOptions& options) noexcept {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         static_cast<void>(kill_process_tree(pid));
-        static_cast<void>(::kill(-pid, SIGKILL));
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
+        status = detail::wait_for_exit(pid);
         result.timed_out = true;
         exited = true;
         break;

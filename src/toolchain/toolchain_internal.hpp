@@ -3,6 +3,7 @@
 #define DEVRT_SRC_TOOLCHAIN_TOOLCHAIN_INTERNAL_HPP
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include <csignal>
@@ -52,6 +53,12 @@ inline bool make_pipe(Fd& read_end, Fd& write_end) noexcept {
   write_end.reset(fds[1]);
   return true;
 }
+
+// Waits for `pid` to end (retrying on EINTR) and returns its wait status. process.cpp.
+int wait_for_exit(int pid) noexcept;
+
+// "killed by signal 11 (SIGSEGV)". process.cpp.
+std::string signal_description(int signal_number);
 
 // Lets a write to a pipe whose reader has gone fail with EPIPE instead of killing the process:
 // SIGPIPE is blocked in this thread for the guard's life and a pending one is consumed.

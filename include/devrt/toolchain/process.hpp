@@ -59,8 +59,9 @@ Result<std::string> find_program(std::string_view name) noexcept;
 // The first of `names` found on PATH; `unavailable` listing every candidate otherwise.
 Result<std::string> find_first_program(const std::vector<std::string>& names) noexcept;
 
-// Sends SIGKILL to `pid` and to every process descending from it (read from /proc, with the tree
-// stopped first so that it cannot fork away). Does not reap `pid`. Thread-safe.
+// Sends SIGKILL to `pid`, to every process descending from it (read from /proc, with the tree
+// stopped first so that it cannot fork away) and to its process group when it leads one. Does
+// not reap `pid`. Thread-safe.
 Status kill_process_tree(int pid) noexcept;
 
 } // namespace devrt::toolchain
