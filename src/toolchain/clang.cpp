@@ -2,13 +2,15 @@
 #include <devrt/toolchain/files.hpp>
 #include <devrt/toolchain/process.hpp>
 
+#include "toolchain_internal.hpp"
+
 namespace devrt::toolchain {
 
 Result<std::string> find_clang(int preferred_major) noexcept {
   std::vector<std::string> names;
   if (preferred_major > 0) names.push_back("clang-" + std::to_string(preferred_major));
   names.emplace_back("clang");
-  for (int version = 30; version >= 7; --version) names.push_back("clang-" + std::to_string(version));
+  for (std::string& name : detail::versioned_names("clang")) names.push_back(std::move(name));
   Result<std::string> found = find_first_program(names);
   if (found.ok()) return found;
   return Status(ErrorCode::unavailable, "tool not found: clang (tried clang-<major>, clang, clang-30 ... clang-7)");

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "toolchain_internal.hpp"
+
 namespace devrt::toolchain {
 namespace {
 
@@ -16,8 +18,6 @@ bool exists(const std::string& path) {
   std::error_code ignored;
   return std::filesystem::exists(path, ignored);
 }
-
-std::string parent_directory(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
 
 // "13.0.48" or "13.0" -> {13, 0}.
 bool parse_major_minor(std::string_view text, CudaVersion& version) {
@@ -119,12 +119,8 @@ Result<std::string> find_cuda_path() noexcept {
     const char* value = std::getenv(variable); // NOLINT(concurrency-mt-unsafe)
     if (value != nullptr && value[0] != '\0') candidates.emplace_back(value);
   }
-  Result<std::string> nvcc = find_program("nvcc");
-  if (nvcc.ok()) {
-    std::error_code ignored;
-    std::string real = std::filesystem::canonical(*nvcc, ignored).string();
-    candidates.push_back(parent_directory(parent_directory(real.empty() ? *nvcc : real)));
-  }
+  Result<std::string> nvcc_root = detail::install_root("nvcc");
+  if (nvcc_root.ok()) candidates.push_back(*nvcc_root);
   candidates.emplace_back("/usr/local/cuda");
   std::string tried;
   for (const std::string& root : candidates) {

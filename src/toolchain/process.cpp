@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include <dirent.h>
@@ -197,6 +198,19 @@ Status kill_process_tree(int pid) noexcept {
 }
 
 namespace detail {
+
+std::vector<std::string> versioned_names(std::string_view base) {
+  std::vector<std::string> names;
+  for (int version = 30; version >= 7; --version) names.push_back(std::string(base) + "-" + std::to_string(version));
+  return names;
+}
+
+Result<std::string> install_root(std::string_view program) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(std::string path, find_program(program));
+  std::error_code ignored;
+  std::filesystem::path real = std::filesystem::canonical(path, ignored);
+  return (real.empty() ? std::filesystem::path(path) : real).parent_path().parent_path().string();
+}
 
 int wait_for_exit(int pid) noexcept {
   int status = 0;

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "toolchain_internal.hpp"
+
 namespace devrt::toolchain {
 namespace {
 
@@ -35,7 +37,7 @@ Result<std::string> find_lld(int preferred_major) noexcept {
     names.insert(names.end(), {"ld.lld-" + std::to_string(major) + ".0", "ld.lld-" + std::to_string(major)});
   names.emplace_back("ld.lld");
   names.emplace_back("/opt/rocm/llvm/bin/ld.lld");
-  for (int version = 30; version >= 7; --version) names.push_back("ld.lld-" + std::to_string(version));
+  for (std::string& name : detail::versioned_names("ld.lld")) names.push_back(std::move(name));
   Result<std::string> found = find_first_program(names);
   if (found.ok()) return found;
   return Status(
@@ -58,12 +60,9 @@ Status rocm_link(const std::string& object, const std::string& code_object, cons
 Result<std::string> find_rocm_path() noexcept {
   const char* env = std::getenv("ROCM_PATH"); // NOLINT(concurrency-mt-unsafe)
   if (env != nullptr && env[0] != '\0') return std::string(env);
-  Result<std::string> hipcc = find_program("hipcc");
+  Result<std::string> hipcc_root = detail::install_root("hipcc");
+  if (hipcc_root.ok()) return hipcc_root;
   std::error_code ignored;
-  if (hipcc.ok()) {
-    std::filesystem::path real = std::filesystem::canonical(*hipcc, ignored);
-    if (!real.empty()) return real.parent_path().parent_path().string();
-  }
   if (std::filesystem::exists("/opt/rocm/bin/hipcc", ignored)) return std::string("/opt/rocm");
   return Status(ErrorCode::unavailable, "ROCm not found (tried $ROCM_PATH, hipcc on PATH, /opt/rocm)");
 }

@@ -4,7 +4,11 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
+
+#include <devrt/status.hpp>
 
 #include <csignal>
 
@@ -53,6 +57,13 @@ inline bool make_pipe(Fd& read_end, Fd& write_end) noexcept {
   write_end.reset(fds[1]);
   return true;
 }
+
+// LLVM tools by version, newest first: "clang-30" ... "clang-7". process.cpp.
+std::vector<std::string> versioned_names(std::string_view base);
+
+// The installation a program on PATH belongs to: two directories above it, symbolic links
+// resolved (nvcc -> /usr/local/cuda-13.0). `unavailable` when it is not on PATH. process.cpp.
+Result<std::string> install_root(std::string_view program) noexcept;
 
 // Waits for `pid` to end (retrying on EINTR) and returns its wait status. process.cpp.
 int wait_for_exit(int pid) noexcept;
