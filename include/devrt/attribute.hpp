@@ -1,4 +1,5 @@
-// Device attributes: the seventeen kinds TVM's DeviceAPI answers, each with one value type.
+// Device attributes: the seventeen kinds TVM's DeviceAPI answers and devrt's own
+// buffer_offset_alignment, each with one value type.
 #ifndef DEVRT_ATTRIBUTE_HPP
 #define DEVRT_ATTRIBUTE_HPP
 
@@ -29,9 +30,13 @@ enum class Attribute : std::int32_t {
   total_global_memory = 14,        // int64, bytes
   available_global_memory = 15,    // int64, bytes
   image_pitch_alignment = 16,      // int64, bytes
+  // int64, bytes: a buffer kernel argument's byte offset must be a multiple of this (OpenCL's
+  // CL_DEVICE_MEM_BASE_ADDR_ALIGN, Vulkan's minStorageBufferOffsetAlignment); 1 where device
+  // memory is addressed by pointers and any offset works.
+  buffer_offset_alignment = 17,
 };
 
-inline constexpr std::int32_t kAttributeCount = 17;
+inline constexpr std::int32_t kAttributeCount = 18;
 
 // Three extents (x, y, z), as in max_thread_dimensions.
 struct Dim3 {

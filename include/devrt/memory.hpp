@@ -83,13 +83,31 @@ private:
 };
 
 // Copies `nbytes` from src[src_offset...] to dst[dst_offset...] (host<->device, device<->device,
-// across backends through a host bounce buffer). Ordered on `stream`, which must belong to the
-// non-host side (default: the calling thread's current stream of that device); host memory must
-// stay valid until that stream is synchronized. Checks before doing anything: ranges within the
+// across backends through a host bounce buffer). Checks before doing anything: ranges within the
 // spans (out_of_range), no overlap between source and destination (invalid_argument), null data
 // with non-zero size (invalid_argument). nbytes == 0 is a no-op. Thread-safe.
+//
+// Which stream runs it, and when it is complete (one rule for every pair of devices):
+// - A copy runs on a stream of copy_device(src.device, dst.device): the destination, unless the
+//   destination is host-accessible memory (cpu, cuda_host) and the source is another kind of
+//   device than cpu, in which case the source device runs it (device -> host is the device's
+//   DMA). `stream` must belong to that
+//   device (invalid_argument otherwise); by default it is the calling thread's current stream of
+//   that device.
+// - The copy is complete once that stream is synchronized (devrt::synchronize, or an event
+//   recorded after it). Until then the host must neither reuse the source nor read the
+//   destination, by pointer or by another copy: a cuda -> cuda_host copy is a DMA pending on the
+//   cuda device's stream, and synchronizing cuda_host does not wait for it.
+// - Some copies are complete on return; synchronizing is still correct for them: copies between
+//   two host-accessible spans, and staged copies between backends that cannot reach each other's
+//   memory (opencl <-> vulkan), which wait for both sides.
 Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
             StreamRef stream = {}) noexcept;
+
+// The device whose stream runs a copy from `src` to `dst` (the rule above): a stream passed to
+// copy() must belong to it, and synchronizing it completes the copy. unavailable for an
+// unregistered kind. Thread-safe.
+Result<Device> copy_device(Device src, Device dst) noexcept;
 
 // Whole-span copy; sizes must match.
 inline Status copy(MemorySpan src, MemorySpan dst, StreamRef stream = {}) noexcept {

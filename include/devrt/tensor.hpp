@@ -121,7 +121,9 @@ public:
   Result<Tensor> slice(std::int32_t dim, std::int64_t begin, std::int64_t end) const noexcept;
 
   // Copies `src`'s elements into this tensor (same shape and dtype; any two devices). Contiguous
-  // tensors copy in one transfer ordered on `stream` (see devrt::copy); strided tensors are copied
+  // tensors copy in one transfer ordered on `stream`, which belongs to
+  // devrt::copy_device(src.device(), device()) and is complete once that stream is synchronized
+  // (the rule at devrt::copy); strided tensors are copied
   // element-wise when both are host-accessible and are `unsupported` otherwise. A read-only
   // destination is invalid_argument. Thread-safe for distinct destinations.
   Status copy_from(const Tensor& src, StreamRef stream = {}) const noexcept;
@@ -129,7 +131,10 @@ public:
   // Contiguous tensors only: copy nbytes() bytes from / to host memory.
   Status copy_from_host(const void* src, std::size_t nbytes, StreamRef stream = {}) const noexcept;
   Status copy_to_host(void* dst, std::size_t nbytes, StreamRef stream = {}) const noexcept;
-  // A compact copy of this tensor on `device`.
+  // A compact copy of this tensor on `device`. When the result is host-accessible (cpu,
+  // cuda_host) it is complete on return: its bytes may be read at once. Otherwise the copy is
+  // ordered on `stream` (default: the current stream of `device`, which runs it), so work queued
+  // there after it sees the data. Thread-safe.
   Result<Tensor> to(Device device, StreamRef stream = {}) const noexcept;
 
 private:

@@ -26,6 +26,7 @@ constexpr std::array<std::string_view, kAttributeCount> kAttributeNames{
     "total_global_memory",
     "available_global_memory",
     "image_pitch_alignment",
+    "buffer_offset_alignment",
 };
 
 } // namespace

@@ -40,6 +40,7 @@ inline AttributeValue gpu_attribute(const GpuDeviceInfo& d, Attribute attribute)
   case Attribute::l2_cache_size_bytes: return integer(d.l2_bytes);
   case Attribute::total_global_memory: return integer(d.total_memory);
   case Attribute::image_pitch_alignment: return integer(d.pitch_alignment);
+  case Attribute::buffer_offset_alignment: return integer(1); // device pointers: any offset
   default: return AttributeValue();
   }
 }

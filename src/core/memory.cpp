@@ -54,6 +54,22 @@ inline bool range_ok(const MemorySpan& span, std::size_t offset, std::size_t nby
                     stream_device, " but the copy runs on ", side);
 }
 
+// The backend that does a copy's work (null: neither can reach the other's memory, so the copy is
+// staged through the host) and the device whose stream orders it. The rule, as the header states
+// it: the destination, unless the destination is host-accessible memory and the source is a device
+// other than plain host memory (cpu), in which case the source (device -> host is the device's DMA).
+struct CopyRoute {
+  BackendRef handler;
+  Device device;
+};
+
+CopyRoute route_copy(Device src, BackendRef src_backend, Device dst, BackendRef dst_backend) noexcept {
+  if (src.kind == dst.kind) return {dst_backend, dst};
+  if (dst_backend.host_accessible() && src.kind != DeviceKind::cpu) return {src_backend, src};
+  if (src_backend.host_accessible()) return {dst_backend, dst}; // the device reads host addresses
+  return {BackendRef(), dst};
+}
+
 Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
                  std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
   devrt_copy_desc desc;
@@ -117,6 +133,14 @@ Status Buffer::reset() noexcept {
   return status;
 }
 
+Result<Device> copy_device(Device src, Device dst) noexcept {
+  Registry& registry = Registry::global();
+  BackendRef src_backend = registry.find(src.kind);
+  BackendRef dst_backend = registry.find(dst.kind);
+  if (!src_backend || !dst_backend) return registry.get(src_backend ? dst.kind : src.kind).status();
+  return route_copy(src, src_backend, dst, dst_backend).device;
+}
+
 Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
             StreamRef stream) noexcept {
   if (!range_ok(src, src_offset, nbytes)) [[unlikely]]
@@ -136,21 +160,12 @@ Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t 
     return overlap_error(src, src_offset, dst, dst_offset, nbytes);
   }
 
-  // The backend that does the work, and the device whose stream orders it.
-  BackendRef handler;
-  Device side;
-  // Plain host memory (cpu) is never "the device side": a copy to it from any other backend,
-  // host-accessible ones such as cuda_host included, is ordered on that backend's stream.
-  if (src.device.kind == dst.device.kind || (src_backend.host_accessible() && dst.device.kind != DeviceKind::cpu)) {
-    handler = dst_backend;
-    side = dst.device;
-  } else if (dst_backend.host_accessible()) {
-    handler = src_backend;
-    side = src.device;
-  }
-  if (stream == StreamRef{}) stream = current_stream(handler ? side : dst.device);
+  const CopyRoute route = route_copy(src.device, src_backend, dst.device, dst_backend);
+  const BackendRef handler = route.handler;
+  const Device side = route.device;
+  if (stream == StreamRef{}) stream = current_stream(side);
   if (!handler) {
-    if (stream.device != dst.device) return stream_error(src, dst, stream.device, dst.device, true);
+    if (stream.device != side) return stream_error(src, dst, stream.device, side, true);
     return copy_staged(src_backend, src, src_offset, dst_backend, dst, dst_offset, nbytes, stream);
   }
   if (stream.device != side) [[unlikely]]

@@ -444,6 +444,15 @@ Result<Tensor> Tensor::to(Device device, StreamRef stream) const noexcept {
     return result;
   }
   DEVRT_RETURN_IF_ERROR(result.copy_from(*this, stream));
+  if (result.host_accessible_) {
+    // The copy may be a DMA on the source device's stream (cuda -> cuda_host): wait for it, so
+    // that the host can read the result at once.
+    if (stream.handle == nullptr) {
+      DEVRT_ASSIGN_OR_RETURN(Device runs_on, copy_device(device_, device));
+      stream = current_stream(runs_on);
+    }
+    DEVRT_RETURN_IF_ERROR(synchronize(stream));
+  }
   return result;
 }
 

@@ -19,6 +19,19 @@ devrt::BackendRef backend();
 // Every device of it.
 std::vector<devrt::Device> devices();
 
+// Every device of every available backend: the other side of each cross-device pair.
+inline std::vector<devrt::Device> all_present_devices() {
+  std::vector<devrt::Device> out;
+  const devrt::Registry& registry = devrt::Registry::global();
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    devrt::BackendRef backend = registry.at(i);
+    if (!backend.availability().ok()) continue;
+    std::int32_t count = backend.device_count().value_or(0);
+    for (std::int32_t id = 0; id < count; ++id) out.push_back(devrt::Device{backend.kind(), id});
+  }
+  return out;
+}
+
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 // A recognisable byte pattern; `seed` makes different buffers differ.

@@ -223,3 +223,52 @@ TEST_CASE("a copy on another device's stream is refused", "[conformance][copy][s
     CHECK(contains(s.message(), "stream"));
   }
 }
+
+// The stream rule of devrt::copy, tested as a user relies on it: after synchronizing only the
+// stream of copy_device(src, dst), the destination holds the bytes, read at once through its
+// pointer where the host can reach it. Both directions between every device of this backend and
+// every present device (cpu, the other backends, this backend's other devices).
+TEST_CASE("a copy is complete once the stream of copy_device is synchronized", "[conformance][copy][stream]") {
+  const std::vector<devrt::Device> others = conformance::all_present_devices();
+  const devrt::Registry& registry = devrt::Registry::global();
+  auto host_reachable = [&](devrt::Device d) { return registry.find(d.kind).host_accessible(); };
+  const std::size_t size = (std::size_t{4} << 20) + 12; // large enough for a real DMA
+  for (const devrt::Device device : conformance::devices()) {
+    for (const devrt::Device other : others) {
+      for (bool outward : {true, false}) {
+        const devrt::Device src_device = outward ? device : other;
+        const devrt::Device dst_device = outward ? other : device;
+        INFO(devrt::to_string(src_device) << " -> " << devrt::to_string(dst_device));
+        devrt::Result<devrt::Device> runs_on = devrt::copy_device(src_device, dst_device);
+        REQUIRE(runs_on.ok());
+        // The rule itself: the destination, unless the destination is host-accessible and the
+        // source is another kind of device than cpu.
+        const bool source_side = host_reachable(dst_device) && src_device.kind != devrt::DeviceKind::cpu &&
+                                 src_device.kind != dst_device.kind;
+        CHECK(*runs_on == (source_side ? src_device : dst_device));
+
+        std::vector<unsigned char> bytes = conformance::pattern(size, static_cast<unsigned>(src_device.id + 7));
+        Buffer src = conformance::upload(src_device, bytes);
+        Buffer dst = std::move(Buffer::allocate(dst_device, size)).value();
+        REQUIRE(devrt::copy(src, dst).ok());
+        REQUIRE(devrt::synchronize(devrt::current_stream(*runs_on)).ok());
+        if (host_reachable(dst_device)) {
+          const auto* got = static_cast<const unsigned char*>(dst.data());
+          CHECK(std::equal(bytes.begin(), bytes.end(), got));
+        } else {
+          CHECK(conformance::read_back(dst) == bytes);
+        }
+
+        // A stream of a device that does not run the copy is refused before anything happens.
+        const devrt::Device wrong = *runs_on == dst_device ? src_device : dst_device;
+        if (wrong != *runs_on) {
+          devrt::Result<devrt::Stream> foreign = devrt::Stream::create(wrong);
+          REQUIRE(foreign.ok());
+          devrt::Status s = devrt::copy(src, dst, *foreign);
+          CHECK(s.code() == ErrorCode::invalid_argument);
+          CHECK(contains(s.message(), "stream"));
+        }
+      }
+    }
+  }
+}

@@ -160,6 +160,7 @@ Result<AttributeValue> CpuBackend::get_attribute(std::int32_t, Attribute attribu
   case Attribute::available_global_memory: return known(available_memory());
   case Attribute::max_clock_rate: return known(info.clock_khz);
   case Attribute::l2_cache_size_bytes: return known(info.l2_bytes);
+  case Attribute::buffer_offset_alignment: return AttributeValue(std::int64_t{1});
   default: return AttributeValue();
   }
 }

@@ -1,5 +1,6 @@
 #include "opencl_backend.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -296,6 +297,11 @@ void append_build_log(const Api& api, cl_program program, cl_device_id device, B
   log.append(text);
 }
 
+// Sub-buffer origins must be multiples of CL_DEVICE_MEM_BASE_ADDR_ALIGN (given in bits).
+std::size_t buffer_offset_alignment(const ClDevice& device) noexcept {
+  return std::max<std::size_t>(device.base_address_align_bits / 8, 1);
+}
+
 // A buffer argument as a cl_mem: the allocation itself, or a sub-buffer for a non-zero offset
 // (released by the caller once enqueued).
 Status buffer_argument(const Api& api, const ClDevice& device, const devrt_kernel_arg& arg, std::uint32_t index,
@@ -303,8 +309,7 @@ Status buffer_argument(const Api& api, const ClDevice& device, const devrt_kerne
   owned = false;
   out = static_cast<cl_mem>(arg.buffer);
   if (arg.offset == 0) return Status();
-  std::size_t align = device.base_address_align_bits / 8;
-  if (align == 0) align = 1;
+  const std::size_t align = buffer_offset_alignment(device);
   if (arg.offset % align != 0 || arg.size == 0) {
     return make_error(ErrorCode::invalid_argument, "argument ", index, ": offset ", arg.offset,
                       arg.size == 0 ? " leaves no bytes" : " is not a multiple of the device's ",
@@ -356,6 +361,7 @@ Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribu
   case Attribute::l2_cache_size_bytes: return d.global_cache != 0 ? integer(d.global_cache) : AttributeValue();
   case Attribute::total_global_memory: return integer(d.global_memory);
   case Attribute::image_pitch_alignment: return integer(d.image_pitch_alignment);
+  case Attribute::buffer_offset_alignment: return integer(buffer_offset_alignment(d));
   default: return AttributeValue();
   }
 }
