@@ -49,6 +49,7 @@ namespace devrt::vulkan {
   X(vkBeginCommandBuffer)                                                                                              \
   X(vkEndCommandBuffer)                                                                                                \
   X(vkCmdCopyBuffer)                                                                                                   \
+  X(vkCmdUpdateBuffer)                                                                                                 \
   X(vkCmdPipelineBarrier)                                                                                              \
   X(vkCmdBindPipeline)                                                                                                 \
   X(vkCmdBindDescriptorSets)                                                                                           \
@@ -82,6 +83,8 @@ struct DeviceApi {
   // Core in Vulkan 1.2, else from VK_KHR_timeline_semaphore (same signatures).
   PFN_vkWaitSemaphores vkWaitSemaphores = nullptr;
   PFN_vkGetSemaphoreCounterValue vkGetSemaphoreCounterValue = nullptr;
+  // VK_KHR_push_descriptor, where the device has it and devrt enabled it.
+  PFN_vkCmdPushDescriptorSetKHR vkCmdPushDescriptorSetKHR = nullptr;
 #undef DEVRT_VULKAN_SLOT
 };
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "kernel_signature.hpp"
 #include "lazy_runtime.hpp"
 #include "vulkan_api.hpp"
+#include "vulkan_memory.hpp"
 #include "vulkan_spirv.hpp"
 
 namespace devrt::vulkan {
@@ -65,6 +67,17 @@ constexpr std::uint32_t kMaxCommandsPerBatch = 4096;
 constexpr std::uint32_t kDescriptorSetsPerPool = 256;
 constexpr std::uint32_t kDescriptorsPerPool = kDescriptorSetsPerPool * 8;
 constexpr std::uint32_t kMaxPushConstantBytes = 256;
+// Host transfers to and from memory the host cannot map go through a stream's staging ring:
+// kStagingSlots persistent buffers of kStagingChunk bytes per direction, so that the device copies
+// one chunk while the host fills or drains the other.
+constexpr VkDeviceSize kStagingChunk = VkDeviceSize{8} << 20;
+constexpr std::uint32_t kStagingSlots = 2;
+// Host writes this small (and 4-byte aligned) are recorded inline with vkCmdUpdateBuffer.
+constexpr VkDeviceSize kInlineUpdateBytes = 65536;
+// Every implementation supports at least 32 push descriptors (maxPushDescriptors).
+constexpr std::size_t kMaxPushDescriptors = 32;
+// Ranges a stream remembers since its last barrier; beyond that the next command gets a barrier.
+constexpr std::size_t kTrackedRanges = 16;
 
 // ---- State -----------------------------------------------------------------------------------
 
@@ -115,7 +128,23 @@ struct Batch {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   std::uint64_t value = 0;
   std::vector<VkDescriptorPool> pools;
-  std::vector<Allocation*> staging;
+};
+
+// A persistent staging buffer of a stream, free once the stream's timeline reaches busy_until.
+struct StagingSlot {
+  Allocation* allocation = nullptr;
+  std::uint64_t busy_until = 0;
+};
+
+struct StagingRing {
+  StagingSlot slots[kStagingSlots];
+  std::uint32_t next = 0;
+};
+
+// A byte range a recorded command touches; two commands conflict when they share one.
+struct TouchedRange {
+  VkBuffer buffer;
+  VkDeviceSize begin, end;
 };
 
 struct StreamState {
@@ -126,12 +155,20 @@ struct StreamState {
   std::uint64_t submitted = 0;
   VkCommandBuffer recording = VK_NULL_HANDLE;
   std::uint32_t commands = 0;
+  // What the recording command buffer has: the bound pipeline, and the stages and ranges of the
+  // commands since its last barrier (hazard tracking).
+  VkPipeline bound_pipeline = VK_NULL_HANDLE;
+  VkPipelineStageFlags pending_stages = 0;
+  TouchedRange touched[kTrackedRanges];
+  std::size_t touched_count = 0;
+  bool touched_overflow = false;
   std::vector<VkDescriptorPool> recording_pools;
-  std::vector<Allocation*> recording_staging;
   std::vector<std::pair<TimelineRef, std::uint64_t>> waits;
   std::deque<Batch> in_flight;
   std::vector<VkCommandBuffer> free_commands;
   std::vector<VkDescriptorPool> free_pools;
+  StagingRing upload;
+  StagingRing readback;
 };
 
 struct DeviceState {
@@ -148,6 +185,7 @@ struct DeviceState {
   bool has_push_descriptor = false;
   bool has_storage_buffer_class = false;
   bool has_driver_properties = false;
+  bool use_push_descriptors = false; // has_push_descriptor, enabled on the device
   std::uint32_t compute_family = UINT32_MAX;
 
   std::once_flag once;
@@ -156,9 +194,7 @@ struct DeviceState {
   VkQueue queue = VK_NULL_HANDLE;
   std::mutex queue_mutex;
   DeviceApi api;
-  std::uint32_t buffer_type = UINT32_MAX;  // memory type for allocations
-  std::uint32_t staging_type = UINT32_MAX; // host-visible type for staging
-  bool map_buffers = false;                // buffer_type is host-visible and mapping is allowed
+  MemoryPlan plan; // memory types by purpose (vulkan_memory.hpp)
   StreamState* default_stream = nullptr;
   std::mutex streams_mutex;
   std::vector<StreamState*> streams; // every live stream, the default one included
@@ -305,19 +341,6 @@ void wait_idle_at_exit() noexcept {
   }
 }
 
-std::uint32_t find_memory_type(const DeviceState& d, std::uint32_t allowed, VkMemoryPropertyFlags want,
-                               VkMemoryPropertyFlags also) {
-  std::uint32_t fallback = UINT32_MAX;
-  for (std::uint32_t i = 0; i < d.memory.memoryTypeCount; ++i) {
-    if ((allowed & (1u << i)) == 0) continue;
-    VkMemoryPropertyFlags flags = d.memory.memoryTypes[i].propertyFlags;
-    if ((flags & want) != want) continue;
-    if ((flags & also) == also) return i;
-    if (fallback == UINT32_MAX) fallback = i;
-  }
-  return fallback;
-}
-
 Status create_stream(DeviceState& d, StreamState*& out);
 
 Status init_device(DeviceState& d) {
@@ -343,11 +366,18 @@ Status init_device(DeviceState& d) {
   features11.pNext = &features12;
   features12.pNext = nullptr;
   features.features.robustBufferAccess = VK_FALSE;
+  // Push descriptors bind a launch's buffers without allocating a descriptor set.
+  // DEVRT_VULKAN_NO_PUSH_DESCRIPTORS=1 uses descriptor pools instead (to test that path).
+  const char* no_push = std::getenv("DEVRT_VULKAN_NO_PUSH_DESCRIPTORS");
+  d.use_push_descriptors = d.has_push_descriptor && (no_push == nullptr || std::strcmp(no_push, "1") != 0);
+  const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
   VkDeviceCreateInfo create{};
   create.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   create.pNext = &features;
   create.queueCreateInfoCount = 1;
   create.pQueueCreateInfos = &queue;
+  create.enabledExtensionCount = d.use_push_descriptors ? 1 : 0;
+  create.ppEnabledExtensionNames = extensions;
   DEVRT_VK_CHECK("vkCreateDevice", rt.api.vkCreateDevice(d.physical, &create, nullptr, &d.device));
   auto get = rt.api.vkGetDeviceProcAddr;
 #define DEVRT_VULKAN_DEVICE(name)                                                                                      \
@@ -361,22 +391,21 @@ Status init_device(DeviceState& d) {
   if (d.api.vkWaitSemaphores == nullptr || d.api.vkGetSemaphoreCounterValue == nullptr) {
     return make_error(ErrorCode::unavailable, "the Vulkan device lacks the timeline semaphore functions");
   }
+  if (d.use_push_descriptors) {
+    d.api.vkCmdPushDescriptorSetKHR =
+        reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(get(d.device, "vkCmdPushDescriptorSetKHR"));
+    d.use_push_descriptors = d.api.vkCmdPushDescriptorSetKHR != nullptr;
+  }
   d.api.vkGetDeviceQueue(d.device, d.compute_family, 0, &d.queue);
 
-  // Memory: device-local (host-visible too where the device is unified memory), and a
-  // host-visible type for staging. DEVRT_VULKAN_FORCE_STAGING=1 never maps buffers, to exercise
-  // the staging path on unified-memory devices.
+  // Memory types by purpose (vulkan_memory.hpp). DEVRT_VULKAN_FORCE_STAGING=1 never maps buffers,
+  // to exercise the staging path on unified-memory devices.
   const char* force = std::getenv("DEVRT_VULKAN_FORCE_STAGING");
-  bool allow_map = force == nullptr || std::strcmp(force, "1") != 0;
-  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  d.buffer_type = find_memory_type(d, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, allow_map ? host : 0);
-  if (d.buffer_type == UINT32_MAX) d.buffer_type = find_memory_type(d, ~0u, 0, 0);
-  d.staging_type = find_memory_type(d, ~0u, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  if (d.buffer_type == UINT32_MAX || d.staging_type == UINT32_MAX) {
+  d.plan = plan_memory(d.memory, force == nullptr || std::strcmp(force, "1") != 0);
+  if (d.plan.device_type == kNoMemoryType || d.plan.upload_type == kNoMemoryType ||
+      d.plan.readback_type == kNoMemoryType) {
     return make_error(ErrorCode::unavailable, d.properties.deviceName, " has no usable memory type");
   }
-  d.map_buffers =
-      allow_map && (d.memory.memoryTypes[d.buffer_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
   return create_stream(d, d.default_stream);
 }
 
@@ -404,16 +433,16 @@ void destroy_allocation(DeviceState& d, Allocation* a) {
   delete a;
 }
 
-Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, bool staging) {
+Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryUsage usage) {
   auto* a = new (std::nothrow) Allocation();
   if (a == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a buffer record");
   a->size = size;
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   info.size = size;
-  info.usage = staging ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT
-                       : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.usage = usage != MemoryUsage::device ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT
+                                            : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                  VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkResult result = d.api.vkCreateBuffer(d.device, &info, nullptr, &a->buffer);
   if (result != VK_SUCCESS) {
@@ -422,9 +451,14 @@ Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, bool st
   }
   VkMemoryRequirements needs{};
   d.api.vkGetBufferMemoryRequirements(d.device, a->buffer, &needs);
-  std::uint32_t type = staging ? d.staging_type : d.buffer_type;
-  if ((needs.memoryTypeBits & (1u << type)) == 0) {
-    type = find_memory_type(d, needs.memoryTypeBits, staging ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT : 0, 0);
+  std::uint32_t type = usage == MemoryUsage::device   ? d.plan.device_type
+                       : usage == MemoryUsage::upload ? d.plan.upload_type
+                                                      : d.plan.readback_type;
+  if ((needs.memoryTypeBits & (1u << type)) == 0) type = choose_memory_type(d.memory, needs.memoryTypeBits, usage);
+  if (type == kNoMemoryType) {
+    destroy_allocation(d, a);
+    return make_error(ErrorCode::unsupported, "no memory type of ", d.properties.deviceName, " fits a buffer (bits 0x",
+                      needs.memoryTypeBits, ")");
   }
   VkMemoryAllocateInfo allocate{};
   allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
@@ -433,7 +467,8 @@ Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, bool st
   result = d.api.vkAllocateMemory(d.device, &allocate, nullptr, &a->memory);
   if (result == VK_SUCCESS) result = d.api.vkBindBufferMemory(d.device, a->buffer, a->memory, 0);
   VkMemoryPropertyFlags flags = d.memory.memoryTypes[type].propertyFlags;
-  if (result == VK_SUCCESS && (staging || d.map_buffers) && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
+  const bool map = usage != MemoryUsage::device || d.plan.map_buffers;
+  if (result == VK_SUCCESS && map && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
     void* pointer = nullptr;
     result = d.api.vkMapMemory(d.device, a->memory, 0, VK_WHOLE_SIZE, 0, &pointer);
     a->mapped = static_cast<std::byte*>(pointer);
@@ -512,7 +547,6 @@ void retire(StreamState& s) {
       d.api.vkResetDescriptorPool(d.device, pool, 0);
       s.free_pools.push_back(pool);
     }
-    for (Allocation* staging : batch.staging) destroy_allocation(d, staging);
     s.in_flight.pop_front();
   }
 }
@@ -544,25 +578,58 @@ Status begin(StreamState& s) {
   }
   s.recording = commands;
   s.commands = 0;
+  s.bound_pipeline = VK_NULL_HANDLE;
+  s.pending_stages = 0;
+  s.touched_count = 0;
+  s.touched_overflow = false;
   return Status();
 }
 
-// Orders the next command after everything before it on the queue (compute and transfer writes
-// made visible to compute and transfer reads and writes).
-void barrier(StreamState& s, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+// Makes the writes of the commands recorded since the last barrier (at `src_stages`) visible to
+// what follows at `dst_stages`.
+void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFlags dst_stages,
+             VkAccessFlags dst_access) {
   VkMemoryBarrier memory{};
   memory.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  memory.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  VkAccessFlags written = 0;
+  if ((src_stages & VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT) != 0) written |= VK_ACCESS_SHADER_WRITE_BIT;
+  if ((src_stages & VK_PIPELINE_STAGE_TRANSFER_BIT) != 0) written |= VK_ACCESS_TRANSFER_WRITE_BIT;
+  memory.srcAccessMask = written;
   memory.dstAccessMask = dst_access;
-  s.device->api.vkCmdPipelineBarrier(
-      s.recording, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-      dst_stage, 0, 1, &memory, 0, nullptr, 0, nullptr);
+  s.device->api.vkCmdPipelineBarrier(s.recording, src_stages, dst_stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
 }
 
-void command_barrier(StreamState& s) {
-  barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-              VK_ACCESS_TRANSFER_WRITE_BIT);
+// Before recording a command at `stage` that touches `ranges`: a barrier only when one of them
+// overlaps a range a command since the last barrier touched (read-after-write, write-after-read
+// and write-after-write alike; launches count as writing every buffer they bind). Then the ranges
+// join the tracked set. Caller holds the lock.
+void order_command(StreamState& s, VkPipelineStageFlags stage, std::span<const TouchedRange> ranges) {
+  bool hazard = s.touched_overflow;
+  for (std::size_t i = 0; i < s.touched_count && !hazard; ++i) {
+    for (const TouchedRange& r : ranges) {
+      const TouchedRange& t = s.touched[i];
+      if (t.buffer == r.buffer && t.begin < r.end && r.begin < t.end) {
+        hazard = true;
+        break;
+      }
+    }
+  }
+  if (hazard) {
+    barrier(s, s.pending_stages, stage,
+            stage == VK_PIPELINE_STAGE_TRANSFER_BIT ? VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT
+                                                    : VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    s.pending_stages = 0;
+    s.touched_count = 0;
+    s.touched_overflow = false;
+  }
+  s.pending_stages |= stage;
+  for (const TouchedRange& r : ranges) {
+    if (s.touched_count == kTrackedRanges) {
+      s.touched_overflow = true;
+      break;
+    }
+    s.touched[s.touched_count++] = r;
+  }
 }
 
 // Submits what was recorded (and any pending waits). Caller holds the lock.
@@ -572,7 +639,10 @@ Status flush(StreamState& s) {
   Batch batch;
   if (s.recording != VK_NULL_HANDLE) {
     // Results become visible to the host once the semaphore is reached.
-    barrier(s, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    if (s.pending_stages != 0 || s.touched_count != 0) {
+      barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+              VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    }
     VkResult result = d.api.vkEndCommandBuffer(s.recording);
     if (result != VK_SUCCESS) return vk_error("vkEndCommandBuffer", result);
     batch.commands = s.recording;
@@ -611,9 +681,7 @@ Status flush(StreamState& s) {
   s.submitted = value;
   batch.value = value;
   batch.pools = std::move(s.recording_pools);
-  batch.staging = std::move(s.recording_staging);
   s.recording_pools.clear();
-  s.recording_staging.clear();
   s.waits.clear();
   s.recording = VK_NULL_HANDLE;
   s.commands = 0;
@@ -649,61 +717,103 @@ Status recorded(StreamState& s) {
 Status record_copy(StreamState& s, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
                    VkDeviceSize size) {
   DEVRT_RETURN_IF_ERROR(begin(s));
-  command_barrier(s);
+  const TouchedRange ranges[2] = {{src, src_offset, src_offset + size}, {dst, dst_offset, dst_offset + size}};
+  order_command(s, VK_PIPELINE_STAGE_TRANSFER_BIT, ranges);
   VkBufferCopy region{src_offset, dst_offset, size};
   s.device->api.vkCmdCopyBuffer(s.recording, src, dst, 1, &region);
   return recorded(s);
 }
 
+// The next slot of a staging ring, free for the host: waits for the batch that last used it
+// (submitting it first if it is still being recorded). Caller holds the lock.
+Result<StagingSlot*> acquire_staging(StreamState& s, StagingRing& ring, MemoryUsage usage) {
+  DeviceState& d = *s.device;
+  StagingSlot& slot = ring.slots[ring.next];
+  ring.next = (ring.next + 1) % kStagingSlots;
+  if (slot.busy_until > s.submitted) DEVRT_RETURN_IF_ERROR(flush(s));
+  if (slot.busy_until > 0) DEVRT_RETURN_IF_ERROR(wait_value(d, s.timeline->semaphore, slot.busy_until));
+  if (slot.allocation == nullptr) {
+    DEVRT_ASSIGN_OR_RETURN(slot.allocation, create_allocation(d, kStagingChunk, usage));
+  }
+  return &slot;
+}
+
+void release_staging(DeviceState& d, StagingRing& ring) {
+  for (StagingSlot& slot : ring.slots) {
+    if (slot.allocation != nullptr) destroy_allocation(d, slot.allocation);
+    slot = StagingSlot{};
+  }
+}
+
+// Host -> device. Mapped (unified) memory: a memcpy after the stream's earlier work. Otherwise
+// recorded on the stream, with the host's bytes already taken when this returns: small aligned
+// writes inline in the command buffer, larger ones through the staging ring in chunks, each chunk
+// submitted so the device copies it while the host fills the next.
 Status write_from_host(DeviceState& d, StreamState& s, Allocation& dst, std::size_t offset, const std::byte* src,
                        std::size_t n) {
+  std::lock_guard<std::mutex> lock(s.mutex);
   if (dst.mapped != nullptr) {
-    std::lock_guard<std::mutex> lock(s.mutex);
     DEVRT_RETURN_IF_ERROR(drain(s));
     std::memcpy(dst.mapped + offset, src, n);
     flush_mapping(d, dst, true);
     return Status();
   }
-  DEVRT_ASSIGN_OR_RETURN(Allocation * staging, create_allocation(d, n, true));
-  std::memcpy(staging->mapped, src, n);
-  flush_mapping(d, *staging, true);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  Status status = record_copy(s, staging->buffer, 0, dst.buffer, offset, n);
-  if (!status.ok()) {
-    destroy_allocation(d, staging);
-    return status;
+  if (n <= kInlineUpdateBytes && n % 4 == 0 && offset % 4 == 0) {
+    DEVRT_RETURN_IF_ERROR(begin(s));
+    const TouchedRange range{dst.buffer, offset, offset + n};
+    order_command(s, VK_PIPELINE_STAGE_TRANSFER_BIT, {&range, 1});
+    d.api.vkCmdUpdateBuffer(s.recording, dst.buffer, offset, n, src);
+    return recorded(s);
   }
-  // Freed when the batch that reads it has finished.
-  if (s.recording != VK_NULL_HANDLE) {
-    s.recording_staging.push_back(staging);
-  } else {
-    s.in_flight.back().staging.push_back(staging);
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t chunk = std::min<std::size_t>(n - done, kStagingChunk);
+    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.upload, MemoryUsage::upload));
+    std::memcpy(slot->allocation->mapped, src + done, chunk);
+    flush_mapping(d, *slot->allocation, true);
+    DEVRT_RETURN_IF_ERROR(record_copy(s, slot->allocation->buffer, 0, dst.buffer, offset + done, chunk));
+    // The batch being recorded, or the one just submitted if the copy filled it.
+    slot->busy_until = s.recording != VK_NULL_HANDLE ? s.submitted + 1 : s.submitted;
+    done += chunk;
+    if (done < n) DEVRT_RETURN_IF_ERROR(flush(s));
   }
   return Status();
 }
 
+// Device -> host, complete on return. Mapped (unified) memory: a memcpy after the stream's work.
+// Otherwise chunk by chunk through host-cached staging memory: chunk i is copied by the device
+// while the host copies chunk i-1 out.
 Status read_to_host(DeviceState& d, StreamState& s, const Allocation& src, std::size_t offset, std::byte* dst,
                     std::size_t n) {
+  std::lock_guard<std::mutex> lock(s.mutex);
   if (src.mapped != nullptr) {
-    std::lock_guard<std::mutex> lock(s.mutex);
     DEVRT_RETURN_IF_ERROR(drain(s));
     flush_mapping(d, src, false);
     std::memcpy(dst, src.mapped + offset, n);
     return Status();
   }
-  DEVRT_ASSIGN_OR_RETURN(Allocation * staging, create_allocation(d, n, true));
-  Status status;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    status = record_copy(s, src.buffer, offset, staging->buffer, 0, n);
-    if (status.ok()) status = drain(s);
+  StagingSlot* previous = nullptr;
+  std::size_t previous_at = 0, previous_size = 0;
+  auto drain_previous = [&]() -> Status {
+    DEVRT_RETURN_IF_ERROR(wait_value(d, s.timeline->semaphore, previous->busy_until));
+    flush_mapping(d, *previous->allocation, false);
+    std::memcpy(dst + previous_at, previous->allocation->mapped, previous_size);
+    return Status();
+  };
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t chunk = std::min<std::size_t>(n - done, kStagingChunk);
+    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.readback, MemoryUsage::readback));
+    DEVRT_RETURN_IF_ERROR(record_copy(s, src.buffer, offset + done, slot->allocation->buffer, 0, chunk));
+    DEVRT_RETURN_IF_ERROR(flush(s));
+    slot->busy_until = s.submitted;
+    if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
+    previous = slot;
+    previous_at = done;
+    previous_size = chunk;
+    done += chunk;
   }
-  if (status.ok()) {
-    flush_mapping(d, *staging, false);
-    std::memcpy(dst, staging->mapped, n);
-  }
-  destroy_allocation(d, staging);
-  return status;
+  if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
+  retire(s);
+  return Status();
 }
 
 // ---- Events ----------------------------------------------------------------------------------
@@ -728,6 +838,9 @@ struct FunctionState {
   std::string name;
   SpirvEntryPoint entry;
   detail::KernelSignature signature;
+  // The pipeline of a shader with a fixed workgroup size, built once by module_function (read
+  // without a lock by launches); specialised shaders look theirs up in `pipelines` under `mutex`.
+  VkPipeline fixed_pipeline = VK_NULL_HANDLE;
   std::mutex mutex;
   struct Pipeline {
     std::uint32_t block[3];
@@ -740,6 +853,7 @@ struct ModuleState {
   DeviceState* device = nullptr;
   VkShaderModule shader = VK_NULL_HANDLE;
   SpirvModuleInfo info;
+  bool push_descriptors = false; // buffers are pushed (VK_KHR_push_descriptor), not allocated sets
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   std::mutex mutex;
@@ -922,11 +1036,11 @@ Result<Target> VulkanBackend::detect_target(std::int32_t device) noexcept {
 
 Result<void*> VulkanBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t) noexcept {
   DEVRT_VK_DEVICE(d, device);
-  VkDeviceSize heap = d.memory.memoryHeaps[d.memory.memoryTypes[d.buffer_type].heapIndex].size;
+  VkDeviceSize heap = d.memory.memoryHeaps[d.memory.memoryTypes[d.plan.device_type].heapIndex].size;
   if (nbytes > heap) {
     return make_error(ErrorCode::out_of_memory, "exceeds the ", heap, "-byte memory heap");
   }
-  DEVRT_ASSIGN_OR_RETURN(Allocation * allocation, create_allocation(d, nbytes, false));
+  DEVRT_ASSIGN_OR_RETURN(Allocation * allocation, create_allocation(d, nbytes, MemoryUsage::device));
   return static_cast<void*>(allocation);
 }
 
@@ -1001,8 +1115,9 @@ Status VulkanBackend::stream_destroy(std::int32_t device, void* handle) noexcept
     if (s->recording != VK_NULL_HANDLE) s->free_commands.push_back(s->recording);
     for (VkDescriptorPool pool : s->free_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
     for (VkDescriptorPool pool : s->recording_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
-    for (Allocation* staging : s->recording_staging) destroy_allocation(d, staging);
     wait_queue_idle(d);
+    release_staging(d, s->upload);
+    release_staging(d, s->readback);
     d.api.vkDestroyCommandPool(d.device, s->pool, nullptr);
   }
   delete s;
@@ -1125,8 +1240,10 @@ Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat forma
     b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     bindings.push_back(b);
   }
+  module->push_descriptors = d.use_push_descriptors && bindings.size() <= kMaxPushDescriptors;
   VkDescriptorSetLayoutCreateInfo set{};
   set.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  set.flags = module->push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
   set.bindingCount = static_cast<std::uint32_t>(bindings.size());
   set.pBindings = bindings.data();
   result = d.api.vkCreateDescriptorSetLayout(d.device, &set, nullptr, &module->set_layout);
@@ -1180,8 +1297,7 @@ Result<void*> VulkanBackend::module_function(std::int32_t, void* handle, const c
   if (!specialised(m->info)) {
     // A fixed workgroup size: build the pipeline now, so shader errors surface here.
     std::lock_guard<std::mutex> function_lock(f->mutex);
-    DEVRT_ASSIGN_OR_RETURN(VkPipeline pipeline, pipeline_for(*f, f->entry.local_size));
-    static_cast<void>(pipeline);
+    DEVRT_ASSIGN_OR_RETURN(f->fixed_pipeline, pipeline_for(*f, f->entry.local_size));
   }
   void* result = f.get();
   m->functions.push_back(std::move(f));
@@ -1221,14 +1337,16 @@ Status VulkanBackend::launch(std::int32_t device, void* handle, const LaunchDesc
                         "; launch with that block or size it with local_size_x_id/y_id/z_id");
     }
   }
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  {
+  VkPipeline pipeline = f.fixed_pipeline;
+  if (pipeline == VK_NULL_HANDLE) {
     std::lock_guard<std::mutex> lock(f.mutex);
     DEVRT_ASSIGN_OR_RETURN(pipeline, pipeline_for(f, desc.block));
   }
   VkDescriptorBufferInfo buffers[kMaxKernelArgs];
   VkWriteDescriptorSet writes[kMaxKernelArgs];
-  unsigned char push[kMaxPushConstantBytes] = {};
+  TouchedRange ranges[kMaxKernelArgs];
+  unsigned char push[kMaxPushConstantBytes];
+  std::memset(push, 0, m.info.push_constant_bytes); // padding between members
   std::uint32_t buffer_count = 0;
   std::uint32_t scalar_index = 0;
   for (std::uint32_t i = 0; i < desc.num_args; ++i) {
@@ -1245,6 +1363,7 @@ Status VulkanBackend::launch(std::int32_t device, void* handle, const LaunchDesc
       }
       VkDeviceSize range = std::min<VkDeviceSize>(arg.size, limits.maxStorageBufferRange);
       buffers[buffer_count] = VkDescriptorBufferInfo{allocation->buffer, arg.offset, range};
+      ranges[buffer_count] = TouchedRange{allocation->buffer, arg.offset, arg.offset + range};
       VkWriteDescriptorSet& w = writes[buffer_count];
       w = VkWriteDescriptorSet{};
       w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -1261,15 +1380,17 @@ Status VulkanBackend::launch(std::int32_t device, void* handle, const LaunchDesc
   StreamState& s = stream_of(d, desc.stream);
   std::lock_guard<std::mutex> lock(s.mutex);
   DEVRT_RETURN_IF_ERROR(begin(s));
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  if (buffer_count > 0) {
-    DEVRT_ASSIGN_OR_RETURN(set, allocate_set(s, m.set_layout));
+  order_command(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, {ranges, buffer_count});
+  if (s.bound_pipeline != pipeline) {
+    d.api.vkCmdBindPipeline(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    s.bound_pipeline = pipeline;
+  }
+  if (buffer_count > 0 && m.push_descriptors) {
+    d.api.vkCmdPushDescriptorSetKHR(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, m.layout, 0, buffer_count, writes);
+  } else if (buffer_count > 0) {
+    DEVRT_ASSIGN_OR_RETURN(VkDescriptorSet set, allocate_set(s, m.set_layout));
     for (std::uint32_t i = 0; i < buffer_count; ++i) writes[i].dstSet = set;
     d.api.vkUpdateDescriptorSets(d.device, buffer_count, writes, 0, nullptr);
-  }
-  command_barrier(s);
-  d.api.vkCmdBindPipeline(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  if (buffer_count > 0) {
     d.api.vkCmdBindDescriptorSets(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, m.layout, 0, 1, &set, 0, nullptr);
   }
   if (m.info.push_constant_bytes > 0) {
