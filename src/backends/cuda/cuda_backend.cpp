@@ -33,6 +33,7 @@ constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
 struct CuDevice : detail::GpuDeviceInfo {
   CUdevice handle = 0;
   std::once_flag context_once;
+  std::atomic<bool> context_retained{false}; // context is set and retained (the fast path's check)
   CUcontext context = nullptr;
   CUresult context_error = CUDA_SUCCESS;
   int major = 0, minor = 0, shared_optin = 0;
@@ -145,16 +146,48 @@ Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); 
 
 CuDevice& device_of(std::int32_t id) noexcept { return *runtime().devices[static_cast<std::size_t>(id)]; }
 
+// The context devrt last found or made current on this thread. Code outside devrt (the CUDA
+// runtime's cudaSetDevice, say) may change the current context behind devrt's back, so this is
+// trusted only where a stale value is detected: launches and synchronizes of created streams,
+// whose handles belong to one context and fail (invalid context or handle) when it is not
+// current; those retry once after a full activate(). Everything else queries the driver.
+thread_local CUcontext t_current_context = nullptr;
+
 // Makes the device's primary context current on this thread (retaining it on first use).
 Status activate(const Api& api, CuDevice& d) noexcept {
-  std::call_once(d.context_once, [&] { d.context_error = api.cuDevicePrimaryCtxRetain(&d.context, d.handle); });
-  if (d.context_error != CUDA_SUCCESS) [[unlikely]]
-    return cu_error(api, "cuDevicePrimaryCtxRetain", d.context_error);
+  if (!d.context_retained.load(std::memory_order_acquire)) [[unlikely]] {
+    std::call_once(d.context_once, [&] {
+      d.context_error = api.cuDevicePrimaryCtxRetain(&d.context, d.handle);
+      d.context_retained.store(d.context_error == CUDA_SUCCESS, std::memory_order_release);
+    });
+    if (d.context_error != CUDA_SUCCESS) return cu_error(api, "cuDevicePrimaryCtxRetain", d.context_error);
+  }
   CUcontext current = nullptr;
   if (api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != d.context) {
     DEVRT_CU_CHECK(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(d.context));
   }
+  t_current_context = d.context;
   return Status();
+}
+
+// A stale t_current_context shows as one of these from a call on a context-bound handle.
+bool wrong_context(CUresult code) noexcept {
+  return code == CUDA_ERROR_INVALID_CONTEXT || code == CUDA_ERROR_INVALID_HANDLE ||
+         code == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
+// Runs `call` (a driver call on a handle bound to d's context) with no context query when this
+// thread made d's context current last; if the driver says the context is wrong, activates and
+// runs it once more.
+template <class Call>
+CUresult with_context(const Api& api, CuDevice& d, Status& status, Call call) noexcept {
+  if (t_current_context == d.context && d.context != nullptr) [[likely]] {
+    CUresult code = call();
+    if (!wrong_context(code)) [[likely]]
+      return code;
+  }
+  status = activate(api, d);
+  return status.ok() ? call() : CUDA_SUCCESS;
 }
 
 Status activate(std::int32_t device) noexcept { return activate(runtime().api, device_of(device)); }
@@ -313,8 +346,17 @@ Status CudaBackend::stream_destroy(std::int32_t device, void* stream) noexcept {
 
 Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
   const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream_of(stream)));
+  if (stream == nullptr) {
+    // The legacy default stream is the current context's: a stale context would be no error.
+    DEVRT_RETURN_IF_ERROR(activate(device));
+    DEVRT_CU_CHECK(api, "cuStreamSynchronize", api.cuStreamSynchronize(nullptr));
+    return Status();
+  }
+  Status status;
+  CUresult code = with_context(api, device_of(device), status,
+                               [&] { return api.cuStreamSynchronize(stream_of(stream)); });
+  DEVRT_RETURN_IF_ERROR(status);
+  DEVRT_CU_CHECK(api, "cuStreamSynchronize", code);
   return Status();
 }
 
@@ -460,8 +502,8 @@ Status CudaBackend::launch(std::int32_t device, void* handle, const LaunchDesc& 
   detail::PackedGpuArgs packed;
   DEVRT_RETURN_IF_ERROR(detail::pack_gpu_args(desc, f.params_known,
                                               std::span<const std::uint32_t>(f.param_sizes, f.param_count), packed));
-  DEVRT_RETURN_IF_ERROR(activate(api, d));
   if (desc.dynamic_shared_bytes > kDefaultDynamicSharedLimit - static_cast<std::size_t>(f.static_shared)) {
+    DEVRT_RETURN_IF_ERROR(activate(api, d));
     std::size_t limit = static_cast<std::size_t>(d.shared_optin) - static_cast<std::size_t>(f.static_shared);
     if (desc.dynamic_shared_bytes > limit) {
       return make_error(ErrorCode::invalid_argument, desc.dynamic_shared_bytes,
@@ -476,10 +518,15 @@ Status CudaBackend::launch(std::int32_t device, void* handle, const LaunchDesc& 
       f.dynamic_shared_limit = desc.dynamic_shared_bytes;
     }
   }
-  DEVRT_CU_CHECK(api, "cuLaunchKernel",
-                 api.cuLaunchKernel(f.function, desc.grid[0], desc.grid[1], desc.grid[2], desc.block[0], desc.block[1],
-                                    desc.block[2], static_cast<unsigned>(desc.dynamic_shared_bytes),
-                                    stream_of(desc.stream), desc.num_args > 0 ? packed.params : nullptr, nullptr));
+  // No context query on this path (with_context): the function belongs to d's primary context.
+  Status status;
+  CUresult code = with_context(api, d, status, [&] {
+    return api.cuLaunchKernel(f.function, desc.grid[0], desc.grid[1], desc.grid[2], desc.block[0], desc.block[1],
+                              desc.block[2], static_cast<unsigned>(desc.dynamic_shared_bytes), stream_of(desc.stream),
+                              desc.num_args > 0 ? packed.params : nullptr, nullptr);
+  });
+  DEVRT_RETURN_IF_ERROR(status);
+  DEVRT_CU_CHECK(api, "cuLaunchKernel", code);
   return Status();
 }
 

@@ -1,0 +1,75 @@
+#!/bin/bash
+# The GPU lane, on a machine with an NVIDIA GPU (see stage.sh). Modes:
+#   all (default)  tests, then benchmarks
+#   tests          devrt-info; the Meson suite `gpu` with DEVRT_REQUIRE_GPU=1 (a missing device
+#                  fails instead of skipping); the conformance suite for cuda, cuda_host, vulkan
+#                  (as is, and staged with descriptor pools) and opencl (every OpenCL device there: the
+#                  NVIDIA GPU, and PoCL's CPU device, opencl:0, on the lent machines)
+#   bench          bench-cuda and bench-kernels (every device, GPUs first), bench/report.py
+#   shell CMD...   CMD in the staged tree with this environment
+# Results under $OUT (default /tmp/gpu-lane-out): machine.txt, gpu-tests.log, conformance.txt,
+# bench-cuda.json, bench-kernels.json, report.txt. Exits non-zero when anything failed.
+set -u
+lane=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-/tmp/gpu-lane-out}
+mkdir -p "$out"
+# Loaders the device image lacks (the NVIDIA driver brings only its ICDs).
+if ! ldconfig -p | grep -q 'libvulkan.so.1 ' || ! ldconfig -p | grep -q 'libOpenCL.so.1 '; then
+  for f in "$lane"/debs/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done
+  ldconfig
+fi
+ln -sfn "$lane/tree" /tmp/devrt-gpu-lane
+export LD_LIBRARY_PATH="$lane/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONPATH="$lane/py${PYTHONPATH:+:$PYTHONPATH}"
+meson() { python3 -c "import sys; from mesonbuild import mesonmain; sys.argv[0]='meson'; sys.exit(mesonmain.main())" "$@"; }
+for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+           /etc/vulkan/icd.d/nvidia_icd.json; do
+  [ -f "$icd" ] && { export VK_DRIVER_FILES=$icd; break; }
+done
+ocl=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 \
+  /usr/lib/libnvidia-opencl.so.1 2>/dev/null | head -1)
+[ -n "$ocl" ] && { mkdir -p /etc/OpenCL/vendors; [ -f /etc/OpenCL/vendors/nvidia.icd ] || echo "$ocl" >/etc/OpenCL/vendors/nvidia.icd; }
+b=/tmp/devrt-gpu-lane/build-gpu
+mode=${1:-all}
+[ $# -gt 0 ] && shift
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; date -u; } >"$out/machine.txt"
+cat "$out/machine.txt"
+status=0
+conformance() { # label, environment assignments...
+  label=$1; shift
+  echo "=== conformance $label" >>"$out/conformance.txt"
+  env "$@" timeout 300 "$b/test/test-conformance" -r compact >"$out/c.txt" 2>&1 || status=1
+  cut -c1-2000 "$out/c.txt" >>"$out/conformance.txt"
+  echo "conformance $label: $(grep -E "^(Passed|Failed|All tests|test cases|SKIP)" "$out/c.txt" | tail -1 | cut -c1-200)"
+  rm -f "$out/c.txt"
+}
+if [ "$mode" = all ] || [ "$mode" = tests ]; then
+  "$b/tools/devrt-info" >>"$out/machine.txt" 2>&1
+  grep -E "^backend|^  device" "$out/machine.txt"
+  # toolchain tests need libarchive's dependency tree, which the device image lacks
+  DEVRT_REQUIRE_GPU=1 meson test -C "$b" --no-rebuild --suite gpu --no-suite toolchain --print-errorlogs \
+    >"$out/gpu-tests.log" 2>&1 || status=1
+  grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Skipped:" "$out/gpu-tests.log"
+  for backend in cuda cuda_host vulkan opencl; do
+    conformance "$backend" DEVRT_CONFORMANCE_BACKEND=$backend
+  done
+  conformance "vulkan (descriptor pools, never mapped)" DEVRT_CONFORMANCE_BACKEND=vulkan \
+    DEVRT_VULKAN_FORCE_STAGING=1 DEVRT_VULKAN_NO_PUSH_DESCRIPTORS=1
+fi
+if [ "$mode" = all ] || [ "$mode" = bench ]; then
+  for x in cuda kernels; do
+    [ -x "$b/bench/bench-$x" ] || continue
+    timeout 280 "$b/bench/bench-$x" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+      --benchmark_out_format=json --benchmark_out="$out/bench-$x.json" >"$out/b.txt" 2>&1 ||
+      { status=1; echo "bench-$x failed: $(tail -3 "$out/b.txt")"; }
+    grep "skipping" "$out/b.txt"
+    rm -f "$out/b.txt"
+  done
+  python3 /tmp/devrt-gpu-lane/bench/report.py "$out"/bench-*.json >"$out/report.txt" 2>&1
+  cat "$out/report.txt"
+fi
+if [ "$mode" = shell ]; then
+  cd /tmp/devrt-gpu-lane && bash -c "$*"
+  status=$?
+fi
+exit $status
