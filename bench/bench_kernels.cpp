@@ -195,12 +195,18 @@ void register_entry(const Entry& e) {
   })->Arg(1 << 20);
   for (bool write : {true, false}) {
     const char* direction = write ? "write" : "read";
-    benchmark::RegisterBenchmark((prefix + "/" + direction + "/raw").c_str(), [raw, write](benchmark::State& s) {
-      if (raw_ready(*raw, s)) raw->copy(s, write);
-    })->Arg(1 << 20)->Arg(64 << 20)->UseRealTime();
-    benchmark::RegisterBenchmark((prefix + "/" + direction + "/devrt").c_str(), [device, write](benchmark::State& s) {
-      devrt_copy(s, device, write);
-    })->Arg(1 << 20)->Arg(64 << 20)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "/" + direction + "/raw").c_str(),
+                                 [raw, write](benchmark::State& s) {
+                                   if (raw_ready(*raw, s)) raw->copy(s, write);
+                                 })
+        ->Arg(1 << 20)
+        ->Arg(64 << 20)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "/" + direction + "/devrt").c_str(),
+                                 [device, write](benchmark::State& s) { devrt_copy(s, device, write); })
+        ->Arg(1 << 20)
+        ->Arg(64 << 20)
+        ->UseRealTime();
   }
 }
 
@@ -664,8 +670,8 @@ private:
                             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
     for (int i = 0; i < dispatches; ++i) {
       if (i > 0) {
-        dev_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+        dev_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                  0, 1, &barrier, 0, nullptr, 0, nullptr);
       }
       dev_.vkCmdDispatch(commands_, 1, 1, 1);
     }
@@ -753,7 +759,8 @@ std::vector<Entry> discover() {
       entries.push_back(std::move(e));
     }
   }
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.raw->gpu > b.raw->gpu; });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.raw->gpu > b.raw->gpu; });
   return entries;
 }
 

@@ -115,17 +115,16 @@ TEST_CASE("lavapipe: one cached unified type, buffers mapped", "[vulkan][memory]
 
 TEST_CASE("an integrated GPU maps its cached device-local type", "[vulkan][memory]") {
   // The shape Intel's and Apple-like integrated GPUs report: one device-local heap.
-  const auto memory = described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT}, {{kLocal, 0},
-                                                                    {kLocal | kVisible | kCoherent, 0},
-                                                                    {kLocal | kVisible | kCoherent | kCached, 0}});
+  const auto memory =
+      described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT},
+                {{kLocal, 0}, {kLocal | kVisible | kCoherent, 0}, {kLocal | kVisible | kCoherent | kCached, 0}});
   const MemoryPlan plan = plan_memory(memory, true);
   CHECK(plan.device_type == 2);
   CHECK(plan.map_buffers);
   CHECK(plan.readback_type == 2);
 }
 
-TEST_CASE("a unified device without cached memory stages instead of reading uncached memory",
-          "[vulkan][memory]") {
+TEST_CASE("a unified device without cached memory stages instead of reading uncached memory", "[vulkan][memory]") {
   const auto memory = described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT}, {{kLocal | kVisible | kCoherent, 0}});
   const MemoryPlan plan = plan_memory(memory, true);
   CHECK(plan.device_type == 0);
@@ -134,9 +133,11 @@ TEST_CASE("a unified device without cached memory stages instead of reading unca
 
 TEST_CASE("a discrete GPU with a 256 MiB BAR heap keeps buffers out of it", "[vulkan][memory]") {
   // AMD's classic layout: VRAM, system RAM, and a small device-local host-visible heap.
-  const auto memory =
-      described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT, 0, VK_MEMORY_HEAP_DEVICE_LOCAL_BIT},
-                {{kLocal, 0}, {kVisible | kCoherent, 1}, {kLocal | kVisible | kCoherent, 2}, {kVisible | kCoherent | kCached, 1}});
+  const auto memory = described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT, 0, VK_MEMORY_HEAP_DEVICE_LOCAL_BIT},
+                                {{kLocal, 0},
+                                 {kVisible | kCoherent, 1},
+                                 {kLocal | kVisible | kCoherent, 2},
+                                 {kVisible | kCoherent | kCached, 1}});
   const MemoryPlan plan = plan_memory(memory, true);
   CHECK(plan.device_type == 0);
   CHECK(plan.upload_type == 1);
@@ -145,10 +146,10 @@ TEST_CASE("a discrete GPU with a 256 MiB BAR heap keeps buffers out of it", "[vu
 }
 
 TEST_CASE("lazily allocated and protected types are never chosen", "[vulkan][memory]") {
-  const auto memory = described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT, 0},
-                                {{kLocal | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT, 0},
-                                 {kLocal | VK_MEMORY_PROPERTY_PROTECTED_BIT, 0},
-                                 {kLocal, 0},
-                                 {kVisible | kCoherent | kCached, 1}});
+  const auto memory =
+      described({VK_MEMORY_HEAP_DEVICE_LOCAL_BIT, 0}, {{kLocal | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT, 0},
+                                                       {kLocal | VK_MEMORY_PROPERTY_PROTECTED_BIT, 0},
+                                                       {kLocal, 0},
+                                                       {kVisible | kCoherent | kCached, 1}});
   CHECK(plan_memory(memory, true).device_type == 2);
 }

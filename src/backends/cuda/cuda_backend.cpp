@@ -353,8 +353,8 @@ Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexce
     return Status();
   }
   Status status;
-  CUresult code = with_context(api, device_of(device), status,
-                               [&] { return api.cuStreamSynchronize(stream_of(stream)); });
+  CUresult code =
+      with_context(api, device_of(device), status, [&] { return api.cuStreamSynchronize(stream_of(stream)); });
   DEVRT_RETURN_IF_ERROR(status);
   DEVRT_CU_CHECK(api, "cuStreamSynchronize", code);
   return Status();

@@ -979,7 +979,8 @@ Result<AttributeValue> VulkanBackend::get_attribute(std::int32_t device, Attribu
     if (d.has_driver_properties && d.driver.driverInfo[0] != '\0')
       return AttributeValue(std::string(d.driver.driverInfo));
     return AttributeValue(version_text(d.properties.driverVersion));
-  case Attribute::buffer_offset_alignment: return integer(std::max<VkDeviceSize>(limits.minStorageBufferOffsetAlignment, 1));
+  case Attribute::buffer_offset_alignment:
+    return integer(std::max<VkDeviceSize>(limits.minStorageBufferOffsetAlignment, 1));
   case Attribute::total_global_memory: {
     std::int64_t total = 0;
     for (std::uint32_t i = 0; i < d.memory.memoryHeapCount; ++i) {
