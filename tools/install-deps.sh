@@ -3,7 +3,7 @@
 set -eu
 packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catch2 libbenchmark-dev valgrind
   clang-14 libclang-rt-14-dev python3-numpy
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-tools
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-tools vulkan-validationlayers
   libamdhip64-dev hipcc
   gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc libnewlib-dev qemu-system-arm lld-14 llvm-14
   libarchive-dev"

@@ -578,10 +578,10 @@ Status begin(StreamState& s) {
   }
   s.recording = commands;
   s.commands = 0;
+  // Bindings do not outlive a command buffer. The hazard tracking does: a barrier's first scope
+  // covers earlier submissions on the queue too, and nothing else orders this command buffer
+  // after the stream's previous ones (only drain() clears it).
   s.bound_pipeline = VK_NULL_HANDLE;
-  s.pending_stages = 0;
-  s.touched_count = 0;
-  s.touched_overflow = false;
   return Status();
 }
 
@@ -600,7 +600,8 @@ void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFla
 }
 
 // Before recording a command at `stage` that touches `ranges`: a barrier only when one of them
-// overlaps a range a command since the last barrier touched (read-after-write, write-after-read
+// overlaps a range a command since the last barrier (in this or an earlier, still running command
+// buffer of the stream) touched (read-after-write, write-after-read
 // and write-after-write alike; launches count as writing every buffer they bind). Then the ranges
 // join the tracked set. Caller holds the lock.
 void order_command(StreamState& s, VkPipelineStageFlags stage, std::span<const TouchedRange> ranges) {
@@ -639,10 +640,8 @@ Status flush(StreamState& s) {
   Batch batch;
   if (s.recording != VK_NULL_HANDLE) {
     // Results become visible to the host once the semaphore is reached.
-    if (s.pending_stages != 0 || s.touched_count != 0) {
-      barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-              VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
-    }
+    barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     VkResult result = d.api.vkEndCommandBuffer(s.recording);
     if (result != VK_SUCCESS) return vk_error("vkEndCommandBuffer", result);
     batch.commands = s.recording;
@@ -699,12 +698,16 @@ Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value) {
   return Status();
 }
 
-// Submits and waits for everything on the stream. Caller holds the lock.
+// Submits and waits for everything on the stream; nothing of it can conflict with later commands
+// any more. Caller holds the lock.
 Status drain(StreamState& s) {
   DEVRT_RETURN_IF_ERROR(flush(s));
   if (s.in_flight.empty()) return Status();
   DEVRT_RETURN_IF_ERROR(wait_value(*s.device, s.timeline->semaphore, s.submitted));
   retire(s);
+  s.pending_stages = 0;
+  s.touched_count = 0;
+  s.touched_overflow = false;
   return Status();
 }
 
