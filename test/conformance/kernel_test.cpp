@@ -306,6 +306,18 @@ TEST_CASE("two dependent launches on one stream run in order", "[conformance][ke
     }
     std::vector<float> c = download_floats(dc, n, 0, *stream);
     for (std::size_t i = 0; i < n; ++i) REQUIRE(c[i] == -2.0f * (a[i] + b[i]));
+    // The same scalars on another buffer, then the first launch again: each launch binds its own
+    // buffers and scalars, whatever the launch before it bound (Vulkan skips unchanged pushes).
+    const LaunchConfig config{.grid = {blocks_for(n)}, .block = {kBlock}};
+    REQUIRE(scale.function.launch(config, {da, 2.0f, std::int32_t(n)}, *stream).ok());
+    REQUIRE(scale.function.launch(config, {db, 2.0f, std::int32_t(n)}, *stream).ok());
+    REQUIRE(scale.function.launch(config, {da, 2.0f, std::int32_t(n)}, *stream).ok());
+    REQUIRE(scale.function.launch(config, {da, 2.0f, std::int32_t(n / 2)}, *stream).ok());
+    std::vector<float> got_a = download_floats(da, n, 0, *stream), got_b = download_floats(db, n, 0, *stream);
+    for (std::size_t i = 0; i < n; ++i) {
+      REQUIRE(got_a[i] == a[i] * (i < n / 2 ? 8.0f : 4.0f));
+      REQUIRE(got_b[i] == b[i] * 2.0f);
+    }
   }
 }
 

@@ -158,6 +158,13 @@ struct StreamState {
   // What the recording command buffer has: the bound pipeline, and the stages and ranges of the
   // commands since its last barrier (hazard tracking).
   VkPipeline bound_pipeline = VK_NULL_HANDLE;
+  // The last pushed descriptors and push constants, valid for `pushed_layout` in the recording
+  // command buffer: a launch with the same ones records neither again.
+  VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
+  std::uint32_t pushed_buffer_count = 0;
+  VkDescriptorBufferInfo pushed_buffers[kMaxPushDescriptors];
+  std::uint32_t pushed_constant_bytes = 0;
+  unsigned char pushed_constants[kMaxPushConstantBytes];
   VkPipelineStageFlags pending_stages = 0;
   TouchedRange touched[kTrackedRanges];
   std::size_t touched_count = 0;
@@ -582,6 +589,7 @@ Status begin(StreamState& s) {
   // covers earlier submissions on the queue too, and nothing else orders this command buffer
   // after the stream's previous ones (only drain() clears it).
   s.bound_pipeline = VK_NULL_HANDLE;
+  s.pushed_layout = VK_NULL_HANDLE;
   return Status();
 }
 
@@ -1389,16 +1397,32 @@ Status VulkanBackend::launch(std::int32_t device, void* handle, const LaunchDesc
     d.api.vkCmdBindPipeline(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     s.bound_pipeline = pipeline;
   }
+  // Pushed state of the same layout stays bound across dispatches; another layout disturbs it.
+  if (s.pushed_layout != m.layout) {
+    s.pushed_layout = m.layout;
+    s.pushed_buffer_count = UINT32_MAX;
+    s.pushed_constant_bytes = UINT32_MAX;
+  }
   if (buffer_count > 0 && m.push_descriptors) {
-    d.api.vkCmdPushDescriptorSetKHR(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, m.layout, 0, buffer_count, writes);
+    const bool same = s.pushed_buffer_count == buffer_count &&
+                      std::memcmp(s.pushed_buffers, buffers, buffer_count * sizeof(VkDescriptorBufferInfo)) == 0;
+    if (!same) {
+      d.api.vkCmdPushDescriptorSetKHR(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, m.layout, 0, buffer_count, writes);
+      std::memcpy(s.pushed_buffers, buffers, buffer_count * sizeof(VkDescriptorBufferInfo));
+      s.pushed_buffer_count = buffer_count;
+    }
   } else if (buffer_count > 0) {
     DEVRT_ASSIGN_OR_RETURN(VkDescriptorSet set, allocate_set(s, m.set_layout));
     for (std::uint32_t i = 0; i < buffer_count; ++i) writes[i].dstSet = set;
     d.api.vkUpdateDescriptorSets(d.device, buffer_count, writes, 0, nullptr);
     d.api.vkCmdBindDescriptorSets(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, m.layout, 0, 1, &set, 0, nullptr);
   }
-  if (m.info.push_constant_bytes > 0) {
-    d.api.vkCmdPushConstants(s.recording, m.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, m.info.push_constant_bytes, push);
+  const std::uint32_t constant_bytes = m.info.push_constant_bytes;
+  if (constant_bytes > 0 &&
+      (s.pushed_constant_bytes != constant_bytes || std::memcmp(s.pushed_constants, push, constant_bytes) != 0)) {
+    d.api.vkCmdPushConstants(s.recording, m.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, constant_bytes, push);
+    std::memcpy(s.pushed_constants, push, constant_bytes);
+    s.pushed_constant_bytes = constant_bytes;
   }
   d.api.vkCmdDispatch(s.recording, desc.grid[0], desc.grid[1], desc.grid[2]);
   return recorded(s);
