@@ -53,6 +53,10 @@ struct DevrtSide {
   std::string error;
 
   bool ready(benchmark::State& state) {
+    if (!prepared && code.empty()) {
+      prepared = true;
+      error = "no kernel code for " + devrt::to_string(device) + " (SPIR-V needs glslc at build time)";
+    }
     if (!prepared) {
       prepared = true;
       devrt::Result<devrt::Module> loaded = devrt::Module::load(device, format, code);
@@ -145,7 +149,8 @@ public:
   virtual void alloc_free(benchmark::State& state) = 0;
   virtual void copy(benchmark::State& state, bool write) = 0;
   bool gpu = false;
-  std::string error;
+  std::string error;        // the device could not be opened: no raw row runs
+  std::string launch_error; // no kernel: the launch rows do not run
 };
 
 struct Entry {
@@ -161,6 +166,12 @@ bool raw_ready(RawDevice& raw, benchmark::State& state) {
   return raw.error.empty();
 }
 
+bool raw_launch_ready(RawDevice& raw, benchmark::State& state) {
+  if (!raw_ready(raw, state)) return false;
+  if (!raw.launch_error.empty()) state.SkipWithError(raw.launch_error.c_str());
+  return raw.launch_error.empty();
+}
+
 void register_entry(const Entry& e) {
   const std::string prefix = devrt::to_string(e.device);
   std::shared_ptr<DevrtSide> side = e.side;
@@ -168,13 +179,13 @@ void register_entry(const Entry& e) {
   const devrt::Device device = e.device;
   auto named = [&](const char* what) { return prefix + "/" + what; };
   benchmark::RegisterBenchmark(named("launch_sync/raw").c_str(), [raw](benchmark::State& s) {
-    if (raw_ready(*raw, s)) raw->launch_sync(s);
+    if (raw_launch_ready(*raw, s)) raw->launch_sync(s);
   })->UseRealTime();
   benchmark::RegisterBenchmark(named("launch_sync/devrt").c_str(), [side](benchmark::State& s) {
     devrt_launch_sync(s, *side);
   })->UseRealTime();
   benchmark::RegisterBenchmark(named("launch_1000/raw").c_str(), [raw](benchmark::State& s) {
-    if (raw_ready(*raw, s)) raw->launch_batch(s);
+    if (raw_launch_ready(*raw, s)) raw->launch_batch(s);
   })->UseRealTime();
   benchmark::RegisterBenchmark(named("launch_1000/devrt").c_str(), [side](benchmark::State& s) {
     devrt_launch_batch(s, *side, false);
@@ -267,13 +278,13 @@ public:
     std::string source = read_file(DEVRT_BENCH_OPENCL_SOURCE);
     const char* text = source.c_str();
     cl_program program = api_.clCreateProgramWithSource(context_, 1, &text, nullptr, &err);
+    buffer_ = api_.clCreateBuffer(context_, CL_MEM_READ_WRITE, kLaunchBufferBytes, nullptr, &err);
+    if (err != CL_SUCCESS) error = "raw OpenCL: setup failed (" + std::to_string(err) + ")";
     if (api_.clBuildProgram(program, 1, &device_, "", nullptr, nullptr) != CL_SUCCESS) {
-      error = "raw OpenCL: clBuildProgram failed";
+      launch_error = "raw OpenCL: clBuildProgram failed";
       return;
     }
     kernel_ = api_.clCreateKernel(program, "scale", &err);
-    buffer_ = api_.clCreateBuffer(context_, CL_MEM_READ_WRITE, kLaunchBufferBytes, nullptr, &err);
-    if (err != CL_SUCCESS) error = "raw OpenCL: setup failed (" + std::to_string(err) + ")";
   }
 
   void launch_sync(benchmark::State& state) override {
@@ -402,6 +413,7 @@ public:
     api_.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
     if (!open_device() || !create_pipeline()) return;
     launch_buffer_ = make_buffer(kLaunchBufferBytes, device_local_type(), nullptr);
+    if (set_ == VK_NULL_HANDLE) return;
     VkDescriptorBufferInfo info{launch_buffer_.buffer, 0, VK_WHOLE_SIZE};
     VkWriteDescriptorSet write{};
     write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -599,8 +611,8 @@ private:
   bool create_pipeline() {
     std::string code = read_file(DEVRT_BENCH_SPIRV_SCALE);
     if (code.empty()) {
-      error = "no SPIR-V: glslc was not found at build time";
-      return false;
+      launch_error = std::string("no SPIR-V at '") + DEVRT_BENCH_SPIRV_SCALE + "' (glslc missing at build time?)";
+      return true; // copies and allocations still run
     }
     VkShaderModuleCreateInfo shader{};
     shader.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
@@ -635,8 +647,8 @@ private:
     pipeline.stage.pSpecializationInfo = &spec;
     pipeline.layout = layout_;
     if (dev_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &pipeline, nullptr, &pipeline_) != VK_SUCCESS) {
-      error = "raw Vulkan: vkCreateComputePipelines failed";
-      return false;
+      launch_error = "raw Vulkan: vkCreateComputePipelines failed";
+      return true;
     }
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
     VkDescriptorPoolCreateInfo pool_info{};
