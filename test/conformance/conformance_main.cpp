@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   devrt::Status available = g_backend.availability();
-  // tools/gpu-suite.sh: on the GPU machine a backend that cannot run is a failure, not a skip.
+  // tools/gpu-lane/run.sh: on the GPU machine a backend that cannot run is a failure, not a skip.
   const char* require = std::getenv("DEVRT_REQUIRE_GPU");
   bool required = require != nullptr && require[0] == '1' &&
                   (std::string_view(name) == "cuda" || std::string_view(name) == "cuda_host");
