@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <thread>
 
 using conformance::contains;
 using devrt::Buffer;
@@ -272,6 +273,41 @@ TEST_CASE("a copy is complete once the stream of copy_device is synchronized", "
           CHECK(contains(s.message(), "stream"));
         }
       }
+    }
+  }
+}
+
+// Threads sharing the device's default stream (and so, on Vulkan, one staging ring) each move
+// buffers larger than a staging chunk to the device and back; every thread gets its own bytes.
+TEST_CASE("concurrent host copies on a shared stream keep every thread's bytes", "[conformance][copy][concurrency]") {
+  constexpr int kThreads = 3;
+  constexpr int kRounds = 4;
+  const std::size_t size = (std::size_t{9} << 20) + 20;
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        devrt::StreamRef stream{device, nullptr}; // the device's default stream, shared by all
+        for (int round = 0; round < kRounds; ++round) {
+          std::vector<unsigned char> bytes = conformance::pattern(size, static_cast<unsigned>(t * 16 + round));
+          std::vector<unsigned char> back(size, 0);
+          devrt::Result<Buffer> buffer = Buffer::allocate(device, size);
+          if (!buffer.ok() || !devrt::copy(devrt::host_span(bytes.data(), size), *buffer, stream).ok() ||
+              !devrt::copy(*buffer, devrt::MemorySpan{devrt::kHostDevice, back.data(), size}, stream).ok() ||
+              !devrt::synchronize(stream).ok()) {
+            ++failures[static_cast<std::size_t>(t)];
+            continue;
+          }
+          if (back != bytes) ++mismatches[static_cast<std::size_t>(t)];
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (int t = 0; t < kThreads; ++t) {
+      CHECK(failures[static_cast<std::size_t>(t)] == 0);
+      CHECK(mismatches[static_cast<std::size_t>(t)] == 0);
     }
   }
 }
