@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """devrt-info's figures must agree with the vendors' own tools: clinfo for OpenCL and vulkaninfo
-for Vulkan (device name, work-group limit, local/shared memory). Exits 77 (skip) when neither
+for Vulkan (device name, work-group limit, local/shared memory, the alignment of buffer offsets). Exits 77 (skip) when neither
 tool or backend is present. Usage: compare_tools.py <devrt-info>"""
 import json
 import re
@@ -36,7 +36,8 @@ def vulkaninfo_devices():
         if re.match(r"^GPU\d+:", line.strip()) and line.startswith("GPU"):
             current = {}
             devices.append(current)
-        m = re.match(r"^\s*(deviceName|maxComputeWorkGroupInvocations|maxComputeSharedMemorySize)\s*=\s*(.*)$", line)
+        m = re.match(r"^\s*(deviceName|maxComputeWorkGroupInvocations|maxComputeSharedMemorySize|"
+                     r"minStorageBufferOffsetAlignment)\s*=\s*(.*)$", line)
         if m and current is not None and m.group(1) not in current:
             current[m.group(1)] = m.group(2).strip()
     return devices
@@ -64,6 +65,9 @@ def main():
             expect("OpenCL max_threads_per_block", a["max_threads_per_block"], t.get("CL_DEVICE_MAX_WORK_GROUP_SIZE"))
             expect("OpenCL max_shared_memory_per_block", a["max_shared_memory_per_block"], t.get("CL_DEVICE_LOCAL_MEM_SIZE"))
             expect("OpenCL multi_processor_count", a["multi_processor_count"], t.get("CL_DEVICE_MAX_COMPUTE_UNITS"))
+            bits = t.get("CL_DEVICE_MEM_BASE_ADDR_ALIGN")
+            expect("OpenCL buffer_offset_alignment (bytes)", a["buffer_offset_alignment"],
+                   int(bits) // 8 if bits and bits.isdigit() else bits)
     else:
         print("skip: OpenCL (no device or no clinfo)")
     ours = devrt_devices(info, "vulkan")
@@ -74,6 +78,8 @@ def main():
             expect("Vulkan device_name", a["device_name"], t.get("deviceName"))
             expect("Vulkan max_threads_per_block", a["max_threads_per_block"], t.get("maxComputeWorkGroupInvocations"))
             expect("Vulkan max_shared_memory_per_block", a["max_shared_memory_per_block"], t.get("maxComputeSharedMemorySize"))
+            align = t.get("minStorageBufferOffsetAlignment")
+            expect("Vulkan buffer_offset_alignment", a["buffer_offset_alignment"], int(align, 0) if align else align)
     else:
         print("skip: Vulkan (no device or no vulkaninfo)")
     if checked == 0:
