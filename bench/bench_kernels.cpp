@@ -497,20 +497,21 @@ private:
     VkDeviceMemory memory = VK_NULL_HANDLE;
   };
 
-  bool unified_memory() const {
+  bool all_heaps_device_local() const {
     for (std::uint32_t i = 0; i < memory_.memoryHeapCount; ++i) {
       if ((memory_.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) == 0) return false;
     }
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-    return (memory_.memoryTypes[device_local_type()].propertyFlags & want) == want;
+    return true;
   }
-  // Device-local memory outside any host-visible window where there is such a type.
+  bool unified_memory() const {
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    return all_heaps_device_local() && (memory_.memoryTypes[device_local_type()].propertyFlags & want) == want;
+  }
+  // Device-local memory outside any host-visible window where there is such a type (on unified
+  // memory: a host-cached one).
   std::uint32_t device_local_type() const {
+    const bool unified = all_heaps_device_local();
     std::uint32_t fallback = 0;
-    bool unified = true;
-    for (std::uint32_t i = 0; i < memory_.memoryHeapCount; ++i) {
-      unified = unified && (memory_.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
-    }
     for (std::uint32_t i = memory_.memoryTypeCount; i-- > 0;) {
       VkMemoryPropertyFlags flags = memory_.memoryTypes[i].propertyFlags;
       if ((flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) continue;
