@@ -88,6 +88,14 @@ concept AddressableMemory = HostAccessibleMemory<B> || requires {
   requires B::addressable;
 };
 
+// Optional: `static constexpr bool synchronous = true;` when every operation (copies, launches,
+// frees) has finished when its call returns, so that freed memory may be handed out again at once
+// (devrt's Buffer cache is used only for such backends).
+template <class B>
+concept SynchronousBackend = requires {
+  requires B::synchronous;
+};
+
 // Optional: describes a device as a compiler target (see devrt/target.hpp).
 template <class B>
 concept BackendTargetDetection = requires(B& b, std::int32_t device) {
@@ -256,7 +264,8 @@ constexpr devrt_backend_table make_backend_table() noexcept {
     table.device_kind = static_cast<std::int32_t>(static_cast<DeviceKind>(B::kind));
     table.capabilities = (BackendEvents<B> ? DEVRT_CAP_EVENTS : 0u) |
                          (HostAccessibleMemory<B> ? DEVRT_CAP_HOST_ACCESSIBLE : 0u) |
-                         (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u);
+                         (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u) |
+                         (SynchronousBackend<B> ? DEVRT_CAP_SYNCHRONOUS : 0u);
     table.availability = &T::availability;
     table.device_count = &T::device_count;
     table.get_attribute = &T::get_attribute;

@@ -114,6 +114,7 @@ typedef struct devrt_launch_desc {
 #define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
 #define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
 #define DEVRT_CAP_ADDRESSABLE (1u << 2)     /* allocations are addresses (pointer arithmetic valid) */
+#define DEVRT_CAP_SYNCHRONOUS (1u << 3)     /* every operation has finished when its call returns */
 /* Set by devrt itself on the stand-in for a plugin backend that is not loaded (it answers
  * "unavailable" with the reason); loading the plugin replaces it. Never set by a backend. */
 #define DEVRT_CAP_PLACEHOLDER (1u << 31)

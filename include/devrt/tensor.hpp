@@ -92,7 +92,7 @@ public:
   // numel() * dtype().size_bytes().
   std::size_t nbytes() const noexcept { return static_cast<std::size_t>(numel()) * dtype_.size_bytes(); }
   // Row-major compact (size-1 dimensions may have any stride).
-  bool is_contiguous() const noexcept;
+  bool is_contiguous() const noexcept { return contiguous_; }
   bool read_only() const noexcept { return read_only_; }
   // The producer marked the data as a copy (versioned DLPack's IS_COPIED flag).
   bool is_copied() const noexcept { return copied_; }
@@ -146,6 +146,8 @@ private:
   // Sets ndim and makes room for 2 * ndim dimension values; false when the heap is exhausted.
   bool resize_dims(std::int32_t ndim) noexcept;
   void reset() noexcept;
+  // copy_from's every check and every case (strided, errors).
+  [[gnu::noinline]] Status copy_from_checked(const Tensor& src, StreamRef stream) const noexcept;
 
   detail::TensorStorage* storage_ = nullptr;
   void* base_ = nullptr;
@@ -157,6 +159,7 @@ private:
   bool read_only_ = false;
   bool copied_ = false;
   bool host_accessible_ = false;
+  bool contiguous_ = true; // is_compact(shape, strides), kept in step with the dimensions
   std::int64_t inline_dims_[2 * kInlineDims] = {};
 };
 

@@ -15,6 +15,17 @@
 namespace devrt {
 
 class WorkspacePool;
+class Buffer;
+
+// What a pool holds and how well it serves, at one moment (counters are summed over threads).
+struct PoolStats {
+  std::size_t reserved_bytes = 0;        // held from the backend: in use plus cached
+  std::size_t cached_bytes = 0;          // free blocks kept for reuse (shared list and thread caches)
+  std::size_t cache_limit_bytes = 0;     // the most the shared list keeps (thread caches: a few blocks each)
+  std::uint64_t hits = 0;                // allocations served from the cache
+  std::uint64_t backend_allocations = 0; // allocations that went to the backend
+  std::uint64_t backend_frees = 0;       // blocks given back to the backend
+};
 
 // One block from a pool, returned to it when the Workspace dies. Move-only. May be released on a
 // different thread than the one that allocated it. The pool must outlive it.
@@ -44,6 +55,17 @@ public:
 
 private:
   friend class WorkspacePool;
+class Buffer;
+
+// What a pool holds and how well it serves, at one moment (counters are summed over threads).
+struct PoolStats {
+  std::size_t reserved_bytes = 0;        // held from the backend: in use plus cached
+  std::size_t cached_bytes = 0;          // free blocks kept for reuse (shared list and thread caches)
+  std::size_t cache_limit_bytes = 0;     // the most the shared list keeps (thread caches: a few blocks each)
+  std::uint64_t hits = 0;                // allocations served from the cache
+  std::uint64_t backend_allocations = 0; // allocations that went to the backend
+  std::uint64_t backend_frees = 0;       // blocks given back to the backend
+};
   Workspace(WorkspacePool* pool, void* data, std::size_t size, std::uint32_t size_class) noexcept
       : pool_(pool), data_(data), size_(size), size_class_(size_class) {}
 
@@ -66,7 +88,9 @@ public:
   static constexpr std::uint32_t kClassCount = 35;   // up to 2^40 B
   static constexpr std::uint32_t kUncached = 0xffffffffu;
 
-  WorkspacePool(BackendRef backend, Device device) noexcept;
+  // `cache_limit_bytes` bounds the bytes the shared free list keeps; a block freed beyond it goes
+  // back to the backend.
+  WorkspacePool(BackendRef backend, Device device, std::size_t cache_limit_bytes = SIZE_MAX) noexcept;
   WorkspacePool(const WorkspacePool&) = delete;
   WorkspacePool& operator=(const WorkspacePool&) = delete;
   // Frees every cached block. Outstanding Workspaces are a caller error (they are logged).
@@ -84,13 +108,18 @@ public:
   BackendRef backend() const noexcept { return backend_; }
   // Bytes held by the pool from the backend (in use and cached), cached ones included.
   std::size_t reserved_bytes() const noexcept { return reserved_.load(std::memory_order_relaxed); }
+  // Counters and sizes; takes the pool's locks, so not for hot paths. Thread-safe.
+  PoolStats stats() const noexcept;
 
   static constexpr std::uint32_t kThreadCacheDepth = 8;
 
 private:
   friend class Workspace;
+  friend class Buffer;
   friend struct WorkspaceThreadCache;
 
+  // A block of at least nbytes (> 0) and its size class (kUncached: exactly nbytes).
+  Result<void*> allocate_block(std::size_t nbytes, std::uint32_t* size_class) noexcept;
   void free_block(void* data, std::uint32_t size_class, std::size_t size) noexcept;
   void* take_shared(std::uint32_t size_class) noexcept;
   void give_shared(void* const* blocks, std::uint32_t n, std::uint32_t size_class) noexcept;
@@ -99,7 +128,15 @@ private:
   BackendRef backend_;
   Device device_;
   std::atomic<std::size_t> reserved_{0};
-  detail::Mutex mutex_;
+  std::atomic<std::uint64_t> backend_allocations_{0};
+  std::atomic<std::uint64_t> backend_frees_{0};
+  const std::size_t cache_limit_bytes_;
+  mutable detail::Mutex mutex_;
+  // Under mutex_: bytes in shared_, hits served from it, and the counters of thread caches whose
+  // threads have exited.
+  std::size_t shared_bytes_ = 0;
+  std::uint64_t shared_hits_ = 0;
+  std::uint64_t retired_hits_ = 0;
   struct FreeList {
     void** blocks = nullptr;
     std::uint32_t size = 0;

@@ -2,8 +2,13 @@
 
 #include <devrt/log.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "host_copy.hpp"
 
 namespace devrt {
 namespace {
@@ -106,7 +111,133 @@ Status copy_staged(BackendRef src_backend, const MemorySpan& src, std::size_t sr
 
 } // namespace
 
+// ---- The Buffer cache ---------------------------------------------------------------------
+
+namespace {
+
+constexpr std::int32_t kMaxCachedDevices = 64;
+constexpr std::size_t kDefaultCacheLimit = std::size_t{256} << 20;
+
+// Per device: null until decided, then its cache or kNoCache.
+std::atomic<WorkspacePool*> g_buffer_caches[kMaxDeviceKinds][kMaxCachedDevices];
+detail::Mutex g_buffer_caches_mutex;
+char g_no_cache_tag;
+WorkspacePool* const kNoCache = reinterpret_cast<WorkspacePool*>(&g_no_cache_tag);
+
+// -1 until the environment has been read, then 0 or 1.
+std::atomic<int> g_cache_enabled{-1};
+
+bool env_says_off(const char* name) noexcept {
+  const char* text = std::getenv(name); // NOLINT(concurrency-mt-unsafe)
+  return text != nullptr && (std::strcmp(text, "0") == 0 || std::strcmp(text, "off") == 0);
+}
+
+std::size_t cache_limit_from_env() noexcept {
+  const char* text = std::getenv("DEVRT_BUFFER_CACHE_LIMIT"); // NOLINT(concurrency-mt-unsafe)
+  if (text == nullptr || text[0] == '\0') return kDefaultCacheLimit;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (end == nullptr || *end != '\0') {
+    DEVRT_LOG(warning, "DEVRT_BUFFER_CACHE_LIMIT=", text, " is not a number of bytes; using ", kDefaultCacheLimit);
+    return kDefaultCacheLimit;
+  }
+  return static_cast<std::size_t>(value);
+}
+
+std::atomic<WorkspacePool*>* cache_slot(Device device) noexcept {
+  auto kind = static_cast<std::int32_t>(device.kind);
+  if (kind <= 0 || kind >= kMaxDeviceKinds || device.id < 0 || device.id >= kMaxCachedDevices) return nullptr;
+  return &g_buffer_caches[kind][device.id];
+}
+
+// First allocation on a device: decides whether it has a cache. Nothing is stored for a device
+// that does not exist (yet: a plugin may bring its backend later).
+[[gnu::noinline]] WorkspacePool* create_buffer_cache(Device device, std::atomic<WorkspacePool*>& slot) noexcept {
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return kNoCache;
+  detail::LockGuard lock(g_buffer_caches_mutex);
+  WorkspacePool* cache = slot.load(std::memory_order_relaxed);
+  if (cache == nullptr) {
+    cache = kNoCache;
+    if (backend->has_capability(DEVRT_CAP_SYNCHRONOUS)) {
+      // Never destroyed: Buffers may be freed by static destructors that run late.
+      auto* pool = new (std::nothrow) WorkspacePool(*backend, device, cache_limit_from_env());
+      if (pool != nullptr) cache = pool;
+    }
+    slot.store(cache, std::memory_order_release);
+  }
+  return cache;
+}
+
+// The cache serving `device`, or null (caching off, no cache for this device).
+inline WorkspacePool* buffer_cache(Device device) noexcept {
+  int enabled = g_cache_enabled.load(std::memory_order_relaxed);
+  if (enabled < 0) [[unlikely]] {
+    enabled = buffer_cache_enabled() ? 1 : 0;
+  }
+  if (enabled == 0) return nullptr;
+  std::atomic<WorkspacePool*>* slot = cache_slot(device);
+  if (slot == nullptr) return nullptr;
+  WorkspacePool* cache = slot->load(std::memory_order_acquire);
+  if (cache == nullptr) [[unlikely]]
+    cache = create_buffer_cache(device, *slot);
+  return cache == kNoCache ? nullptr : cache;
+}
+
+// The cache already made for `device`, without making one.
+WorkspacePool* existing_buffer_cache(Device device) noexcept {
+  std::atomic<WorkspacePool*>* slot = cache_slot(device);
+  WorkspacePool* cache = slot != nullptr ? slot->load(std::memory_order_acquire) : nullptr;
+  return cache == kNoCache ? nullptr : cache;
+}
+
+} // namespace
+
+bool buffer_cache_enabled() noexcept {
+  int enabled = g_cache_enabled.load(std::memory_order_relaxed);
+  if (enabled < 0) {
+    int from_env = env_says_off("DEVRT_BUFFER_CACHE") ? 0 : 1;
+    // A concurrent set_buffer_cache_enabled wins over the environment.
+    g_cache_enabled.compare_exchange_strong(enabled, from_env, std::memory_order_relaxed);
+    enabled = g_cache_enabled.load(std::memory_order_relaxed);
+  }
+  return enabled != 0;
+}
+
+void set_buffer_cache_enabled(bool enabled) noexcept {
+  g_cache_enabled.store(enabled ? 1 : 0, std::memory_order_relaxed);
+}
+
+Status empty_cache(Device device) noexcept {
+  if (WorkspacePool* cache = existing_buffer_cache(device)) return cache->release();
+  return backend_for(device).status();
+}
+
+Result<PoolStats> buffer_cache_stats(Device device) noexcept {
+  if (WorkspacePool* cache = existing_buffer_cache(device)) return cache->stats();
+  DEVRT_RETURN_IF_ERROR(backend_for(device).status());
+  return PoolStats{};
+}
+
+// ---- Buffer -------------------------------------------------------------------------------
+
 Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
+  // nbytes in [1, kMaxCachedBufferBytes], alignment a power of two no larger than the blocks'.
+  if (nbytes - 1 < kMaxCachedBufferBytes && alignment - 1 < kDefaultAlignment && (alignment & (alignment - 1)) == 0) {
+    if (WorkspacePool* cache = buffer_cache(device)) [[likely]] {
+      std::uint32_t size_class = WorkspacePool::kUncached;
+      Result<void*> block = cache->allocate_block(nbytes, &size_class);
+      if (!block.ok()) return std::move(block).status();
+      Buffer buffer;
+      buffer.backend_ = cache->backend();
+      buffer.device_ = device;
+      buffer.data_ = *block;
+      buffer.size_ = nbytes;
+      buffer.cache_ = cache;
+      buffer.size_class_ = size_class;
+      return buffer;
+    }
+  }
   return allocate(Registry::global(), device, nbytes, alignment);
 }
 
@@ -126,10 +257,17 @@ Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::si
 
 Status Buffer::reset() noexcept {
   Status status;
-  if (data_ != nullptr) status = backend_.free(device_.id, data_);
+  if (data_ != nullptr) {
+    if (cache_ != nullptr) {
+      cache_->free_block(data_, size_class_, size_);
+    } else {
+      status = backend_.free(device_.id, data_);
+    }
+  }
   if (!status.ok()) DEVRT_LOG(error, "Buffer: ", status.message());
   data_ = nullptr;
   size_ = 0;
+  cache_ = nullptr;
   return status;
 }
 
@@ -141,8 +279,10 @@ Result<Device> copy_device(Device src, Device dst) noexcept {
   return route_copy(src, src_backend, dst, dst_backend).device;
 }
 
-Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t dst_offset, std::size_t nbytes,
-            StreamRef stream) noexcept {
+namespace {
+// Every copy but the host-to-host fast path below: the same checks, then the route.
+[[gnu::noinline]] Status copy_routed(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
+                                     std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
   if (!range_ok(src, src_offset, nbytes)) [[unlikely]]
     return range_error("source", src, src_offset, nbytes);
   if (!range_ok(dst, dst_offset, nbytes)) [[unlikely]]
@@ -171,6 +311,25 @@ Status copy(MemorySpan src, std::size_t src_offset, MemorySpan dst, std::size_t 
   if (stream.device != side) [[unlikely]]
     return stream_error(src, dst, stream.device, side, false);
   return copy_with(handler, side, src, src_offset, dst, dst_offset, nbytes, stream);
+}
+} // namespace
+
+Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst, std::size_t dst_offset,
+            std::size_t nbytes, StreamRef stream) noexcept {
+  // Host to host on the built-in CPU backend, the most common copy of all: the same checks and
+  // the same bytes as copy_routed, with nothing to look up. The CPU backend has one device and
+  // synchronous streams, so any stream of cpu:0 is the right one.
+  if (src.device == kHostDevice && dst.device == kHostDevice && stream.device == kHostDevice &&
+      detail::g_host_copy_direct.load(std::memory_order_relaxed) && range_ok(src, src_offset, nbytes) &&
+      range_ok(dst, dst_offset, nbytes)) [[likely]] {
+    auto* to = static_cast<std::byte*>(dst.data) + dst_offset;
+    const auto* from = static_cast<const std::byte*>(src.data) + src_offset;
+    if (intersects(reinterpret_cast<std::uintptr_t>(from), reinterpret_cast<std::uintptr_t>(to), nbytes)) [[unlikely]]
+      return overlap_error(src, src_offset, dst, dst_offset, nbytes);
+    detail::copy_host(to, from, nbytes);
+    return Status();
+  }
+  return copy_routed(src, src_offset, dst, dst_offset, nbytes, stream);
 }
 
 } // namespace devrt

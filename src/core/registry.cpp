@@ -1,6 +1,7 @@
 #include <devrt/registry.hpp>
 
 #include <devrt/backend.hpp>
+#include <devrt/config.hpp>
 #include <devrt/log.hpp>
 
 #include <cstdint>
@@ -9,7 +10,12 @@
 #include <string>
 
 #include "builtin_backends.hpp"
+#include "host_copy.hpp"
 #include "plugin_loader.hpp"
+
+#if DEVRT_WITH_CPU
+extern "C" const devrt_backend_table* devrt_backend_anchor_cpu(void) noexcept;
+#endif
 
 namespace devrt {
 namespace {
@@ -337,9 +343,18 @@ void add_builtin_backends() noexcept {
 }
 } // namespace
 
+namespace detail {
+constinit std::atomic<bool> g_host_copy_direct{false};
+} // namespace detail
+
 Registry& Registry::global() noexcept {
   static const bool ready = [] {
     add_builtin_backends();
+#if DEVRT_WITH_CPU
+    if (g_registry.find(DeviceKind::cpu).table() == devrt_backend_anchor_cpu()) {
+      detail::g_host_copy_direct.store(true, std::memory_order_relaxed);
+    }
+#endif
     // Plugins: on first use of the registry, never during static initialisation.
     detail::autoload_plugins(g_registry);
     return true;

@@ -116,7 +116,7 @@ void compact_strides(std::int32_t ndim, const std::int64_t* shape, std::int64_t*
 Tensor::Tensor(const Tensor& other) noexcept
     : storage_(other.storage_), base_(other.base_), byte_offset_(other.byte_offset_), device_(other.device_),
       dtype_(other.dtype_), read_only_(other.read_only_), copied_(other.copied_),
-      host_accessible_(other.host_accessible_) {
+      host_accessible_(other.host_accessible_), contiguous_(other.contiguous_) {
   if (!resize_dims(other.ndim_)) detail::fatal_status("devrt::Tensor copy", Status(ErrorCode::out_of_memory, "dims"));
   std::memcpy(dims(), other.dims(), sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim_));
   if (storage_ != nullptr) detail::retain(storage_);
@@ -126,7 +126,7 @@ Tensor::Tensor(Tensor&& other) noexcept
     : storage_(std::exchange(other.storage_, nullptr)), base_(other.base_), byte_offset_(other.byte_offset_),
       heap_dims_(std::exchange(other.heap_dims_, nullptr)), device_(other.device_), dtype_(other.dtype_),
       ndim_(std::exchange(other.ndim_, 0)), read_only_(other.read_only_), copied_(other.copied_),
-      host_accessible_(other.host_accessible_) {
+      host_accessible_(other.host_accessible_), contiguous_(std::exchange(other.contiguous_, true)) {
   if (heap_dims_ == nullptr && ndim_ > 0) {
     std::memcpy(inline_dims_, other.inline_dims_, sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim_));
   }
@@ -151,6 +151,7 @@ void Tensor::reset() noexcept {
   if (storage_ != nullptr) detail::release(std::exchange(storage_, nullptr));
   if (heap_dims_ != nullptr) std::free(std::exchange(heap_dims_, nullptr));
   ndim_ = 0;
+  contiguous_ = true;
 }
 
 bool Tensor::resize_dims(std::int32_t ndim) noexcept {
@@ -170,7 +171,6 @@ std::int64_t Tensor::numel() const noexcept {
   return n;
 }
 
-bool Tensor::is_contiguous() const noexcept { return detail::is_compact(ndim_, dims(), dims() + ndim_); }
 
 MemorySpan Tensor::storage_span() const noexcept {
   return MemorySpan{device_, base_, storage_ != nullptr ? storage_->bytes : 0};
@@ -198,6 +198,7 @@ Status detail::TensorAccess::init(Tensor& t, TensorStorage* storage, DataType dt
   } else {
     compact_strides(ndim, dims, dims + ndim);
   }
+  t.contiguous_ = is_compact(ndim, dims, dims + ndim);
   return Status();
 }
 
@@ -362,7 +363,7 @@ void copy_strided_host(const Tensor& src, const Tensor& dst) noexcept {
 
 } // namespace
 
-Status Tensor::copy_from(const Tensor& src, StreamRef stream) const noexcept {
+Status Tensor::copy_from_checked(const Tensor& src, StreamRef stream) const noexcept {
   if (!defined() || !src.defined())
     return make_error(ErrorCode::invalid_argument, "Tensor::copy_from: undefined tensor");
   if (read_only_) {
@@ -405,6 +406,26 @@ Status Tensor::copy_from(const Tensor& src, StreamRef stream) const noexcept {
   DEVRT_RETURN_IF_ERROR(synchronize(stream.handle != nullptr ? stream : current_stream(device_)));
   copy_strided_host(src, *this);
   return Status();
+}
+
+Status Tensor::copy_from(const Tensor& src, StreamRef stream) const noexcept {
+  // The common case, decided with a few compares: both defined, writable, the same dtype and
+  // shape, both contiguous. One devrt::copy of the bytes. Everything else, errors included, takes
+  // copy_from_checked, out of line so that this stays a short function with a small frame.
+  if (storage_ != nullptr && src.storage_ != nullptr && !read_only_ && contiguous_ && src.contiguous_ &&
+      src.dtype_ == dtype_ && src.ndim_ == ndim_) [[likely]] {
+    const std::int64_t* a = src.dims();
+    const std::int64_t* b = dims();
+    std::int32_t i = 0;
+    while (i < ndim_ && a[i] == b[i]) ++i;
+    if (i == ndim_) [[likely]] {
+      const std::size_t bytes = nbytes();
+      if (bytes == 0) return Status();
+      return copy(MemorySpan{src.device_, src.base_, src.storage_->bytes}, src.byte_offset_,
+                  MemorySpan{device_, base_, storage_->bytes}, byte_offset_, bytes, stream);
+    }
+  }
+  return copy_from_checked(src, stream);
 }
 
 Status Tensor::copy_from_host(const void* src, std::size_t nbytes_in, StreamRef stream) const noexcept {

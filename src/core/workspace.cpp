@@ -27,8 +27,16 @@ constexpr std::size_t class_bytes(std::uint32_t size_class) noexcept {
 
 struct ThreadSlot {
   std::atomic<WorkspacePool*> pool{nullptr};
-  std::uint32_t counts[kThreadCachedClasses] = {};
   void* blocks[kThreadCachedClasses][WorkspacePool::kThreadCacheDepth];
+  // Blocks cached per class, and allocations served here. Written only by the owning thread (a
+  // relaxed load and store: plain moves, no read-modify-write), read by WorkspacePool::stats()
+  // on any thread.
+  std::atomic<std::uint32_t> counts[kThreadCachedClasses] = {};
+  std::atomic<std::uint64_t> hits{0};
+
+  std::uint32_t count(std::uint32_t c) const noexcept { return counts[c].load(std::memory_order_relaxed); }
+  void set_count(std::uint32_t c, std::uint32_t n) noexcept { counts[c].store(n, std::memory_order_relaxed); }
+  void count_hit() noexcept { hits.store(hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 };
 
 // Registration of thread caches, so that pool destruction and thread exit can drain them.
@@ -49,9 +57,14 @@ struct WorkspaceThreadCache {
     WorkspacePool* pool = slot.pool.load(std::memory_order_relaxed);
     if (pool == nullptr) return;
     for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
-      pool->give_shared(slot.blocks[c], slot.counts[c], c);
-      slot.counts[c] = 0;
+      pool->give_shared(slot.blocks[c], slot.count(c), c);
+      slot.set_count(c, 0);
     }
+    {
+      detail::LockGuard lock(pool->mutex_);
+      pool->retired_hits_ += slot.hits.load(std::memory_order_relaxed);
+    }
+    slot.hits.store(0, std::memory_order_relaxed);
     slot.pool.store(nullptr, std::memory_order_release);
   }
 };
@@ -118,7 +131,8 @@ void Workspace::reset() noexcept {
   size_ = 0;
 }
 
-WorkspacePool::WorkspacePool(BackendRef backend, Device device) noexcept : backend_(backend), device_(device) {}
+WorkspacePool::WorkspacePool(BackendRef backend, Device device, std::size_t cache_limit_bytes) noexcept
+    : backend_(backend), device_(device), cache_limit_bytes_(cache_limit_bytes) {}
 
 WorkspacePool::~WorkspacePool() {
   {
@@ -145,16 +159,26 @@ WorkspacePool::~WorkspacePool() {
 
 Result<Workspace> WorkspacePool::allocate(std::size_t nbytes) noexcept {
   if (nbytes == 0) return Workspace();
+  std::uint32_t size_class = kUncached;
+  Result<void*> block = allocate_block(nbytes, &size_class);
+  if (!block.ok()) return std::move(block).status();
+  return Workspace(this, *block, nbytes, size_class);
+}
+
+Result<void*> WorkspacePool::allocate_block(std::size_t nbytes, std::uint32_t* size_class_out) noexcept {
   std::uint32_t size_class = nbytes > class_bytes(kClassCount - 1) ? kUncached : size_class_of(nbytes);
+  *size_class_out = size_class;
   if (size_class < kThreadCachedClasses) {
     if (ThreadSlot* slot = thread_slot(this)) {
-      if (std::uint32_t& count = slot->counts[size_class]; count != 0) [[likely]] {
-        return Workspace(this, slot->blocks[size_class][--count], nbytes, size_class);
+      if (std::uint32_t count = slot->count(size_class); count != 0) [[likely]] {
+        slot->set_count(size_class, count - 1);
+        slot->count_hit();
+        return slot->blocks[size_class][count - 1];
       }
     }
   }
   if (size_class != kUncached) {
-    if (void* block = take_shared(size_class)) return Workspace(this, block, nbytes, size_class);
+    if (void* block = take_shared(size_class)) return block;
   }
   std::size_t bytes = size_class == kUncached ? nbytes : class_bytes(size_class);
   Result<void*> block = backend_.allocate(device_.id, bytes, kDefaultAlignment);
@@ -162,10 +186,17 @@ Result<Workspace> WorkspacePool::allocate(std::size_t nbytes) noexcept {
     // Cached blocks may be what stands in the way: give them back and try once more.
     static_cast<void>(release());
     block = backend_.allocate(device_.id, bytes, kDefaultAlignment);
+    if (!block.ok() && bytes != nbytes) {
+      // Rounding up to the class may be all that does not fit: the exact size, uncached.
+      *size_class_out = kUncached;
+      bytes = nbytes;
+      block = backend_.allocate(device_.id, bytes, kDefaultAlignment);
+    }
     if (!block.ok()) return std::move(block).status();
   }
   reserved_.fetch_add(bytes, std::memory_order_relaxed);
-  return Workspace(this, *block, nbytes, size_class);
+  backend_allocations_.fetch_add(1, std::memory_order_relaxed);
+  return *block;
 }
 
 void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t size) noexcept {
@@ -175,7 +206,7 @@ void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t
   }
   if (size_class < kThreadCachedClasses) {
     if (ThreadSlot* slot = thread_slot(this)) {
-      std::uint32_t& count = slot->counts[size_class];
+      std::uint32_t count = slot->count(size_class);
       std::uint32_t depth = thread_cache_depth(size_class);
       if (count == depth) [[unlikely]] {
         // Keep half for reuse here, hand the older half to other threads.
@@ -185,7 +216,8 @@ void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t
           slot->blocks[size_class][i] = slot->blocks[size_class][i + spill];
         count -= spill;
       }
-      slot->blocks[size_class][count++] = data;
+      slot->blocks[size_class][count] = data;
+      slot->set_count(size_class, count + 1);
       return;
     }
   }
@@ -195,30 +227,38 @@ void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t
 void* WorkspacePool::take_shared(std::uint32_t size_class) noexcept {
   detail::LockGuard lock(mutex_);
   FreeList& list = shared_[size_class];
-  return list.size != 0 ? list.blocks[--list.size] : nullptr;
+  if (list.size == 0) return nullptr;
+  shared_bytes_ -= class_bytes(size_class);
+  ++shared_hits_;
+  return list.blocks[--list.size];
 }
 
 void WorkspacePool::give_shared(void* const* blocks, std::uint32_t n, std::uint32_t size_class) noexcept {
   if (n == 0) return;
-  detail::LockGuard lock(mutex_);
-  FreeList& list = shared_[size_class];
-  if (list.size + n > list.capacity) {
-    std::uint32_t capacity = list.capacity == 0 ? 16 : list.capacity * 2;
-    while (capacity < list.size + n) capacity *= 2;
-    void* grown = std::realloc(static_cast<void*>(list.blocks), capacity * sizeof(void*));
-    if (grown == nullptr) {
-      // No room to remember them: return the blocks to the backend instead of losing them.
-      for (std::uint32_t i = 0; i < n; ++i) static_cast<void>(free_to_backend(blocks[i], class_bytes(size_class)));
-      return;
+  const std::size_t bytes = class_bytes(size_class);
+  std::uint32_t kept = 0;
+  {
+    detail::LockGuard lock(mutex_);
+    FreeList& list = shared_[size_class];
+    while (kept < n && shared_bytes_ + bytes <= cache_limit_bytes_) {
+      if (list.size == list.capacity) {
+        std::uint32_t capacity = list.capacity == 0 ? 16 : list.capacity * 2;
+        void* grown = std::realloc(static_cast<void*>(list.blocks), capacity * sizeof(void*));
+        if (grown == nullptr) break; // no room to remember them: the rest go back to the backend
+        list.blocks = static_cast<void**>(grown);
+        list.capacity = capacity;
+      }
+      list.blocks[list.size++] = blocks[kept++];
+      shared_bytes_ += bytes;
     }
-    list.blocks = static_cast<void**>(grown);
-    list.capacity = capacity;
   }
-  for (std::uint32_t i = 0; i < n; ++i) list.blocks[list.size++] = blocks[i];
+  // Beyond the cache's limit: back to the backend, outside the lock.
+  for (std::uint32_t i = kept; i < n; ++i) static_cast<void>(free_to_backend(blocks[i], bytes));
 }
 
 Status WorkspacePool::free_to_backend(void* block, std::size_t bytes) noexcept {
   reserved_.fetch_sub(bytes, std::memory_order_relaxed);
+  backend_frees_.fetch_add(1, std::memory_order_relaxed);
   Status status = backend_.free(device_.id, block);
   if (!status.ok()) DEVRT_LOG(error, "WorkspacePool(", device_, "): ", status.message());
   return status;
@@ -233,8 +273,8 @@ Status WorkspacePool::release() noexcept {
     for (ThreadSlot& slot : cache->slots) {
       if (slot.pool.load(std::memory_order_relaxed) != this) continue;
       for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
-        for (std::uint32_t i = 0; i < slot.counts[c]; ++i) keep(free_to_backend(slot.blocks[c][i], class_bytes(c)));
-        slot.counts[c] = 0;
+        for (std::uint32_t i = 0; i < slot.count(c); ++i) keep(free_to_backend(slot.blocks[c][i], class_bytes(c)));
+        slot.set_count(c, 0);
       }
     }
   }
@@ -244,7 +284,30 @@ Status WorkspacePool::release() noexcept {
     for (std::uint32_t i = 0; i < list.size; ++i) keep(free_to_backend(list.blocks[i], class_bytes(c)));
     list.size = 0;
   }
+  shared_bytes_ = 0;
   return first_error;
+}
+
+PoolStats WorkspacePool::stats() const noexcept {
+  PoolStats stats;
+  stats.cache_limit_bytes = cache_limit_bytes_;
+  {
+    detail::LockGuard caches_lock(g_caches_mutex);
+    for (WorkspaceThreadCache* cache = WorkspaceThreadCache::head; cache != nullptr; cache = cache->next) {
+      for (const ThreadSlot& slot : cache->slots) {
+        if (slot.pool.load(std::memory_order_acquire) != this) continue;
+        stats.hits += slot.hits.load(std::memory_order_relaxed);
+        for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) stats.cached_bytes += slot.count(c) * class_bytes(c);
+      }
+    }
+    detail::LockGuard lock(mutex_);
+    stats.cached_bytes += shared_bytes_;
+    stats.hits += shared_hits_ + retired_hits_;
+  }
+  stats.reserved_bytes = reserved_.load(std::memory_order_relaxed);
+  stats.backend_allocations = backend_allocations_.load(std::memory_order_relaxed);
+  stats.backend_frees = backend_frees_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 // ---- Process-wide pools ----------------------------------------------------------------------

@@ -11,11 +11,9 @@
 #include <devrt/backend.hpp>
 #include <devrt/config.hpp>
 
-namespace devrt::cpu {
+#include "host_copy.hpp"
 
-// Copies n bytes between non-overlapping host ranges, as fast as this machine allows (memcpy, or
-// non-temporal stores for copies larger than the last-level cache). Thread-safe.
-void copy_bytes(void* dst, const void* src, std::size_t n) noexcept;
+namespace devrt::cpu {
 
 // The SIMD width in 32-bit lanes that LLVM-style features give (TVM's get_simd_32bit_lanes):
 // 16 with +avx512f and +avx512bw, 8 with +avx2, else 4; for SVE, the vector length in lanes when
@@ -52,6 +50,7 @@ public:
   static constexpr std::string_view name = "cpu";
   static constexpr DeviceKind kind = DeviceKind::cpu;
   static constexpr bool host_accessible = true;
+  static constexpr bool synchronous = true;
 
   Status availability() noexcept { return Status(); }
   Result<std::int32_t> device_count() noexcept { return 1; }
@@ -65,7 +64,7 @@ public:
   Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
   Status free(std::int32_t device, void* ptr) noexcept;
   Status copy(const CopyDesc& desc) noexcept {
-    copy_bytes(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
+    detail::copy_host(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
                static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
     return Status();
   }
