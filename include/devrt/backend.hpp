@@ -304,18 +304,17 @@ struct BackendRegistrar {
 
 } // namespace devrt
 
-// Registers backend type `...` under the identifier `id` (its name, e.g. cpu). Defines the
-// extern "C" anchor `devrt_backend_anchor_<id>()` returning the backend's table, plus a static
-// registrar. Backends built into libdevrt (DEVRT_BUILDING_DEVRT) get no registrar: they are
+// Registers backend type `...` under the identifier `id` (its name, e.g. cpu). Defines the table
+// `devrt_backend_table_<id>` (constant-initialised data) and the extern "C" anchor
+// `devrt_backend_anchor_<id>()` returning it, plus a static registrar. Backends built into libdevrt (DEVRT_BUILDING_DEVRT) get no registrar: they are
 // listed in a generated table of anchors that the registry references, so they survive static
 // linking even where static constructors never run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
 // Compiled with DEVRT_BUILDING_PLUGIN defined (a plugin), only the anchor is defined: the plugin's
 // DEVRT_PLUGIN_ENTRY hands its tables to the loader instead.
 #define DEVRT_BACKEND_ANCHOR(id, ...)                                                                                  \
-  extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept {                                   \
-    static constexpr ::devrt_backend_table devrt_table_##id = ::devrt::make_backend_table<__VA_ARGS__>();              \
-    return &devrt_table_##id;                                                                                          \
-  }
+  extern "C" constinit const ::devrt_backend_table devrt_backend_table_##id =                                          \
+      ::devrt::make_backend_table<__VA_ARGS__>();                                                                      \
+  extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept { return &devrt_backend_table_##id; }
 #if defined(DEVRT_BUILDING_PLUGIN) || defined(DEVRT_BUILDING_DEVRT)
 // Plugins hand their tables to the loader; devrt's built-in backends are registered from the
 // generated list of anchors, without static constructors (firmware may not run them).

@@ -183,6 +183,64 @@ std::string find_plugin(std::string_view stem, const std::vector<std::string>& d
   return {};
 }
 
+// True when some directory on the search path holds a file named libdevrt_<something>.so. The
+// same directories as plugin_search_path(), walked in stack buffers: with no plugin anywhere (a
+// static build's usual case) autoload then costs a few system calls and no heap, and start-up
+// touches no more pages than it must (each first touch is a page fault, ~10 us on the reference
+// VM).
+DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
+  auto holds_plugin = [](const char* directory) noexcept {
+    DIR* dir = ::opendir(directory);
+    if (dir == nullptr) return false;
+    bool found = false;
+    while (dirent* entry = ::readdir(dir)) {
+      std::string_view file = entry->d_name;
+      if (file.size() > kPrefix.size() + kSuffix.size() && file.starts_with(kPrefix) && file.ends_with(kSuffix)) {
+        found = true;
+        break;
+      }
+    }
+    ::closedir(dir);
+    return found;
+  };
+  char path[PATH_MAX];
+  auto holds_plugin_in = [&](std::string_view directory, std::string_view suffix) noexcept {
+    if (directory.size() + suffix.size() >= sizeof path) return true; // too long here: let the full scan decide
+    std::memmove(path, directory.data(), directory.size());
+    std::memcpy(path + directory.size(), suffix.data(), suffix.size());
+    path[directory.size() + suffix.size()] = '\0';
+    return holds_plugin(path);
+  };
+  if (const char* list = std::getenv("DEVRT_PLUGIN_PATH")) { // NOLINT(concurrency-mt-unsafe)
+    std::string_view rest = list;
+    while (!rest.empty()) {
+      std::size_t end = rest.find(':');
+      std::string_view item = rest.substr(0, end);
+      if (!item.empty() && holds_plugin_in(item, {})) return true;
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
+    }
+  }
+  // The binary's directory, as binary_directory() finds it.
+  Dl_info info{};
+  std::string_view binary;
+  if (dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
+    std::string_view name = info.dli_fname;
+    if (name.find(".so") != std::string_view::npos && name.find('/') != std::string_view::npos) binary = name;
+  }
+  if (binary.empty()) {
+    // Into `path` itself (one buffer keeps the stack to one page): holds_plugin_in moves it.
+    ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n > 0) binary = std::string_view(path, static_cast<std::size_t>(n));
+  }
+  if (!binary.empty()) {
+    std::size_t slash = binary.rfind('/');
+    std::string_view directory = slash == std::string_view::npos ? std::string_view(".") : binary.substr(0, slash);
+    if (holds_plugin_in(directory, "/devrt")) return true;
+  }
+  return holds_plugin(detail::kPluginInstallDir);
+}
+
 bool recorded(std::string_view backend) {
   for (const LoadedPlugin& plugin : state().loaded) {
     for (const std::string& name : plugin.backends) {
@@ -309,10 +367,9 @@ std::vector<LoadedPlugin> loaded_plugins() {
 
 namespace detail {
 
-void autoload_plugins(Registry& registry) noexcept {
+namespace {
+void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
   std::lock_guard<std::mutex> lock(state().mutex);
-  const char* autoload_env = std::getenv("DEVRT_BACKEND_AUTOLOAD");
-  bool autoload = autoload_env == nullptr || std::string_view(autoload_env) != "0";
   std::vector<std::string> directories = plugin_search_path();
   // Built-in plugins: loaded, or a placeholder per backend saying why not.
   for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) {
@@ -371,6 +428,16 @@ void autoload_plugins(Registry& registry) noexcept {
     }
     ::closedir(dir);
   }
+}
+
+} // namespace
+
+DEVRT_STARTUP_CODE void autoload_plugins(Registry& registry) noexcept {
+  const char* autoload_env = std::getenv("DEVRT_BACKEND_AUTOLOAD"); // NOLINT(concurrency-mt-unsafe)
+  bool autoload = autoload_env == nullptr || std::string_view(autoload_env) != "0";
+  // No built-in plugins to load or stand in for, and nothing out of tree: done, without the heap.
+  if (kBuiltinPluginCount == 0 && (!autoload || !search_path_has_plugins())) return;
+  autoload_found_plugins(registry, autoload);
 }
 
 } // namespace detail

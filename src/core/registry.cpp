@@ -14,7 +14,7 @@
 #include "plugin_loader.hpp"
 
 #if DEVRT_WITH_CPU
-extern "C" const devrt_backend_table* devrt_backend_anchor_cpu(void) noexcept;
+extern "C" const devrt_backend_table devrt_backend_table_cpu;
 #endif
 
 namespace devrt {
@@ -331,34 +331,38 @@ struct RegistryAccess {
 };
 } // namespace detail
 
-namespace {
-void add_builtin_backends() noexcept {
-  static const bool added = [] {
-    for (std::size_t i = 0; i < detail::kBuiltinBackendCount; ++i) {
-      detail::RegistryAccess::add_builtin(g_registry, detail::kBuiltinBackendAnchors[i]());
-    }
-    return true;
-  }();
-  static_cast<void>(added);
-}
-} // namespace
-
 namespace detail {
 constinit std::atomic<bool> g_host_copy_direct{false};
 } // namespace detail
 
-Registry& Registry::global() noexcept {
-  static const bool ready = [] {
-    add_builtin_backends();
+namespace {
+DEVRT_STARTUP_CODE bool add_builtin_tables() noexcept {
+  for (std::size_t i = 0; i < detail::kBuiltinBackendCount; ++i) {
+    detail::RegistryAccess::add_builtin(g_registry, detail::kBuiltinBackendTables[i]);
+  }
+  return true;
+}
+
+void add_builtin_backends() noexcept {
+  static const bool added = add_builtin_tables();
+  static_cast<void>(added);
+}
+
+DEVRT_STARTUP_CODE bool make_global_registry_ready() noexcept {
+  add_builtin_backends();
 #if DEVRT_WITH_CPU
-    if (g_registry.find(DeviceKind::cpu).table() == devrt_backend_anchor_cpu()) {
-      detail::g_host_copy_direct.store(true, std::memory_order_relaxed);
-    }
+  if (g_registry.find(DeviceKind::cpu).table() == &devrt_backend_table_cpu) {
+    detail::g_host_copy_direct.store(true, std::memory_order_relaxed);
+  }
 #endif
-    // Plugins: on first use of the registry, never during static initialisation.
-    detail::autoload_plugins(g_registry);
-    return true;
-  }();
+  // Plugins: on first use of the registry, never during static initialisation.
+  detail::autoload_plugins(g_registry);
+  return true;
+}
+} // namespace
+
+Registry& Registry::global() noexcept {
+  static const bool ready = make_global_registry_ready();
   static_cast<void>(ready);
   return g_registry;
 }
