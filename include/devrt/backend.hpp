@@ -118,6 +118,12 @@ concept BackendModules = requires(B& b, std::int32_t device, void* handle, Modul
   { b.launch(device, handle, launch) } -> std::same_as<Status>;
 };
 
+// Optional: waits for everything queued on every stream of a device (see devrt::synchronize(Device)).
+template <class B>
+concept BackendDeviceSynchronize = requires(B& b, std::int32_t device) {
+  { b.device_synchronize(device) } -> std::same_as<Status>;
+};
+
 // Optional: a loaded module as bytes that module_load accepts again (OpenCL program binaries).
 template <class B>
 concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) {
@@ -195,6 +201,9 @@ struct Thunks {
   static std::int32_t stream_synchronize(std::int32_t device, void* stream, devrt_error* err) noexcept {
     return export_status(self().stream_synchronize(device, stream), err);
   }
+  static std::int32_t device_synchronize(std::int32_t device, devrt_error* err) noexcept {
+    return export_status(self().device_synchronize(device), err);
+  }
   static std::int32_t event_create(std::int32_t device, void** out, devrt_error* err) noexcept {
     return export_result(self().event_create(device), out, err);
   }
@@ -262,10 +271,9 @@ constexpr devrt_backend_table make_backend_table() noexcept {
     table.struct_size = sizeof(devrt_backend_table);
     table.name = std::string_view(B::name).data();
     table.device_kind = static_cast<std::int32_t>(static_cast<DeviceKind>(B::kind));
-    table.capabilities = (BackendEvents<B> ? DEVRT_CAP_EVENTS : 0u) |
-                         (HostAccessibleMemory<B> ? DEVRT_CAP_HOST_ACCESSIBLE : 0u) |
-                         (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u) |
-                         (SynchronousBackend<B> ? DEVRT_CAP_SYNCHRONOUS : 0u);
+    table.capabilities =
+        (BackendEvents<B> ? DEVRT_CAP_EVENTS : 0u) | (HostAccessibleMemory<B> ? DEVRT_CAP_HOST_ACCESSIBLE : 0u) |
+        (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u) | (SynchronousBackend<B> ? DEVRT_CAP_SYNCHRONOUS : 0u);
     table.availability = &T::availability;
     table.device_count = &T::device_count;
     table.get_attribute = &T::get_attribute;
@@ -291,6 +299,7 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.launch = &T::launch;
     }
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
+    if constexpr (BackendDeviceSynchronize<B>) table.device_synchronize = &T::device_synchronize;
   }
   return table;
 }
@@ -306,11 +315,11 @@ struct BackendRegistrar {
 
 // Registers backend type `...` under the identifier `id` (its name, e.g. cpu). Defines the table
 // `devrt_backend_table_<id>` (constant-initialised data) and the extern "C" anchor
-// `devrt_backend_anchor_<id>()` returning it, plus a static registrar. Backends built into libdevrt (DEVRT_BUILDING_DEVRT) get no registrar: they are
-// listed in a generated table of anchors that the registry references, so they survive static
-// linking even where static constructors never run; out-of-library backends rely on the registrar. Use at namespace scope, once per backend.
-// Compiled with DEVRT_BUILDING_PLUGIN defined (a plugin), only the anchor is defined: the plugin's
-// DEVRT_PLUGIN_ENTRY hands its tables to the loader instead.
+// `devrt_backend_anchor_<id>()` returning it, plus a static registrar. Backends built into libdevrt
+// (DEVRT_BUILDING_DEVRT) get no registrar: they are listed in a generated table of anchors that the registry
+// references, so they survive static linking even where static constructors never run; out-of-library backends rely on
+// the registrar. Use at namespace scope, once per backend. Compiled with DEVRT_BUILDING_PLUGIN defined (a plugin), only
+// the anchor is defined: the plugin's DEVRT_PLUGIN_ENTRY hands its tables to the loader instead.
 #define DEVRT_BACKEND_ANCHOR(id, ...)                                                                                  \
   extern "C" constinit const ::devrt_backend_table devrt_backend_table_##id =                                          \
       ::devrt::make_backend_table<__VA_ARGS__>();                                                                      \

@@ -168,6 +168,10 @@ typedef struct devrt_backend_table {
    * binary): *out_format is set; out_of_range with *needed when capacity is too small. */
   int32_t (*module_binary)(int32_t device_id, void* module, int32_t* out_format, void* out, size_t capacity,
                            size_t* needed, devrt_error* err);
+  /* Optional: blocks until everything queued on every stream of the device so far has finished
+   * (cuCtxSynchronize). A backend that has it gets devrt's Buffer cache: a freed Buffer's memory is
+   * kept for reuse once this has returned, as safe as the backend's own free that waits. */
+  int32_t (*device_synchronize)(int32_t device_id, devrt_error* err);
 } devrt_backend_table;
 
 /* The smallest struct_size a table may have: everything before the optional tail. */

@@ -100,9 +100,12 @@ private:
 // allocator does the same for CUDA). Sizes are rounded up to a power of two. Each thread keeps a
 // few blocks per size class without locks; the rest go to a shared list bounded by
 // DEVRT_BUFFER_CACHE_LIMIT bytes (default 256 MiB per device), beyond which memory goes back to
-// the backend. Devices whose backend is synchronous (DEVRT_CAP_SYNCHRONOUS: every operation has
-// finished when its call returns, as on the CPU) have a cache; on the others freed memory may
-// still be in use by queued work, and Buffers go straight to the backend.
+// the backend. A device has a cache when its backend can tell that freed memory is no longer in
+// use: a synchronous backend (DEVRT_CAP_SYNCHRONOUS: every operation has finished when its call
+// returns, as on the CPU), or one with device_synchronize (CUDA, ROCm, Vulkan), which a freed
+// Buffer waits for before its memory is cached, as the backend's own free (cuMemFree, Vulkan's
+// drain) waits. Others (OpenCL, whose clReleaseMemObject does not wait) free straight to the
+// backend.
 //
 // Off for the whole process with DEVRT_BUFFER_CACHE=0 in the environment, or at run time with
 // set_buffer_cache_enabled(false).

@@ -54,6 +54,11 @@ public:
   // Raw copy; the caller has validated ranges (prefer devrt::copy, which does).
   Status copy(std::int32_t id, const devrt_copy_desc& desc) const noexcept;
 
+  // Waits for every stream of the device. Ok at once on a synchronous backend; unsupported on a
+  // backend with neither DEVRT_CAP_SYNCHRONOUS nor device_synchronize.
+  Status device_synchronize(std::int32_t id) const noexcept;
+  bool has_device_synchronize() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, device_synchronize); }
+
   Result<void*> stream_create(std::int32_t id) const noexcept;
   Status stream_destroy(std::int32_t id, void* stream) const noexcept;
   Status stream_synchronize(std::int32_t id, void* stream) const noexcept;

@@ -56,6 +56,10 @@ private:
 // Blocks until all work queued on `stream` has finished. Thread-safe.
 Status synchronize(StreamRef stream) noexcept;
 
+// Blocks until all work queued so far on every stream of `device` has finished (cuCtxSynchronize).
+// unsupported on a backend that cannot (see BackendRef::device_synchronize). Thread-safe.
+Status synchronize(Device device) noexcept;
+
 // Makes work queued on `to` after this call wait for work queued on `from` before it (TVM's
 // SyncStreamFromTo). Both on the same device. Uses events where the backend has them, else
 // synchronizes `from`. Thread-safe.

@@ -159,7 +159,7 @@ std::atomic<WorkspacePool*>* cache_slot(Device device) noexcept {
   WorkspacePool* cache = slot.load(std::memory_order_relaxed);
   if (cache == nullptr) {
     cache = kNoCache;
-    if (backend->has_capability(DEVRT_CAP_SYNCHRONOUS)) {
+    if (backend->has_capability(DEVRT_CAP_SYNCHRONOUS) || backend->has_device_synchronize()) {
       // Never destroyed: Buffers may be freed by static destructors that run late.
       auto* pool = new (std::nothrow) WorkspacePool(*backend, device, cache_limit_from_env());
       if (pool != nullptr) cache = pool;
@@ -216,7 +216,9 @@ Status empty_cache(Device device) noexcept {
 Result<PoolStats> buffer_cache_stats(Device device) noexcept {
   if (WorkspacePool* cache = existing_buffer_cache(device)) return cache->stats();
   DEVRT_RETURN_IF_ERROR(backend_for(device).status());
-  return PoolStats{};
+  PoolStats none; // no allocation has made one yet, or the device has none
+  none.cache_limit_bytes = cache_limit_from_env();
+  return none;
 }
 
 // ---- Buffer -------------------------------------------------------------------------------
@@ -259,7 +261,16 @@ Status Buffer::reset() noexcept {
   Status status;
   if (data_ != nullptr) {
     if (cache_ != nullptr) {
-      cache_->free_block(data_, size_class_, size_);
+      // Work queued before this free may still use the memory: cache it only once the device has
+      // finished that work (what the backend's own free waits for). If the device cannot say, the
+      // memory goes back to the backend, whose free reports what is wrong.
+      Status idle = backend_.has_capability(DEVRT_CAP_SYNCHRONOUS) ? Status() : backend_.device_synchronize(device_.id);
+      if (idle.ok()) [[likely]] {
+        cache_->free_block(data_, size_class_, size_);
+      } else {
+        DEVRT_LOG(warning, "Buffer: not cached: ", idle.message());
+        status = cache_->discard_block(data_, size_class_, size_);
+      }
     } else {
       status = backend_.free(device_.id, data_);
     }

@@ -246,6 +246,16 @@ Status BackendRef::copy(std::int32_t id, const devrt_copy_desc& desc) const noex
   return invoke(table_, id, "copy", table_->copy, &desc);
 }
 
+Status BackendRef::device_synchronize(std::int32_t id) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (has_capability(DEVRT_CAP_SYNCHRONOUS)) return Status();
+  if (!has_device_synchronize()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " device_synchronize: the ", table_->name,
+                      " backend cannot wait for all of a device's streams; synchronize each stream instead");
+  }
+  return invoke(table_, id, "device_synchronize", table_->device_synchronize, id);
+}
+
 Result<void*> BackendRef::stream_create(std::int32_t id) const noexcept {
   DEVRT_RETURN_IF_ERROR(check_device(id));
   void* stream = nullptr;

@@ -54,6 +54,12 @@ Status synchronize(StreamRef stream) noexcept {
   return backend->stream_synchronize(stream.device.id, stream.handle);
 }
 
+Status synchronize(Device device) noexcept {
+  Result<BackendRef> backend = Registry::global().get(device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  return backend->device_synchronize(device.id);
+}
+
 Status sync_stream_from_to(StreamRef from, StreamRef to) noexcept {
   if (from.device != to.device) return mismatch("sync_stream_from_to", from.device, to.device);
   Result<BackendRef> backend = backend_for(from.device);

@@ -171,7 +171,6 @@ std::int64_t Tensor::numel() const noexcept {
   return n;
 }
 
-
 MemorySpan Tensor::storage_span() const noexcept {
   return MemorySpan{device_, base_, storage_ != nullptr ? storage_->bytes : 0};
 }

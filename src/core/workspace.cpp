@@ -224,6 +224,10 @@ void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t
   give_shared(&data, 1, size_class);
 }
 
+Status WorkspacePool::discard_block(void* data, std::uint32_t size_class, std::size_t size) noexcept {
+  return free_to_backend(data, size_class == kUncached ? size : class_bytes(size_class));
+}
+
 void* WorkspacePool::take_shared(std::uint32_t size_class) noexcept {
   detail::LockGuard lock(mutex_);
   FreeList& list = shared_[size_class];

@@ -1,6 +1,7 @@
 // The Buffer cache (devrt/memory.hpp): reuse, bounds, statistics, emptying, the opt-out, and
-// threads sharing it. Runs on every device; devices whose backend is not synchronous have no
-// cache, and there the same calls must leave every figure at zero.
+// threads sharing it. Runs on every device; devices whose backend can neither finish every
+// operation on return nor wait for a whole device have no cache, and there the same calls must
+// leave every figure at zero.
 #include "conformance.hpp"
 
 #include <cstdlib>
@@ -14,8 +15,9 @@ using devrt::PoolStats;
 namespace {
 
 bool has_cache(devrt::Device device) {
-  return devrt::buffer_cache_enabled() && conformance::backend().has_capability(DEVRT_CAP_SYNCHRONOUS) &&
-         device.id < 64;
+  devrt::BackendRef backend = conformance::backend();
+  return devrt::buffer_cache_enabled() &&
+         (backend.has_capability(DEVRT_CAP_SYNCHRONOUS) || backend.has_device_synchronize()) && device.id < 64;
 }
 
 PoolStats stats_of(devrt::Device device) {
@@ -195,5 +197,60 @@ TEST_CASE("threads share a device's Buffer cache", "[conformance][buffer_cache][
     }
     REQUIRE(devrt::empty_cache(device).ok());
     CHECK(stats_of(device).reserved_bytes == in_use_before);
+  }
+}
+
+TEST_CASE("a freed Buffer's memory is not handed out while queued work may still write it",
+          "[conformance][buffer_cache]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    constexpr std::size_t kBytes = std::size_t{8} << 20;
+    const std::vector<unsigned char> first = conformance::pattern(kBytes, 1);
+    const std::vector<unsigned char> second = conformance::pattern(kBytes, 2);
+    devrt::Result<devrt::Stream> side = devrt::Stream::create(device);
+    REQUIRE(side.ok());
+    devrt::Result<devrt::Device> runs_on = devrt::copy_device(devrt::kHostDevice, device);
+    REQUIRE(runs_on.ok());
+    {
+      Buffer doomed = std::move(Buffer::allocate(device, kBytes)).value();
+      // Queued on a stream of its own, not synchronized before the Buffer dies.
+      devrt::StreamRef stream = *runs_on == device ? side->ref() : devrt::current_stream(*runs_on);
+      REQUIRE(devrt::copy(devrt::host_span(first.data(), kBytes), doomed, stream).ok());
+    }
+    Buffer reused = std::move(Buffer::allocate(device, kBytes)).value();
+    REQUIRE(devrt::copy(devrt::host_span(second.data(), kBytes), reused).ok());
+    REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+    REQUIRE(side->synchronize().ok());
+    CHECK(conformance::read_back(reused) == second);
+  }
+}
+
+TEST_CASE("synchronize(device) waits for every stream of the device", "[conformance][stream]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    devrt::BackendRef backend = conformance::backend();
+    if (!backend.has_capability(DEVRT_CAP_SYNCHRONOUS) && !backend.has_device_synchronize()) {
+      devrt::Status status = devrt::synchronize(device);
+      CHECK(status.code() == devrt::ErrorCode::unsupported);
+      CHECK(conformance::contains(status.message(), backend.name()));
+      continue;
+    }
+    constexpr std::size_t kBytes = std::size_t{4} << 20;
+    const std::vector<unsigned char> bytes = conformance::pattern(kBytes, 5);
+    devrt::Result<devrt::Stream> a = devrt::Stream::create(device);
+    devrt::Result<devrt::Stream> b = devrt::Stream::create(device);
+    REQUIRE((a.ok() && b.ok()));
+    Buffer x = std::move(Buffer::allocate(device, kBytes)).value();
+    Buffer y = std::move(Buffer::allocate(device, kBytes)).value();
+    REQUIRE(devrt::copy(devrt::host_span(bytes.data(), kBytes), x, *a).ok());
+    REQUIRE(devrt::copy(devrt::host_span(bytes.data(), kBytes), y, *b).ok());
+    REQUIRE(devrt::synchronize(device).ok());
+    // Device to device on another stream: it reads what the two copies wrote.
+    Buffer z = std::move(Buffer::allocate(device, kBytes)).value();
+    REQUIRE(devrt::copy(x, z).ok());
+    REQUIRE(devrt::synchronize(device).ok());
+    CHECK(conformance::read_back(z) == bytes);
+    CHECK(conformance::read_back(y) == bytes);
+    CHECK(devrt::synchronize(devrt::Device{device.kind, 1 << 20}).code() == devrt::ErrorCode::invalid_argument);
   }
 }

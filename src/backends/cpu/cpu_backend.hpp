@@ -65,7 +65,7 @@ public:
   Status free(std::int32_t device, void* ptr) noexcept;
   Status copy(const CopyDesc& desc) noexcept {
     detail::copy_host(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
-               static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
+                      static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
     return Status();
   }
 

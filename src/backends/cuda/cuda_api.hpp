@@ -24,6 +24,7 @@ namespace devrt::cuda {
   X(cuCtxGetCurrent)                                                                                                   \
   X(cuCtxSetCurrent)                                                                                                   \
   X(cuCtxEnablePeerAccess)                                                                                             \
+  X(cuCtxSynchronize)                                                                                                  \
   X(cuMemGetInfo)                                                                                                      \
   X(cuMemAlloc)                                                                                                        \
   X(cuMemFree)                                                                                                         \

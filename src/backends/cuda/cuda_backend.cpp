@@ -360,6 +360,13 @@ Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexce
   return Status();
 }
 
+Status CudaBackend::device_synchronize(std::int32_t device) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_CU_CHECK(api, "cuCtxSynchronize", api.cuCtxSynchronize());
+  return Status();
+}
+
 Result<void*> CudaBackend::event_create(std::int32_t device) noexcept {
   const Api& api = runtime().api;
   DEVRT_RETURN_IF_ERROR(activate(device));

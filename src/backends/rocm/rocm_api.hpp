@@ -30,6 +30,7 @@ namespace devrt::rocm {
   X(hipStreamCreateWithFlags)                                                                                          \
   X(hipStreamDestroy)                                                                                                  \
   X(hipStreamSynchronize)                                                                                              \
+  X(hipDeviceSynchronize)                                                                                              \
   X(hipStreamWaitEvent)                                                                                                \
   X(hipEventCreateWithFlags)                                                                                           \
   X(hipEventDestroy)                                                                                                   \

@@ -246,6 +246,13 @@ Status RocmBackend::stream_synchronize(std::int32_t device, void* stream) noexce
   return Status();
 }
 
+Status RocmBackend::device_synchronize(std::int32_t device) noexcept {
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_HIP_CHECK(api, "hipDeviceSynchronize", api.hipDeviceSynchronize());
+  return Status();
+}
+
 Result<void*> RocmBackend::event_create(std::int32_t device) noexcept {
   const Api& api = runtime().api;
   DEVRT_RETURN_IF_ERROR(activate(api, device));

@@ -35,6 +35,8 @@ public:
   Result<void*> stream_create(std::int32_t device) noexcept;
   Status stream_destroy(std::int32_t device, void* stream) noexcept;
   Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+  // hipDeviceSynchronize: every stream of the device.
+  Status device_synchronize(std::int32_t device) noexcept;
 
   Result<void*> event_create(std::int32_t device) noexcept;
   Status event_destroy(std::int32_t device, void* event) noexcept;

@@ -1056,19 +1056,23 @@ Result<void*> VulkanBackend::allocate(std::int32_t device, std::size_t nbytes, s
   return static_cast<void*>(allocation);
 }
 
+Status VulkanBackend::device_synchronize(std::int32_t device) noexcept {
+  DEVRT_VK_DEVICE(d, device);
+  Status status;
+  std::lock_guard<std::mutex> streams_lock(d.streams_mutex);
+  for (StreamState* s : d.streams) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    Status drained = drain(*s);
+    if (status.ok()) status = drained;
+  }
+  return status;
+}
+
 Status VulkanBackend::free(std::int32_t device, void* ptr) noexcept {
   DEVRT_VK_DEVICE(d, device);
   // Recorded or submitted commands of any stream may still use the buffer (as with cuMemFree,
   // freeing waits for them): submit what is recorded and wait for it, then destroy.
-  Status status;
-  {
-    std::lock_guard<std::mutex> streams_lock(d.streams_mutex);
-    for (StreamState* s : d.streams) {
-      std::lock_guard<std::mutex> lock(s->mutex);
-      Status drained = drain(*s);
-      if (status.ok()) status = drained;
-    }
-  }
+  Status status = device_synchronize(device);
   destroy_allocation(d, static_cast<Allocation*>(ptr));
   return status;
 }
