@@ -125,7 +125,7 @@ void copy_memcpy(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
 }
 
-#define COPY_SIZES ->Arg(4 << 10)->Arg(1 << 20)->Arg(64 << 20)->Arg(256 << 20)
+#define COPY_SIZES ->Arg(64)->Arg(4 << 10)->Arg(1 << 20)->Arg(16 << 20)->Arg(32 << 20)->Arg(64 << 20)->Arg(256 << 20)
 BENCHMARK(copy_memcpy)->Name("copy/memcpy") COPY_SIZES;
 BENCHMARK(copy_devrt)->Name("copy/devrt") COPY_SIZES;
 
@@ -149,6 +149,19 @@ void alloc_aligned(benchmark::State& state) {
   }
 }
 
+// The CPU backend's allocate + free through its table: what Buffer::allocate costs without the
+// cache, less the checks.
+void alloc_backend_table(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  const devrt_backend_table* table = devrt::Registry::global().find(devrt::DeviceKind::cpu).table();
+  devrt_error err;
+  for (auto _ : state) {
+    void* p = nullptr;
+    benchmark::DoNotOptimize(table->allocate(0, n, devrt::kDefaultAlignment, &p, &err));
+    benchmark::DoNotOptimize(table->free(0, p, &err));
+  }
+}
+
 void alloc_buffer(benchmark::State& state) {
   auto n = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
@@ -157,10 +170,23 @@ void alloc_buffer(benchmark::State& state) {
   }
 }
 
+void alloc_buffer_uncached(benchmark::State& state) {
+  const bool was_enabled = devrt::buffer_cache_enabled();
+  devrt::set_buffer_cache_enabled(false);
+  alloc_buffer(state);
+  devrt::set_buffer_cache_enabled(was_enabled);
+}
+
+// Buffer::allocate + free on every thread at once: the per-thread caches take no lock.
+void alloc_buffer_threads(benchmark::State& state) { alloc_buffer(state); }
+
 #define ALLOC_SIZES ->Arg(64)->Arg(4 << 10)->Arg(1 << 20)
 BENCHMARK(alloc_aligned)->Name("alloc/aligned_alloc") ALLOC_SIZES;
+BENCHMARK(alloc_backend_table)->Name("alloc/backend_table") ALLOC_SIZES;
 BENCHMARK(alloc_pool)->Name("alloc/workspace_pool") ALLOC_SIZES;
 BENCHMARK(alloc_buffer)->Name("alloc/buffer") ALLOC_SIZES;
+BENCHMARK(alloc_buffer_uncached)->Name("alloc/buffer_uncached") ALLOC_SIZES;
+BENCHMARK(alloc_buffer_threads)->Name("alloc/buffer_threads")->Arg(4 << 10)->Threads(2)->UseRealTime();
 
 // ---- process start to registry ready ------------------------------------------------------
 
@@ -199,9 +225,7 @@ void startup_plugins_all(benchmark::State& state) {
   if (std::string_view(DEVRT_BENCH_PLUGIN_DIR).empty()) return state.SkipWithError("a static build: no plugins");
   spawn_child(state, "registry", {std::string("DEVRT_PLUGIN_PATH=") + DEVRT_BENCH_PLUGIN_DIR});
 }
-void startup_autoload_off(benchmark::State& state) {
-  spawn_child(state, "registry", {"DEVRT_BACKEND_AUTOLOAD=0"});
-}
+void startup_autoload_off(benchmark::State& state) { spawn_child(state, "registry", {"DEVRT_BACKEND_AUTOLOAD=0"}); }
 BENCHMARK(startup_empty)->Name("startup/empty_main")->Unit(benchmark::kMicrosecond);
 BENCHMARK(startup_registry)->Name("startup/registry_ready")->Unit(benchmark::kMicrosecond);
 BENCHMARK(startup_plugins_none)->Name("startup/registry_plugins_none")->Unit(benchmark::kMicrosecond);

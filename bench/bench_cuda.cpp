@@ -152,6 +152,51 @@ void cuda_alloc_free_raw(benchmark::State& state) {
   }
 }
 
+// The stream-ordered allocator (CUDA 11.2+): the device's default pool with its release threshold
+// raised so that freed memory stays in the pool, alloc and free ordered on one stream. The
+// comparison devrt's Buffer cache (which waits for the device at free, as cuMemFree does) has to
+// beat or join.
+void cuda_alloc_free_async(benchmark::State& state) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  using AllocAsync = CUresult (*)(CUdeviceptr*, size_t, CUstream);
+  using FreeAsync = CUresult (*)(CUdeviceptr, CUstream);
+  using DefaultPool = CUresult (*)(CUmemoryPool*, CUdevice);
+  using SetPoolAttribute = CUresult (*)(CUmemoryPool, CUmemPool_attribute, void*);
+  auto alloc = reinterpret_cast<AllocAsync>(r.library.symbol("cuMemAllocAsync"));
+  auto free_async = reinterpret_cast<FreeAsync>(r.library.symbol("cuMemFreeAsync"));
+  auto default_pool = reinterpret_cast<DefaultPool>(r.library.symbol("cuDeviceGetDefaultMemPool"));
+  auto set_attribute = reinterpret_cast<SetPoolAttribute>(r.library.symbol("cuMemPoolSetAttribute"));
+  if (alloc == nullptr || free_async == nullptr || default_pool == nullptr || set_attribute == nullptr) {
+    return state.SkipWithError("driver without the stream-ordered allocator");
+  }
+  CUmemoryPool pool = nullptr;
+  cuuint64_t keep = ~cuuint64_t{0};
+  CUstream stream = nullptr;
+  if (default_pool(&pool, 0) != CUDA_SUCCESS ||
+      set_attribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) != CUDA_SUCCESS ||
+      r.api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    return state.SkipWithError("no memory pool on cuda:0");
+  }
+  for (auto _ : state) {
+    CUdeviceptr p = 0;
+    alloc(&p, static_cast<std::size_t>(state.range(0)), stream);
+    free_async(p, stream);
+  }
+  r.api.cuStreamSynchronize(stream);
+  r.api.cuStreamDestroy(stream);
+}
+
+// devrt::Buffer on cuda:0: served by the Buffer cache (cuCtxSynchronize at free, then reuse).
+void cuda_alloc_free_buffer(benchmark::State& state) {
+  devrt::Device device{devrt::DeviceKind::cuda, 0};
+  if (!devrt::device_exists(device)) return state.SkipWithError("no CUDA device");
+  for (auto _ : state) {
+    devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(device, static_cast<std::size_t>(state.range(0)));
+    benchmark::DoNotOptimize(buffer->data());
+  }
+}
+
 void cuda_alloc_free_pool(benchmark::State& state) {
   devrt::Device device{devrt::DeviceKind::cuda, 0};
   if (!devrt::device_exists(device)) return state.SkipWithError("no CUDA device");
@@ -251,6 +296,8 @@ BENCHMARK(cuda_launch_batch_raw)->Name("cuda/launch_1000/raw")->UseRealTime();
 BENCHMARK(cuda_launch_batch_devrt)->Name("cuda/launch_1000/devrt")->UseRealTime();
 BENCHMARK(cuda_alloc_free_raw)->Name("cuda/alloc_free/raw")->Arg(1 << 20);
 BENCHMARK(cuda_alloc_free_pool)->Name("cuda/alloc_free/pool")->Arg(1 << 20);
+BENCHMARK(cuda_alloc_free_async)->Name("cuda/alloc_free/async")->Arg(1 << 20);
+BENCHMARK(cuda_alloc_free_buffer)->Name("cuda/alloc_free/buffer")->Arg(1 << 20);
 BENCHMARK(cuda_h2d_raw)->Name("cuda/h2d/raw")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();
 BENCHMARK(cuda_h2d_devrt)->Name("cuda/h2d/devrt")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();
 BENCHMARK(cuda_d2h_raw)->Name("cuda/d2h/raw")->ArgsProduct({{1 << 20, 256 << 20}, {0, 1}})->UseRealTime();

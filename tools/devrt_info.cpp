@@ -61,7 +61,33 @@ std::vector<std::string> capability_names(BackendRef backend) {
   if (backend.has_capability(DEVRT_CAP_HOST_ACCESSIBLE)) names.emplace_back("host_accessible");
   if (backend.has_capability(DEVRT_CAP_ADDRESSABLE)) names.emplace_back("addressable");
   if (backend.has_modules()) names.emplace_back("modules");
+  if (backend.has_capability(DEVRT_CAP_SYNCHRONOUS)) names.emplace_back("synchronous");
+  if (backend.has_device_synchronize()) names.emplace_back("device_synchronize");
   return names;
+}
+
+// The device's Buffer cache in one line: its figures, or why it has none.
+std::string buffer_cache_text(BackendRef backend, Device device) {
+  if (!devrt::buffer_cache_enabled()) return "off (DEVRT_BUFFER_CACHE=0 or set_buffer_cache_enabled(false))";
+  if (!backend.has_capability(DEVRT_CAP_SYNCHRONOUS) && !backend.has_device_synchronize()) {
+    return fmt::format("none: the {} backend cannot tell when freed memory is idle", backend.name());
+  }
+  devrt::Result<devrt::PoolStats> stats = devrt::buffer_cache_stats(device);
+  if (!stats.ok()) return fmt::format("error: {}", stats.status());
+  return fmt::format("on: {} B reserved, {} B cached, {} hits, {} backend allocations, {} frees", stats->reserved_bytes,
+                     stats->cached_bytes, stats->hits, stats->backend_allocations, stats->backend_frees);
+}
+
+// The same as a JSON object, or null for a device without a cache.
+std::string buffer_cache_json(BackendRef backend, Device device) {
+  if (!devrt::buffer_cache_enabled()) return "null";
+  if (!backend.has_capability(DEVRT_CAP_SYNCHRONOUS) && !backend.has_device_synchronize()) return "null";
+  devrt::Result<devrt::PoolStats> stats = devrt::buffer_cache_stats(device);
+  if (!stats.ok()) return "null";
+  return fmt::format("{{\"reserved_bytes\": {}, \"cached_bytes\": {}, \"limit_bytes\": {}, \"hits\": {}, "
+                     "\"backend_allocations\": {}, \"backend_frees\": {}}}",
+                     stats->reserved_bytes, stats->cached_bytes, stats->cache_limit_bytes, stats->hits,
+                     stats->backend_allocations, stats->backend_frees);
 }
 
 // Availability and device count, folded into one answer.
@@ -107,6 +133,7 @@ int list_text() {
       devrt::Result<devrt::Target> target = devrt::detect_target(Device{backend.kind(), id});
       fmt::print("    {:<30} {}\n", "target",
                  target.ok() ? target->to_string() : fmt::format("(not detected: {})", target.status().message()));
+      fmt::print("    {:<30} {}\n", "buffer_cache", buffer_cache_text(backend, Device{backend.kind(), id}));
     }
   }
   return 0;
@@ -151,9 +178,11 @@ int list_json() {
                            value.ok() ? attribute_text(*value, true) : "null");
       }
       devrt::Result<devrt::Target> target = devrt::detect_target(device);
-      out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {}\n        }}",
+      out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {},\n"
+                         "          \"buffer_cache\": {}\n        }}",
                          target.ok() ? target->to_json() : "null",
-                         target.ok() ? "null" : json_string(target.status().message()));
+                         target.ok() ? "null" : json_string(target.status().message()),
+                         buffer_cache_json(backend, device));
     }
     out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
   }
@@ -229,6 +258,7 @@ int selftest() {
       if (status.ok()) {
         fmt::print("PASS {}: allocate, host->device, device->device, device->host, verify, workspace, tensor+DLPack\n",
                    device);
+        fmt::print("  buffer cache {}: {}\n", device, buffer_cache_text(backend, device));
         ++passed;
       } else {
         fmt::print("FAIL {}: {}\n", device, status);

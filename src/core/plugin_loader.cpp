@@ -6,6 +6,7 @@
 #include <devrt/log.hpp>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -22,6 +23,11 @@
 
 #include "builtin_backends.hpp"
 #include "plugin_loader.hpp"
+
+// The main executable's text, from the GNU and LLVM linkers' default scripts; weak, so a linker
+// without them leaves them null.
+extern "C" [[gnu::weak]] const char __executable_start; // NOLINT(bugprone-reserved-identifier)
+extern "C" [[gnu::weak]] const char etext;
 
 namespace devrt {
 
@@ -203,7 +209,7 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
     ::closedir(dir);
     return found;
   };
-  char path[PATH_MAX];
+  char path[1024]; // a longer path makes this answer "maybe", and the full scan decides
   auto holds_plugin_in = [&](std::string_view directory, std::string_view suffix) noexcept {
     if (directory.size() + suffix.size() >= sizeof path) return true; // too long here: let the full scan decide
     std::memmove(path, directory.data(), directory.size());
@@ -221,10 +227,16 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
       rest.remove_prefix(end + 1);
     }
   }
-  // The binary's directory, as binary_directory() finds it.
+  // The binary's directory, as binary_directory() finds it. Code inside the main executable's
+  // text needs no dladdr (which would touch the dynamic loader's pages).
   Dl_info info{};
   std::string_view binary;
-  if (dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
+  const auto here = reinterpret_cast<std::uintptr_t>(&plugin_search_path);
+  const bool in_executable = &__executable_start != nullptr && &etext != nullptr &&
+                             here >= reinterpret_cast<std::uintptr_t>(&__executable_start) &&
+                             here < reinterpret_cast<std::uintptr_t>(&etext);
+  if (!in_executable && dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 &&
+      info.dli_fname != nullptr) {
     std::string_view name = info.dli_fname;
     if (name.find(".so") != std::string_view::npos && name.find('/') != std::string_view::npos) binary = name;
   }

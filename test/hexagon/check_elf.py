@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks that a linked DSP-side program is a static Hexagon executable holding devrt's CPU
-backend: ELF32, e_machine EM_HEXAGON (164), ET_EXEC, and the cpu backend's anchor in its symbol
+backend: ELF32, e_machine EM_HEXAGON (164), ET_EXEC, and the cpu backend's table in its symbol
 table. Usage: check_elf.py ELF"""
 import struct
 import sys
@@ -34,7 +34,7 @@ def main():
     if e_type != ET_EXEC:
         problems.append(f'e_type is {e_type}, not ET_EXEC')
     names = set(symbols(data, shoff, shentsize, shnum))
-    for wanted in ['devrt_backend_anchor_cpu', 'main']:
+    for wanted in ['devrt_backend_table_cpu', 'main']:
         if wanted not in names:
             problems.append(f'no symbol {wanted}')
     if problems:

@@ -30,8 +30,8 @@ TEST_CASE("small host copies write exactly n bytes at any alignment", "[unit][ho
           const bool inside = i >= dst_offset && i < dst_offset + n;
           const unsigned char expected = inside ? source[i - dst_offset + src_offset] : 0xEE;
           if (dst[i] != expected) {
-            FAIL("n " << n << " src+" << src_offset << " dst+" << dst_offset << ": byte " << i << " is "
-                      << int(dst[i]) << ", expected " << int(expected));
+            FAIL("n " << n << " src+" << src_offset << " dst+" << dst_offset << ": byte " << i << " is " << int(dst[i])
+                      << ", expected " << int(expected));
           }
         }
       }
@@ -55,8 +55,8 @@ TEST_CASE("copies past the non-temporal threshold are exact", "[unit][host_copy]
       devrt::detail::copy_host(dst.data() + misalign, source.data() + 64 - misalign, n);
       INFO("n " << n << " misalign " << misalign);
       CHECK(std::equal(dst.begin() + static_cast<std::ptrdiff_t>(misalign),
-                       dst.begin() + static_cast<std::ptrdiff_t>(misalign + n), source.begin() + 64 -
-                       static_cast<std::ptrdiff_t>(misalign)));
+                       dst.begin() + static_cast<std::ptrdiff_t>(misalign + n),
+                       source.begin() + 64 - static_cast<std::ptrdiff_t>(misalign)));
       CHECK(std::all_of(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(misalign),
                         [](unsigned char b) { return b == 0xEE; }));
       CHECK(std::all_of(dst.begin() + static_cast<std::ptrdiff_t>(misalign + n), dst.end(),
