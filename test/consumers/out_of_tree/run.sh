@@ -2,7 +2,9 @@
 # usage: run.sh BUILD_DIR EXAMPLE_SOURCE_DIR DEVRT_INFO TEST_CONFORMANCE
 # Installs the build into a scratch prefix, builds examples/out_of_tree_backend as its own Meson
 # project against it (pkg-config only), then checks that devrt-info discovers the plugin through
-# DEVRT_PLUGIN_PATH and that the conformance suite passes on it.
+# DEVRT_PLUGIN_PATH and in <binary's directory>/devrt (run directly and through a symlink from
+# elsewhere: the plugin is found next to the real binary), and that the conformance suite passes
+# on it.
 set -eu
 build=$1 example=$2 info=$3 conformance=$4
 work=$(mktemp -d)
@@ -27,6 +29,17 @@ case $out in
   *"backend example (device kind ext_dev): available, 1 device"*) echo "ok: devrt-info lists the out-of-tree plugin" ;;
   *) echo "FAIL: devrt-info does not list it:"; echo "$out"; exit 1 ;;
 esac
+mkdir -p "$work/bin/devrt" "$work/elsewhere"
+cp "$info" "$work/bin/devrt-info"
+cp "$work/example/libdevrt_example.so" "$work/bin/devrt/"
+ln -s "$work/bin/devrt-info" "$work/elsewhere/devrt-info"
+for binary in "$work/bin/devrt-info" "$work/elsewhere/devrt-info"; do
+  out=$("$binary" 2>&1)
+  case $out in
+    *"backend example (device kind ext_dev): available, 1 device"*) echo "ok: $binary finds the plugin in bin/devrt" ;;
+    *) echo "FAIL: $binary does not find bin/devrt/libdevrt_example.so:"; echo "$out"; exit 1 ;;
+  esac
+done
 DEVRT_PLUGIN_PATH="$work/example" DEVRT_CONFORMANCE_BACKEND=example "$conformance" || {
   echo "FAIL: the conformance suite fails on the out-of-tree plugin"; exit 1; }
 echo "ok: the conformance suite passes on it"
