@@ -55,17 +55,6 @@ public:
 
 private:
   friend class WorkspacePool;
-  class Buffer;
-
-  // What a pool holds and how well it serves, at one moment (counters are summed over threads).
-  struct PoolStats {
-    std::size_t reserved_bytes = 0;        // held from the backend: in use plus cached
-    std::size_t cached_bytes = 0;          // free blocks kept for reuse (shared list and thread caches)
-    std::size_t cache_limit_bytes = 0;     // the most the shared list keeps (thread caches: a few blocks each)
-    std::uint64_t hits = 0;                // allocations served from the cache
-    std::uint64_t backend_allocations = 0; // allocations that went to the backend
-    std::uint64_t backend_frees = 0;       // blocks given back to the backend
-  };
   Workspace(WorkspacePool* pool, void* data, std::size_t size, std::uint32_t size_class) noexcept
       : pool_(pool), data_(data), size_(size), size_class_(size_class) {}
 
