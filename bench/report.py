@@ -8,28 +8,41 @@ import sys
 
 
 def load(path):
+    """Times per benchmark name. With repetitions, the fastest repetition: on a shared machine the
+    interference only ever adds time (here whole repetitions land 40% slower at random), and
+    devrt and raw rows are treated alike."""
     with open(path) as f:
         data = json.load(f)
     times = {}
+    counters = {}
+    known = {"name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations",
+             "real_time", "cpu_time", "time_unit", "family_index", "per_family_instance_index",
+             "aggregate_name", "aggregate_unit", "bytes_per_second", "items_per_second", "label", "error_occurred",
+             "error_message"}
     for b in data["benchmarks"]:
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-            continue
-        if b.get("error_occurred"):
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
         name = b.get("run_name", b["name"])
         scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[b.get("time_unit", "ns")]
-        times[name] = (b["real_time"] * scale, b.get("bytes_per_second"))
-    return data.get("context", {}), times
+        entry = (b["real_time"] * scale, b.get("bytes_per_second"))
+        if name not in times or entry[0] < times[name][0]:
+            times[name] = entry
+        mine = {k: v for k, v in b.items() if k not in known and isinstance(v, (int, float))}
+        for k, v in mine.items():
+            counters.setdefault(name, {})
+            counters[name][k] = min(v, counters[name].get(k, v))
+    return data.get("context", {}), times, counters
 
 
 def main():
-    context, t = load(sys.argv[1])
+    context, t, counters = load(sys.argv[1])
     for extra in sys.argv[2:]:
-        more_context, more = load(extra)
+        more_context, more, more_counters = load(extra)
         t.update(more)
+        counters.update(more_counters)
         context.update(more_context)
     print(f"host: {context.get('num_cpus')} cpus @ {context.get('mhz_per_cpu')} MHz, "
-          f"(libbenchmark itself built as {context.get('library_build_type')})")
+          f"(libbenchmark itself built as {context.get('library_build_type')}); with repetitions, the fastest")
     rows = []
 
     def ns(name):
@@ -77,24 +90,26 @@ def main():
     for size in (64, 4 << 10, 1 << 20, 64 << 20):
         raw, ours = ns(f"tensor_copy/raw_backend/{size}"), ns(f"tensor_copy/devrt/{size}")
         if raw and ours:
-            rows.append((f"tensor copy {size} B: {ours:.1f} ns vs raw backend copy {raw:.1f} ns",
-                         f"{raw / ours:.2f}x", "ratio raw/devrt, goal ~1.0x"))
+            rows.append((f"Tensor::copy_from {size} B: {ours:.1f} ns vs raw backend copy {raw:.1f} ns",
+                         f"{raw / ours:.2f}x", "goal <= 8 ns" if size == 64 else "ratio raw/devrt, goal ~1.0x"))
     cold, warm = ns("target/detect_cpu_uncached"), ns("target/detect_cpu_cached")
     if cold and warm:
         rows.append((f"CPU target detection: {cold / 1e3:.1f} us uncached, {warm:.0f} ns cached",
                      f"{cold / warm:.0f}x", "cache gain"))
-    empty, ready = ns("startup/empty_main"), ns("startup/registry_ready")
-    if empty and ready:
-        rows.append((f"process start to registry ready: {ready / 1e3:.0f} us (empty main {empty / 1e3:.0f} us)",
-                     f"{(ready - empty) / 1e3:+.0f} us", "devrt's share"))
-    base = ns("startup/registry_autoload_off")
-    for name, label, goal in (("startup/registry_plugins_all", "autoload, every plugin present", "goal <= 0.5 ms"),
-                              ("startup/registry_ready", "autoload, no plugin directory present", "goal <= 50 us"),
-                              ("startup/registry_plugins_none", "autoload, an empty plugin directory",
-                               "goal <= 50 us; open+getdents ~40 us here")):
-        if ns(name) and base:
-            rows.append((f"{label}: start to registry ready {ns(name) / 1e3:.0f} us vs autoload off "
-                         f"{base / 1e3:.0f} us", f"{(ns(name) - base) / 1e3:+.0f} us", goal))
+    start = next((b for b in counters if b.startswith("startup/modes")), None)
+    if start:
+        c = counters[start]
+        empty, ready, off = c.get("empty_main_us"), c.get("registry_ready_us"), c.get("autoload_off_us")
+        if empty and ready:
+            rows.append((f"process start to registry ready: {ready:.0f} us (empty main {empty:.0f} us), "
+                         f"medians of interleaved starts", f"{ready - empty:+.0f} us", "goal <= 100 us"))
+        for key, label, goal in (("registry_ready_us", "autoload, no plugin directory present", "goal <= 50 us"),
+                                 ("plugins_none_us", "autoload, an empty directory on DEVRT_PLUGIN_PATH",
+                                  "goal <= 50 us"),
+                                 ("plugins_all_us", "autoload, every plugin present", "goal <= 0.5 ms")):
+            if key in c and off:
+                rows.append((f"{label}: {c[key]:.0f} us vs autoload off {off:.0f} us", f"{c[key] - off:+.0f} us",
+                             goal))
     if ns("plugins/load_backend_absent"):
         rows.append(("load_backend of an absent name (search path, stat per directory)",
                      f"{ns('plugins/load_backend_absent') / 1e3:.1f} us", "not_found"))
