@@ -5,7 +5,7 @@
  * point. Only C types cross it: integers, size_t, pointers, and a caller-provided error buffer.
  *
  * Rules for every function:
- *  - returns a devrt status code (0 = ok, else a devrt::ErrorCode value);
+ *  - returns a devrt status code (DEVRT_STATUS_OK = 0, else one of DEVRT_STATUS_* below);
  *  - on failure may write a NUL-terminated reason into `err->message` (never more than
  *    DEVRT_ERROR_MESSAGE_CAPACITY bytes); the caller prefixes backend, device and call;
  *  - `device_id` has been checked by the caller to lie in [0, device_count);
@@ -25,6 +25,22 @@ extern "C" {
 #define DEVRT_BACKEND_ABI_VERSION 1u
 
 #define DEVRT_ERROR_MESSAGE_CAPACITY 384
+
+/* Status codes, the values of devrt::ErrorCode (devrt/status.hpp checks that they agree). A code
+ * above DEVRT_STATUS_LAST is reported as `internal` ("unknown status"). */
+#define DEVRT_STATUS_OK 0
+#define DEVRT_STATUS_INVALID_ARGUMENT 1
+#define DEVRT_STATUS_OUT_OF_RANGE 2
+#define DEVRT_STATUS_UNAVAILABLE 3
+#define DEVRT_STATUS_UNSUPPORTED 4
+#define DEVRT_STATUS_OUT_OF_MEMORY 5
+#define DEVRT_STATUS_DRIVER_ERROR 6
+#define DEVRT_STATUS_INTERNAL 7
+#define DEVRT_STATUS_NOT_FOUND 8
+#define DEVRT_STATUS_ALREADY_EXISTS 9
+#define DEVRT_STATUS_ABI_MISMATCH 10
+#define DEVRT_STATUS_TOOL_FAILED 11
+#define DEVRT_STATUS_LAST DEVRT_STATUS_TOOL_FAILED
 
 typedef struct devrt_error {
   char message[DEVRT_ERROR_MESSAGE_CAPACITY];

@@ -108,7 +108,7 @@ private:
 // backend.
 //
 // Off for the whole process with DEVRT_BUFFER_CACHE=0 in the environment, or at run time with
-// set_buffer_cache_enabled(false).
+// set_buffer_cache_enabled(false). Bare-metal builds (DEVRT_BARE_METAL) have no cache.
 
 // Requests larger than this go straight to the backend.
 inline constexpr std::size_t kMaxCachedBufferBytes = std::size_t{64} << 20;

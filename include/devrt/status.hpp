@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <devrt/backend_abi.h>
 #include <devrt/detail/message.hpp>
 
 namespace devrt {
@@ -29,6 +30,22 @@ enum class ErrorCode : std::int32_t {
   abi_mismatch = 10,    // a backend table has the wrong ABI version or struct size
   tool_failed = 11,     // an external tool (compiler, linker, archiver) ran and failed; the message holds its output
 };
+
+static_assert(static_cast<std::int32_t>(ErrorCode::ok) == DEVRT_STATUS_OK &&
+                  static_cast<std::int32_t>(ErrorCode::invalid_argument) == DEVRT_STATUS_INVALID_ARGUMENT &&
+                  static_cast<std::int32_t>(ErrorCode::out_of_range) == DEVRT_STATUS_OUT_OF_RANGE &&
+                  static_cast<std::int32_t>(ErrorCode::unavailable) == DEVRT_STATUS_UNAVAILABLE &&
+                  static_cast<std::int32_t>(ErrorCode::unsupported) == DEVRT_STATUS_UNSUPPORTED &&
+                  static_cast<std::int32_t>(ErrorCode::out_of_memory) == DEVRT_STATUS_OUT_OF_MEMORY &&
+                  static_cast<std::int32_t>(ErrorCode::driver_error) == DEVRT_STATUS_DRIVER_ERROR &&
+                  static_cast<std::int32_t>(ErrorCode::internal) == DEVRT_STATUS_INTERNAL &&
+                  static_cast<std::int32_t>(ErrorCode::not_found) == DEVRT_STATUS_NOT_FOUND &&
+                  static_cast<std::int32_t>(ErrorCode::already_exists) == DEVRT_STATUS_ALREADY_EXISTS &&
+                  static_cast<std::int32_t>(ErrorCode::abi_mismatch) == DEVRT_STATUS_ABI_MISMATCH &&
+                  static_cast<std::int32_t>(ErrorCode::tool_failed) == DEVRT_STATUS_TOOL_FAILED,
+              "devrt::ErrorCode and the C ABI's DEVRT_STATUS_* must agree");
+// The highest code a backend may return; anything above is reported as `internal`.
+inline constexpr ErrorCode kLastErrorCode = static_cast<ErrorCode>(DEVRT_STATUS_LAST);
 
 // Stable lower-case name of a code ("out_of_memory"). Thread-safe; returns static storage.
 std::string_view error_code_name(ErrorCode code) noexcept;

@@ -1,5 +1,6 @@
 #include <devrt/memory.hpp>
 
+#include <devrt/config.hpp>
 #include <devrt/log.hpp>
 
 #include <atomic>
@@ -169,8 +170,10 @@ std::atomic<WorkspacePool*>* cache_slot(Device device) noexcept {
   return cache;
 }
 
-// The cache serving `device`, or null (caching off, no cache for this device).
+// The cache serving `device`, or null (caching off, no cache for this device). Bare-metal builds
+// have none: firmware keeps its one heap to the backend and its code small.
 inline WorkspacePool* buffer_cache(Device device) noexcept {
+  if constexpr (DEVRT_BARE_METAL) return nullptr;
   int enabled = g_cache_enabled.load(std::memory_order_relaxed);
   if (enabled < 0) [[unlikely]] {
     enabled = buffer_cache_enabled() ? 1 : 0;

@@ -44,7 +44,7 @@ void append_part(detail::MessageBuilder& m, const DeviceLabel& label) noexcept {
 [[gnu::cold, gnu::noinline]] Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call,
                                                   std::int32_t code, const devrt_error& err) noexcept {
   ErrorCode error = static_cast<ErrorCode>(code);
-  if (code <= 0 || code > static_cast<std::int32_t>(ErrorCode::abi_mismatch)) {
+  if (code <= 0 || code > DEVRT_STATUS_LAST) {
     return make_error(ErrorCode::internal, table->name, " ", call, ": backend returned unknown status ", code);
   }
   detail::MessageBuilder m;

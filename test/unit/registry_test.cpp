@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -206,4 +207,33 @@ TEST_CASE("the global registry holds every backend this build enabled", "[regist
   // Registering a built-in table again through the registrar path is idempotent.
   CHECK(global.add(global.find("cpu").table()).ok());
   CHECK(global.size() == expected.size());
+}
+
+namespace {
+// A table whose copy returns the code in desc->nbytes, with a reason, so every DEVRT_STATUS_* can
+// cross the C ABI.
+std::int32_t copy_returning(const devrt_copy_desc* desc, devrt_error* err) {
+  std::snprintf(err->message, DEVRT_ERROR_MESSAGE_CAPACITY, "the reason for %zu", desc->nbytes);
+  return static_cast<std::int32_t>(desc->nbytes);
+}
+} // namespace
+
+TEST_CASE("every DEVRT_STATUS_* a backend returns keeps its code and reason", "[registry][abi]") {
+  STATIC_REQUIRE(devrt::kLastErrorCode == ErrorCode::tool_failed);
+  devrt_backend_table table = kCpuTable;
+  table.copy = &copy_returning;
+  BackendRef backend(&table);
+  for (std::int32_t code = DEVRT_STATUS_INVALID_ARGUMENT; code <= DEVRT_STATUS_LAST + 1; ++code) {
+    devrt_copy_desc desc{};
+    desc.nbytes = static_cast<std::size_t>(code);
+    devrt::Status status = backend.copy(0, desc);
+    INFO("code " << code << ": " << status.message());
+    if (code <= DEVRT_STATUS_LAST) {
+      CHECK(status.code() == static_cast<ErrorCode>(code));
+      CHECK(contains(status.message(), "cpu:0 copy: the reason for " + std::to_string(code)));
+    } else {
+      CHECK(status.code() == ErrorCode::internal);
+      CHECK(contains(status.message(), "unknown status " + std::to_string(code)));
+    }
+  }
 }
