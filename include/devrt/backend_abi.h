@@ -1,7 +1,7 @@
 /* The backend C ABI: a plain table of function pointers that every backend becomes.
  *
  * The registry stores exactly this table, whether the backend was compiled into libdevrt.a, into
- * a firmware image, or (later) into a loadable plugin that exports it from one extern "C" entry
+ * a firmware image, or into a loadable plugin that exports it from one extern "C" entry
  * point. Only C types cross it: integers, size_t, pointers, and a caller-provided error buffer.
  *
  * Rules for every function:

@@ -1263,6 +1263,10 @@ Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat forma
   set.bindingCount = static_cast<std::uint32_t>(bindings.size());
   set.pBindings = bindings.data();
   result = d.api.vkCreateDescriptorSetLayout(d.device, &set, nullptr, &module->set_layout);
+  if (result != VK_SUCCESS) {
+    destroy_module(module.release());
+    return vk_error("vkCreateDescriptorSetLayout", result);
+  }
   VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, module->info.push_constant_bytes};
   VkPipelineLayoutCreateInfo layout{};
   layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
@@ -1270,7 +1274,7 @@ Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat forma
   layout.pSetLayouts = &module->set_layout;
   layout.pushConstantRangeCount = module->info.push_constant_bytes > 0 ? 1 : 0;
   layout.pPushConstantRanges = &push;
-  if (result == VK_SUCCESS) result = d.api.vkCreatePipelineLayout(d.device, &layout, nullptr, &module->layout);
+  result = d.api.vkCreatePipelineLayout(d.device, &layout, nullptr, &module->layout);
   if (result != VK_SUCCESS) {
     destroy_module(module.release());
     return vk_error("vkCreatePipelineLayout", result);
