@@ -5,7 +5,8 @@
 //   bad_table      a table the registry refuses (invalid name, no allocate)
 //   duplicate      backend "twin", also provided by the `twin` variant: the second loaded fails
 //   half_group     two tables, the second claiming the cpu device kind: neither may be registered
-//   twin           a good backend "twin"
+//   twin           a good backend "twin"; its copy returns the status code it is given as nbytes,
+//                  so that every DEVRT_STATUS_* crosses a real plugin boundary
 #include <devrt/backend.hpp>
 
 #include <cstring>
@@ -24,7 +25,10 @@ struct Twin {
     return devrt::Status(devrt::ErrorCode::unsupported, "twin has no memory");
   }
   devrt::Status free(std::int32_t, void*) noexcept { return devrt::Status(); }
-  devrt::Status copy(const devrt::CopyDesc&) noexcept { return devrt::Status(); }
+  devrt::Status copy(const devrt::CopyDesc& desc) noexcept {
+    if (desc.nbytes == 0) return devrt::Status();
+    return devrt::make_error(static_cast<devrt::ErrorCode>(desc.nbytes), "twin returns code ", desc.nbytes);
+  }
   devrt::Result<void*> stream_create(std::int32_t) noexcept { return nullptr; }
   devrt::Status stream_destroy(std::int32_t, void*) noexcept { return devrt::Status(); }
   devrt::Status stream_synchronize(std::int32_t, void*) noexcept { return devrt::Status(); }

@@ -82,6 +82,25 @@ TEST_CASE("a second plugin with a taken backend name is refused", "[plugins]") {
   expect_refused(fault_path("duplicate"), ErrorCode::already_exists, "already registered");
 }
 
+TEST_CASE("every status code a plugin returns arrives with its code and reason", "[plugins][abi]") {
+  REQUIRE(devrt::load_plugin(fault_path("twin")).ok());
+  devrt::BackendRef twin = devrt::Registry::global().find("twin");
+  REQUIRE(twin);
+  for (std::int32_t code = DEVRT_STATUS_INVALID_ARGUMENT; code <= DEVRT_STATUS_LAST + 1; ++code) {
+    devrt_copy_desc desc{};
+    desc.nbytes = static_cast<std::size_t>(code);
+    devrt::Status status = twin.copy(0, desc);
+    INFO("code " << code << ": " << status.message());
+    if (code <= DEVRT_STATUS_LAST) {
+      CHECK(status.code() == static_cast<ErrorCode>(code));
+      CHECK_THAT(std::string(status.message()), Catch::Contains("twin returns code " + std::to_string(code)));
+    } else {
+      CHECK(status.code() == ErrorCode::internal);
+      CHECK_THAT(std::string(status.message()), Catch::Contains("unknown status"));
+    }
+  }
+}
+
 TEST_CASE("load_backend finds, loads once, and tells built-in from missing", "[plugins]") {
   devrt::Result<PluginLoad> missing = devrt::load_backend("nosuch");
   REQUIRE_FALSE(missing.ok());
