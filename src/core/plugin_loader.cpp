@@ -26,10 +26,12 @@
 #include "builtin_backends.hpp"
 #include "plugin_loader.hpp"
 
-// The main executable's text, from the GNU and LLVM linkers' default scripts; weak, so a linker
-// without them leaves them null.
-extern "C" [[gnu::weak]] const char __executable_start; // NOLINT(bugprone-reserved-identifier)
-extern "C" [[gnu::weak]] const char etext;
+// The main executable's text, from the GNU and LLVM linkers' default scripts. Weak, so a linker
+// without them leaves them null (a shared object has no __executable_start), and hidden, so that
+// a plugin or shared library linking this code does not export its own etext.
+extern "C"
+    [[gnu::weak, gnu::visibility("hidden")]] const char __executable_start; // NOLINT(bugprone-reserved-identifier)
+extern "C" [[gnu::weak, gnu::visibility("hidden")]] const char etext;
 
 namespace devrt {
 
