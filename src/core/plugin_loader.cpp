@@ -223,7 +223,7 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
   auto holds_plugin_in = [&](std::string_view directory, std::string_view suffix) noexcept {
     if (directory.size() + suffix.size() >= sizeof path) return true;
     std::memmove(path, directory.data(), directory.size());
-    std::memcpy(path + directory.size(), suffix.data(), suffix.size());
+    if (!suffix.empty()) std::memcpy(path + directory.size(), suffix.data(), suffix.size());
     path[directory.size() + suffix.size()] = '\0';
     return holds_plugin(path);
   };
@@ -232,7 +232,7 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
     while (!rest.empty()) {
       std::size_t end = rest.find(':');
       std::string_view item = rest.substr(0, end);
-      if (!item.empty() && holds_plugin_in(item, {})) return true;
+      if (!item.empty() && holds_plugin_in(item, "")) return true;
       if (end == std::string_view::npos) break;
       rest.remove_prefix(end + 1);
     }
