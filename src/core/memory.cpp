@@ -113,6 +113,10 @@ Status copy_staged(BackendRef src_backend, const MemorySpan& src, std::size_t sr
 } // namespace
 
 // ---- The Buffer cache ---------------------------------------------------------------------
+//
+// Hosted builds only: firmware (DEVRT_BARE_METAL) keeps its one heap to the backend, has no
+// environment, and must not link the pools' thread caches.
+#if !DEVRT_BARE_METAL
 
 namespace {
 
@@ -170,10 +174,8 @@ std::atomic<WorkspacePool*>* cache_slot(Device device) noexcept {
   return cache;
 }
 
-// The cache serving `device`, or null (caching off, no cache for this device). Bare-metal builds
-// have none: firmware keeps its one heap to the backend and its code small.
+// The cache serving `device`, or null (caching off, no cache for this device).
 inline WorkspacePool* buffer_cache(Device device) noexcept {
-  if constexpr (DEVRT_BARE_METAL) return nullptr;
   int enabled = g_cache_enabled.load(std::memory_order_relaxed);
   if (enabled < 0) [[unlikely]] {
     enabled = buffer_cache_enabled() ? 1 : 0;
@@ -224,9 +226,20 @@ Result<PoolStats> buffer_cache_stats(Device device) noexcept {
   return none;
 }
 
+#else
+bool buffer_cache_enabled() noexcept { return false; }
+void set_buffer_cache_enabled(bool) noexcept {}
+Status empty_cache(Device device) noexcept { return backend_for(device).status(); }
+Result<PoolStats> buffer_cache_stats(Device device) noexcept {
+  DEVRT_RETURN_IF_ERROR(backend_for(device).status());
+  return PoolStats{};
+}
+#endif
+
 // ---- Buffer -------------------------------------------------------------------------------
 
 Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
+#if !DEVRT_BARE_METAL
   // nbytes in [1, kMaxCachedBufferBytes], alignment a power of two no larger than the blocks'.
   if (nbytes - 1 < kMaxCachedBufferBytes && alignment - 1 < kDefaultAlignment && (alignment & (alignment - 1)) == 0) {
     if (WorkspacePool* cache = buffer_cache(device)) [[likely]] {
@@ -243,6 +256,7 @@ Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t a
       return buffer;
     }
   }
+#endif
   return allocate(Registry::global(), device, nbytes, alignment);
 }
 
@@ -263,6 +277,7 @@ Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::si
 Status Buffer::reset() noexcept {
   Status status;
   if (data_ != nullptr) {
+#if !DEVRT_BARE_METAL
     if (cache_ != nullptr) {
       // Work queued before this free may still use the memory: cache it only once the device has
       // finished that work (what the backend's own free waits for). If the device cannot say, the
@@ -277,6 +292,9 @@ Status Buffer::reset() noexcept {
     } else {
       status = backend_.free(device_.id, data_);
     }
+#else
+    status = backend_.free(device_.id, data_);
+#endif
   }
   if (!status.ok()) DEVRT_LOG(error, "Buffer: ", status.message());
   data_ = nullptr;
