@@ -23,7 +23,7 @@ using devrt::BackendRef;
 using devrt::Device;
 using devrt::Status;
 
-constexpr int kJsonSchemaVersion = 2;
+constexpr int kJsonSchemaVersion = 3;
 
 std::string json_string(std::string_view text) {
   std::string out = "\"";
@@ -145,13 +145,17 @@ int list_json() {
   std::string out = fmt::format(
       "{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"build\": {{\"git_revision\": {}, "
       "\"compiler\": {}, \"compiler_version\": {}, \"cpp_standard\": {}, \"build_type\": {}, \"sanitizers\": {}, "
-      "\"backends\": {}, \"plugins\": {}, \"logging\": {}, \"dlpack\": {}, \"fmt\": {}, \"cuda\": {}, "
-      "\"vulkan\": {}, \"opencl\": {}, \"rocm\": {}}},\n  \"backends\": [",
+      "\"backends\": {}, \"plugins\": {}, \"logging\": {}, \"dlpack\": {}, \"fmt\": {}",
       kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), json_string(build.git_revision),
       json_string(build.compiler), json_string(build.compiler_version), json_string(build.cpp_standard),
       json_string(build.build_type), json_string(build.sanitizers), json_string(build.backends), build.plugins,
-      build.logging, json_string(build.dlpack_version), json_string(build.fmt_version), json_string(build.cuda_version),
-      json_string(build.vulkan_version), json_string(build.opencl_version), json_string(build.rocm_version));
+      build.logging, json_string(build.dlpack_version), json_string(build.fmt_version));
+  // One key per built backend compiled against vendor headers: their version ("cuda": "13.0").
+  for (const devrt::BuiltBackend& built : build.built_backends) {
+    if (built.header_version == "none") continue;
+    out += fmt::format(", {}: {}", json_string(built.name), json_string(built.header_version));
+  }
+  out += "},\n  \"backends\": [";
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
     BackendState state = probe(backend);

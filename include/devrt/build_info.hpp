@@ -3,10 +3,19 @@
 #ifndef DEVRT_BUILD_INFO_HPP
 #define DEVRT_BUILD_INFO_HPP
 
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace devrt {
+
+// One backend this devrt was built with (companions it registers, such as cuda_host, are not
+// listed apart).
+struct BuiltBackend {
+  std::string_view name;           // "cuda": its folder, src/backends/<name>
+  std::string_view header_version; // the vendor headers it was compiled against, "none" without
+  bool plugin;                     // built as libdevrt_<name>.so rather than into libdevrt.a
+};
 
 // Fixed at build time. Strings are static; a dependency that was not used reads "none".
 struct BuildInfo {
@@ -22,10 +31,7 @@ struct BuildInfo {
   bool logging;                      // DEVRT_LOG compiled in
   std::string_view dlpack_version;   // DLPack headers: "0.6"
   std::string_view fmt_version;      // {fmt} used by the tools
-  std::string_view cuda_version;     // CUDA toolkit headers
-  std::string_view vulkan_version;   // Vulkan headers
-  std::string_view opencl_version;   // OpenCL headers
-  std::string_view rocm_version;     // HIP headers
+  std::span<const BuiltBackend> built_backends; // the same backends, with their headers
 };
 
 // The build's description. Thread-safe; returns static storage.

@@ -34,6 +34,8 @@ constexpr std::string_view cpp_standard() noexcept {
 
 constexpr std::string_view or_none(std::string_view text) noexcept { return text.empty() ? "none" : text; }
 
+constexpr BuiltBackend kBuiltBackends[] = {DEVRT_BUILD_BACKEND_ENTRIES};
+
 constexpr BuildInfo kBuildInfo{
     DEVRT_VERSION_STRING,
     DEVRT_BUILD_GIT_REVISION,
@@ -47,10 +49,7 @@ constexpr BuildInfo kBuildInfo{
     DEVRT_ENABLE_LOGGING != 0,
     or_none(DEVRT_BUILD_DLPACK_VERSION),
     or_none(DEVRT_BUILD_FMT_VERSION),
-    or_none(DEVRT_BUILD_CUDA_VERSION),
-    or_none(DEVRT_BUILD_VULKAN_VERSION),
-    or_none(DEVRT_BUILD_OPENCL_VERSION),
-    or_none(DEVRT_BUILD_ROCM_VERSION),
+    kBuiltBackends,
 };
 
 void line(std::string& out, std::string_view key, std::string_view value) {
@@ -82,10 +81,9 @@ std::string describe() {
   line(out, "logging", b.logging ? "yes" : "no");
   line(out, "dlpack headers", b.dlpack_version);
   line(out, "fmt", b.fmt_version);
-  line(out, "cuda toolkit", b.cuda_version);
-  line(out, "vulkan headers", b.vulkan_version);
-  line(out, "opencl headers", b.opencl_version);
-  line(out, "hip headers", b.rocm_version);
+  for (const BuiltBackend& backend : b.built_backends) {
+    if (backend.header_version != "none") line(out, std::string(backend.name) + " headers", backend.header_version);
+  }
   out += "runtime:\n";
   const Registry& registry = Registry::global();
   for (std::size_t i = 0; i < registry.size(); ++i) {

@@ -16,8 +16,24 @@ TEST_CASE("build info names what devrt was built from", "[build_info]") {
   CHECK(info.dlpack_version.find('.') != std::string_view::npos);
   CHECK(info.plugins == (DEVRT_PLUGINS != 0));
   CHECK(info.logging == (DEVRT_ENABLE_LOGGING != 0));
-#if !DEVRT_WITH_CUDA
-  CHECK(info.cuda_version == "none");
+  // One entry per built backend, in registration order: the CPU first, with no vendor headers.
+  REQUIRE_FALSE(info.built_backends.empty());
+  CHECK(info.built_backends[0].name == "cpu");
+  CHECK(info.built_backends[0].header_version == "none");
+  CHECK_FALSE(info.built_backends[0].plugin);
+  std::string names;
+  for (const devrt::BuiltBackend& built : info.built_backends) {
+    names += (names.empty() ? "" : ",") + std::string(built.name);
+    CHECK_FALSE(built.header_version.empty());
+    if (built.plugin) CHECK(info.plugins);
+  }
+  CHECK(names == info.backends);
+#if DEVRT_WITH_VULKAN
+  bool vulkan_listed = false;
+  for (const devrt::BuiltBackend& built : info.built_backends) {
+    if (built.name == "vulkan") vulkan_listed = built.header_version.rfind("1.", 0) == 0;
+  }
+  CHECK(vulkan_listed);
 #endif
 }
 
