@@ -1,9 +1,11 @@
-// Launch helpers shared by the CUDA and HIP backends, whose launch calls take the same shape:
-// grid and block extents checked against device and function limits, and a `void* params[]`
-// array pointing at each argument's bytes. Not public API.
+// Launch helpers shared by the GPU backends: grid and block extents checked against device and
+// function limits (every GPU backend, one set of messages), and for CUDA and HIP, whose launch
+// calls take the same shape, device attributes and a `void* params[]` array pointing at each
+// argument's bytes. Not public API.
 #ifndef DEVRT_SRC_CORE_GPU_LAUNCH_HPP
 #define DEVRT_SRC_CORE_GPU_LAUNCH_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -59,6 +61,17 @@ struct GpuLimits {
   std::uint32_t max_grid[3] = {0, 0, 0};
   std::uint32_t max_threads_per_block = 0; // of this function (registers may lower it)
 
+  // Limits from any integer arrays (block and grid extents per axis) and a thread limit.
+  template <class Block, class Grid>
+  static GpuLimits from(const Block& max_block, const Grid& max_grid, std::uint64_t max_threads) noexcept {
+    GpuLimits limits;
+    for (int i = 0; i < 3; ++i) {
+      limits.max_block[i] = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_block[i], UINT32_MAX));
+      limits.max_grid[i] = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_grid[i], UINT32_MAX));
+    }
+    limits.max_threads_per_block = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_threads, UINT32_MAX));
+    return limits;
+  }
   // The device's limits with the function's thread limit (0: the device's).
   static GpuLimits of(const GpuDeviceInfo& d, int function_max_threads) noexcept {
     GpuLimits limits;
@@ -86,8 +99,9 @@ inline Status check_gpu_extents(const LaunchDesc& desc, const GpuLimits& limits)
   }
   std::uint64_t threads = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
   if (threads > limits.max_threads_per_block) {
-    return make_error(ErrorCode::invalid_argument, "a block of ", threads, " threads exceeds this kernel's ",
-                      limits.max_threads_per_block, " (max_threads_per_block for its register use)");
+    return make_error(ErrorCode::invalid_argument, "a block of ", threads,
+                      " threads exceeds this kernel's max_threads_per_block of ", limits.max_threads_per_block,
+                      " (the device's, or less for the kernel's resource use)");
   }
   return Status();
 }

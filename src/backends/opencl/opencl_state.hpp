@@ -1,0 +1,75 @@
+// The OpenCL backend's state, shared by its files (internal):
+//   opencl_backend.cpp  the runtime, discovery, attributes, memory, copies, streams and events;
+//   opencl_module.cpp   programs, kernels and launches.
+// The runtime is loaded once and never torn down (drivers outlive static destructors).
+#ifndef DEVRT_SRC_BACKENDS_OPENCL_OPENCL_STATE_HPP
+#define DEVRT_SRC_BACKENDS_OPENCL_OPENCL_STATE_HPP
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <devrt/backend.hpp>
+
+#include "dynamic_library.hpp"
+#include "opencl_api.hpp"
+
+namespace devrt::opencl {
+
+struct ClDevice {
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr; // the default stream
+  std::string name, version, driver_version, c_version, extensions, platform_name;
+  cl_device_type type = 0;
+  std::size_t max_work_group_size = 0;
+  std::size_t max_work_item_sizes[3] = {0, 0, 0};
+  cl_ulong local_memory = 0;
+  cl_ulong global_memory = 0;
+  cl_ulong max_allocation = 0;
+  cl_ulong global_cache = 0;
+  cl_uint compute_units = 0;
+  cl_uint clock_mhz = 0;
+  cl_uint base_address_align_bits = 0;
+  cl_uint image_pitch_alignment = 0;
+  std::size_t preferred_multiple = 0;
+};
+
+struct Runtime {
+  Status status;
+  Api api;
+  detail::DynamicLibrary library;
+  std::vector<ClDevice> devices;
+};
+
+// driver_error (out_of_memory for the allocation failures) naming the call and the code.
+[[gnu::cold]] Status cl_error(const char* call, cl_int code);
+
+#define DEVRT_CL_CHECK(call_text, expr)                                                                                \
+  do {                                                                                                                 \
+    cl_int devrt_cl_code = (expr);                                                                                     \
+    if (devrt_cl_code != CL_SUCCESS) [[unlikely]]                                                                      \
+      return cl_error(call_text, devrt_cl_code);                                                                       \
+  } while (0)
+
+// The backend's process-wide state, discovered on first use.
+Runtime& runtime() noexcept;
+
+inline ClDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
+
+// The queue a stream handle names; null is the device's default queue.
+inline cl_command_queue queue_of(std::int32_t device, void* stream) noexcept {
+  return stream != nullptr ? static_cast<cl_command_queue>(stream) : device_of(device).queue;
+}
+
+// Sub-buffer origins must be multiples of CL_DEVICE_MEM_BASE_ADDR_ALIGN (given in bits).
+inline std::size_t buffer_offset_alignment(const ClDevice& device) noexcept {
+  return std::max<std::size_t>(device.base_address_align_bits / 8, 1);
+}
+
+} // namespace devrt::opencl
+
+#endif // DEVRT_SRC_BACKENDS_OPENCL_OPENCL_STATE_HPP

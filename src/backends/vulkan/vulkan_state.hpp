@@ -1,0 +1,260 @@
+// The Vulkan backend's state, shared by its files (internal):
+//   vulkan_backend.cpp  the instance, discovery, devices, attributes and the detected target;
+//   vulkan_stream.cpp   buffers, streams (recording, batching, submission), copies and events;
+//   vulkan_module.cpp   SPIR-V modules, pipelines and launches.
+// Locking: a device's queue_mutex guards its queue, streams_mutex its stream list; each stream,
+// event, module and function has its own mutex (see vulkan_backend.hpp).
+#ifndef DEVRT_SRC_BACKENDS_VULKAN_VULKAN_STATE_HPP
+#define DEVRT_SRC_BACKENDS_VULKAN_VULKAN_STATE_HPP
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <devrt/backend.hpp>
+
+#include "dynamic_library.hpp"
+#include "kernel_signature.hpp"
+#include "vulkan_api.hpp"
+#include "vulkan_memory.hpp"
+#include "vulkan_spirv.hpp"
+
+namespace devrt::vulkan {
+
+// ---- Errors ----------------------------------------------------------------------------------
+
+// driver_error (out_of_memory for the two out-of-memory results) naming the call and the result.
+[[gnu::cold]] Status vk_error(const char* call, VkResult result);
+
+#define DEVRT_VK_CHECK(call_text, expr)                                                                                \
+  do {                                                                                                                 \
+    VkResult devrt_vk_result = (expr);                                                                                 \
+    if (devrt_vk_result != VK_SUCCESS) [[unlikely]]                                                                    \
+      return vk_error(call_text, devrt_vk_result);                                                                     \
+  } while (0)
+
+// Commands one stream records before it submits without being asked.
+constexpr std::uint32_t kMaxCommandsPerBatch = 4096;
+constexpr std::uint32_t kDescriptorSetsPerPool = 256;
+constexpr std::uint32_t kDescriptorsPerPool = kDescriptorSetsPerPool * 8;
+constexpr std::uint32_t kMaxPushConstantBytes = 256;
+// Host transfers to and from memory the host cannot map go through a stream's staging ring:
+// kStagingSlots persistent buffers of kStagingChunk bytes per direction, so that the device copies
+// one chunk while the host fills or drains the other.
+constexpr VkDeviceSize kStagingChunk = VkDeviceSize{8} << 20;
+constexpr std::uint32_t kStagingSlots = 2;
+// Host writes this small (and 4-byte aligned) are recorded inline with vkCmdUpdateBuffer.
+constexpr VkDeviceSize kInlineUpdateBytes = 65536;
+// Every implementation supports at least 32 push descriptors (maxPushDescriptors).
+constexpr std::size_t kMaxPushDescriptors = 32;
+// Ranges a stream remembers since its last barrier; beyond that the next command gets a barrier.
+constexpr std::size_t kTrackedRanges = 16;
+
+// ---- State -----------------------------------------------------------------------------------
+
+struct DeviceState;
+
+struct Allocation {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  std::byte* mapped = nullptr; // persistently mapped when host-visible
+  bool coherent = true;
+};
+
+// A timeline semaphore shared by a stream and the events recorded on it, so an event outlives
+// its stream safely. Reference-counted by TimelineRef (no std::shared_ptr: its control block's
+// vtable would differ between this -fno-rtti code and RTTI users of the same template).
+struct Timeline {
+  DeviceState* device = nullptr;
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  std::atomic<std::uint32_t> references{1};
+  ~Timeline();
+};
+
+class TimelineRef {
+public:
+  TimelineRef() noexcept = default;
+  explicit TimelineRef(Timeline* adopted) noexcept : timeline_(adopted) {}
+  TimelineRef(const TimelineRef& other) noexcept : timeline_(other.timeline_) {
+    if (timeline_ != nullptr) timeline_->references.fetch_add(1, std::memory_order_relaxed);
+  }
+  TimelineRef(TimelineRef&& other) noexcept : timeline_(std::exchange(other.timeline_, nullptr)) {}
+  TimelineRef& operator=(TimelineRef other) noexcept {
+    std::swap(timeline_, other.timeline_);
+    return *this;
+  }
+  ~TimelineRef() {
+    if (timeline_ != nullptr && timeline_->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete timeline_;
+  }
+  Timeline* operator->() const noexcept { return timeline_; }
+  explicit operator bool() const noexcept { return timeline_ != nullptr; }
+  friend bool operator==(const TimelineRef& a, const TimelineRef& b) noexcept { return a.timeline_ == b.timeline_; }
+
+private:
+  Timeline* timeline_ = nullptr;
+};
+
+struct Batch {
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  std::uint64_t value = 0;
+  std::vector<VkDescriptorPool> pools;
+};
+
+// A persistent staging buffer of a stream, free once the stream's timeline reaches busy_until.
+struct StagingSlot {
+  Allocation* allocation = nullptr;
+  std::uint64_t busy_until = 0;
+};
+
+struct StagingRing {
+  StagingSlot slots[kStagingSlots];
+  std::uint32_t next = 0;
+};
+
+// A byte range a recorded command touches; two commands conflict when they share one.
+struct TouchedRange {
+  VkBuffer buffer;
+  VkDeviceSize begin, end;
+};
+
+struct StreamState {
+  DeviceState* device = nullptr;
+  std::mutex mutex;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  TimelineRef timeline;
+  std::uint64_t submitted = 0;
+  VkCommandBuffer recording = VK_NULL_HANDLE;
+  std::uint32_t commands = 0;
+  // What the recording command buffer has: the bound pipeline, and the stages and ranges of the
+  // commands since its last barrier (hazard tracking).
+  VkPipeline bound_pipeline = VK_NULL_HANDLE;
+  // The last pushed descriptors and push constants, valid for `pushed_layout` in the recording
+  // command buffer: a launch with the same ones records neither again.
+  VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
+  std::uint32_t pushed_buffer_count = 0;
+  VkDescriptorBufferInfo pushed_buffers[kMaxPushDescriptors];
+  std::uint32_t pushed_constant_bytes = 0;
+  unsigned char pushed_constants[kMaxPushConstantBytes];
+  VkPipelineStageFlags pending_stages = 0;
+  TouchedRange touched[kTrackedRanges];
+  std::size_t touched_count = 0;
+  bool touched_overflow = false;
+  std::vector<VkDescriptorPool> recording_pools;
+  std::vector<std::pair<TimelineRef, std::uint64_t>> waits;
+  std::deque<Batch> in_flight;
+  std::vector<VkCommandBuffer> free_commands;
+  std::vector<VkDescriptorPool> free_pools;
+  StagingRing upload;
+  StagingRing readback;
+};
+
+struct DeviceState {
+  std::int32_t index = 0;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties properties{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  VkPhysicalDeviceSubgroupProperties subgroup{};
+  VkPhysicalDeviceDriverProperties driver{};
+  VkPhysicalDeviceFeatures2 features{};
+  VkPhysicalDeviceVulkan11Features features11{};
+  VkPhysicalDeviceVulkan12Features features12{};
+  bool has_timeline = false;
+  bool has_push_descriptor = false;
+  bool has_storage_buffer_class = false;
+  bool has_driver_properties = false;
+  bool use_push_descriptors = false; // has_push_descriptor, enabled on the device
+  std::uint32_t compute_family = UINT32_MAX;
+
+  std::once_flag once;
+  Status status;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  std::mutex queue_mutex;
+  DeviceApi api;
+  MemoryPlan plan; // memory types by purpose (vulkan_memory.hpp)
+  StreamState* default_stream = nullptr;
+  std::mutex streams_mutex;
+  std::vector<StreamState*> streams; // every live stream, the default one included
+};
+
+// Waits until the device's queue is idle: before destroying what a submission referred to.
+void wait_queue_idle(DeviceState& d) noexcept;
+
+struct Runtime {
+  Status status;
+  detail::DynamicLibrary library;
+  GlobalApi api;
+  VkInstance instance = VK_NULL_HANDLE;
+  std::uint32_t instance_version = VK_API_VERSION_1_0;
+  std::vector<std::unique_ptr<DeviceState>> devices;
+};
+
+// The backend's process-wide state, discovered on first use.
+Runtime& runtime() noexcept;
+// The device, opened on its first use (once; the failure is kept and returned every time).
+Result<DeviceState*> device_of(std::int32_t id) noexcept;
+
+#define DEVRT_VK_DEVICE(var, id)                                                                                       \
+  Result<DeviceState*> var##_result = device_of(id);                                                                   \
+  if (!var##_result.ok()) return std::move(var##_result).status();                                                     \
+  DeviceState& var = **var##_result
+
+// ---- Streams (vulkan_stream.cpp) --------------------------------------------------------------
+
+Status create_stream(DeviceState& d, StreamState*& out);
+// The stream a handle names; null is the device's default stream.
+StreamState& stream_of(DeviceState& d, void* handle) noexcept;
+// Starts a command buffer for the stream when it has none recording. Caller holds s.mutex.
+Status begin(StreamState& s);
+// Orders a command after the earlier ones that touched the same ranges (a barrier when needed).
+void order_command(StreamState& s, VkPipelineStageFlags stage, std::span<const TouchedRange> ranges);
+// Counts a recorded command; submits the batch when it is full. Caller holds s.mutex.
+Status recorded(StreamState& s);
+
+struct EventState {
+  std::mutex mutex;
+  TimelineRef timeline; // null: never recorded
+  std::uint64_t value = 0;
+};
+
+// ---- Modules (vulkan_module.cpp) --------------------------------------------------------------
+
+struct ModuleState;
+
+struct FunctionState {
+  ModuleState* module = nullptr;
+  std::string name;
+  SpirvEntryPoint entry;
+  detail::KernelSignature signature;
+  // The pipeline of a shader with a fixed workgroup size, built once by module_function (read
+  // without a lock by launches); specialised shaders look theirs up in `pipelines` under `mutex`.
+  VkPipeline fixed_pipeline = VK_NULL_HANDLE;
+  std::mutex mutex;
+  struct Pipeline {
+    std::uint32_t block[3];
+    VkPipeline pipeline;
+  };
+  std::vector<Pipeline> pipelines;
+};
+
+struct ModuleState {
+  DeviceState* device = nullptr;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  SpirvModuleInfo info;
+  bool push_descriptors = false; // buffers are pushed (VK_KHR_push_descriptor), not allocated sets
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<FunctionState>> functions;
+};
+
+} // namespace devrt::vulkan
+
+#endif // DEVRT_SRC_BACKENDS_VULKAN_VULKAN_STATE_HPP
