@@ -227,11 +227,17 @@ std::string signal_description(int signal_number) {
 
 } // namespace detail
 
-Result<ProcessResult> run_process(const ProcessOptions& options) noexcept {
-  if (options.argv.empty()) return Status(ErrorCode::invalid_argument, "run_process: empty argv");
-  std::vector<std::string> env = child_environment(options);
-  DEVRT_ASSIGN_OR_RETURN(std::string program, find_on_path(options.argv[0], env_value(env, "PATH")));
+namespace {
 
+// A child's standard streams: the parent's ends, and the child's until it has started.
+struct ChildPipes {
+  detail::Fd in_read, in_write, out_read, out_write, err_read, err_write;
+};
+
+// Starts `program` in its own process group, its streams on the pipes, its signals at their
+// defaults and unblocked; closes the child's ends of the pipes.
+Result<pid_t> spawn_child(const std::string& program, const ProcessOptions& options,
+                          const std::vector<std::string>& env, ChildPipes& pipes) {
   std::vector<char*> argv;
   for (const std::string& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -239,17 +245,11 @@ Result<ProcessResult> run_process(const ProcessOptions& options) noexcept {
   for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
   envp.push_back(nullptr);
 
-  detail::Fd in_read, in_write, out_read, out_write, err_read, err_write;
-  if (!detail::make_pipe(in_read, in_write) || !detail::make_pipe(out_read, out_write) ||
-      !detail::make_pipe(err_read, err_write)) {
-    return make_error(ErrorCode::internal, "run_process(", options.argv[0], "): pipe: ", std::strerror(errno));
-  }
-
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_read.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
+  posix_spawn_file_actions_adddup2(&actions, pipes.in_read.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, pipes.out_write.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, pipes.err_write.get(), 2);
   if (!options.working_directory.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, options.working_directory.c_str());
   }
@@ -264,69 +264,85 @@ Result<ProcessResult> run_process(const ProcessOptions& options) noexcept {
   posix_spawnattr_setpgroup(&attributes, 0); // its own group: a timeout kills what it started
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  Clock::time_point start = Clock::now();
   pid_t pid = 0;
   int spawn_error = posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
-  in_read.reset();
-  out_write.reset();
-  err_write.reset();
+  pipes.in_read.reset();
+  pipes.out_write.reset();
+  pipes.err_write.reset();
   if (spawn_error != 0) {
     return make_error(spawn_error == ENOENT ? ErrorCode::unavailable : ErrorCode::internal, "run_process(", program,
                       "): cannot start it: ", std::strerror(spawn_error),
                       options.working_directory.empty() ? "" : " (working directory ", options.working_directory,
                       options.working_directory.empty() ? "" : ")");
   }
+  return pid;
+}
 
-  set_nonblocking(out_read.get());
-  set_nonblocking(err_read.get());
-  set_nonblocking(in_write.get());
+// Feeds the child its input and collects its output until it exits, or until the deadline,
+// when its process tree is killed (result.timed_out). Returns its wait status.
+int communicate(pid_t pid, const ProcessOptions& options, Clock::time_point deadline, ChildPipes& pipes,
+                ProcessResult& result) {
+  set_nonblocking(pipes.out_read.get());
+  set_nonblocking(pipes.err_read.get());
+  set_nonblocking(pipes.in_write.get());
   detail::Fd pidfd(open_pidfd(pid));
   std::size_t input_written = 0;
-  if (options.input.empty()) in_write.reset();
-
-  ProcessResult result;
-  bool exited = false;
+  if (options.input.empty()) pipes.in_write.reset();
   int status = 0;
-  Clock::time_point deadline = start + options.timeout;
-  while (!exited) {
+  for (;;) {
     int wait_ms = -1;
     if (options.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         static_cast<void>(kill_process_tree(pid));
-        status = detail::wait_for_exit(pid);
         result.timed_out = true;
-        exited = true;
-        break;
+        return detail::wait_for_exit(pid);
       }
       wait_ms = static_cast<int>(left);
     }
     if (pidfd.get() < 0) wait_ms = wait_ms < 0 ? 10 : std::min(wait_ms, 10);
     pollfd fds[4];
     nfds_t count = 0;
-    if (out_read.get() >= 0) fds[count++] = {out_read.get(), POLLIN, 0};
-    if (err_read.get() >= 0) fds[count++] = {err_read.get(), POLLIN, 0};
-    if (in_write.get() >= 0) fds[count++] = {in_write.get(), POLLOUT, 0};
+    if (pipes.out_read.get() >= 0) fds[count++] = {pipes.out_read.get(), POLLIN, 0};
+    if (pipes.err_read.get() >= 0) fds[count++] = {pipes.err_read.get(), POLLIN, 0};
+    if (pipes.in_write.get() >= 0) fds[count++] = {pipes.in_write.get(), POLLOUT, 0};
     if (pidfd.get() >= 0) fds[count++] = {pidfd.get(), POLLIN, 0};
     int ready = ::poll(fds, count, wait_ms);
-    if (ready < 0 && errno != EINTR) break;
-    if (out_read.get() >= 0 && !drain(out_read.get(), result.out)) out_read.reset();
-    if (err_read.get() >= 0 && !drain(err_read.get(), result.err)) err_read.reset();
-    if (in_write.get() >= 0) {
+    if (ready < 0 && errno != EINTR) return status;
+    if (pipes.out_read.get() >= 0 && !drain(pipes.out_read.get(), result.out)) pipes.out_read.reset();
+    if (pipes.err_read.get() >= 0 && !drain(pipes.err_read.get(), result.err)) pipes.err_read.reset();
+    if (pipes.in_write.get() >= 0) {
       detail::SigpipeGuard guard;
-      ssize_t n = ::write(in_write.get(), options.input.data() + input_written, options.input.size() - input_written);
+      ssize_t n = ::write(pipes.in_write.get(), options.input.data() + input_written,
+                          options.input.size() - input_written);
       if (n > 0) input_written += static_cast<std::size_t>(n);
-      if (input_written == options.input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) in_write.reset();
+      if (input_written == options.input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) pipes.in_write.reset();
     }
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) exited = true;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
   }
+}
+
+} // namespace
+
+Result<ProcessResult> run_process(const ProcessOptions& options) noexcept {
+  if (options.argv.empty()) return Status(ErrorCode::invalid_argument, "run_process: empty argv");
+  std::vector<std::string> env = child_environment(options);
+  DEVRT_ASSIGN_OR_RETURN(std::string program, find_on_path(options.argv[0], env_value(env, "PATH")));
+  ChildPipes pipes;
+  if (!detail::make_pipe(pipes.in_read, pipes.in_write) || !detail::make_pipe(pipes.out_read, pipes.out_write) ||
+      !detail::make_pipe(pipes.err_read, pipes.err_write)) {
+    return make_error(ErrorCode::internal, "run_process(", options.argv[0], "): pipe: ", std::strerror(errno));
+  }
+  Clock::time_point start = Clock::now();
+  DEVRT_ASSIGN_OR_RETURN(pid_t pid, spawn_child(program, options, env, pipes));
+  ProcessResult result;
+  int status = communicate(pid, options, start + options.timeout, pipes, result);
   // What the child wrote before exiting is still in the pipes; descendants that keep them open
   // are not waited for.
-  if (out_read.get() >= 0) drain(out_read.get(), result.out);
-  if (err_read.get() >= 0) drain(err_read.get(), result.err);
+  if (pipes.out_read.get() >= 0) drain(pipes.out_read.get(), result.out);
+  if (pipes.err_read.get() >= 0) drain(pipes.err_read.get(), result.err);
   result.elapsed = Clock::now() - start;
   if (!result.timed_out) record_exit(status, result);
   return result;

@@ -91,23 +91,8 @@ struct X86Description {
   int level = 1;
 };
 
-X86Description describe_x86() {
-  X86Description d;
-  CpuidBits leaf0 = cpuid(0);
-  char vendor[13] = {};
-  std::memcpy(vendor, &leaf0.ebx, 4);
-  std::memcpy(vendor + 4, &leaf0.edx, 4);
-  std::memcpy(vendor + 8, &leaf0.ecx, 4);
-  d.vendor = vendor;
-  const unsigned max_leaf = leaf0.eax;
-
-  CpuidBits leaf1 = cpuid(1);
-  unsigned base_family = (leaf1.eax >> 8) & 0xf;
-  d.family = base_family == 0xf ? base_family + ((leaf1.eax >> 20) & 0xff) : base_family;
-  d.model = (leaf1.eax >> 4) & 0xf;
-  if (base_family == 0x6 || base_family == 0xf) d.model |= ((leaf1.eax >> 16) & 0xf) << 4;
-  d.stepping = leaf1.eax & 0xf;
-
+// The -mattr features cpuid lists and the OS has enabled the register state for.
+std::vector<std::string> x86_features(const CpuidBits& leaf1, unsigned max_leaf) {
   // Register state the OS saves: without it the instructions fault even when cpuid lists them.
   unsigned long long xcr0 = 0;
   if (bit(leaf1.ecx, 27)) { // OSXSAVE
@@ -162,29 +147,61 @@ X86Description describe_x86() {
       {"+amx-tile", amx_state && bit(leaf7.edx, 24)},
       {"+amx-int8", amx_state && bit(leaf7.edx, 25)},
   };
+  std::vector<std::string> mattr;
   for (const Feature& feature : features) {
-    if (feature.present) d.mattr.emplace_back(feature.name);
+    if (feature.present) mattr.emplace_back(feature.name);
   }
-  auto has = [&](std::string_view f) { return std::find(d.mattr.begin(), d.mattr.end(), f) != d.mattr.end(); };
-  // The x86-64 micro-architecture levels (psABI).
-  if (has("+sse4.2") && has("+popcnt") && has("+ssse3")) d.level = 2;
-  if (d.level == 2 && has("+avx2") && has("+fma") && has("+bmi") && has("+bmi2") && has("+f16c") && has("+lzcnt") &&
-      has("+movbe"))
-    d.level = 3;
-  if (d.level == 3 && has("+avx512f") && has("+avx512bw") && has("+avx512cd") && has("+avx512dq") && has("+avx512vl"))
-    d.level = 4;
+  return mattr;
+}
 
-  if (cpuid(0x80000000).eax >= 0x80000004) {
-    char brand[49] = {};
-    for (unsigned i = 0; i < 3; ++i) {
-      CpuidBits part = cpuid(0x80000002 + i);
-      std::memcpy(brand + std::size_t{16} * i, &part, 16);
-    }
-    std::string_view text(brand);
-    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-    d.brand = text;
+// The x86-64 micro-architecture level (psABI) the features reach: 1 to 4.
+int x86_level(const std::vector<std::string>& mattr) {
+  int level = 1;
+  auto has = [&](std::string_view f) { return std::find(mattr.begin(), mattr.end(), f) != mattr.end(); };
+  if (has("+sse4.2") && has("+popcnt") && has("+ssse3")) level = 2;
+  if (level == 2 && has("+avx2") && has("+fma") && has("+bmi") && has("+bmi2") && has("+f16c") && has("+lzcnt") &&
+      has("+movbe"))
+    level = 3;
+  if (level == 3 && has("+avx512f") && has("+avx512bw") && has("+avx512cd") && has("+avx512dq") && has("+avx512vl"))
+    level = 4;
+
+  return level;
+}
+
+// The processor brand string, trimmed; empty when cpuid has none.
+std::string x86_brand() {
+  if (cpuid(0x80000000).eax < 0x80000004) return std::string();
+  char brand[49] = {};
+  for (unsigned i = 0; i < 3; ++i) {
+    CpuidBits part = cpuid(0x80000002 + i);
+    std::memcpy(brand + std::size_t{16} * i, &part, 16);
   }
+  std::string_view text(brand);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return std::string(text);
+}
+
+X86Description describe_x86() {
+  X86Description d;
+  CpuidBits leaf0 = cpuid(0);
+  char vendor[13] = {};
+  std::memcpy(vendor, &leaf0.ebx, 4);
+  std::memcpy(vendor + 4, &leaf0.edx, 4);
+  std::memcpy(vendor + 8, &leaf0.ecx, 4);
+  d.vendor = vendor;
+  const unsigned max_leaf = leaf0.eax;
+
+  CpuidBits leaf1 = cpuid(1);
+  unsigned base_family = (leaf1.eax >> 8) & 0xf;
+  d.family = base_family == 0xf ? base_family + ((leaf1.eax >> 20) & 0xff) : base_family;
+  d.model = (leaf1.eax >> 4) & 0xf;
+  if (base_family == 0x6 || base_family == 0xf) d.model |= ((leaf1.eax >> 16) & 0xf) << 4;
+  d.stepping = leaf1.eax & 0xf;
+
+  d.mattr = x86_features(leaf1, max_leaf);
+  d.level = x86_level(d.mattr);
+  d.brand = x86_brand();
   return d;
 }
 

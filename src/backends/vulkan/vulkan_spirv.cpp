@@ -62,9 +62,23 @@ struct Constant {
   std::vector<std::uint32_t> parts;
 };
 
-} // namespace
+// What one pass over the instructions collects, by result id.
+struct Reflection {
+  std::unordered_map<std::uint32_t, Type> types;
+  std::unordered_map<std::uint32_t, Constant> constants;
+  std::unordered_map<std::uint32_t, std::uint32_t> binding, set, spec_id;
+  std::unordered_map<std::uint32_t, bool> buffer_block, block;
+  std::unordered_map<std::uint64_t, std::uint32_t> member_offset; // (struct id << 32) | member
+  std::uint32_t workgroup_builtin = 0;
+  struct Variable {
+    std::uint32_t id, type, storage;
+  };
+  std::vector<Variable> variables;
+  std::vector<std::pair<std::uint32_t, SpirvEntryPoint>> entries; // function id -> entry
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> local_size_ids;
+};
 
-Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noexcept {
+Status check_header(std::span<const std::uint32_t> words) {
   if (words.size() < 5) {
     return make_error(ErrorCode::invalid_argument, "SPIR-V: ", words.size() * 4,
                       " bytes is shorter than the 20-byte header");
@@ -77,159 +91,155 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
   if ((version >> 16) != 1 || (version & 0xff0000ffu) != 0) {
     return make_error(ErrorCode::invalid_argument, "SPIR-V: unknown version word 0x", detail::Hex{version});
   }
-  std::unordered_map<std::uint32_t, Type> types;
-  std::unordered_map<std::uint32_t, Constant> constants;
-  std::unordered_map<std::uint32_t, std::uint32_t> binding, set, spec_id;
-  std::unordered_map<std::uint32_t, bool> buffer_block, block;
-  std::unordered_map<std::uint64_t, std::uint32_t> member_offset;
-  std::uint32_t workgroup_builtin = 0;
-  struct Variable {
-    std::uint32_t id, type, storage;
-  };
-  std::vector<Variable> variables;
-  std::vector<std::pair<std::uint32_t, SpirvEntryPoint>> entries; // function id -> entry
-  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> local_size_ids;
+  return Status();
+}
 
-  SpirvModuleInfo info;
-  std::size_t i = 5;
-  while (i < words.size()) {
-    std::uint32_t count = words[i] >> 16;
-    std::uint32_t opcode = words[i] & 0xffffu;
-    if (count == 0 || i + count > words.size()) {
-      return make_error(ErrorCode::invalid_argument, "SPIR-V: instruction at word ", i, " (opcode ", opcode,
-                        ") has a bad word count ", count);
-    }
-    const std::uint32_t* op = &words[i];
-    auto need = [&](std::uint32_t n) { return count >= n; };
-    switch (opcode) {
-    case kOpEntryPoint:
-      if (need(4) && op[1] == kExecutionModelGLCompute) {
-        SpirvEntryPoint entry;
-        const char* text = reinterpret_cast<const char*>(op + 3);
-        std::size_t max = (count - 3) * 4u;
-        std::size_t n = 0;
-        while (n < max && text[n] != '\0') ++n;
-        if (n == max) return make_error(ErrorCode::invalid_argument, "SPIR-V: unterminated entry point name");
-        entry.name.assign(text, n);
-        entries.emplace_back(op[2], std::move(entry));
+Status record_entry_point(Reflection& r, const std::uint32_t* op, std::uint32_t count) {
+  if (count < 4 || op[1] != kExecutionModelGLCompute) return Status();
+  SpirvEntryPoint entry;
+  const char* text = reinterpret_cast<const char*>(op + 3);
+  std::size_t max = (count - 3) * 4u;
+  std::size_t n = 0;
+  while (n < max && text[n] != '\0') ++n;
+  if (n == max) return make_error(ErrorCode::invalid_argument, "SPIR-V: unterminated entry point name");
+  entry.name.assign(text, n);
+  r.entries.emplace_back(op[2], std::move(entry));
+  return Status();
+}
+
+void record_decoration(Reflection& r, const std::uint32_t* op, std::uint32_t count) {
+  if (count < 3) return;
+  const bool operand = count >= 4;
+  if (op[2] == kDecorationBinding && operand) r.binding[op[1]] = op[3];
+  if (op[2] == kDecorationDescriptorSet && operand) r.set[op[1]] = op[3];
+  if (op[2] == kDecorationSpecId && operand) r.spec_id[op[1]] = op[3];
+  if (op[2] == kDecorationBufferBlock) r.buffer_block[op[1]] = true;
+  if (op[2] == kDecorationBlock) r.block[op[1]] = true;
+  if (op[2] == kDecorationBuiltIn && operand && op[3] == kBuiltInWorkgroupSize) r.workgroup_builtin = op[1];
+}
+
+// Records what reflection needs from one instruction of `count` words.
+Status record_instruction(Reflection& r, const std::uint32_t* op, std::uint32_t count) {
+  const std::uint32_t opcode = op[0] & 0xffffu;
+  switch (opcode) {
+  case kOpEntryPoint: return record_entry_point(r, op, count);
+  case kOpExecutionMode:
+    if (count >= 6 && op[2] == kExecutionModeLocalSize) {
+      for (auto& [function, entry] : r.entries) {
+        if (function == op[1]) std::copy(op + 3, op + 6, entry.local_size);
       }
-      break;
-    case kOpExecutionMode:
-      if (need(6) && op[2] == kExecutionModeLocalSize) {
-        for (auto& [function, entry] : entries) {
-          if (function == op[1]) std::copy(op + 3, op + 6, entry.local_size);
-        }
-      } else if (need(6) && op[2] == kExecutionModeLocalSizeId) {
-        local_size_ids.emplace_back(op[1], std::vector<std::uint32_t>(op + 3, op + 6));
-      }
-      break;
-    case kOpDecorate:
-      if (!need(3)) break;
-      if (op[2] == kDecorationBinding && need(4)) binding[op[1]] = op[3];
-      if (op[2] == kDecorationDescriptorSet && need(4)) set[op[1]] = op[3];
-      if (op[2] == kDecorationSpecId && need(4)) spec_id[op[1]] = op[3];
-      if (op[2] == kDecorationBufferBlock) buffer_block[op[1]] = true;
-      if (op[2] == kDecorationBlock) block[op[1]] = true;
-      if (op[2] == kDecorationBuiltIn && need(4) && op[3] == kBuiltInWorkgroupSize) workgroup_builtin = op[1];
-      break;
-    case kOpMemberDecorate:
-      if (need(5) && op[3] == kDecorationOffset) member_offset[(std::uint64_t{op[1]} << 32) | op[2]] = op[4];
-      break;
-    case kOpTypeBool:
-      if (need(2)) types[op[1]] = Type{opcode, 8, false, 0, 0, {}};
-      break;
-    case kOpTypeInt:
-      if (need(4)) types[op[1]] = Type{opcode, op[2], op[3] != 0, 0, 0, {}};
-      break;
-    case kOpTypeFloat:
-      if (need(3)) types[op[1]] = Type{opcode, op[2], false, 0, 0, {}};
-      break;
-    case kOpTypeStruct:
-      if (need(2)) types[op[1]] = Type{opcode, 0, false, 0, 0, std::vector<std::uint32_t>(op + 2, op + count)};
-      break;
-    case kOpTypePointer:
-      if (need(4)) types[op[1]] = Type{opcode, 0, false, op[2], op[3], {}};
-      break;
-    case kOpConstant:
-    case kOpSpecConstant:
-      if (need(4)) constants[op[2]] = Constant{opcode, op[3], {}};
-      break;
-    case kOpConstantComposite:
-    case kOpSpecConstantComposite:
-      if (need(3)) constants[op[2]] = Constant{opcode, 0, std::vector<std::uint32_t>(op + 3, op + count)};
-      break;
-    case kOpVariable:
-      if (need(4)) variables.push_back(Variable{op[2], op[1], op[3]});
-      break;
-    default: break;
+    } else if (count >= 6 && op[2] == kExecutionModeLocalSizeId) {
+      r.local_size_ids.emplace_back(op[1], std::vector<std::uint32_t>(op + 3, op + 6));
     }
-    i += count;
+    break;
+  case kOpDecorate: record_decoration(r, op, count); break;
+  case kOpMemberDecorate:
+    if (count >= 5 && op[3] == kDecorationOffset) r.member_offset[(std::uint64_t{op[1]} << 32) | op[2]] = op[4];
+    break;
+  case kOpTypeBool:
+    if (count >= 2) r.types[op[1]] = Type{opcode, 8, false, 0, 0, {}};
+    break;
+  case kOpTypeInt:
+    if (count >= 4) r.types[op[1]] = Type{opcode, op[2], op[3] != 0, 0, 0, {}};
+    break;
+  case kOpTypeFloat:
+    if (count >= 3) r.types[op[1]] = Type{opcode, op[2], false, 0, 0, {}};
+    break;
+  case kOpTypeStruct:
+    if (count >= 2) r.types[op[1]] = Type{opcode, 0, false, 0, 0, std::vector<std::uint32_t>(op + 2, op + count)};
+    break;
+  case kOpTypePointer:
+    if (count >= 4) r.types[op[1]] = Type{opcode, 0, false, op[2], op[3], {}};
+    break;
+  case kOpConstant:
+  case kOpSpecConstant:
+    if (count >= 4) r.constants[op[2]] = Constant{opcode, op[3], {}};
+    break;
+  case kOpConstantComposite:
+  case kOpSpecConstantComposite:
+    if (count >= 3) r.constants[op[2]] = Constant{opcode, 0, std::vector<std::uint32_t>(op + 3, op + count)};
+    break;
+  case kOpVariable:
+    if (count >= 4) r.variables.push_back(Reflection::Variable{op[2], op[1], op[3]});
+    break;
+  default: break;
   }
-  if (entries.empty())
-    return make_error(ErrorCode::invalid_argument, "SPIR-V: the module has no GLCompute entry point");
+  return Status();
+}
 
-  // The workgroup size: the WorkgroupSize built-in overrides LocalSize; LocalSizeId names
-  // constants. Either may be specialisation constants (local_size_x_id in GLSL).
+// The workgroup size: the WorkgroupSize built-in overrides LocalSize; LocalSizeId names
+// constants. Either may be specialisation constants (local_size_x_id in GLSL).
+void apply_workgroup_sizes(Reflection& r, SpirvModuleInfo& info) {
   auto apply_size = [&](const std::vector<std::uint32_t>& ids, SpirvEntryPoint* only) {
     for (int d = 0; d < 3 && d < static_cast<int>(ids.size()); ++d) {
-      auto constant = constants.find(ids[d]);
-      if (constant == constants.end()) continue;
-      for (auto& [function, entry] : entries) {
+      auto constant = r.constants.find(ids[d]);
+      if (constant == r.constants.end()) continue;
+      for (auto& [function, entry] : r.entries) {
         if (only == nullptr || &entry == only) entry.local_size[d] = constant->second.value;
       }
-      auto spec = spec_id.find(ids[d]);
-      if (constant->second.opcode == kOpSpecConstant && spec != spec_id.end()) {
+      auto spec = r.spec_id.find(ids[d]);
+      if (constant->second.opcode == kOpSpecConstant && spec != r.spec_id.end()) {
         info.local_size_spec_id[d] = static_cast<std::int32_t>(spec->second);
       }
     }
   };
-  for (auto& [function, ids] : local_size_ids) {
-    for (auto& [entry_function, entry] : entries) {
+  for (auto& [function, ids] : r.local_size_ids) {
+    for (auto& [entry_function, entry] : r.entries) {
       if (entry_function == function) apply_size(ids, &entry);
     }
   }
-  if (workgroup_builtin != 0) {
-    auto composite = constants.find(workgroup_builtin);
-    if (composite != constants.end()) apply_size(composite->second.parts, nullptr);
+  if (r.workgroup_builtin != 0) {
+    auto composite = r.constants.find(r.workgroup_builtin);
+    if (composite != r.constants.end()) apply_size(composite->second.parts, nullptr);
   }
-  for (auto& [function, entry] : entries) info.entry_points.push_back(std::move(entry));
+}
 
-  for (const Variable& variable : variables) {
-    auto pointer = types.find(variable.type);
-    if (pointer == types.end() || pointer->second.opcode != kOpTypePointer) continue;
+// The push-constant block of struct type `block_type`: scalar members only.
+Status reflect_push_constants(const Reflection& r, std::uint32_t block_type, SpirvModuleInfo& info) {
+  auto structure = r.types.find(block_type);
+  if (structure == r.types.end() || structure->second.opcode != kOpTypeStruct) {
+    return make_error(ErrorCode::unsupported, "SPIR-V: the push-constant block is not a struct");
+  }
+  const std::vector<std::uint32_t>& members = structure->second.members;
+  for (std::uint32_t m = 0; m < members.size(); ++m) {
+    auto type = r.types.find(members[m]);
+    bool scalar = type != r.types.end() && (type->second.opcode == kOpTypeInt || type->second.opcode == kOpTypeFloat);
+    if (!scalar) {
+      return make_error(ErrorCode::unsupported, "SPIR-V: push-constant member ", m,
+                        " is not a scalar; devrt passes scalar arguments as push constants");
+    }
+    SpirvPushMember member;
+    auto offset = r.member_offset.find((std::uint64_t{block_type} << 32) | m);
+    member.offset = offset != r.member_offset.end() ? offset->second : 0;
+    member.bits = static_cast<std::uint8_t>(type->second.width);
+    member.code = static_cast<std::uint8_t>(type->second.opcode == kOpTypeFloat ? DataTypeCode::floating
+                                            : type->second.is_signed            ? DataTypeCode::signed_int
+                                                                                : DataTypeCode::unsigned_int);
+    info.push_members.push_back(member);
+    info.push_constant_bytes = std::max(info.push_constant_bytes, member.offset + type->second.width / 8);
+  }
+  return Status();
+}
+
+// The module's variables: the push-constant block and the storage buffers of set 0.
+Status reflect_variables(const Reflection& r, SpirvModuleInfo& info) {
+  for (const Reflection::Variable& variable : r.variables) {
+    auto pointer = r.types.find(variable.type);
+    if (pointer == r.types.end() || pointer->second.opcode != kOpTypePointer) continue;
     std::uint32_t pointee = pointer->second.pointee;
     if (variable.storage == kStoragePushConstant) {
-      auto structure = types.find(pointee);
-      if (structure == types.end() || structure->second.opcode != kOpTypeStruct) {
-        return make_error(ErrorCode::unsupported, "SPIR-V: the push-constant block is not a struct");
-      }
-      const std::vector<std::uint32_t>& members = structure->second.members;
-      for (std::uint32_t m = 0; m < members.size(); ++m) {
-        auto type = types.find(members[m]);
-        bool scalar = type != types.end() && (type->second.opcode == kOpTypeInt || type->second.opcode == kOpTypeFloat);
-        if (!scalar) {
-          return make_error(ErrorCode::unsupported, "SPIR-V: push-constant member ", m,
-                            " is not a scalar; devrt passes scalar arguments as push constants");
-        }
-        SpirvPushMember member;
-        auto offset = member_offset.find((std::uint64_t{pointee} << 32) | m);
-        member.offset = offset != member_offset.end() ? offset->second : 0;
-        member.bits = static_cast<std::uint8_t>(type->second.width);
-        member.code = static_cast<std::uint8_t>(type->second.opcode == kOpTypeFloat ? DataTypeCode::floating
-                                                : type->second.is_signed            ? DataTypeCode::signed_int
-                                                                                    : DataTypeCode::unsigned_int);
-        info.push_members.push_back(member);
-        info.push_constant_bytes = std::max(info.push_constant_bytes, member.offset + type->second.width / 8);
-      }
+      DEVRT_RETURN_IF_ERROR(reflect_push_constants(r, pointee, info));
       continue;
     }
     bool storage_buffer = variable.storage == kStorageStorageBuffer ||
-                          (variable.storage == kStorageUniform && buffer_block.count(pointee) != 0);
+                          (variable.storage == kStorageUniform && r.buffer_block.count(pointee) != 0);
     bool descriptor =
         storage_buffer || variable.storage == kStorageUniform || variable.storage == kStorageUniformConstant;
     if (!descriptor) continue;
-    std::uint32_t set_index = set.count(variable.id) != 0 ? set[variable.id] : 0;
-    std::uint32_t binding_index = binding.count(variable.id) != 0 ? binding[variable.id] : 0;
+    auto set = r.set.find(variable.id);
+    auto binding = r.binding.find(variable.id);
+    std::uint32_t set_index = set != r.set.end() ? set->second : 0;
+    std::uint32_t binding_index = binding != r.binding.end() ? binding->second : 0;
     if (!storage_buffer) {
       return make_error(ErrorCode::unsupported, "SPIR-V: set ", set_index, " binding ", binding_index,
                         " is not a storage buffer (uniform buffers and images are not bound by devrt)");
@@ -245,6 +255,30 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
     return make_error(ErrorCode::unsupported, "SPIR-V: two storage buffers share a binding");
   }
   info.push_constant_bytes = (info.push_constant_bytes + 3u) & ~3u;
+  return Status();
+}
+
+} // namespace
+
+Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noexcept {
+  DEVRT_RETURN_IF_ERROR(check_header(words));
+  Reflection reflection;
+  for (std::size_t i = 5; i < words.size();) {
+    std::uint32_t count = words[i] >> 16;
+    if (count == 0 || i + count > words.size()) {
+      return make_error(ErrorCode::invalid_argument, "SPIR-V: instruction at word ", i, " (opcode ",
+                        words[i] & 0xffffu, ") has a bad word count ", count);
+    }
+    DEVRT_RETURN_IF_ERROR(record_instruction(reflection, &words[i], count));
+    i += count;
+  }
+  if (reflection.entries.empty()) {
+    return make_error(ErrorCode::invalid_argument, "SPIR-V: the module has no GLCompute entry point");
+  }
+  SpirvModuleInfo info;
+  apply_workgroup_sizes(reflection, info);
+  for (auto& [function, entry] : reflection.entries) info.entry_points.push_back(std::move(entry));
+  DEVRT_RETURN_IF_ERROR(reflect_variables(reflection, info));
   return info;
 }
 
