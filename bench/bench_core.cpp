@@ -17,7 +17,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_backend.hpp"
 
 extern char** environ;
 

@@ -19,8 +19,8 @@
 
 #include <unistd.h>
 
-#include "cuda/cuda_api.hpp"
-#include "dynamic_library.hpp"
+#include "backends/cuda/cuda_api.hpp"
+#include "core/dynamic_library.hpp"
 
 #define DEVRT_BENCH_STRINGIFY_(x) #x
 #define DEVRT_BENCH_STRINGIFY(x) DEVRT_BENCH_STRINGIFY_(x)

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 #if DEVRT_WITH_OPENCL
-#include "opencl/opencl_api.hpp"
+#include "backends/opencl/opencl_api.hpp"
 #endif
 #if DEVRT_WITH_VULKAN
-#include "vulkan/vulkan_api.hpp"
+#include "backends/vulkan/vulkan_api.hpp"
 #endif
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_backend.hpp"
 
 namespace {
 

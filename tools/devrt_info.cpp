@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
+
 namespace {
 
 using devrt::Attribute;
@@ -25,25 +27,7 @@ using devrt::Status;
 
 constexpr int kJsonSchemaVersion = 3;
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    case '\r': out += "\\r"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      } else {
-        out += c;
-      }
-    }
-  }
-  return out + "\"";
-}
+using devrt::detail::json_string;
 
 std::string attribute_text(const AttributeValue& value, bool json) {
   if (const bool* b = std::get_if<bool>(&value)) return *b ? "true" : "false";

@@ -1,5 +1,5 @@
 // DLPack exchange: export a Tensor as DLManagedTensor(Versioned), import one after validating it.
-#include "tensor_internal.hpp"
+#include "core/tensor_internal.hpp"
 
 #include <devrt/registry.hpp>
 

@@ -1,4 +1,4 @@
-#include "dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 
 #include <dlfcn.h>
 

@@ -1,6 +1,6 @@
 // Whether a GPU module image can run on a device: the CUDA and ROCm rules, from
 // inspect_module_image's architectures alone (no driver).
-#include "gpu_launch.hpp"
+#include "core/gpu_launch.hpp"
 
 #include <cstdlib>
 #include <string>

@@ -1,4 +1,4 @@
-#include "host_copy.hpp"
+#include "core/host_copy.hpp"
 
 #include <devrt/config.hpp>
 

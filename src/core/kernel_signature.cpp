@@ -1,4 +1,4 @@
-#include "kernel_signature.hpp"
+#include "core/kernel_signature.hpp"
 
 #include <devrt/detail/message.hpp>
 #include <devrt/dtype.hpp>

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <new>
 
-#include "host_copy.hpp"
+#include "core/host_copy.hpp"
 
 namespace devrt {
 namespace {

@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "builtin_backends.hpp"
-#include "plugin_loader.hpp"
+#include "core/builtin_backends.hpp"
+#include "core/plugin_loader.hpp"
 
 // The main executable's text, from the GNU and LLVM linkers' default scripts. Weak, so a linker
 // without them leaves them null (a shared object has no __executable_start), and hidden, so that

@@ -1,7 +1,7 @@
 // The plugin loader where there is no dlopen (firmware, DSP builds): every call says so.
 #include <devrt/plugin.hpp>
 
-#include "plugin_loader.hpp"
+#include "core/plugin_loader.hpp"
 
 namespace devrt {
 

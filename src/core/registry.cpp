@@ -9,9 +9,9 @@
 #include <limits>
 #include <string>
 
-#include "builtin_backends.hpp"
-#include "host_copy.hpp"
-#include "plugin_loader.hpp"
+#include "core/builtin_backends.hpp"
+#include "core/host_copy.hpp"
+#include "core/plugin_loader.hpp"
 
 #if DEVRT_WITH_CPU
 extern "C" const devrt_backend_table devrt_backend_table_cpu;

@@ -1,5 +1,5 @@
 // Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
-#include "tensor_internal.hpp"
+#include "core/tensor_internal.hpp"
 
 #include <devrt/workspace.hpp>
 

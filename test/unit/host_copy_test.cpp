@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "host_copy.hpp"
+#include "core/host_copy.hpp"
 
 namespace {
 

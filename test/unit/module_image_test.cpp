@@ -13,7 +13,7 @@
 #include <devrt/config.hpp>
 #include <devrt/module.hpp>
 
-#include "gpu_launch.hpp"
+#include "core/gpu_launch.hpp"
 
 using devrt::ErrorCode;
 using devrt::ModuleFormat;

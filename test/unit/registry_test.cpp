@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend.hpp"
-#include "null/null_backend.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/null/null_backend.hpp"
 
 using devrt::BackendRef;
 using devrt::DeviceKind;

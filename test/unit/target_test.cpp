@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_backend.hpp"
 
 using devrt::ErrorCode;
 using devrt::Target;

@@ -1,6 +1,6 @@
 // Vulkan memory-type choice against real drivers' memory tables (vulkaninfo dumps in
 // test/fixtures/: an NVIDIA H100 with resizable BAR, and lavapipe) and two described layouts.
-#include "vulkan/vulkan_memory.hpp"
+#include "backends/vulkan/vulkan_memory.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -11,7 +11,7 @@
 #include <devrt/backend.hpp>
 #include <devrt/config.hpp>
 
-#include "host_copy.hpp"
+#include "core/host_copy.hpp"
 
 namespace devrt::cpu {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_signature.hpp"
+#include "core/kernel_signature.hpp"
 
 #if defined(__linux__) && __has_include(<dlfcn.h>) && !defined(DEVRT_SINGLE_THREADED)
 #define DEVRT_CPU_SHARED_OBJECTS 1

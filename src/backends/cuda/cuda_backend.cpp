@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "cuda_api.hpp"
-#include "dynamic_library.hpp"
-#include "gpu_launch.hpp"
-#include "lazy_runtime.hpp"
-#include "over_aligned.hpp"
+#include "core/dynamic_library.hpp"
+#include "core/gpu_launch.hpp"
+#include "core/lazy_runtime.hpp"
+#include "core/over_aligned.hpp"
 
 #define DEVRT_CUDA_STRINGIFY_(x) #x
 #define DEVRT_CUDA_STRINGIFY(x) DEVRT_CUDA_STRINGIFY_(x)

@@ -18,8 +18,8 @@
 #include <devrt/log.hpp>
 #include <devrt/target.hpp>
 
-#include "dynamic_library.hpp"
-#include "lazy_runtime.hpp"
+#include "core/dynamic_library.hpp"
+#include "core/lazy_runtime.hpp"
 
 namespace devrt::nvrtc {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lazy_runtime.hpp"
+#include "core/lazy_runtime.hpp"
 #include "opencl_state.hpp"
 
 namespace devrt::opencl {

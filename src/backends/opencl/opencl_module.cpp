@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu_launch.hpp"
-#include "kernel_signature.hpp"
+#include "core/gpu_launch.hpp"
+#include "core/kernel_signature.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_state.hpp"
 

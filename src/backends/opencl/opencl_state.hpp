@@ -13,7 +13,7 @@
 
 #include <devrt/backend.hpp>
 
-#include "dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 #include "opencl_api.hpp"
 
 namespace devrt::opencl {

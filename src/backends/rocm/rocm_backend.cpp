@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "dynamic_library.hpp"
-#include "gpu_launch.hpp"
-#include "lazy_runtime.hpp"
-#include "over_aligned.hpp"
+#include "core/dynamic_library.hpp"
+#include "core/gpu_launch.hpp"
+#include "core/lazy_runtime.hpp"
+#include "core/over_aligned.hpp"
 #include "rocm_api.hpp"
 
 namespace devrt::rocm {

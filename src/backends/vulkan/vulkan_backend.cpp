@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lazy_runtime.hpp"
+#include "core/lazy_runtime.hpp"
 #include "vulkan_state.hpp"
 
 namespace devrt::vulkan {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu_launch.hpp"
+#include "core/gpu_launch.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
 

@@ -19,8 +19,8 @@
 
 #include <devrt/backend.hpp>
 
-#include "dynamic_library.hpp"
-#include "kernel_signature.hpp"
+#include "core/dynamic_library.hpp"
+#include "core/kernel_signature.hpp"
 #include "vulkan_api.hpp"
 #include "vulkan_memory.hpp"
 #include "vulkan_spirv.hpp"
