@@ -23,4 +23,8 @@ void* DynamicLibrary::symbol(const char* name) const noexcept {
   return handle_ != nullptr ? dlsym(handle_, name) : nullptr;
 }
 
+Status missing_symbol(const DynamicLibrary& library, const char* name, const char* why) noexcept {
+  return make_error(ErrorCode::unavailable, library.path(), " lacks ", name, why);
+}
+
 } // namespace devrt::detail

@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <string>
 
+#include <devrt/status.hpp>
+
 namespace devrt::detail {
 
 // A dlopen handle that is never closed: vendor drivers register atexit handlers and threads that
@@ -35,6 +37,36 @@ private:
   std::string path_;
 };
 
+// unavailable: "<library> lacks <name><why>", for a symbol a backend cannot run without.
+[[gnu::cold]] Status missing_symbol(const DynamicLibrary& library, const char* name, const char* why) noexcept;
+
 } // namespace devrt::detail
+
+#define DEVRT_DETAIL_SYMBOL_NAME_(x) #x
+// The symbol's name after macro expansion (cuda.h maps cuMemAlloc to cuMemAlloc_v2).
+#define DEVRT_DETAIL_SYMBOL_NAME(x) DEVRT_DETAIL_SYMBOL_NAME_(x)
+#define DEVRT_DETAIL_RESOLVE_ONE(name, ...)                                                                            \
+  if (!devrt_resolve_library.resolve(DEVRT_DETAIL_SYMBOL_NAME(name), devrt_resolve_api.name))                          \
+    return ::devrt::detail::missing_symbol(devrt_resolve_library, DEVRT_DETAIL_SYMBOL_NAME(name), devrt_resolve_why);
+#define DEVRT_DETAIL_RESOLVE_OPTIONAL_ONE(name, ...)                                                                   \
+  static_cast<void>(devrt_resolve_library.resolve(DEVRT_DETAIL_SYMBOL_NAME(name), devrt_resolve_api.name));
+
+// Resolves every entry of a backend's X-macro symbol list (`SYMBOLS(X)`, each X(name) or
+// X(name, type)) from `library` into the same-named function-pointer members of `api`. In a
+// function returning Status: the first missing symbol returns missing_symbol(..., why).
+#define DEVRT_RESOLVE_SYMBOLS(library, api, SYMBOLS, why)                                                              \
+  do {                                                                                                                 \
+    const ::devrt::detail::DynamicLibrary& devrt_resolve_library = (library);                                          \
+    auto& devrt_resolve_api = (api);                                                                                   \
+    const char* devrt_resolve_why = (why);                                                                             \
+    SYMBOLS(DEVRT_DETAIL_RESOLVE_ONE)                                                                                  \
+  } while (0)
+// The same for symbols a backend can do without: a missing one leaves its member null.
+#define DEVRT_RESOLVE_OPTIONAL_SYMBOLS(library, api, SYMBOLS)                                                          \
+  do {                                                                                                                 \
+    const ::devrt::detail::DynamicLibrary& devrt_resolve_library = (library);                                          \
+    auto& devrt_resolve_api = (api);                                                                                   \
+    SYMBOLS(DEVRT_DETAIL_RESOLVE_OPTIONAL_ONE)                                                                         \
+  } while (0)
 
 #endif // DEVRT_SRC_CORE_DYNAMIC_LIBRARY_HPP

@@ -16,9 +16,6 @@
 #include "core/lazy_runtime.hpp"
 #include "core/over_aligned.hpp"
 
-#define DEVRT_CUDA_STRINGIFY_(x) #x
-#define DEVRT_CUDA_STRINGIFY(x) DEVRT_CUDA_STRINGIFY_(x)
-
 namespace devrt::cuda {
 
 namespace {
@@ -82,17 +79,8 @@ Status discover(Runtime& rt) {
   if (!rt.library.open({"libcuda.so.1"}, reason)) {
     return make_error(ErrorCode::unavailable, "no CUDA driver: ", reason);
   }
-#define DEVRT_CUDA_RESOLVE(name)                                                                                       \
-  if (!rt.library.resolve(DEVRT_CUDA_STRINGIFY(name), rt.api.name)) {                                                  \
-    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", DEVRT_CUDA_STRINGIFY(name),                \
-                      " (the driver is too old for devrt)");                                                           \
-  }
-  DEVRT_CUDA_SYMBOLS(DEVRT_CUDA_RESOLVE)
-#undef DEVRT_CUDA_RESOLVE
-#define DEVRT_CUDA_RESOLVE_OPTIONAL(name)                                                                              \
-  static_cast<void>(rt.library.resolve(DEVRT_CUDA_STRINGIFY(name), rt.api.name));
-  DEVRT_CUDA_OPTIONAL_SYMBOLS(DEVRT_CUDA_RESOLVE_OPTIONAL)
-#undef DEVRT_CUDA_RESOLVE_OPTIONAL
+  DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_CUDA_SYMBOLS, " (the driver is too old for devrt)");
+  DEVRT_RESOLVE_OPTIONAL_SYMBOLS(rt.library, rt.api, DEVRT_CUDA_OPTIONAL_SYMBOLS);
   const Api& api = rt.api;
   CUresult code = api.cuInit(0);
   if (code == CUDA_ERROR_STUB_LIBRARY) {

@@ -65,12 +65,7 @@ Status load(Library& lib) {
                         reason)) {
     return make_error(ErrorCode::unavailable, "no NVRTC: ", reason);
   }
-#define DEVRT_NVRTC_RESOLVE(name)                                                                                      \
-  if (!lib.library.resolve(#name, lib.api.name)) {                                                                     \
-    return make_error(ErrorCode::unavailable, lib.library.path(), " lacks ", #name);                                   \
-  }
-  DEVRT_NVRTC_SYMBOLS(DEVRT_NVRTC_RESOLVE)
-#undef DEVRT_NVRTC_RESOLVE
+  DEVRT_RESOLVE_SYMBOLS(lib.library, lib.api, DEVRT_NVRTC_SYMBOLS, "");
   int major = 0, minor = 0;
   if (lib.api.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
     return make_error(ErrorCode::unavailable, lib.library.path(), ": nvrtcVersion failed");

@@ -83,13 +83,7 @@ Status discover(Runtime& rt) {
   if (!rt.library.open({"libOpenCL.so.1", "libOpenCL.so"}, reason)) {
     return make_error(ErrorCode::unavailable, "no OpenCL loader: ", reason);
   }
-#define DEVRT_OPENCL_RESOLVE(name)                                                                                     \
-  if (!rt.library.resolve(#name, rt.api.name)) {                                                                       \
-    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", #name,                                     \
-                      " (an OpenCL 1.2 loader is needed)");                                                            \
-  }
-  DEVRT_OPENCL_SYMBOLS(DEVRT_OPENCL_RESOLVE)
-#undef DEVRT_OPENCL_RESOLVE
+  DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_OPENCL_SYMBOLS, " (an OpenCL 1.2 loader is needed)");
   const Api& api = rt.api;
   cl_uint platform_count = 0;
   cl_int code = api.clGetPlatformIDs(0, nullptr, &platform_count);

@@ -56,15 +56,8 @@ Status discover(Runtime& rt) {
   if (!rt.library.open({"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"}, reason)) {
     return make_error(ErrorCode::unavailable, "no HIP runtime: ", reason);
   }
-#define DEVRT_HIP_RESOLVE(name)                                                                                        \
-  if (!rt.library.resolve(#name, rt.api.name)) {                                                                       \
-    return make_error(ErrorCode::unavailable, rt.library.path(), " lacks ", #name);                                    \
-  }
-#define DEVRT_HIP_RESOLVE_TYPED(name, ...) DEVRT_HIP_RESOLVE(name)
-  DEVRT_HIP_SYMBOLS(DEVRT_HIP_RESOLVE)
-  DEVRT_HIP_TYPED_SYMBOLS(DEVRT_HIP_RESOLVE_TYPED)
-#undef DEVRT_HIP_RESOLVE_TYPED
-#undef DEVRT_HIP_RESOLVE
+  DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_HIP_SYMBOLS, "");
+  DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_HIP_TYPED_SYMBOLS, "");
   const Api& api = rt.api;
   static_cast<void>(api.hipDriverGetVersion(&rt.driver_version));
   int count = 0;
