@@ -12,6 +12,7 @@
 
 #include "cuda_api.hpp"
 #include "core/dynamic_library.hpp"
+#include "core/gpu_driver.hpp"
 #include "core/gpu_launch.hpp"
 #include "core/lazy_runtime.hpp"
 #include "core/over_aligned.hpp"
@@ -180,8 +181,6 @@ CUresult with_context(const Api& api, CuDevice& d, Status& status, Call call) no
 
 Status activate(std::int32_t device) noexcept { return activate(runtime().api, device_of(device)); }
 
-CUstream stream_of(void* stream) noexcept { return static_cast<CUstream>(stream); }
-
 CUdeviceptr address_of(const void* pointer, std::size_t offset) noexcept {
   return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(pointer) + offset);
 }
@@ -221,6 +220,37 @@ bool read_parameters(const Api& api, CuFunction& f) {
 }
 
 } // namespace
+
+// ---- The driver traits of the operations CUDA shares with HIP (core/gpu_driver.hpp) ------------
+
+struct CudaDriver {
+  using Api = cuda::Api;
+  using Error = CUresult;
+  using Stream = CUstream;
+  using Event = CUevent;
+  using DevicePointer = CUdeviceptr;
+  static constexpr Error kSuccess = CUDA_SUCCESS;
+  static constexpr Error kNotReady = CUDA_ERROR_NOT_READY;
+  static constexpr unsigned kStreamFlags = CU_STREAM_NON_BLOCKING;
+  static constexpr unsigned kEventFlags = CU_EVENT_DISABLE_TIMING;
+  static constexpr std::size_t kAllocationAlignment = kDeviceAlignment;
+  static const Api& api() noexcept { return runtime().api; }
+  static detail::OverAlignedMap& over_aligned() noexcept { return runtime().over_aligned_device; }
+  static Status activate(std::int32_t device) noexcept { return cuda::activate(device); }
+  static Status error(const char* call, Error code) noexcept { return cu_error(runtime().api, call, code); }
+  static constexpr detail::DriverCall malloc{"cuMemAlloc", &Api::cuMemAlloc};
+  static constexpr detail::DriverCall release{"cuMemFree", &Api::cuMemFree};
+  static constexpr detail::DriverCall stream_create{"cuStreamCreate", &Api::cuStreamCreate};
+  static constexpr detail::DriverCall stream_destroy{"cuStreamDestroy", &Api::cuStreamDestroy};
+  static constexpr detail::DriverCall stream_synchronize{"cuStreamSynchronize", &Api::cuStreamSynchronize};
+  static constexpr detail::DriverCall device_synchronize{"cuCtxSynchronize", &Api::cuCtxSynchronize};
+  static constexpr detail::DriverCall event_create{"cuEventCreate", &Api::cuEventCreate};
+  static constexpr detail::DriverCall event_destroy{"cuEventDestroy", &Api::cuEventDestroy};
+  static constexpr detail::DriverCall event_record{"cuEventRecord", &Api::cuEventRecord};
+  static constexpr detail::DriverCall event_synchronize{"cuEventSynchronize", &Api::cuEventSynchronize};
+  static constexpr detail::DriverCall event_query{"cuEventQuery", &Api::cuEventQuery};
+  static constexpr detail::DriverCall stream_wait_event{"cuStreamWaitEvent", &Api::cuStreamWaitEvent};
+};
 
 // ---- Discovery -------------------------------------------------------------------------------
 
@@ -264,25 +294,6 @@ Result<Target> CudaBackend::detect_target(std::int32_t device) noexcept {
 
 // ---- Memory ----------------------------------------------------------------------------------
 
-Result<void*> CudaBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
-  Runtime& rt = runtime();
-  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(device)));
-  std::size_t extra = alignment > kDeviceAlignment ? alignment - 1 : 0;
-  if (nbytes > SIZE_MAX - extra) return make_error(ErrorCode::out_of_memory, "cuMemAlloc: size overflows");
-  CUdeviceptr base = 0;
-  DEVRT_CU_CHECK(rt.api, "cuMemAlloc", rt.api.cuMemAlloc(&base, nbytes + extra));
-  std::uintptr_t address = extra != 0 ? rt.over_aligned_device.align(base, alignment) : base;
-  return reinterpret_cast<void*>(address);
-}
-
-Status CudaBackend::free(std::int32_t device, void* ptr) noexcept {
-  Runtime& rt = runtime();
-  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(device)));
-  std::uintptr_t base = rt.over_aligned_device.release(reinterpret_cast<std::uintptr_t>(ptr));
-  DEVRT_CU_CHECK(rt.api, "cuMemFree", rt.api.cuMemFree(static_cast<CUdeviceptr>(base)));
-  return Status();
-}
-
 Status CudaBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
   const auto cuda = static_cast<std::int32_t>(DeviceKind::cuda);
@@ -317,21 +328,6 @@ Status CudaBackend::copy(const CopyDesc& desc) noexcept {
 
 // ---- Streams and events ----------------------------------------------------------------------
 
-Result<void*> CudaBackend::stream_create(std::int32_t device) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  CUstream stream = nullptr;
-  DEVRT_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  return static_cast<void*>(stream);
-}
-
-Status CudaBackend::stream_destroy(std::int32_t device, void* stream) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuStreamDestroy", api.cuStreamDestroy(stream_of(stream)));
-  return Status();
-}
-
 Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
   const Api& api = runtime().api;
   if (stream == nullptr) {
@@ -345,58 +341,6 @@ Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexce
       with_context(api, device_of(device), status, [&] { return api.cuStreamSynchronize(stream_of(stream)); });
   DEVRT_RETURN_IF_ERROR(status);
   DEVRT_CU_CHECK(api, "cuStreamSynchronize", code);
-  return Status();
-}
-
-Status CudaBackend::device_synchronize(std::int32_t device) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuCtxSynchronize", api.cuCtxSynchronize());
-  return Status();
-}
-
-Result<void*> CudaBackend::event_create(std::int32_t device) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  CUevent event = nullptr;
-  DEVRT_CU_CHECK(api, "cuEventCreate", api.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
-  return static_cast<void*>(event);
-}
-
-Status CudaBackend::event_destroy(std::int32_t device, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuEventDestroy", api.cuEventDestroy(static_cast<CUevent>(event)));
-  return Status();
-}
-
-Status CudaBackend::event_record(std::int32_t device, void* event, void* stream) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuEventRecord", api.cuEventRecord(static_cast<CUevent>(event), stream_of(stream)));
-  return Status();
-}
-
-Status CudaBackend::event_synchronize(std::int32_t device, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuEventSynchronize", api.cuEventSynchronize(static_cast<CUevent>(event)));
-  return Status();
-}
-
-Result<bool> CudaBackend::event_query(std::int32_t device, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  CUresult code = api.cuEventQuery(static_cast<CUevent>(event));
-  if (code == CUDA_ERROR_NOT_READY) return false;
-  DEVRT_CU_CHECK(api, "cuEventQuery", code);
-  return true;
-}
-
-Status CudaBackend::stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  DEVRT_CU_CHECK(api, "cuStreamWaitEvent", api.cuStreamWaitEvent(stream_of(stream), static_cast<CUevent>(event), 0));
   return Status();
 }
 

@@ -12,9 +12,15 @@
 
 #include <devrt/backend.hpp>
 
+#include "core/gpu_driver.hpp"
+
 namespace devrt::cuda {
 
-class CudaBackend {
+struct CudaDriver; // cuda_backend.cpp
+
+// allocate, free, streams, events and device_synchronize (cuCtxSynchronize on the primary
+// context) come from GpuDriverOperations; stream_synchronize is CUDA's own.
+class CudaBackend : public detail::GpuDriverOperations<CudaDriver> {
 public:
   static constexpr std::string_view name = "cuda";
   static constexpr DeviceKind kind = DeviceKind::cuda;
@@ -29,25 +35,13 @@ public:
   // registers_per_block, l2_cache_size_bytes, multi_processor_count.
   Result<Target> detect_target(std::int32_t device) noexcept;
 
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
-  Status free(std::int32_t device, void* ptr) noexcept;
   // All directions are queued on the stream (cuMemcpy*Async). Pageable host memory makes the
   // driver stage the copy before returning; cuda_host memory is truly asynchronous and must stay
   // untouched until the stream is synchronized. Device to device across GPUs is a peer copy.
   Status copy(const CopyDesc& desc) noexcept;
 
-  Result<void*> stream_create(std::int32_t device) noexcept;
-  Status stream_destroy(std::int32_t device, void* stream) noexcept;
+  // A created stream skips the context query when this thread made the context current last.
   Status stream_synchronize(std::int32_t device, void* stream) noexcept;
-  // cuCtxSynchronize on the device's primary context: every stream, blocking or not.
-  Status device_synchronize(std::int32_t device) noexcept;
-
-  Result<void*> event_create(std::int32_t device) noexcept;
-  Status event_destroy(std::int32_t device, void* event) noexcept;
-  Status event_record(std::int32_t device, void* event, void* stream) noexcept;
-  Status event_synchronize(std::int32_t device, void* event) noexcept;
-  Result<bool> event_query(std::int32_t device, void* event) noexcept;
-  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
 
   // ptx, cubin and fatbin (no options: compile with devrt::nvrtc to pass compiler options); the
   // JIT's error and info logs go to `log`.

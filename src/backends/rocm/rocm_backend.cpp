@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dynamic_library.hpp"
+#include "core/gpu_driver.hpp"
 #include "core/gpu_launch.hpp"
 #include "core/lazy_runtime.hpp"
 #include "core/over_aligned.hpp"
@@ -114,8 +115,6 @@ Status activate(const Api& api, std::int32_t device) noexcept {
   return Status();
 }
 
-hipStream_t stream_of(void* stream) noexcept { return static_cast<hipStream_t>(stream); }
-
 struct HipFunction {
   hipFunction_t function = nullptr;
   std::string name;
@@ -130,6 +129,37 @@ struct HipModule {
 };
 
 } // namespace
+
+// ---- The driver traits of the operations HIP shares with CUDA (core/gpu_driver.hpp) ------------
+
+struct RocmDriver {
+  using Api = rocm::Api;
+  using Error = hipError_t;
+  using Stream = hipStream_t;
+  using Event = hipEvent_t;
+  using DevicePointer = void*;
+  static constexpr Error kSuccess = hipSuccess;
+  static constexpr Error kNotReady = hipErrorNotReady;
+  static constexpr unsigned kStreamFlags = hipStreamNonBlocking;
+  static constexpr unsigned kEventFlags = hipEventDisableTiming;
+  static constexpr std::size_t kAllocationAlignment = kDeviceAlignment;
+  static const Api& api() noexcept { return runtime().api; }
+  static detail::OverAlignedMap& over_aligned() noexcept { return runtime().over_aligned; }
+  static Status activate(std::int32_t device) noexcept { return rocm::activate(runtime().api, device); }
+  static Status error(const char* call, Error code) noexcept { return hip_error(runtime().api, call, code); }
+  static constexpr detail::DriverCall malloc{"hipMalloc", &Api::hipMalloc};
+  static constexpr detail::DriverCall release{"hipFree", &Api::hipFree};
+  static constexpr detail::DriverCall stream_create{"hipStreamCreateWithFlags", &Api::hipStreamCreateWithFlags};
+  static constexpr detail::DriverCall stream_destroy{"hipStreamDestroy", &Api::hipStreamDestroy};
+  static constexpr detail::DriverCall stream_synchronize{"hipStreamSynchronize", &Api::hipStreamSynchronize};
+  static constexpr detail::DriverCall device_synchronize{"hipDeviceSynchronize", &Api::hipDeviceSynchronize};
+  static constexpr detail::DriverCall event_create{"hipEventCreateWithFlags", &Api::hipEventCreateWithFlags};
+  static constexpr detail::DriverCall event_destroy{"hipEventDestroy", &Api::hipEventDestroy};
+  static constexpr detail::DriverCall event_record{"hipEventRecord", &Api::hipEventRecord};
+  static constexpr detail::DriverCall event_synchronize{"hipEventSynchronize", &Api::hipEventSynchronize};
+  static constexpr detail::DriverCall event_query{"hipEventQuery", &Api::hipEventQuery};
+  static constexpr detail::DriverCall stream_wait_event{"hipStreamWaitEvent", &Api::hipStreamWaitEvent};
+};
 
 // ---- Discovery -------------------------------------------------------------------------------
 
@@ -169,26 +199,6 @@ Result<Target> RocmBackend::detect_target(std::int32_t device) noexcept {
 
 // ---- Memory ----------------------------------------------------------------------------------
 
-Result<void*> RocmBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
-  Runtime& rt = runtime();
-  DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
-  std::size_t extra = alignment > kDeviceAlignment ? alignment - 1 : 0;
-  if (nbytes > SIZE_MAX - extra) return make_error(ErrorCode::out_of_memory, "hipMalloc: size overflows");
-  void* base = nullptr;
-  DEVRT_HIP_CHECK(rt.api, "hipMalloc", rt.api.hipMalloc(&base, nbytes + extra));
-  std::uintptr_t address = reinterpret_cast<std::uintptr_t>(base);
-  if (extra != 0) address = rt.over_aligned.align(address, alignment);
-  return reinterpret_cast<void*>(address);
-}
-
-Status RocmBackend::free(std::int32_t device, void* ptr) noexcept {
-  Runtime& rt = runtime();
-  DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
-  std::uintptr_t base = rt.over_aligned.release(reinterpret_cast<std::uintptr_t>(ptr));
-  DEVRT_HIP_CHECK(rt.api, "hipFree", rt.api.hipFree(reinterpret_cast<void*>(base)));
-  return Status();
-}
-
 Status RocmBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
   const auto rocm = static_cast<std::int32_t>(DeviceKind::rocm);
@@ -216,81 +226,6 @@ Status RocmBackend::copy(const CopyDesc& desc) noexcept {
 }
 
 // ---- Streams and events ----------------------------------------------------------------------
-
-Result<void*> RocmBackend::stream_create(std::int32_t device) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  hipStream_t stream = nullptr;
-  DEVRT_HIP_CHECK(api, "hipStreamCreateWithFlags", api.hipStreamCreateWithFlags(&stream, hipStreamNonBlocking));
-  return static_cast<void*>(stream);
-}
-
-Status RocmBackend::stream_destroy(std::int32_t device, void* stream) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipStreamDestroy", api.hipStreamDestroy(stream_of(stream)));
-  return Status();
-}
-
-Status RocmBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipStreamSynchronize", api.hipStreamSynchronize(stream_of(stream)));
-  return Status();
-}
-
-Status RocmBackend::device_synchronize(std::int32_t device) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipDeviceSynchronize", api.hipDeviceSynchronize());
-  return Status();
-}
-
-Result<void*> RocmBackend::event_create(std::int32_t device) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  hipEvent_t event = nullptr;
-  DEVRT_HIP_CHECK(api, "hipEventCreateWithFlags", api.hipEventCreateWithFlags(&event, hipEventDisableTiming));
-  return static_cast<void*>(event);
-}
-
-Status RocmBackend::event_destroy(std::int32_t device, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipEventDestroy", api.hipEventDestroy(static_cast<hipEvent_t>(event)));
-  return Status();
-}
-
-Status RocmBackend::event_record(std::int32_t device, void* event, void* stream) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipEventRecord", api.hipEventRecord(static_cast<hipEvent_t>(event), stream_of(stream)));
-  return Status();
-}
-
-Status RocmBackend::event_synchronize(std::int32_t device, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipEventSynchronize", api.hipEventSynchronize(static_cast<hipEvent_t>(event)));
-  return Status();
-}
-
-Result<bool> RocmBackend::event_query(std::int32_t device, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  hipError_t code = api.hipEventQuery(static_cast<hipEvent_t>(event));
-  if (code == hipErrorNotReady) return false;
-  DEVRT_HIP_CHECK(api, "hipEventQuery", code);
-  return true;
-}
-
-Status RocmBackend::stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
-  const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
-  DEVRT_HIP_CHECK(api, "hipStreamWaitEvent",
-                  api.hipStreamWaitEvent(stream_of(stream), static_cast<hipEvent_t>(event), 0));
-  return Status();
-}
 
 // ---- Modules ---------------------------------------------------------------------------------
 

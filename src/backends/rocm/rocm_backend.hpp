@@ -11,9 +11,15 @@
 
 #include <devrt/backend.hpp>
 
+#include "core/gpu_driver.hpp"
+
 namespace devrt::rocm {
 
-class RocmBackend {
+struct RocmDriver; // rocm_backend.cpp
+
+// allocate, free, streams, events and device_synchronize (hipDeviceSynchronize: every stream of
+// the device) come from GpuDriverOperations.
+class RocmBackend : public detail::GpuDriverOperations<RocmDriver> {
 public:
   static constexpr std::string_view name = "rocm";
   static constexpr DeviceKind kind = DeviceKind::rocm;
@@ -27,23 +33,8 @@ public:
   // max_threads_per_block, thread_warp_size.
   Result<Target> detect_target(std::int32_t device) noexcept;
 
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
-  Status free(std::int32_t device, void* ptr) noexcept;
   // Queued on the stream in every direction (hipMemcpy*Async); across GPUs a peer copy.
   Status copy(const CopyDesc& desc) noexcept;
-
-  Result<void*> stream_create(std::int32_t device) noexcept;
-  Status stream_destroy(std::int32_t device, void* stream) noexcept;
-  Status stream_synchronize(std::int32_t device, void* stream) noexcept;
-  // hipDeviceSynchronize: every stream of the device.
-  Status device_synchronize(std::int32_t device) noexcept;
-
-  Result<void*> event_create(std::int32_t device) noexcept;
-  Status event_destroy(std::int32_t device, void* event) noexcept;
-  Status event_record(std::int32_t device, void* event, void* stream) noexcept;
-  Status event_synchronize(std::int32_t device, void* event) noexcept;
-  Result<bool> event_query(std::int32_t device, void* event) noexcept;
-  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
 
   // hsaco only, no options. HIP cannot report a kernel's parameters, so launches check extents
   // and shared memory but not argument types.

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// The operations the CUDA and HIP backends share, written once over a driver traits type: the two
+// APIs have the same shape (allocate/free, non-blocking streams, timing-free events, device-wide
+// synchronisation) and differ in names, handle types and how a device is made current. A backend
+// inherits GpuDriverOperations<Driver> and gets these members of devrt::Backend and
+// devrt::BackendEvents; it declares its own where it differs (CUDA's stream_synchronize). Not
+// public API.
+//
+// A Driver provides:
+//   Api, Error, Stream, Event, DevicePointer    the API table and its handle types
+//   kSuccess, kNotReady                         its error codes
+//   kStreamFlags, kEventFlags                   non-blocking streams, events without timing
+//   kAllocationAlignment                        what its allocator guarantees
+//   api(), over_aligned()                       the loaded table; the over-alignment map
+//   activate(device)                            makes the device current on this thread
+//   error(call, code)                           the Status of a failed call
+//   one DriverCall per operation below: {"cuStreamCreate", &Api::cuStreamCreate}, ...
+// Every member is thread-safe as the driver's calls are.
+#ifndef DEVRT_SRC_CORE_GPU_DRIVER_HPP
+#define DEVRT_SRC_CORE_GPU_DRIVER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <devrt/backend.hpp>
+
+namespace devrt::detail {
+
+// One driver entry point: its name for messages and its slot in the API table.
+template <class Slot>
+struct DriverCall {
+  const char* name;
+  Slot slot;
+};
+template <class Slot>
+DriverCall(const char*, Slot) -> DriverCall<Slot>;
+
+template <class Driver>
+class GpuDriverOperations {
+public:
+  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    std::size_t extra = alignment > Driver::kAllocationAlignment ? alignment - 1 : 0;
+    if (nbytes > SIZE_MAX - extra) {
+      return make_error(ErrorCode::out_of_memory, Driver::malloc.name, ": size overflows");
+    }
+    typename Driver::DevicePointer base{};
+    DEVRT_RETURN_IF_ERROR(invoke(Driver::malloc, &base, nbytes + extra));
+    std::uintptr_t address = to_address(base);
+    if (extra != 0) address = Driver::over_aligned().align(address, alignment);
+    return reinterpret_cast<void*>(address);
+  }
+  Status free(std::int32_t device, void* ptr) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    std::uintptr_t base = Driver::over_aligned().release(reinterpret_cast<std::uintptr_t>(ptr));
+    return invoke(Driver::release, from_address(base));
+  }
+
+  Result<void*> stream_create(std::int32_t device) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    typename Driver::Stream stream = nullptr;
+    DEVRT_RETURN_IF_ERROR(invoke(Driver::stream_create, &stream, Driver::kStreamFlags));
+    return static_cast<void*>(stream);
+  }
+  Status stream_destroy(std::int32_t device, void* stream) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::stream_destroy, stream_of(stream));
+  }
+  Status stream_synchronize(std::int32_t device, void* stream) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::stream_synchronize, stream_of(stream));
+  }
+  // Every stream of the device, blocking or not.
+  Status device_synchronize(std::int32_t device) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::device_synchronize);
+  }
+
+  Result<void*> event_create(std::int32_t device) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    typename Driver::Event event = nullptr;
+    DEVRT_RETURN_IF_ERROR(invoke(Driver::event_create, &event, Driver::kEventFlags));
+    return static_cast<void*>(event);
+  }
+  Status event_destroy(std::int32_t device, void* event) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::event_destroy, event_of(event));
+  }
+  Status event_record(std::int32_t device, void* event, void* stream) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::event_record, event_of(event), stream_of(stream));
+  }
+  Status event_synchronize(std::int32_t device, void* event) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::event_synchronize, event_of(event));
+  }
+  Result<bool> event_query(std::int32_t device, void* event) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    typename Driver::Error code = (Driver::api().*Driver::event_query.slot)(event_of(event));
+    if (code == Driver::kNotReady) return false;
+    if (code != Driver::kSuccess) return Driver::error(Driver::event_query.name, code);
+    return true;
+  }
+  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
+  }
+
+protected:
+  // Calls the entry point with `args`; its error as a Status naming it.
+  template <class Slot, class... Args>
+  static Status invoke(const DriverCall<Slot>& call, Args... args) noexcept {
+    typename Driver::Error code = (Driver::api().*call.slot)(args...);
+    if (code == Driver::kSuccess) [[likely]]
+      return Status();
+    return Driver::error(call.name, code);
+  }
+  // (Deduced return types: the class is instantiated before Driver is complete.)
+  static auto stream_of(void* stream) noexcept { return static_cast<typename Driver::Stream>(stream); }
+  static auto event_of(void* event) noexcept { return static_cast<typename Driver::Event>(event); }
+
+private:
+  template <class Pointer>
+  static std::uintptr_t to_address(Pointer pointer) noexcept {
+    if constexpr (std::is_pointer_v<Pointer>) {
+      return reinterpret_cast<std::uintptr_t>(pointer);
+    } else {
+      return static_cast<std::uintptr_t>(pointer);
+    }
+  }
+  static auto from_address(std::uintptr_t address) noexcept {
+    using Pointer = typename Driver::DevicePointer;
+    if constexpr (std::is_pointer_v<Pointer>) {
+      return reinterpret_cast<Pointer>(address);
+    } else {
+      return static_cast<Pointer>(address);
+    }
+  }
+};
+
+} // namespace devrt::detail
+
+#endif // DEVRT_SRC_CORE_GPU_DRIVER_HPP

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA/HIP shared operations (core/gpu_driver.hpp) as a template: what they hand each entry
+// point and what they make of its answers, over a table of plain functions standing in for one
+// API's shape. The backends themselves run against real drivers in the conformance suite.
+#include "core/gpu_driver.hpp"
+#include "core/over_aligned.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum ShapeError { kOk = 0, kNotReadyCode = 600, kOutOfMemory = 2 };
+struct ShapeStream;
+struct ShapeEvent;
+
+std::vector<std::string> g_calls;
+ShapeError g_next_error = kOk;
+int g_current = -1;
+
+ShapeError take_error() {
+  ShapeError e = g_next_error;
+  g_next_error = kOk;
+  return e;
+}
+ShapeError shape_malloc(std::uintptr_t* out, std::size_t n) {
+  g_calls.push_back("malloc " + std::to_string(n));
+  if (g_next_error != kOk) return take_error();
+  *out = reinterpret_cast<std::uintptr_t>(std::malloc(n));
+  return kOk;
+}
+ShapeError shape_free(std::uintptr_t p) {
+  g_calls.push_back("free");
+  std::free(reinterpret_cast<void*>(p));
+  return kOk;
+}
+ShapeError shape_stream_create(ShapeStream** out, unsigned flags) {
+  g_calls.push_back("stream_create " + std::to_string(flags));
+  *out = reinterpret_cast<ShapeStream*>(std::uintptr_t{0x1000});
+  return take_error();
+}
+ShapeError shape_stream_op(ShapeStream*) { return take_error(); }
+ShapeError shape_sync() { return take_error(); }
+ShapeError shape_event_create(ShapeEvent** out, unsigned) {
+  *out = reinterpret_cast<ShapeEvent*>(std::uintptr_t{0x2000});
+  return take_error();
+}
+ShapeError shape_event_op(ShapeEvent*) { return take_error(); }
+ShapeError shape_event_record(ShapeEvent*, ShapeStream*) { return take_error(); }
+ShapeError shape_wait(ShapeStream*, ShapeEvent*, unsigned) { return take_error(); }
+
+struct ShapeApi {
+  decltype(&shape_malloc) malloc = shape_malloc;
+  decltype(&shape_free) free = shape_free;
+  decltype(&shape_stream_create) stream_create = shape_stream_create;
+  decltype(&shape_stream_op) stream_op = shape_stream_op;
+  decltype(&shape_sync) sync = shape_sync;
+  decltype(&shape_event_create) event_create = shape_event_create;
+  decltype(&shape_event_op) event_op = shape_event_op;
+  decltype(&shape_event_record) event_record = shape_event_record;
+  decltype(&shape_wait) wait = shape_wait;
+};
+
+struct ShapeDriver {
+  using Api = ShapeApi;
+  using Error = ShapeError;
+  using Stream = ShapeStream*;
+  using Event = ShapeEvent*;
+  using DevicePointer = std::uintptr_t;
+  static constexpr Error kSuccess = kOk;
+  static constexpr Error kNotReady = kNotReadyCode;
+  static constexpr unsigned kStreamFlags = 7;
+  static constexpr unsigned kEventFlags = 2;
+  static constexpr std::size_t kAllocationAlignment = 16;
+  static const Api& api() noexcept {
+    static const ShapeApi table;
+    return table;
+  }
+  static devrt::detail::OverAlignedMap& over_aligned() noexcept {
+    static devrt::detail::OverAlignedMap map;
+    return map;
+  }
+  static devrt::Status activate(std::int32_t device) noexcept {
+    g_current = device;
+    return devrt::Status();
+  }
+  static devrt::Status error(const char* call, Error code) noexcept {
+    return devrt::make_error(code == kOutOfMemory ? devrt::ErrorCode::out_of_memory : devrt::ErrorCode::driver_error,
+                             call, " failed: ", static_cast<int>(code));
+  }
+  static constexpr devrt::detail::DriverCall malloc{"shapeMalloc", &Api::malloc};
+  static constexpr devrt::detail::DriverCall release{"shapeFree", &Api::free};
+  static constexpr devrt::detail::DriverCall stream_create{"shapeStreamCreate", &Api::stream_create};
+  static constexpr devrt::detail::DriverCall stream_destroy{"shapeStreamDestroy", &Api::stream_op};
+  static constexpr devrt::detail::DriverCall stream_synchronize{"shapeStreamSynchronize", &Api::stream_op};
+  static constexpr devrt::detail::DriverCall device_synchronize{"shapeDeviceSynchronize", &Api::sync};
+  static constexpr devrt::detail::DriverCall event_create{"shapeEventCreate", &Api::event_create};
+  static constexpr devrt::detail::DriverCall event_destroy{"shapeEventDestroy", &Api::event_op};
+  static constexpr devrt::detail::DriverCall event_record{"shapeEventRecord", &Api::event_record};
+  static constexpr devrt::detail::DriverCall event_synchronize{"shapeEventSynchronize", &Api::event_op};
+  static constexpr devrt::detail::DriverCall event_query{"shapeEventQuery", &Api::event_op};
+  static constexpr devrt::detail::DriverCall stream_wait_event{"shapeStreamWaitEvent", &Api::wait};
+};
+
+using Operations = devrt::detail::GpuDriverOperations<ShapeDriver>;
+
+} // namespace
+
+TEST_CASE("shared GPU driver operations over-align, name failed calls and map not-ready", "[gpu_driver]") {
+  Operations ops;
+  g_calls.clear();
+  devrt::Result<void*> plain = ops.allocate(3, 100, 16);
+  REQUIRE(plain.ok());
+  CHECK(g_current == 3);
+  CHECK(g_calls.back() == "malloc 100"); // the allocator's own alignment: no padding
+  devrt::Result<void*> aligned = ops.allocate(1, 100, 4096);
+  REQUIRE(aligned.ok());
+  CHECK(g_calls.back() == "malloc 4195");
+  CHECK(reinterpret_cast<std::uintptr_t>(*aligned) % 4096 == 0);
+  CHECK(ops.free(1, *aligned).ok());
+  CHECK(ops.free(3, *plain).ok());
+
+  g_next_error = kOutOfMemory;
+  devrt::Result<void*> refused = ops.allocate(0, 64, 16);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == devrt::ErrorCode::out_of_memory);
+  CHECK(refused.status().message().find("shapeMalloc failed") != std::string::npos);
+  devrt::Result<void*> overflow = ops.allocate(0, SIZE_MAX - 10, 4096);
+  REQUIRE_FALSE(overflow.ok());
+  CHECK(overflow.status().message().find("shapeMalloc: size overflows") != std::string::npos);
+
+  devrt::Result<void*> stream = ops.stream_create(2);
+  REQUIRE(stream.ok());
+  CHECK(g_calls.back() == "stream_create 7");
+  devrt::Result<void*> event = ops.event_create(2);
+  REQUIRE(event.ok());
+  CHECK(ops.event_record(2, *event, *stream).ok());
+  g_next_error = kNotReadyCode;
+  devrt::Result<bool> pending = ops.event_query(2, *event);
+  REQUIRE(pending.ok());
+  CHECK_FALSE(*pending);
+  CHECK(*ops.event_query(2, *event));
+  g_next_error = static_cast<ShapeError>(700);
+  devrt::Status lost = ops.stream_synchronize(2, *stream);
+  CHECK(lost.code() == devrt::ErrorCode::driver_error);
+  CHECK(lost.message().find("shapeStreamSynchronize failed: 700") != std::string::npos);
+  CHECK(ops.stream_wait_event(2, *stream, *event).ok());
+  CHECK(ops.device_synchronize(2).ok());
+  CHECK(ops.event_destroy(2, *event).ok());
+  CHECK(ops.stream_destroy(2, *stream).ok());
+}
