@@ -130,6 +130,36 @@ concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) 
   { b.module_binary(device, handle) } -> std::same_as<Result<ModuleBinary>>;
 };
 
+// The members each concept above requires, declared for a backend class that defines them in its
+// .cpp: every signature is written once, here, beside its concept. A backend comments its own
+// semantics of an operation above the macro that declares it.
+#define DEVRT_BACKEND_DECLARE_DISCOVERY                                                                                \
+  ::devrt::Status availability() noexcept;                                                                             \
+  ::devrt::Result<std::int32_t> device_count() noexcept;                                                               \
+  ::devrt::Result<::devrt::AttributeValue> get_attribute(std::int32_t device, ::devrt::Attribute attribute) noexcept;
+#define DEVRT_BACKEND_DECLARE_MEMORY                                                                                   \
+  ::devrt::Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;            \
+  ::devrt::Status free(std::int32_t device, void* ptr) noexcept;                                                       \
+  ::devrt::Status copy(const ::devrt::CopyDesc& desc) noexcept;
+#define DEVRT_BACKEND_DECLARE_STREAMS                                                                                  \
+  ::devrt::Result<void*> stream_create(std::int32_t device) noexcept;                                                  \
+  ::devrt::Status stream_destroy(std::int32_t device, void* stream) noexcept;                                          \
+  ::devrt::Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+#define DEVRT_BACKEND_DECLARE_EVENTS                                                                                   \
+  ::devrt::Result<void*> event_create(std::int32_t device) noexcept;                                                   \
+  ::devrt::Status event_destroy(std::int32_t device, void* event) noexcept;                                            \
+  ::devrt::Status event_record(std::int32_t device, void* event, void* stream) noexcept;                               \
+  ::devrt::Status event_synchronize(std::int32_t device, void* event) noexcept;                                        \
+  ::devrt::Result<bool> event_query(std::int32_t device, void* event) noexcept;                                        \
+  ::devrt::Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
+#define DEVRT_BACKEND_DECLARE_MODULES                                                                                  \
+  ::devrt::Result<void*> module_load(std::int32_t device, ::devrt::ModuleFormat format,                                \
+                                     std::span<const std::byte> data, const char* options,                             \
+                                     ::devrt::BuildLog& log) noexcept;                                                 \
+  ::devrt::Status module_unload(std::int32_t device, void* module) noexcept;                                           \
+  ::devrt::Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;                \
+  ::devrt::Status launch(std::int32_t device, void* function, const ::devrt::LaunchDesc& desc) noexcept;
+
 namespace detail {
 
 // The one instance of a backend type in this process, created on first use, never destroyed.

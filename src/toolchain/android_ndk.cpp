@@ -1,6 +1,8 @@
 #include <devrt/toolchain/android_ndk.hpp>
 #include <devrt/toolchain/process.hpp>
 
+#include "toolchain_internal.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -28,13 +30,8 @@ Status create_android_shared(const std::string& output, const std::vector<std::s
                              const std::vector<std::string>& options) noexcept {
   if (inputs.empty()) return make_error(ErrorCode::invalid_argument, "create_android_shared(", output, "): no inputs");
   DEVRT_ASSIGN_OR_RETURN(std::string compiler, find_ndk_compiler());
-  ProcessOptions run;
-  run.argv = {compiler, "-shared", "-fPIC", "-static-libstdc++"};
-  run.argv.insert(run.argv.end(), options.begin(), options.end());
-  run.argv.insert(run.argv.end(), {"-o", output});
-  run.argv.insert(run.argv.end(), inputs.begin(), inputs.end());
-  DEVRT_ASSIGN_OR_RETURN(ProcessResult result, run_process(run));
-  return check_process(result, "create_android_shared");
+  return detail::run_build({compiler, "-shared", "-fPIC", "-static-libstdc++"}, options, output, inputs,
+                           "create_android_shared");
 }
 
 } // namespace devrt::toolchain

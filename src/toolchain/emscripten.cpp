@@ -1,6 +1,8 @@
 #include <devrt/toolchain/emscripten.hpp>
 #include <devrt/toolchain/process.hpp>
 
+#include "toolchain_internal.hpp"
+
 #include <cstdlib>
 
 namespace devrt::toolchain {
@@ -15,18 +17,9 @@ Status create_wasm(const std::string& output, const std::vector<std::string>& in
                    const std::vector<std::string>& options) noexcept {
   if (inputs.empty()) return make_error(ErrorCode::invalid_argument, "create_wasm(", output, "): no inputs");
   DEVRT_ASSIGN_OR_RETURN(std::string emcc, find_emcc());
-  ProcessOptions run;
-  run.argv = {emcc,         "-O3",
-              "-std=c++17", "-Wno-ignored-attributes",
-              "-s",         "ALLOW_MEMORY_GROWTH=1",
-              "-s",         "STANDALONE_WASM=1",
-              "-s",         "ERROR_ON_UNDEFINED_SYMBOLS=0",
-              "--no-entry"};
-  run.argv.insert(run.argv.end(), options.begin(), options.end());
-  run.argv.insert(run.argv.end(), {"-o", output});
-  run.argv.insert(run.argv.end(), inputs.begin(), inputs.end());
-  DEVRT_ASSIGN_OR_RETURN(ProcessResult result, run_process(run));
-  return check_process(result, "create_wasm: emcc");
+  return detail::run_build({emcc, "-O3", "-std=c++17", "-Wno-ignored-attributes", "-s", "ALLOW_MEMORY_GROWTH=1", "-s",
+                            "STANDALONE_WASM=1", "-s", "ERROR_ON_UNDEFINED_SYMBOLS=0", "--no-entry"},
+                           options, output, inputs, "create_wasm: emcc");
 }
 
 } // namespace devrt::toolchain

@@ -26,28 +26,26 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kResponseHeader = sizeof(std::int32_t) + sizeof(std::uint64_t);
 
-bool write_all(int fd, const void* data, std::size_t size) noexcept {
-  const auto* bytes = static_cast<const char*>(data);
+// Moves all `size` bytes through `transfer` (::read or ::write), retrying on EINTR and short
+// counts; false on end of file or an error.
+template <class Buffer, class Transfer>
+bool transfer_all(int fd, Buffer* data, std::size_t size, Transfer transfer) noexcept {
   while (size > 0) {
-    ssize_t n = ::write(fd, bytes, size);
+    ssize_t n = transfer(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    bytes += n;
+    data += n;
     size -= static_cast<std::size_t>(n);
   }
   return true;
 }
 
+bool write_all(int fd, const void* data, std::size_t size) noexcept {
+  return transfer_all(fd, static_cast<const char*>(data), size, ::write);
+}
+
 bool read_all(int fd, void* data, std::size_t size) noexcept {
-  auto* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, bytes, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
+  return transfer_all(fd, static_cast<char*>(data), size, ::read);
 }
 
 // A worker's life: requests until end of file, then a normal exit. _exit, never exit: the

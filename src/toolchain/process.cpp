@@ -212,6 +212,17 @@ Result<std::string> install_root(std::string_view program) noexcept {
   return (real.empty() ? std::filesystem::path(path) : real).parent_path().parent_path().string();
 }
 
+Status run_build(std::vector<std::string> command, const std::vector<std::string>& options, const std::string& output,
+                 const std::vector<std::string>& inputs, std::string_view what) noexcept {
+  ProcessOptions run;
+  run.argv = std::move(command);
+  run.argv.insert(run.argv.end(), options.begin(), options.end());
+  run.argv.insert(run.argv.end(), {"-o", output});
+  run.argv.insert(run.argv.end(), inputs.begin(), inputs.end());
+  DEVRT_ASSIGN_OR_RETURN(ProcessResult result, run_process(run));
+  return check_process(result, what);
+}
+
 int wait_for_exit(int pid) noexcept {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -21,13 +21,19 @@
 namespace devrt::toolchain {
 namespace {
 
-struct ReadArchive {
-  archive* handle = archive_read_new();
-  ReadArchive() = default;
-  ReadArchive(const ReadArchive&) = delete;
-  ReadArchive& operator=(const ReadArchive&) = delete;
-  ~ReadArchive() { archive_read_free(handle); }
+// Owns one libarchive object, freed with `Free`.
+template <class Object, auto Free>
+struct Owned {
+  Object* handle;
+  explicit Owned(Object* adopted) noexcept : handle(adopted) {}
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { Free(handle); }
 };
+using ReadArchive = Owned<archive, archive_read_free>;
+using WriteArchive = Owned<archive, archive_write_free>;
+using Entry = Owned<archive_entry, archive_entry_free>;
+
 // Reads a tar (with any compression libarchive knows) entry by entry; errors name the archive.
 class TarReader {
 public:
@@ -50,24 +56,10 @@ public:
   Status error() const;
 
 private:
-  ReadArchive reader_;
+  ReadArchive reader_{archive_read_new()};
   std::string path_;
 };
 
-struct WriteArchive {
-  archive* handle;
-  explicit WriteArchive(archive* a) : handle(a) {}
-  WriteArchive(const WriteArchive&) = delete;
-  WriteArchive& operator=(const WriteArchive&) = delete;
-  ~WriteArchive() { archive_write_free(handle); }
-};
-struct Entry {
-  archive_entry* handle = archive_entry_new();
-  Entry() = default;
-  Entry(const Entry&) = delete;
-  Entry& operator=(const Entry&) = delete;
-  ~Entry() { archive_entry_free(handle); }
-};
 
 std::string_view base_name(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
@@ -191,7 +183,7 @@ Status create_tar(const std::string& output, const std::vector<std::string>& fil
       return make_error(ErrorCode::invalid_argument, "create_tar(", output, "): cannot read regular file ", file, ": ",
                         std::strerror(errno != 0 ? errno : EINVAL));
     }
-    Entry entry;
+    Entry entry(archive_entry_new());
     archive_entry_copy_stat(entry.handle, &info);
     archive_entry_set_pathname(entry.handle, std::string(base_name(file)).c_str());
     if (archive_write_header(writer.handle, entry.handle) != ARCHIVE_OK) {

@@ -65,6 +65,11 @@ std::vector<std::string> versioned_names(std::string_view base);
 // resolved (nvcc -> /usr/local/cuda-13.0). `unavailable` when it is not on PATH. process.cpp.
 Result<std::string> install_root(std::string_view program) noexcept;
 
+// Runs `command` (compiler and fixed flags) with `options`, "-o output" and `inputs`, in that
+// order; a failure names `what`. process.cpp.
+Status run_build(std::vector<std::string> command, const std::vector<std::string>& options, const std::string& output,
+                 const std::vector<std::string>& inputs, std::string_view what) noexcept;
+
 // Waits for `pid` to end (retrying on EINTR) and returns its wait status. process.cpp.
 int wait_for_exit(int pid) noexcept;
 

@@ -26,11 +26,9 @@ public:
   static constexpr DeviceKind kind = DeviceKind::cuda;
   static constexpr bool addressable = true;
 
-  // unavailable, with the root cause: no libcuda.so.1, the toolkit's stub library (no driver),
-  // cuInit failing (no device, driver/kernel-module mismatch), or no device.
-  Status availability() noexcept;
-  Result<std::int32_t> device_count() noexcept;
-  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // availability(): unavailable, with the root cause: no libcuda.so.1, the toolkit's stub library
+  // (no driver), cuInit failing (no device, driver/kernel-module mismatch), or no device.
+  DEVRT_BACKEND_DECLARE_DISCOVERY
   // kind "cuda": arch sm_XY, max_shared_memory_per_block, max_threads_per_block, thread_warp_size,
   // registers_per_block, l2_cache_size_bytes, multi_processor_count.
   Result<Target> detect_target(std::int32_t device) noexcept;
@@ -43,16 +41,12 @@ public:
   // A created stream skips the context query when this thread made the context current last.
   Status stream_synchronize(std::int32_t device, void* stream) noexcept;
 
-  // ptx, cubin and fatbin (no options: compile with devrt::nvrtc to pass compiler options); the
-  // JIT's error and info logs go to `log`.
-  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
-                            const char* options, BuildLog& log) noexcept;
-  Status module_unload(std::int32_t device, void* module) noexcept;
-  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
-  // Dynamic shared memory above 48 KiB raises the function's
+  // module_load: ptx, cubin and fatbin (no options: compile with devrt::nvrtc to pass compiler
+  // options); the JIT's error and info logs go to `log`.
+  // launch: dynamic shared memory above 48 KiB raises the function's
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (up to the device's opt-in limit). With a
   // 12.4+ driver the argument count and sizes are checked against the kernel's parameters.
-  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+  DEVRT_BACKEND_DECLARE_MODULES
 };
 
 // Page-locked (pinned) host memory, portable to every CUDA device: one device, cuda_host:0,
@@ -63,13 +57,8 @@ public:
   static constexpr DeviceKind kind = DeviceKind::cuda_host;
   static constexpr bool host_accessible = true;
 
-  Status availability() noexcept;
-  Result<std::int32_t> device_count() noexcept;
-  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
-
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
-  Status free(std::int32_t device, void* ptr) noexcept;
-  Status copy(const CopyDesc& desc) noexcept;
+  DEVRT_BACKEND_DECLARE_DISCOVERY
+  DEVRT_BACKEND_DECLARE_MEMORY
 
   Result<void*> stream_create(std::int32_t device) noexcept;
   Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }

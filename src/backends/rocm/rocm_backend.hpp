@@ -25,10 +25,9 @@ public:
   static constexpr DeviceKind kind = DeviceKind::rocm;
   static constexpr bool addressable = true;
 
-  // unavailable with the root cause: no libamdhip64, or no device (hipErrorNoDevice).
-  Status availability() noexcept;
-  Result<std::int32_t> device_count() noexcept;
-  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // availability(): unavailable with the root cause: no libamdhip64, or no device
+  // (hipErrorNoDevice).
+  DEVRT_BACKEND_DECLARE_DISCOVERY
   // kind "rocm": mtriple amdgcn-amd-amdhsa-hcc, mcpu gfxNNN, max_shared_memory_per_block,
   // max_threads_per_block, thread_warp_size.
   Result<Target> detect_target(std::int32_t device) noexcept;
@@ -36,13 +35,9 @@ public:
   // Queued on the stream in every direction (hipMemcpy*Async); across GPUs a peer copy.
   Status copy(const CopyDesc& desc) noexcept;
 
-  // hsaco only, no options. HIP cannot report a kernel's parameters, so launches check extents
-  // and shared memory but not argument types.
-  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
-                            const char* options, BuildLog& log) noexcept;
-  Status module_unload(std::int32_t device, void* module) noexcept;
-  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
-  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+  // module_load: hsaco only, no options. HIP cannot report a kernel's parameters, so launches
+  // check extents and shared memory but not argument types.
+  DEVRT_BACKEND_DECLARE_MODULES
 };
 
 static_assert(Backend<RocmBackend> && BackendEvents<RocmBackend> && BackendTargetDetection<RocmBackend> &&

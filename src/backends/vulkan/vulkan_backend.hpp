@@ -20,43 +20,27 @@ public:
   static constexpr std::string_view name = "vulkan";
   static constexpr DeviceKind kind = DeviceKind::vulkan;
 
-  // unavailable when libvulkan.so.1 cannot be opened, vkCreateInstance fails (no ICD) or there is
-  // no physical device; the message says which.
-  Status availability() noexcept;
-  Result<std::int32_t> device_count() noexcept;
-  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // availability(): unavailable when libvulkan.so.1 cannot be opened, vkCreateInstance fails (no
+  // ICD) or there is no physical device; the message says which.
+  DEVRT_BACKEND_DECLARE_DISCOVERY
   // kind "vulkan" with TVM's Vulkan properties (supports_*, limits, driver, SPIR-V version).
   Result<Target> detect_target(std::int32_t device) noexcept;
 
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
-  Status free(std::int32_t device, void* ptr) noexcept;
-  // Host->device and device->host copies are synchronisation points of the stream (its earlier
+  // copy(): host->device and device->host copies are synchronisation points of the stream (its earlier
   // work has finished when they return, and so have they), except host->device into memory that
   // is not host-visible, which is staged and recorded. Device->device copies are recorded.
-  Status copy(const CopyDesc& desc) noexcept;
-
-  Result<void*> stream_create(std::int32_t device) noexcept;
-  Status stream_destroy(std::int32_t device, void* stream) noexcept;
-  Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+  DEVRT_BACKEND_DECLARE_MEMORY
+  DEVRT_BACKEND_DECLARE_STREAMS
   // Submits what every stream has recorded and waits for all of it.
   Status device_synchronize(std::int32_t device) noexcept;
 
-  Result<void*> event_create(std::int32_t device) noexcept;
-  Status event_destroy(std::int32_t device, void* event) noexcept;
-  Status event_record(std::int32_t device, void* event, void* stream) noexcept;
-  Status event_synchronize(std::int32_t device, void* event) noexcept;
-  Result<bool> event_query(std::int32_t device, void* event) noexcept;
-  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
+  DEVRT_BACKEND_DECLARE_EVENTS
 
-  // spirv only. Buffer arguments come first and bind, in order, to the module's storage buffers of
+  // module_load: spirv only. Buffer arguments come first and bind, in order, to the module's storage buffers of
   // set 0 (ascending binding); scalar arguments follow and fill the push-constant block's members.
   // The block size must equal the shader's LocalSize unless it is set by specialisation constants
   // (local_size_x_id ...). Shared memory is declared in the shader: dynamic_shared_bytes must be 0.
-  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
-                            const char* options, BuildLog& log) noexcept;
-  Status module_unload(std::int32_t device, void* module) noexcept;
-  Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;
-  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept;
+  DEVRT_BACKEND_DECLARE_MODULES
 };
 
 static_assert(Backend<VulkanBackend> && BackendEvents<VulkanBackend> && BackendTargetDetection<VulkanBackend> &&
