@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Core benchmarks. Each devrt figure has its raw counterpart in the same run; bench/report.py
 // prints the ratios. Names: <what>/<devrt|raw variant>/<size>.
 #include <devrt/devrt.hpp>

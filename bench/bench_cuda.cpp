@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA benchmarks, each against the raw driver API in the same run (same device, same kernel,
 // same sizes): empty-kernel launch + sync, 1000 launches then one sync, cuMemAlloc vs the
 // workspace pool, H2D/D2H at 1 MiB and 256 MiB from pinned and pageable memory. Plus NVRTC cold

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launch, allocation and copy benchmarks for the GPU-API backends, each against the raw vendor
 // API in the same run, on the same device (the raw side opens the device whose name devrt
 // reports), doing the same operation. Every present device is measured, GPUs first; rows are

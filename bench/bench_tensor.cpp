@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor, DLPack and target benchmarks. Names: <what>/<devrt|raw variant>/<size>; bench/report.py
 // prints the ratios.
 #include <devrt/devrt.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // devrt_toolchain: the worker pool's throughput for short jobs against starting a process per
 // job (fork, or posix_spawn of /bin/true), and NVRTC through compile_cuda, cold vs cached.
 #include <devrt/nvrtc.hpp>

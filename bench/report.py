@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints devrt-vs-raw ratios from a Google Benchmark JSON file written by bench-core.
 
 usage: report.py bench-core.json [bench-kernels.json ...]

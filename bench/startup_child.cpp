@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spawned by bench-core to time process start: `registry` makes the registry ready and counts
 // the CPU devices (what any devrt program does first); `empty` does nothing.
 #include <devrt/devrt.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // devrt-info: what devrt sees on this machine (like clinfo / vulkaninfo), and a self-test.
 //
 //   devrt-info             every backend (compiled in; available or why not), every device with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fresh Debian 12 machine -> devrt built -> devrt-info --selftest over every available backend.
 set -eu
 cd "$(dirname "$0")/.."

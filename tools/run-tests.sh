@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, as CI runs it: a -Werror build, the same suite under ASan+UBSan, the unit
 # and CPU suites under valgrind (the GPU drivers JIT with LLVM, far too slow there), the
 # concurrent tests under TSan, and the libFuzzer targets (clang-14, ASan+UBSan) for

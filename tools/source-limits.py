@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks devrt's size limits on its own sources: no file over --max-file lines and no function
 over --max-function lines in src/ (generated tables and tests excepted). clang-format lays out
 every function the same way, so a definition is a line that ends in `{` after a parameter list

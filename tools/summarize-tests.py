@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Sums meson test logs (meson-logs/<logbase>.json) into one closing line:
 "N passed, N failed, N skipped". A configuration whose log is missing counts as one failure.
 Exit status 0 only when nothing failed."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Size point (b): the core and the CPU backend with one host -> device -> host round trip.
 #include <devrt/memory.hpp>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Firmware size report: .text/.data/.bss of the size programs, read from their ELF section
 headers, and the cost of devrt over an empty program. Writes JSON (--json) and fails when
 (b) - (a) .text exceeds the budget by more than the allowed margin (sizes are deterministic).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device attributes: the seventeen kinds TVM's DeviceAPI answers and devrt's own
 // buffer_offset_alignment, each with one value type.
 #ifndef DEVRT_ATTRIBUTE_HPP

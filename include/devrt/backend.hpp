@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Backend concept and its translation into the C-ABI table the registry stores.
 //
 // A backend is a default-constructible C++ type with static `name` and `kind` and member functions

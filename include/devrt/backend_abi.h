@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The backend C ABI: a plain table of function pointers that every backend becomes.
  *
  * The registry stores exactly this table, whether the backend was compiled into libdevrt.a, into

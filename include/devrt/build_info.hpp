@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What this devrt was built from and with, and a description of it together with what it finds
 // at run time.
 #ifndef DEVRT_BUILD_INFO_HPP

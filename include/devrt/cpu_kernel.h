@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The CPU backend's kernel ABI, in C so that kernels can be written in C, C++ or generated code
  * and compiled into the program (a kernel table) or into a shared object loaded as a module.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // In-process CPU kernel tables: named sets of host functions that Module::load(cpu device,
 // ModuleFormat::host_table, "<table name>") turns into a module. Works in static and firmware
 // builds (no dlopen, no heap in registration).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices: a kind (DLPack's numbering) and an index, interconvertible with DLDevice.
 #ifndef DEVRT_DEVICE_HPP
 #define DEVRT_DEVICE_HPP

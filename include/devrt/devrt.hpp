@@ -1,9 +1,10 @@
-// devrt: one small API over device backends. Include this for everything.
+// SPDX-License-Identifier: Apache-2.0
+// devrt: one small API over device backends, for applications: include this for everything an
+// application uses. Backend authors include <devrt/backend.hpp> (concepts, tables, registrars).
 #ifndef DEVRT_DEVRT_HPP
 #define DEVRT_DEVRT_HPP
 
 #include <devrt/attribute.hpp>
-#include <devrt/backend.hpp>
 #include <devrt/build_info.hpp>
 #include <devrt/config.hpp>
 #include <devrt/device.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack's versioned exchange structs (DLPack >= 1.0), whichever DLPack headers devrt is built with.
 //
 // With DLPack 1.x headers these are the header's own types. With older headers (Debian 12 ships

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element types: DLPack's (code, bits, lanes) triple with names and sizes.
 #ifndef DEVRT_DTYPE_HPP
 #define DEVRT_DTYPE_HPP

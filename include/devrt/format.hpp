@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // {fmt} formatters for devrt types. Optional: include it where you format with fmt; the rest of
 // devrt does not depend on fmt.
 #ifndef DEVRT_FORMAT_HPP

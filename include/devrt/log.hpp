@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging: levels, a process-wide sink an application can replace, and macros that compile to
 // nothing when devrt is configured with -Dlogging=false.
 #ifndef DEVRT_LOG_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device memory: owned Buffers, non-owning MemorySpans, and checked copies between them.
 #ifndef DEVRT_MEMORY_HPP
 #define DEVRT_MEMORY_HPP

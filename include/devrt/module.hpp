@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel modules: code loaded onto one device from bytes in a backend format, functions looked up
 // by name, and launches over a 3-D grid of blocks on a stream.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run-time compilation of CUDA C++ to PTX or cubin with NVRTC (libnvrtc opened at first use, no
 // GPU needed), with an on-disk cache keyed by source, options and NVRTC version.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Backend plugins: shared objects (libdevrt_<name>.so) that hand the registry their backend
 // tables through one C entry point (DEVRT_PLUGIN_ENTRY, devrt/backend.hpp).
 //

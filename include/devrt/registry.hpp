@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend registry: fixed capacity, no heap, lock-free lookup by kind and by name.
 #ifndef DEVRT_REGISTRY_HPP
 #define DEVRT_REGISTRY_HPP

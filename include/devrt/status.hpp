@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status and Result<T>: how every fallible devrt call reports failure, without exceptions.
 #ifndef DEVRT_STATUS_HPP
 #define DEVRT_STATUS_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams (in-order queues of work on one device) and events (markers recorded on a stream).
 #ifndef DEVRT_STREAM_HPP
 #define DEVRT_STREAM_HPP

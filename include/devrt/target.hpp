@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiler targets: a live device described the way a compiler wants it (TVM's target dict), and
 // detection of that description from a device (TVM's detect_target_from_device).
 #ifndef DEVRT_TARGET_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensors: owning n-d arrays on any device, views of them, copies between devices, and DLPack
 // exchange (unversioned DLManagedTensor and versioned DLManagedTensorVersioned).
 #ifndef DEVRT_TENSOR_HPP

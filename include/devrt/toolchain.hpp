@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // devrt_toolchain: what a JIT or a compiler driver needs around the runtime (processes, a worker
 // pool, temporary directories and locks, tar, host/CUDA/ROCm/clang/Emscripten/NDK compilers).
 // Hosted platforms only; link `devrt-toolchain` (pkg-config) or devrt_toolchain_dep.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Workspace pools: per-device caches of temporary allocations (TVM's AllocWorkspace/FreeWorkspace).
 #ifndef DEVRT_WORKSPACE_HPP
 #define DEVRT_WORKSPACE_HPP

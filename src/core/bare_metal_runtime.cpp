@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bare-metal builds only: the C++ runtime pieces that would otherwise pull the exception-handling
 // runtime into firmware. devrt is compiled with -fno-exceptions, but the prebuilt libstdc++
 // reports a failed `new` or an oversized string by throwing, and linking that code brings the

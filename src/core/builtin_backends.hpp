@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backends compiled into this libdevrt, listed by the generated builtin_backends.cpp.
 #ifndef DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
 #define DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack exchange: export a Tensor as DLManagedTensor(Versioned), import one after validating it.
 #include "core/tensor_internal.hpp"
 

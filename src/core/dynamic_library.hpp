@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening vendor runtimes at run time (hosted platforms only): the first of several sonames that
 // loads wins, and every refusal is kept for the "unavailable" message. Not public API.
 #ifndef DEVRT_SRC_CORE_DYNAMIC_LIBRARY_HPP

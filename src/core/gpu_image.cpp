@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a GPU module image can run on a device: the CUDA and ROCm rules, from
 // inspect_module_image's architectures alone (no driver).
 #include "core/gpu_launch.hpp"

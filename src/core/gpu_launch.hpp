@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launch helpers shared by the GPU backends: grid and block extents checked against device and
 // function limits (every GPU backend, one set of messages), and for CUDA and HIP, whose launch
 // calls take the same shape, device attributes and a `void* params[]` array pointing at each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copies between host addresses: the one primitive behind devrt::copy's host fast path and the CPU
 // backend's copies.
 #ifndef DEVRT_SRC_CORE_HOST_COPY_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A strict RFC 8259 reader's pieces and JSON string escaping, shared by the target parser
 // (core/target.cpp) and devrt-info's JSON output. Internal: not installed.
 #ifndef DEVRT_SRC_CORE_JSON_HPP

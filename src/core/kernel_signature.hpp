@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a kernel's parameters are, as far as a backend knows them, and the check of a launch's
 // arguments against them. Shared by the backends; not public API.
 #ifndef DEVRT_SRC_CORE_KERNEL_SIGNATURE_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state a dlopen-based backend builds on first use: created once, thread-safely, by
 // `Discover`, and never destroyed (vendor drivers outlive static destructors). Not public API.
 #ifndef DEVRT_SRC_CORE_LAZY_RUNTIME_HPP

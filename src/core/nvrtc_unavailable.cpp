@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // devrt::nvrtc in builds without the CUDA backend: every call says so.
 #include <devrt/nvrtc.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocations whose requested alignment exceeds what a vendor allocator guarantees: the backend
 // allocates `alignment - 1` extra bytes, hands out the aligned address and records the base here
 // so that free() can find it. Not public API.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin loader: search path, autoload, load_backend(), placeholders for plugins that are not
 // there, and the checks that keep a broken plugin from touching the registry.
 #include <devrt/plugin.hpp>

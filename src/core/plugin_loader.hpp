@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The registry's side of the plugin loader. Not public API.
 #ifndef DEVRT_SRC_CORE_PLUGIN_LOADER_HPP
 #define DEVRT_SRC_CORE_PLUGIN_LOADER_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin loader where there is no dlopen (firmware, DSP builds): every call says so.
 #include <devrt/plugin.hpp>
 

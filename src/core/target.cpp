@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Target: attributes, JSON serialisation and parsing, and detection through the backends.
 #include <devrt/target.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
 #include "core/tensor_internal.hpp"
 

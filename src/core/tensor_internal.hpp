@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What Tensor's storage is and the layout arithmetic shared by tensor.cpp and dlpack.cpp.
 #ifndef DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
 #define DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP

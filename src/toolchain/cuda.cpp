@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <devrt/nvrtc.hpp>
 #include <devrt/toolchain/cuda.hpp>
 #include <devrt/toolchain/files.hpp>

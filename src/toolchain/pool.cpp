@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The worker-process pool. Workers are forked children running worker_main(): they read a request
 // (function address, input), run the function and write a response (status code, output or
 // message). The parent runs one poll() loop: it hands jobs to idle workers, reads responses, and

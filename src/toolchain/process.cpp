@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running external programs: posix_spawn into a new process group, output through non-blocking
 // pipes, a pidfd (or short polls where there is none) to see the exit, and a tree kill on timeout.
 #include <devrt/toolchain/process.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tar through libarchive. Extraction checks the whole archive first and writes nothing when any
 // entry would land outside the target directory; libarchive's own secure-extraction flags then
 // guard the writing pass as well.

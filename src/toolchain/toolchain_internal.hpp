@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces the toolchain sources share: an owned file descriptor and pipes.
 #ifndef DEVRT_SRC_TOOLCHAIN_TOOLCHAIN_INTERNAL_HPP
 #define DEVRT_SRC_TOOLCHAIN_TOOLCHAIN_INTERNAL_HPP

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usage: run.sh SOURCE INCLUDE_DIR... -- COMPILER ARGS...
 # The complete variant must compile; the incomplete one must fail with a diagnostic naming
 # devrt::Backend (so the test fails if the concept stops catching the missing operation).

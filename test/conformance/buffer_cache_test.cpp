@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Buffer cache (devrt/memory.hpp): reuse, bounds, statistics, emptying, the opt-out, and
 // threads sharing it. Runs on every device; devices whose backend can neither finish every
 // operation on return nor wait for a whole device have no cache, and there the same calls must

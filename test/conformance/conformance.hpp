@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite runs once per backend: meson runs the same executable as
 // conformance-<name> with DEVRT_CONFORMANCE_BACKEND=<name>. Each test iterates over every device
 // of that backend.

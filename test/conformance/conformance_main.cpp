@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Selects the backend from DEVRT_CONFORMANCE_BACKEND; exits 77 (meson: SKIP) with the reason when
 // it is not available here.
 #define CATCH_CONFIG_RUNNER

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel modules and launches, the same tests on every backend with modules: each backend gets
 // its kernels in its own format (a CPU kernel table, OpenCL C, SPIR-V from glslc) with the same
 // semantics (test/kernels/).

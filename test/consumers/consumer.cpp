@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program that only includes <devrt/devrt.hpp> and links libdevrt the plain way. Its arguments
 // are the backends the build enabled; it fails unless every one of them is registered, which is
 // what proves registration survives static linking without --whole-archive.

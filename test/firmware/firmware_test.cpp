@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware test: runs on a bare-metal target (Cortex-M4 under QEMU through the cross file's
 // exe_wrapper), linked against the cross-built libdevrt.a with no extra flags. It lists the
 // registered backends, allocates, copies, launches a CPU kernel from a kernel table, checks the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: Tensor::from_dlpack over arbitrary DLTensor descriptors.
 //
 // The input describes one DLTensor over a real heap buffer of a size the input chooses. Import

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpora in test/fuzz/corpus/ (committed; rerun after changing an input format).
 
 dlpack_import inputs follow LLVMFuzzerTestOneInput in dlpack_import_fuzz.cpp: flags u16, ndim i8,

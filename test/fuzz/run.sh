@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs one libFuzzer target for DEVRT_FUZZ_SECONDS (default 60) from its seed corpus.
 # usage: run.sh <fuzzer> <seed corpus dir> <work dir>
 set -eu

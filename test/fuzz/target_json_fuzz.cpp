@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: Target::from_json over arbitrary bytes. Whatever parses must serialise and
 // parse back to an equal target, and serialising that must give the same text.
 #include <devrt/target.hpp>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that a linked DSP-side program is a static Hexagon executable holding devrt's CPU
 backend: ELF32, e_machine EM_HEXAGON (164), ET_EXEC, and the cpu backend's table in its symbol
 table. Usage: check_elf.py ELF"""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stand-ins for what the Hexagon SDK's runtime supplies to a DSP image: the C library functions
 // devrt and the test program call, newlib's reentrancy pointer behind stdin/stdout/stderr, and
 // the start symbol. They exist so that the DSP-side test program links without the SDK; nothing

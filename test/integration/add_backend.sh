@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Adding a backend takes the edits src/backends/null/README.md lists, and no others: copy null/ to
 # a new backend `foo` in a scratch tree, rename it, make the README's two edits outside the folder
 # (the option, the name in all_backends), then configure, build and run the conformance suite

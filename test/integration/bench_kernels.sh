@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench-kernels never aborts: without any OpenCL or Vulkan driver it exits 0, says what it skipped
 # and why, and writes JSON that bench/report.py reads; with the drivers here it measures every
 # present device (a short run) and report.py prints rows for each.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """devrt-info's figures must agree with the vendors' own tools: clinfo for OpenCL and vulkaninfo
 for Vulkan (device name, work-group limit, local/shared memory, the alignment of buffer offsets). Exits 77 (skip) when neither
 tool or backend is present. Usage: compare_tools.py <devrt-info>"""

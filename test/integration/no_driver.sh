@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # With the OpenCL and Vulkan loaders pointed at an empty driver directory, no libcuda.so.1 and no
 # AMD GPU, every GPU backend must say "unavailable" with the root cause, devrt-info must still work
 # and exit cleanly, and the conformance suite must skip (exit 77) with that reason. The CUDA

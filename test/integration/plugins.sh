@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Autoload as a process sees it, through devrt-info: an out-of-tree plugin found on
 # DEVRT_PLUGIN_PATH, autoload switched off, a backend disabled by name, a broken plugin and an
 # unreadable search directory reported without stopping anything; with -Dplugins=true also a

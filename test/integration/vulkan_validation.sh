@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Vulkan conformance suite under Khronos' validation layer with synchronization validation:
 # every API use valid, and no hazard between the commands devrt records (its barriers go only
 # where ranges overlap, so a missing one shows as SYNC-HAZARD-*). Run as lavapipe runs it, and

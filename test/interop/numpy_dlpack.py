@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """numpy <-> devrt through DLPack, values checked both ways.
 
 Usage: numpy_dlpack.py <path to libdevrt_numpy_shim.so>. Exit 77 (skip) when numpy is missing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny C interface over devrt tensors for the numpy interop test (loaded with ctypes).
 // Capsule helpers find Python's C API in the host process at run time, so nothing here links
 // against libpython.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance CPU kernels as a table (for devrt::cpu::register_kernel_table).
 #ifndef DEVRT_TEST_KERNELS_CPU_KERNELS_HPP
 #define DEVRT_TEST_KERNELS_CPU_KERNELS_HPP

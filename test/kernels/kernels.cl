@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance kernels in OpenCL C 1.2 (PoCL's level). Same semantics as cpu_kernels.cpp and
 // spirv/*.comp.
 __kernel void vadd(__global const float* a, __global const float* b, __global float* c, int n) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance kernels in CUDA C++ (also compiled as HIP). Same semantics as kernels.cl,
 // cpu_kernels.cpp and spirv/*.comp; extern "C" keeps the names unmangled.
 #if defined(__HIPCC__)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Broken plugins for the loader's fault matrix, one per DEVRT_FAULT value (test/meson.build):
 //   no_entry       a shared object without devrt_plugin_entry
 //   abi_version    an entry that speaks another backend ABI version

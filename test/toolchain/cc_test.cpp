@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <devrt/devrt.hpp>
 #include <devrt/toolchain/cc.hpp>
 #include <devrt/toolchain/files.hpp>

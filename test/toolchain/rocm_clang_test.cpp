@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <devrt/devrt.hpp>
 #include <devrt/toolchain/android_ndk.hpp>
 #include <devrt/toolchain/clang.hpp>

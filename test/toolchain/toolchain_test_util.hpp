@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the toolchain tests.
 #ifndef DEVRT_TEST_TOOLCHAIN_TOOLCHAIN_TEST_UTIL_HPP
 #define DEVRT_TEST_TOOLCHAIN_TOOLCHAIN_TEST_UTIL_HPP

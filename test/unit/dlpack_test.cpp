@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack import validation (one broken input per rule, with its error code), the deleter
 // contract, export/import round trips and the versioned protocol.
 #include <devrt/devrt.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // detail::copy_host: the inline small copies (every size to 64 at every alignment) and the
 // non-temporal path past the threshold (sizes and misalignments that leave heads and tails).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Module image inspection and the GPU backends' "does this image fit the device" checks: the parts
 // of loading PTX, cubin, fatbin and hsaco that need no driver. Real images come from nvcc and
 // hipcc at build time when those compilers were found.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVRTC compiles without a GPU: PTX and cubin output, compile errors with the log, and the
 // on-disk cache (hit, miss on any key change, corrupt entries ignored).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin loader: load_backend/load_plugin outcomes, and the fault matrix. Every refused
 // plugin leaves Registry::global() exactly as it was. Runs with DEVRT_BACKEND_AUTOLOAD=0 and
 // DEVRT_PLUGIN_PATH=<test/plugins build dir> (test/meson.build).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Target JSON (round trips and every parse error with its position), detection errors, and the
 // CPU detector's pure parts.
 #include <devrt/devrt.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor construction, views and copies on the host (the conformance suite covers devices).
 #include <devrt/devrt.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vulkan memory-type choice against real drivers' memory tables (vulkaninfo dumps in
 // test/fixtures/: an NVIDIA H100 with resizable BAR, and lavapipe) and two described layouts.
 #include "backends/vulkan/vulkan_memory.hpp"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The GPU lane, on a machine with an NVIDIA GPU (see stage.sh). Modes:
 #   all (default)  tests, then benchmarks
 #   tests          devrt-info; the Meson suite `gpu` with DEVRT_REQUIRE_GPU=1 (a missing device

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Stages a GPU build of the working tree for a machine with an NVIDIA GPU that has the driver,
 # nvcc and python3 but none of Debian's packages and no network (the H100/H200 the device tool
 # lends). Builds here (release, -Dcuda=enabled, OpenCL and Vulkan on) at the fixed path

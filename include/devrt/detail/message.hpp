@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fixed-capacity message builder: concatenates strings and integers without the heap, without
 // locale and without a format-string parser, so that error paths cost little code in firmware.
 #ifndef DEVRT_DETAIL_MESSAGE_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mutex devrt uses internally: std::mutex, or a no-op where the build is single-threaded
 // (a host with no operating system, or DEVRT_SINGLE_THREADED). Both are constexpr-constructible.
 #ifndef DEVRT_DETAIL_MUTEX_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storage for process-lifetime singletons that are never destroyed, so that no backend or pool
 // is torn down while another static destructor or a late thread may still use it.
 #ifndef DEVRT_DETAIL_NO_DESTROY_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Android shared libraries through the NDK's clang (TVM's tvm.contrib.ndk). Part of devrt_toolchain.
 #ifndef DEVRT_TOOLCHAIN_ANDROID_NDK_HPP
 #define DEVRT_TOOLCHAIN_ANDROID_NDK_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host C/C++ compiler: finding it, building shared and static libraries and executables,
 // cross-compiler wrappers, target triples, and where a library's global symbols live.
 // Part of devrt_toolchain (TVM's tvm.contrib.cc).

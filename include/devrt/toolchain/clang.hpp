@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // clang: finding it and emitting LLVM IR. Part of devrt_toolchain (TVM's tvm.contrib.clang).
 #ifndef DEVRT_TOOLCHAIN_CLANG_HPP
 #define DEVRT_TOOLCHAIN_CLANG_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA toolkit: finding it and its version, compiling CUDA C++ with nvcc or NVRTC, compute
 // capability rules, NVSHMEM discovery. Part of devrt_toolchain (TVM's tvm.contrib.nvcc).
 #ifndef DEVRT_TOOLCHAIN_CUDA_HPP

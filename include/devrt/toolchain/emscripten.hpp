@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WebAssembly through Emscripten (TVM's tvm.contrib.emcc). Part of devrt_toolchain.
 #ifndef DEVRT_TOOLCHAIN_EMSCRIPTEN_HPP
 #define DEVRT_TOOLCHAIN_EMSCRIPTEN_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Temporary directories, advisory file locks and source-path detection. Part of devrt_toolchain.
 #ifndef DEVRT_TOOLCHAIN_FILES_HPP
 #define DEVRT_TOOLCHAIN_FILES_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pool of worker processes running jobs concurrently: each job has a timeout, a timed-out
 // job's whole process tree is killed, a worker is recycled after N jobs, and a job that crashes
 // its worker, exits it, times out or fails normally is reported as such (TVM's PopenWorker and

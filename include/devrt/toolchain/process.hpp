@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running external programs: one command with a timeout and captured output, finding programs
 // on PATH, and killing a whole process tree. Part of devrt_toolchain (hosted platforms only).
 #ifndef DEVRT_TOOLCHAIN_PROCESS_HPP

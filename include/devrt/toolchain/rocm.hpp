@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ROCm helpers: ld.lld, linking AMDGPU code objects, gfx architectures. Part of devrt_toolchain
 // (TVM's tvm.contrib.rocm).
 #ifndef DEVRT_TOOLCHAIN_ROCM_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tar archives through libarchive: create, extract safely, and expand tars in a file list.
 // Part of devrt_toolchain.
 #ifndef DEVRT_TOOLCHAIN_TAR_HPP

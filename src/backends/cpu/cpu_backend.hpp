@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend: host memory, synchronous streams, attributes read from the OS.
 #ifndef DEVRT_SRC_BACKENDS_CPU_CPU_BACKEND_HPP
 #define DEVRT_SRC_BACKENDS_CPU_CPU_BACKEND_HPP

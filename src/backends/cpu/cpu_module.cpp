@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU kernel modules: in-process kernel tables and (on hosted Linux) shared objects.
 #include "cpu_backend.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host CPU as an LLVM target: triple, CPU name, features, cores and SIMD width.
 #include "cpu_backend.hpp"
 

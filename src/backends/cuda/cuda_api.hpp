@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA driver entry points devrt uses, resolved from libcuda.so.1 at first use (never linked).
 #ifndef DEVRT_SRC_BACKENDS_CUDA_CUDA_API_HPP
 #define DEVRT_SRC_BACKENDS_CUDA_CUDA_API_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend (driver API): every device libcuda.so.1 reports, opened at first use; and the
 // `cuda_host` kind, page-locked host memory the devices copy from and to asynchronously.
 //

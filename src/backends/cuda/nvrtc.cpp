@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVRTC: libnvrtc opened at first use; compiled programs cached on disk.
 #include <devrt/nvrtc.hpp>
 

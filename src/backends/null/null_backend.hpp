@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The null backend: satisfies devrt::Backend and implements nothing. Copy this folder to start a
 // new backend (see README.md beside this file).
 #ifndef DEVRT_SRC_BACKENDS_NULL_NULL_BACKEND_HPP

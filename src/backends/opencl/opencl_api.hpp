@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OpenCL entry points devrt uses, resolved from libOpenCL.so.1 at first use (never linked).
 #ifndef DEVRT_SRC_BACKENDS_OPENCL_OPENCL_API_HPP
 #define DEVRT_SRC_BACKENDS_OPENCL_OPENCL_API_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OpenCL backend: every device of every platform, libOpenCL.so.1 opened at first use.
 //
 // Memory is cl_mem handles (offsets applied by the backend); streams are in-order command queues

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenCL programs, kernels and launches.
 #include <cstring>
 #include <memory>

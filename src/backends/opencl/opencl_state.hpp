@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OpenCL backend's state, shared by its files (internal):
 //   opencl_backend.cpp  the runtime, discovery, attributes, memory, copies, streams and events;
 //   opencl_module.cpp   programs, kernels and launches.

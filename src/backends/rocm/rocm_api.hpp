@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HIP runtime entry points devrt uses, resolved from libamdhip64 at first use (never linked).
 #ifndef DEVRT_SRC_BACKENDS_ROCM_ROCM_API_HPP
 #define DEVRT_SRC_BACKENDS_ROCM_ROCM_API_HPP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ROCm backend (HIP runtime): every device libamdhip64 reports, opened at first use.
 //
 // Each call makes its device current on the calling thread (hipSetDevice when it differs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Vulkan entry points devrt uses, resolved at run time from libvulkan.so.1 (never linked):
 // vkGetInstanceProcAddr by dlsym, then instance- and device-level functions through it.
 #ifndef DEVRT_SRC_BACKENDS_VULKAN_VULKAN_API_HPP

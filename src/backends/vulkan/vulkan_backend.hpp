@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Vulkan backend: every physical device, compute queues, libvulkan.so.1 opened at first use.
 //
 // The instance is created on first use of the backend and a logical device on first use of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Choosing Vulkan memory types by purpose, as pure functions of VkPhysicalDeviceMemoryProperties
 // (tested against real drivers' tables in test/unit/vulkan_memory_test.cpp).
 //

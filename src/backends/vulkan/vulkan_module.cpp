@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SPIR-V modules, compute pipelines and launches of the Vulkan backend.
 #include <algorithm>
 #include <cstring>

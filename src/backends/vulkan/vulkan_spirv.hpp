@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What devrt needs to know about a SPIR-V compute module, read from its words: entry points, the
 // storage buffers of descriptor set 0, the push-constant block's scalar members and how the
 // workgroup size is set. Not public API; tested in test/unit/spirv_test.cpp.

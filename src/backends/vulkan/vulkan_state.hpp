@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Vulkan backend's state, shared by its files (internal):
 //   vulkan_backend.cpp  the instance, discovery, devices, attributes and the detected target;
 //   vulkan_stream.cpp   buffers, streams (recording, batching, submission), copies and events;

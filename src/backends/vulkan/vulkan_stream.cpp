@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Buffers, streams (recording, batching, submission), copies and events of the Vulkan backend.
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usage: run.sh BUILD_DIR EXAMPLE_SOURCE_DIR DEVRT_INFO TEST_CONFORMANCE
 # Installs the build into a scratch prefix, builds examples/out_of_tree_backend as its own Meson
 # project against it (pkg-config only), then checks that devrt-info discovers the plugin through

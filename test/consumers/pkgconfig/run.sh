@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usage: run.sh BUILD_DIR CONSUMER_SOURCE CXX BACKEND...
 # Installs the build into a scratch prefix, then builds the consumer with nothing but
 # `pkg-config --cflags --libs devrt` (plain -ldevrt, no --whole-archive): once plainly and once

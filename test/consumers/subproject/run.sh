@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # usage: run.sh SOURCE_ROOT BACKEND...
 # Builds test/consumers/subproject with devrt as its subproject (plain link_with, as Meson does
 # it) and runs it: every backend enabled in the subproject must be registered.

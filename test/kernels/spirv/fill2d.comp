@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // out[y * width + x] = y * 1000 + x over a 2-D grid.
 layout(local_size_x_id = 0, local_size_y_id = 1) in;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // partial[block] = sum of the block's elements, a tree reduction in shared memory with barriers.
 // The block size (a power of two, at most 1024) is specialisation constant 0.

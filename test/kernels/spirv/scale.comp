@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // values[i] *= factor for i < n.
 layout(local_size_x_id = 0) in;

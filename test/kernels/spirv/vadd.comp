@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // c[i] = a[i] + b[i] for i < n. A fixed local size (64): launches must use block 64.
 layout(local_size_x = 64) in;
