@@ -20,18 +20,18 @@ struct BuiltBackend {
 
 // Fixed at build time. Strings are static; a dependency that was not used reads "none".
 struct BuildInfo {
-  std::string_view version;          // "0.1.0"
-  std::string_view git_revision;     // `git describe` of the source tree, or "unknown"
-  std::string_view compiler;         // "gcc", "clang"
-  std::string_view compiler_version; // "12.2.0"
-  std::string_view cpp_standard;     // "C++20"
-  std::string_view build_type;       // Meson's buildtype ("release", "debugoptimized", ...)
-  std::string_view sanitizers;       // Meson's b_sanitize ("none", "address,undefined", ...)
-  std::string_view backends;         // enabled backends, comma-separated: "cpu,null"
-  bool plugins;                      // backends built as loadable modules
-  bool logging;                      // DEVRT_LOG compiled in
-  std::string_view dlpack_version;   // DLPack headers: "0.6"
-  std::string_view fmt_version;      // {fmt} used by the tools
+  std::string_view version;                     // "0.1.0"
+  std::string_view git_revision;                // `git describe` of the source tree, or "unknown"
+  std::string_view compiler;                    // "gcc", "clang"
+  std::string_view compiler_version;            // "12.2.0"
+  std::string_view cpp_standard;                // "C++20"
+  std::string_view build_type;                  // Meson's buildtype ("release", "debugoptimized", ...)
+  std::string_view sanitizers;                  // Meson's b_sanitize ("none", "address,undefined", ...)
+  std::string_view backends;                    // enabled backends, comma-separated: "cpu,null"
+  bool plugins;                                 // backends built as loadable modules
+  bool logging;                                 // DEVRT_LOG compiled in
+  std::string_view dlpack_version;              // DLPack headers: "0.6"
+  std::string_view fmt_version;                 // {fmt} used by the tools
   std::span<const BuiltBackend> built_backends; // the same backends, with their headers
 };
 

@@ -36,7 +36,6 @@ std::string json_string(std::string_view text) {
   return out;
 }
 
-
 Status JsonReader::error_at(std::size_t at, const char* what) const noexcept {
   std::size_t line = 1;
   std::size_t column = 1;
@@ -49,11 +48,11 @@ Status JsonReader::error_at(std::size_t at, const char* what) const noexcept {
     }
   }
   if (at >= text_.size()) {
-    return make_error(ErrorCode::invalid_argument, prefix_, ": ", what, " at end of input (line ", line,
-                      ", column ", column, ", byte ", at, ")");
+    return make_error(ErrorCode::invalid_argument, prefix_, ": ", what, " at end of input (line ", line, ", column ",
+                      column, ", byte ", at, ")");
   }
-  return make_error(ErrorCode::invalid_argument, prefix_, ": ", what, " at line ", line, ", column ", column,
-                    " (byte ", at, ")");
+  return make_error(ErrorCode::invalid_argument, prefix_, ": ", what, " at line ", line, ", column ", column, " (byte ",
+                    at, ")");
 }
 
 Status JsonReader::read_literal(std::string_view word) noexcept {
@@ -201,6 +200,5 @@ Status JsonReader::read_string(std::string* out) noexcept {
     }
   }
 }
-
 
 } // namespace devrt::detail

@@ -327,8 +327,8 @@ int communicate(pid_t pid, const ProcessOptions& options, Clock::time_point dead
     if (pipes.err_read.get() >= 0 && !drain(pipes.err_read.get(), result.err)) pipes.err_read.reset();
     if (pipes.in_write.get() >= 0) {
       detail::SigpipeGuard guard;
-      ssize_t n = ::write(pipes.in_write.get(), options.input.data() + input_written,
-                          options.input.size() - input_written);
+      ssize_t n =
+          ::write(pipes.in_write.get(), options.input.data() + input_written, options.input.size() - input_written);
       if (n > 0) input_written += static_cast<std::size_t>(n);
       if (input_written == options.input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) pipes.in_write.reset();
     }

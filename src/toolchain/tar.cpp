@@ -61,7 +61,6 @@ private:
   std::string path_;
 };
 
-
 std::string_view base_name(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   std::size_t slash = path.rfind('/');

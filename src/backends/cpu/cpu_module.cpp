@@ -237,8 +237,7 @@ Status launch_function(void* handle, const LaunchDesc& desc) noexcept {
   std::free(context.shared_memory);
   if (code == 0) return Status();
   err.message[DEVRT_ERROR_MESSAGE_CAPACITY - 1] = '\0';
-  if (code < 0 || code > DEVRT_STATUS_LAST)
-    code = static_cast<std::int32_t>(ErrorCode::internal);
+  if (code < 0 || code > DEVRT_STATUS_LAST) code = static_cast<std::int32_t>(ErrorCode::internal);
   return make_error(static_cast<ErrorCode>(code), "kernel '", function.name, "' failed in block (",
                     context.block_index[0], ", ", context.block_index[1], ", ", context.block_index[2],
                     "): ", err.message[0] != '\0' ? err.message : "no reason given");

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "cuda_api.hpp"
 #include "core/dynamic_library.hpp"
 #include "core/gpu_driver.hpp"
 #include "core/gpu_launch.hpp"
 #include "core/lazy_runtime.hpp"
 #include "core/over_aligned.hpp"
+#include "cuda_api.hpp"
 
 namespace devrt::cuda {
 

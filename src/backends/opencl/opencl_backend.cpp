@@ -158,7 +158,6 @@ cl_event retain_marker(const Api& api, ClEvent& event) {
 
 Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
 
-
 // ---- Discovery -------------------------------------------------------------------------------
 
 Status OpenclBackend::availability() noexcept { return runtime().status; }

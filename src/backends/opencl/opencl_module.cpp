@@ -269,7 +269,8 @@ Status set_arguments(const ClFunction& f, const ClDevice& d, const LaunchDesc& d
   cl_uint index = 0;
   for (std::uint32_t i = 0; i <= desc.num_args; ++i, ++index) {
     if (static_cast<std::int32_t>(index) == local_arg) {
-      DEVRT_CL_CHECK("clSetKernelArg(__local)", api.clSetKernelArg(f.kernel, index, desc.dynamic_shared_bytes, nullptr));
+      DEVRT_CL_CHECK("clSetKernelArg(__local)",
+                     api.clSetKernelArg(f.kernel, index, desc.dynamic_shared_bytes, nullptr));
       ++index;
     }
     if (i == desc.num_args) break;

@@ -167,7 +167,6 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-
 // At process exit, before the driver's own exit handlers (registered earlier, so run later):
 // every device finishes the work devrt queued, so no driver thread still executes it while the
 // process tears the driver down.
@@ -177,7 +176,6 @@ void wait_idle_at_exit() noexcept {
       static_cast<void>(device->api.vkDeviceWaitIdle(device->device));
   }
 }
-
 
 Status init_device(DeviceState& d) {
   const Runtime& rt = runtime();

@@ -266,7 +266,8 @@ Status bind_arguments(const ModuleState& m, const LaunchDesc& desc, LaunchBindin
     }
     if (arg.offset % limits.minStorageBufferOffsetAlignment != 0) {
       return make_error(ErrorCode::invalid_argument, "argument ", i, ": offset ", arg.offset,
-                        " is not a multiple of minStorageBufferOffsetAlignment ", limits.minStorageBufferOffsetAlignment);
+                        " is not a multiple of minStorageBufferOffsetAlignment ",
+                        limits.minStorageBufferOffsetAlignment);
     }
     const std::uint32_t n = out.buffer_count++;
     VkDeviceSize range = std::min<VkDeviceSize>(arg.size, limits.maxStorageBufferRange);

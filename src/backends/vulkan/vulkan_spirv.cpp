@@ -267,8 +267,8 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
   for (std::size_t i = 5; i < words.size();) {
     std::uint32_t count = words[i] >> 16;
     if (count == 0 || i + count > words.size()) {
-      return make_error(ErrorCode::invalid_argument, "SPIR-V: instruction at word ", i, " (opcode ",
-                        words[i] & 0xffffu, ") has a bad word count ", count);
+      return make_error(ErrorCode::invalid_argument, "SPIR-V: instruction at word ", i, " (opcode ", words[i] & 0xffffu,
+                        ") has a bad word count ", count);
     }
     DEVRT_RETURN_IF_ERROR(record_instruction(reflection, &words[i], count));
     i += count;

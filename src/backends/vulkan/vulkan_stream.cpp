@@ -84,7 +84,6 @@ void flush_mapping(DeviceState& d, const Allocation& a, bool to_device) {
 
 // ---- Streams: recording, submission, retirement ----------------------------------------------
 
-
 // Frees what finished batches held. Caller holds the stream's lock.
 void retire(StreamState& s) {
   if (s.in_flight.empty()) return;
