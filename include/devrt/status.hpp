@@ -162,17 +162,11 @@ public:
     if (has_value_) ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
   }
   Result& operator=(const Result& other) {
-    if (this != &other) {
-      this->~Result();
-      ::new (static_cast<void*>(this)) Result(other);
-    }
+    if (this != &other) assign(other.status_, other.has_value_, other.value_);
     return *this;
   }
   Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
-    if (this != &other) {
-      this->~Result();
-      ::new (static_cast<void*>(this)) Result(std::move(other));
-    }
+    if (this != &other) assign(std::move(other.status_), other.has_value_, std::move(other.value_));
     return *this;
   }
   ~Result() {
@@ -211,6 +205,19 @@ public:
 private:
   void check() const noexcept {
     if (!has_value_) detail::fatal_status("devrt::Result::value() called on an error", status_);
+  }
+
+  // Replaces the contents: the old value (if any) is destroyed, then `value` (a const T& or T&&,
+  // only read when `has_value`) constructed in its place.
+  template <class S, class V>
+  void assign(S&& status, bool has_value, V&& value) {
+    if (has_value_) value_.~T();
+    has_value_ = false;
+    status_ = std::forward<S>(status);
+    if (has_value) {
+      ::new (static_cast<void*>(&value_)) T(std::forward<V>(value));
+      has_value_ = true;
+    }
   }
 
   Status status_;

@@ -147,6 +147,8 @@ private:
   // Sets ndim and makes room for 2 * ndim dimension values; false when the heap is exhausted.
   bool resize_dims(std::int32_t ndim) noexcept;
   void reset() noexcept;
+  // Takes other's storage and layout, leaving it empty. Assumes this holds nothing.
+  void take(Tensor& other) noexcept;
   // copy_from's every check and every case (strided, errors).
   [[gnu::noinline]] Status copy_from_checked(const Tensor& src, StreamRef stream) const noexcept;
 

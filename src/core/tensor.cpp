@@ -123,11 +123,20 @@ Tensor::Tensor(const Tensor& other) noexcept
   if (storage_ != nullptr) detail::retain(storage_);
 }
 
-Tensor::Tensor(Tensor&& other) noexcept
-    : storage_(std::exchange(other.storage_, nullptr)), base_(other.base_), byte_offset_(other.byte_offset_),
-      heap_dims_(std::exchange(other.heap_dims_, nullptr)), device_(other.device_), dtype_(other.dtype_),
-      ndim_(std::exchange(other.ndim_, 0)), read_only_(other.read_only_), copied_(other.copied_),
-      host_accessible_(other.host_accessible_), contiguous_(std::exchange(other.contiguous_, true)) {
+Tensor::Tensor(Tensor&& other) noexcept { take(other); }
+
+void Tensor::take(Tensor& other) noexcept {
+  storage_ = std::exchange(other.storage_, nullptr);
+  base_ = other.base_;
+  byte_offset_ = other.byte_offset_;
+  heap_dims_ = std::exchange(other.heap_dims_, nullptr);
+  device_ = other.device_;
+  dtype_ = other.dtype_;
+  ndim_ = std::exchange(other.ndim_, 0);
+  read_only_ = other.read_only_;
+  copied_ = other.copied_;
+  host_accessible_ = other.host_accessible_;
+  contiguous_ = std::exchange(other.contiguous_, true);
   if (heap_dims_ == nullptr && ndim_ > 0) {
     std::memcpy(inline_dims_, other.inline_dims_, sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim_));
   }
@@ -141,7 +150,7 @@ Tensor& Tensor::operator=(const Tensor& other) noexcept {
 Tensor& Tensor::operator=(Tensor&& other) noexcept {
   if (this != &other) {
     reset();
-    ::new (static_cast<void*>(this)) Tensor(std::move(other));
+    take(other);
   }
   return *this;
 }
