@@ -527,10 +527,6 @@ Result<AttributeValue> get_attribute(Device device, Attribute attribute) noexcep
   return backend->attribute(device.id, attribute);
 }
 
-} // namespace devrt
-
-namespace devrt {
-
 // ---- Kernel modules --------------------------------------------------------------------------
 
 Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
