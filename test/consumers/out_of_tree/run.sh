@@ -41,14 +41,13 @@ for binary in "$work/bin/devrt-info" "$work/elsewhere/devrt-info"; do
     *) echo "FAIL: $binary does not find bin/devrt/libdevrt_example.so:"; echo "$out"; exit 1 ;;
   esac
 done
-# Under ASan, LeakSanitizer's own tracer thread crashes at exit of this run ("Tracer caught signal
-# 11", after every test passed; reproducible since the issue-16 commits, not with a test filter, not
-# a leak report): leak checking is off for this one invocation until that is understood. ASan and
-# UBSan still check it, and every other test keeps leak checking.
-case "${ASAN_OPTIONS:-}" in
-  *detect_leaks=1*) asan_options=$(printf '%s' "$ASAN_OPTIONS" | sed 's/detect_leaks=1/detect_leaks=0/') ;;
-  *) asan_options=${ASAN_OPTIONS:-} ;;
-esac
-ASAN_OPTIONS=$asan_options DEVRT_PLUGIN_PATH="$work/example" DEVRT_CONFORMANCE_BACKEND=example "$conformance" || {
+# Under ASan, GCC 12's LeakSanitizer crashes in this run while walking dynamic TLS ("Tracer caught
+# signal 11"; LSAN_OPTIONS=verbosity=1 shows a DTLS entry with a bogus range, after every test
+# passed). The only dlopened library with thread-local state this run loads besides the plugin
+# is libamdhip64 (the rocm backend's device probe); with TLS unscanned, the only allocations left
+# unreferenced are its and glibc's dlerror state, none of devrt's. So this run scans no TLS (use_tls=0) and suppresses by library name what only vendor
+# and glibc TLS holds (lsan.supp); devrt's own allocations stay leak-checked.
+lsan_options="${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0:suppressions=$(dirname "$0")/lsan.supp"
+LSAN_OPTIONS=$lsan_options DEVRT_PLUGIN_PATH="$work/example" DEVRT_CONFORMANCE_BACKEND=example "$conformance" || {
   echo "FAIL: the conformance suite fails on the out-of-tree plugin"; exit 1; }
 echo "ok: the conformance suite passes on it"
