@@ -54,7 +54,7 @@ std::vector<std::string> capability_names(BackendRef backend) {
 // The device's Buffer cache in one line: its figures, or why it has none.
 std::string buffer_cache_text(BackendRef backend, Device device) {
   if (!devrt::buffer_cache_enabled()) return "off (DEVRT_BUFFER_CACHE=0 or set_buffer_cache_enabled(false))";
-  if (!backend.has_capability(DEVRT_CAP_SYNCHRONOUS) && !backend.has_device_synchronize()) {
+  if (!backend.can_synchronize_device()) {
     return fmt::format("none: the {} backend cannot tell when freed memory is idle", backend.name());
   }
   devrt::Result<devrt::PoolStats> stats = devrt::buffer_cache_stats(device);
@@ -66,7 +66,7 @@ std::string buffer_cache_text(BackendRef backend, Device device) {
 // The same as a JSON object, or null for a device without a cache.
 std::string buffer_cache_json(BackendRef backend, Device device) {
   if (!devrt::buffer_cache_enabled()) return "null";
-  if (!backend.has_capability(DEVRT_CAP_SYNCHRONOUS) && !backend.has_device_synchronize()) return "null";
+  if (!backend.can_synchronize_device()) return "null";
   devrt::Result<devrt::PoolStats> stats = devrt::buffer_cache_stats(device);
   if (!stats.ok()) return "null";
   return fmt::format("{{\"reserved_bytes\": {}, \"cached_bytes\": {}, \"limit_bytes\": {}, \"hits\": {}, "

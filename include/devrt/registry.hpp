@@ -59,6 +59,10 @@ public:
   // backend with neither DEVRT_CAP_SYNCHRONOUS nor device_synchronize.
   Status device_synchronize(std::int32_t id) const noexcept;
   bool has_device_synchronize() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, device_synchronize); }
+  // True when device_synchronize() can succeed: the backend is synchronous or has the entry.
+  bool can_synchronize_device() const noexcept {
+    return has_capability(DEVRT_CAP_SYNCHRONOUS) || has_device_synchronize();
+  }
 
   Result<void*> stream_create(std::int32_t id) const noexcept;
   Status stream_destroy(std::int32_t id, void* stream) const noexcept;

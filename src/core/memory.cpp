@@ -165,7 +165,7 @@ std::atomic<WorkspacePool*>* cache_slot(Device device) noexcept {
   WorkspacePool* cache = slot.load(std::memory_order_relaxed);
   if (cache == nullptr) {
     cache = kNoCache;
-    if (backend->has_capability(DEVRT_CAP_SYNCHRONOUS) || backend->has_device_synchronize()) {
+    if (backend->can_synchronize_device()) {
       // Never destroyed: Buffers may be freed by static destructors that run late.
       auto* pool = new (std::nothrow) WorkspacePool(*backend, device, cache_limit_from_env());
       if (pool != nullptr) cache = pool;
