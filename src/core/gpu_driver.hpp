@@ -64,18 +64,13 @@ public:
     return static_cast<void*>(stream);
   }
   Status stream_destroy(std::int32_t device, void* stream) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::stream_destroy, stream_of(stream));
+    return on_device(device, Driver::stream_destroy, stream_of(stream));
   }
   Status stream_synchronize(std::int32_t device, void* stream) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::stream_synchronize, stream_of(stream));
+    return on_device(device, Driver::stream_synchronize, stream_of(stream));
   }
   // Every stream of the device, blocking or not.
-  Status device_synchronize(std::int32_t device) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::device_synchronize);
-  }
+  Status device_synchronize(std::int32_t device) noexcept { return on_device(device, Driver::device_synchronize); }
 
   Result<void*> event_create(std::int32_t device) noexcept {
     DEVRT_RETURN_IF_ERROR(Driver::activate(device));
@@ -84,16 +79,13 @@ public:
     return static_cast<void*>(event);
   }
   Status event_destroy(std::int32_t device, void* event) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::event_destroy, event_of(event));
+    return on_device(device, Driver::event_destroy, event_of(event));
   }
   Status event_record(std::int32_t device, void* event, void* stream) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::event_record, event_of(event), stream_of(stream));
+    return on_device(device, Driver::event_record, event_of(event), stream_of(stream));
   }
   Status event_synchronize(std::int32_t device, void* event) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::event_synchronize, event_of(event));
+    return on_device(device, Driver::event_synchronize, event_of(event));
   }
   Result<bool> event_query(std::int32_t device, void* event) noexcept {
     DEVRT_RETURN_IF_ERROR(Driver::activate(device));
@@ -103,8 +95,7 @@ public:
     return true;
   }
   Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
-    return invoke(Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
+    return on_device(device, Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
   }
 
 protected:
@@ -115,6 +106,12 @@ protected:
     if (code == Driver::kSuccess) [[likely]]
       return Status();
     return Driver::error(call.name, code);
+  }
+  // invoke() with the device made current first.
+  template <class Slot, class... Args>
+  static Status on_device(std::int32_t device, const DriverCall<Slot>& call, Args... args) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    return invoke(call, args...);
   }
   // (Deduced return types: the class is instantiated before Driver is complete.)
   static auto stream_of(void* stream) noexcept { return static_cast<typename Driver::Stream>(stream); }
