@@ -28,8 +28,7 @@ def functions(lines):
             head_indent = len(lines[start]) - len(lines[start].lstrip())
             closing = " " * head_indent + "}"
             end = i + 1
-            while end < len(lines) and not lines[end].rstrip().startswith(closing) or \
-                    (end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) != head_indent):
+            while end < len(lines) and not lines[end].startswith(closing):
                 end += 1
             yield lines[start].strip(), start + 1, end + 1
             i = end + 1
