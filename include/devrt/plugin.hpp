@@ -52,6 +52,21 @@ bool is_loaded(std::string_view name) noexcept;
 // The plugins loaded so far, in load order. Thread-safe (returns a copy).
 std::vector<LoadedPlugin> loaded_plugins();
 
+struct PluginFailure {
+  std::string path;   // the file that failed
+  std::string reason; // why: dlopen's text, a missing entry point, an ABI mismatch, a refusal
+};
+
+// Plugin files that autoload or load_all_backends() tried and could not load, in order (each file
+// once). Thread-safe (returns a copy).
+std::vector<PluginFailure> plugin_failures();
+
+// Loads every plugin on the search path that is not loaded yet: the built-in ones and out-of-tree
+// libdevrt_*.so files, whatever DEVRT_BACKEND_AUTOLOAD says (DEVRT_DISABLE is still honoured).
+// Returns how many were loaded now; a file that fails is recorded in plugin_failures() and the
+// others still load. unsupported where plugins cannot be loaded. Thread-safe.
+Result<std::size_t> load_all_backends() noexcept;
+
 // The directories searched, in order: DEVRT_PLUGIN_PATH, the directory of the binary holding
 // devrt + "/devrt", the install directory. Thread-safe.
 std::vector<std::string> plugin_search_path();

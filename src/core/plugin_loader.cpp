@@ -45,6 +45,7 @@ constexpr std::size_t kMaxPlaceholders = 8;
 struct LoaderState {
   std::mutex mutex;
   std::vector<LoadedPlugin> loaded;
+  std::vector<PluginFailure> failures;
 };
 
 LoaderState& state() {
@@ -273,6 +274,26 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
   return holds_plugin(detail::kPluginInstallDir);
 }
 
+// Remembers that `path` failed to load (once per file: a retry's reason replaces the old one).
+// Caller holds the mutex.
+void record_failure(const std::string& path, std::string_view reason) {
+  DEVRT_LOG(warning, "plugins: ", reason);
+  for (PluginFailure& failure : state().failures) {
+    if (failure.path == path) {
+      failure.reason = std::string(reason);
+      return;
+    }
+  }
+  state().failures.push_back(PluginFailure{path, std::string(reason)});
+}
+
+bool loaded_from(std::string_view path) {
+  for (const LoadedPlugin& plugin : state().loaded) {
+    if (plugin.path == path) return true;
+  }
+  return false;
+}
+
 bool recorded(std::string_view backend) {
   for (const LoadedPlugin& plugin : state().loaded) {
     for (const std::string& name : plugin.backends) {
@@ -397,6 +418,82 @@ std::vector<LoadedPlugin> loaded_plugins() {
   return state().loaded;
 }
 
+namespace {
+
+bool is_plugin_file(std::string_view file) {
+  return file.size() > kPrefix.size() + kSuffix.size() && file.starts_with(kPrefix) && file.ends_with(kSuffix);
+}
+
+bool is_builtin_stem(std::string_view stem) {
+  for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
+    if (stem == detail::kBuiltinPlugins[i].file_stem) return true;
+  }
+  return false;
+}
+
+// Out-of-tree plugins: every libdevrt_*.so on the search path that is not a built-in plugin's
+// file (the first one of a name wins). Returns how many were loaded now. Caller holds the mutex.
+std::size_t load_out_of_tree(Registry& registry, const std::vector<std::string>& directories) {
+  std::size_t count = 0;
+  std::vector<std::string> seen;
+  for (const std::string& directory : directories) {
+    errno = 0;
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) {
+      if (errno != ENOENT) {
+        DEVRT_LOG(warning, "plugins: cannot read plugin directory ", directory, ": ", std::strerror(errno));
+      }
+      continue;
+    }
+    while (dirent* entry = ::readdir(dir)) {
+      std::string_view file = entry->d_name;
+      if (!is_plugin_file(file)) continue;
+      std::string stem(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
+      bool duplicate = false;
+      for (const std::string& name : seen) duplicate |= name == stem;
+      if (is_builtin_stem(stem) || duplicate || is_disabled(stem)) continue;
+      seen.push_back(stem);
+      std::string path = directory + "/" + std::string(file);
+      if (loaded_from(path)) continue;
+      Status loaded = load_file(registry, path, {});
+      if (loaded.ok()) {
+        ++count;
+      } else {
+        record_failure(path, loaded.message());
+      }
+    }
+    ::closedir(dir);
+  }
+  return count;
+}
+
+} // namespace
+
+std::vector<PluginFailure> plugin_failures() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().failures;
+}
+
+Result<std::size_t> load_all_backends() noexcept {
+  Registry& registry = Registry::global(); // autoload first, outside the loader's lock
+  std::lock_guard<std::mutex> lock(state().mutex);
+  std::vector<std::string> directories = plugin_search_path();
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
+    const detail::BuiltinPlugin& plugin = detail::kBuiltinPlugins[i];
+    if (recorded(plugin.name) || is_disabled(plugin.file_stem)) continue;
+    std::string path = find_plugin(plugin.file_stem, directories);
+    if (path.empty()) continue; // missing: skipped, its placeholder says why
+    Status loaded = load_file(registry, path, plugin.name);
+    if (loaded.ok()) {
+      ++count;
+    } else {
+      record_failure(path, loaded.message());
+    }
+  }
+  return count + load_out_of_tree(registry, directories);
+}
+
 namespace detail {
 
 namespace {
@@ -421,7 +518,7 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
       } else {
         Status loaded = load_file(registry, path, plugin.name);
         if (loaded.ok()) continue;
-        DEVRT_LOG(warning, "plugins: ", loaded.message());
+        record_failure(path, loaded.message());
         reason = std::string(loaded.message());
       }
     }
@@ -430,36 +527,7 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
       add_placeholder(registry, kBuiltinPlugins[j], reason);
     }
   }
-  if (!autoload) return;
-  // Out-of-tree plugins: every other libdevrt_*.so on the search path (first one of a name wins).
-  std::vector<std::string> seen;
-  for (const std::string& directory : directories) {
-    errno = 0;
-    DIR* dir = ::opendir(directory.c_str());
-    if (dir == nullptr) {
-      if (errno != ENOENT) {
-        DEVRT_LOG(warning, "plugins: cannot read plugin directory ", directory, ": ", std::strerror(errno));
-      }
-      continue;
-    }
-    while (dirent* entry = ::readdir(dir)) {
-      std::string_view file = entry->d_name;
-      if (file.size() <= kPrefix.size() + kSuffix.size() || file.substr(0, kPrefix.size()) != kPrefix ||
-          file.substr(file.size() - kSuffix.size()) != kSuffix) {
-        continue;
-      }
-      std::string stem(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
-      bool builtin = false;
-      for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) builtin |= stem == kBuiltinPlugins[i].file_stem;
-      bool duplicate = false;
-      for (const std::string& name : seen) duplicate |= name == stem;
-      if (builtin || duplicate || is_disabled(stem)) continue;
-      seen.push_back(stem);
-      Status loaded = load_file(registry, directory + "/" + std::string(file), {});
-      if (!loaded.ok()) DEVRT_LOG(warning, "plugins: ", loaded.message());
-    }
-    ::closedir(dir);
-  }
+  if (autoload) load_out_of_tree(registry, directories);
 }
 
 } // namespace

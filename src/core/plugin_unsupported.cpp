@@ -17,6 +17,8 @@ Result<PluginLoad> load_plugin(std::string_view) noexcept { return no_dlopen(); 
 bool is_loaded(std::string_view) noexcept { return false; }
 std::vector<LoadedPlugin> loaded_plugins() { return {}; }
 std::vector<std::string> plugin_search_path() { return {}; }
+std::vector<PluginFailure> plugin_failures() { return {}; }
+Result<std::size_t> load_all_backends() noexcept { return no_dlopen(); }
 
 namespace detail {
 void autoload_plugins(Registry&) noexcept {}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* devrt's C API: devices, backends and plugins, memory, copies, streams, events, workspaces,
+ * modules and launches, tensors with DLPack exchange, targets and build facts, for C and for
+ * other languages' foreign-function interfaces (the Python package uses it through ctypes).
+ *
+ * C99, no C++ inside. Link libdevrt_c.so (pkg-config devrt-c), or statically libdevrt_c.a with
+ * libdevrt.a. docs/c-api.md is the guide.
+ *
+ * Rules for every function:
+ *  - Fallible functions return devrt_status: DEVRT_STATUS_OK (0) or one of DEVRT_STATUS_*. On
+ *    failure, devrt_last_error() on the same thread returns a message naming the backend, device
+ *    and call; it stays until the thread's next failure (success does not clear it).
+ *  - Handles (devrt_buffer, devrt_stream, ...) are opaque; whoever receives one through an out
+ *    parameter owns it and gives it back with the matching *_release (NULL is accepted there).
+ *  - Out parameters are written only on success.
+ *  - Every function may be called from any thread. A handle may be used by several threads at
+ *    once except where a function says it mutates the handle.
+ *  - No C++ exception crosses this API; devrt's core does not throw.
+ */
+#ifndef DEVRT_DEVRT_H
+#define DEVRT_DEVRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include <devrt/backend_abi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define DEVRT_C_API
+#else
+#define DEVRT_C_API __attribute__((visibility("default")))
+#endif
+
+/* The C API's version: bumped on an incompatible change. Compare devrt_api_version() at run time
+ * with the DEVRT_C_API_VERSION a program was compiled against. */
+#define DEVRT_C_API_VERSION 1
+
+typedef int32_t devrt_status;
+
+/* ---- Version and errors ----------------------------------------------------------------------- */
+
+/* The API version of the loaded library (DEVRT_C_API_VERSION it was built with). Thread-safe. */
+DEVRT_C_API uint32_t devrt_api_version(void);
+/* devrt's release, "0.1.0". Static storage. Thread-safe. */
+DEVRT_C_API const char* devrt_version(void);
+/* The message of this thread's last failure, "" if none. Valid until this thread's next devrt call. */
+DEVRT_C_API const char* devrt_last_error(void);
+/* The code of this thread's last failure, DEVRT_STATUS_OK if none. Thread-safe (per thread). */
+DEVRT_C_API devrt_status devrt_last_error_code(void);
+/* "invalid_argument" for DEVRT_STATUS_INVALID_ARGUMENT, "" for an unknown code. Static storage. */
+DEVRT_C_API const char* devrt_status_name(devrt_status status);
+/* Frees a string this API returned through a char** out parameter. NULL is accepted. */
+DEVRT_C_API void devrt_string_free(char* text);
+
+/* ---- Devices and attributes ------------------------------------------------------------------- */
+
+/* A device: a kind (DLPack's DLDeviceType numbers: 1 cpu, 2 cuda, 4 opencl, 7 vulkan, 10 rocm,
+ * 16 hexagon, ...) and an index. A plain value. */
+typedef struct devrt_device {
+  int32_t kind;
+  int32_t id;
+} devrt_device;
+
+/* Parses "cuda:1" or "cpu" (index 0). Thread-safe. DEVRT_STATUS_INVALID_ARGUMENT on bad text. */
+DEVRT_C_API devrt_status devrt_device_parse(const char* text, devrt_device* out);
+/* "cuda" for 2, "" for an unknown kind. Static storage. Thread-safe. */
+DEVRT_C_API const char* devrt_device_kind_name(int32_t kind);
+/* Devices of a kind; 0 when its backend is missing or unavailable. Thread-safe. */
+DEVRT_C_API int32_t devrt_device_count(int32_t kind);
+/* 1 when the device exists and can be used, else 0. Thread-safe. */
+DEVRT_C_API int devrt_device_exists(devrt_device device);
+/* Waits for all work queued on the device. Thread-safe. */
+DEVRT_C_API devrt_status devrt_device_synchronize(devrt_device device);
+
+/* Attribute numbers (devrt::Attribute). */
+#define DEVRT_ATTR_EXIST 0
+#define DEVRT_ATTR_MAX_THREADS_PER_BLOCK 1
+#define DEVRT_ATTR_WARP_SIZE 2
+#define DEVRT_ATTR_MAX_SHARED_MEMORY_PER_BLOCK 3
+#define DEVRT_ATTR_COMPUTE_VERSION 4
+#define DEVRT_ATTR_DEVICE_NAME 5
+#define DEVRT_ATTR_MAX_CLOCK_RATE 6
+#define DEVRT_ATTR_MULTI_PROCESSOR_COUNT 7
+#define DEVRT_ATTR_MAX_THREAD_DIMENSIONS 8
+#define DEVRT_ATTR_MAX_REGISTERS_PER_BLOCK 9
+#define DEVRT_ATTR_GCN_ARCH 10
+#define DEVRT_ATTR_API_VERSION 11
+#define DEVRT_ATTR_DRIVER_VERSION 12
+#define DEVRT_ATTR_L2_CACHE_SIZE_BYTES 13
+#define DEVRT_ATTR_TOTAL_GLOBAL_MEMORY 14
+#define DEVRT_ATTR_AVAILABLE_GLOBAL_MEMORY 15
+#define DEVRT_ATTR_IMAGE_PITCH_ALIGNMENT 16
+#define DEVRT_ATTR_BUFFER_OFFSET_ALIGNMENT 17
+#define DEVRT_ATTR_COUNT 18
+
+/* An attribute's value type. */
+#define DEVRT_ATTR_TYPE_BOOL 0
+#define DEVRT_ATTR_TYPE_INT 1
+#define DEVRT_ATTR_TYPE_STRING 2
+#define DEVRT_ATTR_TYPE_DIM3 3
+
+/* "max_threads_per_block", "" for an unknown number. Static storage. Thread-safe. */
+DEVRT_C_API const char* devrt_attribute_name(int32_t attribute);
+/* DEVRT_ATTR_TYPE_* of an attribute, -1 for an unknown number. Thread-safe. */
+DEVRT_C_API int32_t devrt_attribute_type(int32_t attribute);
+/* Returned by the attribute readers when the device does not report that attribute: an answer,
+ * not a failure (nothing is recorded as the last error). */
+#define DEVRT_ATTR_NOT_REPORTED (-1)
+
+/* A bool or int attribute; DEVRT_ATTR_NOT_REPORTED when the device does not report it. Thread-safe. */
+DEVRT_C_API devrt_status devrt_device_attribute_int(devrt_device device, int32_t attribute, int64_t* value);
+/* A string attribute, copied into text[capacity] (NUL-terminated, truncated to fit); *length (may be
+ * NULL) receives its full length. DEVRT_ATTR_NOT_REPORTED as above. Thread-safe. */
+DEVRT_C_API devrt_status devrt_device_attribute_string(devrt_device device, int32_t attribute, char* text,
+                                                       size_t capacity, size_t* length);
+/* A Dim3 attribute (max_thread_dimensions) into xyz[3]; DEVRT_ATTR_NOT_REPORTED as above. Thread-safe. */
+DEVRT_C_API devrt_status devrt_device_attribute_dim3(devrt_device device, int32_t attribute, int64_t xyz[3]);
+
+/* The device as a compiler target, TVM's target dict as JSON; free *json with devrt_string_free.
+ * DEVRT_STATUS_UNSUPPORTED for kinds with no target detection. Thread-safe. */
+DEVRT_C_API devrt_status devrt_detect_target(devrt_device device, char** json);
+
+/* ---- Backends and plugins --------------------------------------------------------------------- */
+
+/* Backends registered now (built in, loaded plugins, placeholders of missing plugins). Thread-safe. */
+DEVRT_C_API size_t devrt_backend_count(void);
+/* The i-th registered backend's name, NULL past the end. Static storage. Thread-safe. */
+DEVRT_C_API const char* devrt_backend_name(size_t index);
+/* The i-th registered backend's device kind, -1 past the end. Thread-safe. */
+DEVRT_C_API int32_t devrt_backend_kind(size_t index);
+/* DEVRT_STATUS_OK when the named backend can be used here; else why not (last error).
+ * DEVRT_STATUS_NOT_FOUND for a name that is not registered. Thread-safe. */
+DEVRT_C_API devrt_status devrt_backend_availability(const char* name);
+
+/* What a load did (devrt::PluginLoad). */
+#define DEVRT_PLUGIN_LOADED 0
+#define DEVRT_PLUGIN_ALREADY_LOADED 1
+#define DEVRT_PLUGIN_BUILT_IN 2
+
+/* Loads the plugin providing backend `name` from the search path; *outcome (may be NULL) says what
+ * happened. Idempotent; thread-safe. */
+DEVRT_C_API devrt_status devrt_backend_load(const char* name, int32_t* outcome);
+/* Loads one plugin file (an out-of-tree backend). Idempotent; thread-safe. */
+DEVRT_C_API devrt_status devrt_plugin_load_file(const char* path, int32_t* outcome);
+/* Loads every plugin on the search path not loaded yet, whatever DEVRT_BACKEND_AUTOLOAD says;
+ * *loaded (may be NULL) receives how many were loaded now. Failures are recorded (see
+ * devrt_plugin_failure) and the others still load; DEVRT_STATUS_OK unless nothing could be tried.
+ * Thread-safe. */
+DEVRT_C_API devrt_status devrt_backend_load_all(size_t* loaded);
+/* Plugins loaded so far. Thread-safe. */
+DEVRT_C_API size_t devrt_plugin_count(void);
+/* The i-th loaded plugin's file path and a comma-separated list of its backends, copied into the
+ * caller's buffers as devrt_device_attribute_string does. DEVRT_STATUS_OUT_OF_RANGE past the end. */
+DEVRT_C_API devrt_status devrt_plugin_loaded(size_t index, char* path, size_t path_capacity, char* backends,
+                                           size_t backends_capacity);
+/* Plugin files that failed to load (autoload, devrt_backend_load_all), in order. Thread-safe. */
+DEVRT_C_API size_t devrt_plugin_failure_count(void);
+/* The i-th failure's file path and reason, copied as above. DEVRT_STATUS_OUT_OF_RANGE past the end. */
+DEVRT_C_API devrt_status devrt_plugin_failure(size_t index, char* path, size_t path_capacity, char* reason,
+                                              size_t reason_capacity);
+/* The plugin search path, ':'-separated; free *text with devrt_string_free. Thread-safe. */
+DEVRT_C_API devrt_status devrt_plugin_search_path(char** text);
+
+/* ---- Memory and copies ------------------------------------------------------------------------ */
+
+/* A device allocation. Owned by the caller until devrt_buffer_release. */
+typedef struct devrt_buffer_t* devrt_buffer;
+/* A region of memory on a device: an allocation's handle or address, and its size in bytes. */
+typedef struct devrt_span {
+  devrt_device device;
+  void* data;
+  size_t size;
+} devrt_span;
+/* A stream by value: the device and the backend's handle (NULL: the device's default stream). A
+ * CUDA stream from another library (a CUstream) can be passed this way. */
+typedef struct devrt_stream_ref {
+  devrt_device device;
+  void* handle;
+} devrt_stream_ref;
+
+/* Allocates nbytes (> 0) on a device; alignment 0 means 64. Thread-safe. */
+DEVRT_C_API devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment,
+                                               devrt_buffer* out);
+/* Frees the memory (after the device has finished with it: synchronize first). NULL is a no-op. */
+DEVRT_C_API void devrt_buffer_release(devrt_buffer buffer);
+/* The buffer as a span, for copies and kernel arguments; borrowed, valid while the buffer lives. */
+DEVRT_C_API devrt_span devrt_buffer_span(devrt_buffer buffer);
+/* A span of host memory (device cpu:0) that the caller owns. */
+DEVRT_C_API devrt_span devrt_host_span(const void* data, size_t size);
+/* Copies nbytes from src at src_offset to dst at dst_offset, between any two devices, with every
+ * range checked (out of range, overlap). Ordered on *stream (NULL: the current stream of the
+ * device doing the copy); complete once that stream is synchronized. Thread-safe. */
+DEVRT_C_API devrt_status devrt_copy(const devrt_span* src, size_t src_offset, const devrt_span* dst, size_t dst_offset,
+                                    size_t nbytes, const devrt_stream_ref* stream);
+
+/* ---- Streams and events ----------------------------------------------------------------------- */
+
+typedef struct devrt_stream_t* devrt_stream;
+typedef struct devrt_event_t* devrt_event;
+
+/* A new stream on a device. Owned by the caller. Thread-safe. */
+DEVRT_C_API devrt_status devrt_stream_create(devrt_device device, devrt_stream* out);
+/* Destroys the stream (queued work still completes). NULL is a no-op. */
+DEVRT_C_API void devrt_stream_release(devrt_stream stream);
+/* The stream by value, for copies and launches; valid while the stream lives. */
+DEVRT_C_API devrt_stream_ref devrt_stream_get_ref(devrt_stream stream);
+/* Waits for everything queued on a stream (handle NULL: the default stream). Thread-safe. */
+DEVRT_C_API devrt_status devrt_stream_synchronize(devrt_stream_ref stream);
+/* The current stream of a device on this thread (the default stream unless set). Thread-local. */
+DEVRT_C_API devrt_stream_ref devrt_current_stream(devrt_device device);
+/* Sets this thread's current stream of stream.device. The caller keeps the stream alive. */
+DEVRT_C_API devrt_status devrt_set_current_stream(devrt_stream_ref stream);
+
+/* A new event on a device. Owned by the caller. Thread-safe. */
+DEVRT_C_API devrt_status devrt_event_create(devrt_device device, devrt_event* out);
+/* Destroys the event. NULL is a no-op. */
+DEVRT_C_API void devrt_event_release(devrt_event event);
+/* Records the event at the current end of *stream (NULL: the current stream). Mutates the event. */
+DEVRT_C_API devrt_status devrt_event_record(devrt_event event, const devrt_stream_ref* stream);
+/* Waits until the recorded work completed. Thread-safe. */
+DEVRT_C_API devrt_status devrt_event_synchronize(devrt_event event);
+/* *done = 1 when the recorded work completed, else 0; never waits. Thread-safe. */
+DEVRT_C_API devrt_status devrt_event_query(devrt_event event, int* done);
+/* Makes later work on *stream (NULL: current) wait for the event, without blocking the host. */
+DEVRT_C_API devrt_status devrt_event_wait(devrt_event event, const devrt_stream_ref* stream);
+
+/* ---- Workspace -------------------------------------------------------------------------------- */
+
+/* A block from a device's workspace pool (cached, cheap to take and give back). */
+typedef struct devrt_workspace_t* devrt_workspace;
+
+/* Statistics of a device's workspace pool (devrt::PoolStats). */
+typedef struct devrt_pool_stats {
+  size_t reserved_bytes;
+  size_t cached_bytes;
+  size_t cache_limit_bytes;
+  uint64_t hits;
+  uint64_t backend_allocations;
+  uint64_t backend_frees;
+} devrt_pool_stats;
+
+/* Takes nbytes from the device's pool. Owned by the caller. Thread-safe. */
+DEVRT_C_API devrt_status devrt_workspace_allocate(devrt_device device, size_t nbytes, devrt_workspace* out);
+/* Gives the block back to its pool. NULL is a no-op. */
+DEVRT_C_API void devrt_workspace_release(devrt_workspace workspace);
+/* The block as a span; borrowed, valid while the workspace lives. */
+DEVRT_C_API devrt_span devrt_workspace_span(devrt_workspace workspace);
+/* The device pool's statistics. Thread-safe. */
+DEVRT_C_API devrt_status devrt_workspace_stats(devrt_device device, devrt_pool_stats* stats);
+
+/* ---- Modules and launches --------------------------------------------------------------------- */
+
+typedef struct devrt_module_t* devrt_module;
+typedef struct devrt_function_t* devrt_function;
+
+/* Loads code in a DEVRT_MODULE_* format (OpenCL C, SPIR-V, PTX, ...) onto a device, with the
+ * backend's build options (may be NULL). A build failure's log is in the error message.
+ * Owned by the caller. Thread-safe. */
+DEVRT_C_API devrt_status devrt_module_load(devrt_device device, int32_t format, const void* data, size_t size,
+                                           const char* options, devrt_module* out);
+/* The same from a file. Thread-safe. */
+DEVRT_C_API devrt_status devrt_module_load_file(devrt_device device, int32_t format, const char* path,
+                                                const char* options, devrt_module* out);
+/* Unloads the module; its functions must not be launched afterwards. NULL is a no-op. */
+DEVRT_C_API void devrt_module_release(devrt_module module);
+/* A kernel of the module by name. Owned by the caller; valid while the module lives. Thread-safe. */
+DEVRT_C_API devrt_status devrt_module_function(devrt_module module, const char* name, devrt_function* out);
+/* Frees the function handle. NULL is a no-op. */
+DEVRT_C_API void devrt_function_release(devrt_function function);
+
+/* A kernel argument: device memory (a span and an offset into it) or a scalar. */
+DEVRT_C_API devrt_kernel_arg devrt_arg_span(devrt_span span, size_t offset);
+DEVRT_C_API devrt_kernel_arg devrt_arg_i32(int32_t value);
+DEVRT_C_API devrt_kernel_arg devrt_arg_i64(int64_t value);
+DEVRT_C_API devrt_kernel_arg devrt_arg_u32(uint32_t value);
+DEVRT_C_API devrt_kernel_arg devrt_arg_f32(float value);
+DEVRT_C_API devrt_kernel_arg devrt_arg_f64(double value);
+
+/* Launches grid[3] blocks of block[3] threads with num_args arguments (at most 64), ordered on
+ * *stream (NULL: the current stream). Thread-safe. */
+DEVRT_C_API devrt_status devrt_function_launch(devrt_function function, const uint32_t grid[3],
+                                               const uint32_t block[3], size_t dynamic_shared_bytes,
+                                               const devrt_kernel_arg* args, size_t num_args,
+                                               const devrt_stream_ref* stream);
+
+/* ---- Tensors and DLPack ----------------------------------------------------------------------- */
+
+/* An n-d array sharing reference-counted storage (devrt::Tensor). */
+typedef struct devrt_tensor_t* devrt_tensor;
+
+/* A new compact tensor on a device, contents uninitialised. Owned by the caller. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
+                                            devrt_tensor* out);
+/* Another handle to the same tensor (shares the storage). Owned by the caller. */
+DEVRT_C_API devrt_status devrt_tensor_share(devrt_tensor tensor, devrt_tensor* out);
+/* Drops this handle; the storage lives while other handles or exported DLPack tensors use it. */
+DEVRT_C_API void devrt_tensor_release(devrt_tensor tensor);
+
+/* The tensor's fields, borrowed, valid while the handle lives. Strides are in elements. */
+DEVRT_C_API int32_t devrt_tensor_ndim(devrt_tensor tensor);
+DEVRT_C_API const int64_t* devrt_tensor_shape(devrt_tensor tensor);
+DEVRT_C_API const int64_t* devrt_tensor_strides(devrt_tensor tensor);
+DEVRT_C_API DLDataType devrt_tensor_dtype(devrt_tensor tensor);
+DEVRT_C_API devrt_device devrt_tensor_device(devrt_tensor tensor);
+/* DLTensor::data (a handle on backends whose memory is not addressable) and the byte offset. */
+DEVRT_C_API void* devrt_tensor_data(devrt_tensor tensor);
+DEVRT_C_API uint64_t devrt_tensor_byte_offset(devrt_tensor tensor);
+DEVRT_C_API size_t devrt_tensor_nbytes(devrt_tensor tensor);
+/* Flags: 1 when row-major compact / read-only / marked as a copy by its DLPack producer. */
+DEVRT_C_API int devrt_tensor_is_contiguous(devrt_tensor tensor);
+DEVRT_C_API int devrt_tensor_read_only(devrt_tensor tensor);
+DEVRT_C_API int devrt_tensor_is_copied(devrt_tensor tensor);
+
+/* Takes ownership of a DLPack producer's tensor: every field is validated, and managed->deleter
+ * runs exactly once (when the last handle dies, or before an error returns). allocation_bytes (0:
+ * unknown) bounds the strides when known. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tensor_from_dlpack(DLManagedTensor* managed, size_t allocation_bytes, devrt_tensor* out);
+/* The same for a DLManagedTensorVersioned (DLPack >= 1.0; major version 1). */
+DEVRT_C_API devrt_status devrt_tensor_from_dlpack_versioned(void* managed_versioned, size_t allocation_bytes,
+                                                            devrt_tensor* out);
+/* Exports a new reference to the storage; the consumer owns *out and calls its deleter once. */
+DEVRT_C_API devrt_status devrt_tensor_to_dlpack(devrt_tensor tensor, DLManagedTensor** out);
+/* The same as a DLManagedTensorVersioned (version 1.0, read-only and is-copied flags set). */
+DEVRT_C_API devrt_status devrt_tensor_to_dlpack_versioned(devrt_tensor tensor, void** out);
+
+/* Copies src's elements into dst (same shape and dtype, any devices), ordered on *stream (NULL:
+ * current stream of the copying device). Thread-safe for distinct destinations. */
+DEVRT_C_API devrt_status devrt_tensor_copy(devrt_tensor dst, devrt_tensor src, const devrt_stream_ref* stream);
+/* A compact copy on another device (complete on return when that device is host-accessible). */
+DEVRT_C_API devrt_status devrt_tensor_to(devrt_tensor tensor, devrt_device device, const devrt_stream_ref* stream,
+                                         devrt_tensor* out);
+/* Contiguous tensors: copy nbytes() bytes from / to host memory the caller owns (complete on return). */
+DEVRT_C_API devrt_status devrt_tensor_copy_from_host(devrt_tensor tensor, const void* data, size_t nbytes);
+DEVRT_C_API devrt_status devrt_tensor_copy_to_host(devrt_tensor tensor, void* data, size_t nbytes);
+/* A view of the same storage (strides NULL: compact), inside the storage. Owned by the caller. */
+DEVRT_C_API devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const int64_t* strides,
+                                           int32_t ndim, uint64_t byte_offset, devrt_tensor* out);
+
+/* "float32" <-> {kDLFloat, 32, 1}. devrt_dtype_to_string writes into text[capacity]. Thread-safe. */
+DEVRT_C_API devrt_status devrt_dtype_parse(const char* text, DLDataType* out);
+DEVRT_C_API devrt_status devrt_dtype_to_string(DLDataType dtype, char* text, size_t capacity);
+
+/* ---- Build facts ------------------------------------------------------------------------------ */
+
+/* What this library was built with (version, revision, compiler, backends and their headers,
+ * plugins), as the JSON object of `devrt-info --json`'s "build" key. Free with devrt_string_free. */
+DEVRT_C_API devrt_status devrt_build_info_json(char** json);
+/* devrt-info's human-readable table of build facts, backends and devices. Free with
+ * devrt_string_free. Thread-safe. */
+DEVRT_C_API devrt_status devrt_describe(char** text);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DEVRT_DEVRT_H */

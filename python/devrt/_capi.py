@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The C API (libdevrt_c.so) through ctypes: finding and loading the library, its prototypes, and
+errors.
+
+ctypes, not pybind11 or cffi: the package has no compiled part of its own, so one libdevrt_c.so
+serves every CPython 3 (Debian's and another version alike) with no rebuild, and it needs no
+package beyond the standard library.
+"""
+import ctypes
+import os
+import pathlib
+
+_HERE = pathlib.Path(__file__).resolve().parent
+_SONAME = "libdevrt_c.so.0"
+
+
+def _candidates():
+    """Where libdevrt_c.so may be, most specific first."""
+    explicit = os.environ.get("DEVRT_LIBRARY")
+    if explicit:
+        yield explicit
+        return
+    # A wheel built by meson-python keeps the project's libraries beside the package.
+    yield str(_HERE.parent / ".devrt.mesonpy.libs" / _SONAME)
+    # `meson install` records where it put the library.
+    try:
+        from devrt import _install
+
+        yield str(pathlib.Path(_install.LIBDIR) / _SONAME)
+    except ImportError:
+        pass
+    # Otherwise the dynamic loader's own search (LD_LIBRARY_PATH, ldconfig's cache).
+    yield _SONAME
+
+
+def _load():
+    tried = []
+    for candidate in _candidates():
+        if os.sep in candidate and not os.path.exists(candidate):
+            tried.append(f"{candidate} (no such file)")
+            continue
+        try:
+            return ctypes.CDLL(candidate, mode=ctypes.RTLD_LOCAL)
+        except OSError as error:
+            tried.append(f"{candidate} ({error})")
+    raise ImportError(
+        "devrt: cannot load libdevrt_c.so; tried: " + "; ".join(tried) +
+        ". Set DEVRT_LIBRARY to its path, or install devrt (README.md, 'Python').")
+
+
+lib = _load()
+
+# ---- Types ---------------------------------------------------------------------------------------
+
+c_status = ctypes.c_int32
+
+
+class CDevice(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("id", ctypes.c_int32)]
+
+
+class CSpan(ctypes.Structure):
+    _fields_ = [("device", CDevice), ("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
+
+
+class CStreamRef(ctypes.Structure):
+    _fields_ = [("device", CDevice), ("handle", ctypes.c_void_p)]
+
+
+class CDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class CPoolStats(ctypes.Structure):
+    _fields_ = [("reserved_bytes", ctypes.c_size_t), ("cached_bytes", ctypes.c_size_t),
+                ("cache_limit_bytes", ctypes.c_size_t), ("hits", ctypes.c_uint64),
+                ("backend_allocations", ctypes.c_uint64), ("backend_frees", ctypes.c_uint64)]
+
+
+# ---- Errors --------------------------------------------------------------------------------------
+
+class DevrtError(RuntimeError):
+    """A devrt call failed; `code` is the status name ("invalid_argument", ...)."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class UnavailableError(DevrtError):
+    """The backend or device cannot be used here (no driver, no device)."""
+
+
+class UnsupportedError(DevrtError):
+    """The backend does not implement this operation."""
+
+
+class NotFoundError(DevrtError, LookupError):
+    """A named thing (backend, kernel, plugin) does not exist."""
+
+
+class ToolFailedError(DevrtError):
+    """An external tool (compiler, linker, archiver) ran and failed; the message holds its output."""
+
+
+_ERROR_TYPES = {3: UnavailableError, 4: UnsupportedError, 8: NotFoundError, 11: ToolFailedError}
+_VALUE_ERRORS = {1: ValueError, 2: IndexError}
+_MEMORY_ERROR = 5
+
+
+def last_error(status):
+    """The exception for a failed call's status, with this thread's last error message."""
+    message = lib.devrt_last_error().decode("utf-8", "replace")
+    name = lib.devrt_status_name(status).decode()
+    if status in _VALUE_ERRORS:
+        return type(f"DevrtError_{name}", (DevrtError, _VALUE_ERRORS[status]), {})(name, message)
+    if status == _MEMORY_ERROR:
+        return type("DevrtError_out_of_memory", (DevrtError, MemoryError), {})(name, message)
+    return _ERROR_TYPES.get(status, DevrtError)(name, message)
+
+
+def check(status):
+    """Raises the matching DevrtError when a call did not return DEVRT_STATUS_OK."""
+    if status != 0:
+        raise last_error(status)
+
+
+def take_string(pointer):
+    """Decodes and frees a char* the C API handed over through a char** out parameter."""
+    try:
+        return ctypes.string_at(pointer).decode("utf-8", "replace")
+    finally:
+        lib.devrt_string_free(pointer)
+
+
+def call_string(function, *args):
+    """Calls a C function whose last parameter is char** and returns that string."""
+    out = ctypes.c_void_p()
+    check(function(*args, ctypes.byref(out)))
+    return take_string(out)
+
+
+def string_list(items):
+    """A (const char* const*, count) pair for a list of str, kept alive by the returned array."""
+    items = [os.fspath(item) for item in (items or [])]
+    array = (ctypes.c_char_p * max(len(items), 1))(*[item.encode() for item in items])
+    return array, len(items)
+
+
+# ---- Prototypes ----------------------------------------------------------------------------------
+
+_P = ctypes.c_void_p
+_S = ctypes.c_size_t
+_I32 = ctypes.c_int32
+_I64 = ctypes.c_int64
+_STR = ctypes.c_char_p
+_OUT = ctypes.POINTER(ctypes.c_void_p)
+
+_PROTOTYPES = {
+    "devrt_api_version": (ctypes.c_uint32, []),
+    "devrt_version": (_STR, []),
+    "devrt_last_error": (_STR, []),
+    "devrt_last_error_code": (c_status, []),
+    "devrt_status_name": (_STR, [c_status]),
+    "devrt_string_free": (None, [_P]),
+    "devrt_device_parse": (c_status, [_STR, ctypes.POINTER(CDevice)]),
+    "devrt_device_kind_name": (_STR, [_I32]),
+    "devrt_device_count": (_I32, [_I32]),
+    "devrt_device_exists": (ctypes.c_int, [CDevice]),
+    "devrt_device_synchronize": (c_status, [CDevice]),
+    "devrt_attribute_name": (_STR, [_I32]),
+    "devrt_attribute_type": (_I32, [_I32]),
+    "devrt_device_attribute_int": (c_status, [CDevice, _I32, ctypes.POINTER(_I64)]),
+    "devrt_device_attribute_string": (c_status, [CDevice, _I32, ctypes.c_char_p, _S, ctypes.POINTER(_S)]),
+    "devrt_device_attribute_dim3": (c_status, [CDevice, _I32, ctypes.POINTER(_I64)]),
+    "devrt_detect_target": (c_status, [CDevice, _OUT]),
+    "devrt_backend_count": (_S, []),
+    "devrt_backend_name": (_STR, [_S]),
+    "devrt_backend_kind": (_I32, [_S]),
+    "devrt_backend_availability": (c_status, [_STR]),
+    "devrt_backend_load": (c_status, [_STR, ctypes.POINTER(_I32)]),
+    "devrt_plugin_load_file": (c_status, [_STR, ctypes.POINTER(_I32)]),
+    "devrt_backend_load_all": (c_status, [ctypes.POINTER(_S)]),
+    "devrt_plugin_count": (_S, []),
+    "devrt_plugin_loaded": (c_status, [_S, ctypes.c_char_p, _S, ctypes.c_char_p, _S]),
+    "devrt_plugin_failure_count": (_S, []),
+    "devrt_plugin_failure": (c_status, [_S, ctypes.c_char_p, _S, ctypes.c_char_p, _S]),
+    "devrt_plugin_search_path": (c_status, [_OUT]),
+    "devrt_buffer_allocate": (c_status, [CDevice, _S, _S, _OUT]),
+    "devrt_buffer_release": (None, [_P]),
+    "devrt_buffer_span": (CSpan, [_P]),
+    "devrt_copy": (c_status, [ctypes.POINTER(CSpan), _S, ctypes.POINTER(CSpan), _S, _S, ctypes.POINTER(CStreamRef)]),
+    "devrt_stream_create": (c_status, [CDevice, _OUT]),
+    "devrt_stream_release": (None, [_P]),
+    "devrt_stream_get_ref": (CStreamRef, [_P]),
+    "devrt_stream_synchronize": (c_status, [CStreamRef]),
+    "devrt_current_stream": (CStreamRef, [CDevice]),
+    "devrt_set_current_stream": (c_status, [CStreamRef]),
+    "devrt_event_create": (c_status, [CDevice, _OUT]),
+    "devrt_event_release": (None, [_P]),
+    "devrt_event_record": (c_status, [_P, ctypes.POINTER(CStreamRef)]),
+    "devrt_event_synchronize": (c_status, [_P]),
+    "devrt_event_query": (c_status, [_P, ctypes.POINTER(ctypes.c_int)]),
+    "devrt_event_wait": (c_status, [_P, ctypes.POINTER(CStreamRef)]),
+    "devrt_workspace_stats": (c_status, [CDevice, ctypes.POINTER(CPoolStats)]),
+    "devrt_tensor_empty": (c_status, [ctypes.POINTER(_I64), _I32, CDataType, CDevice, _OUT]),
+    "devrt_tensor_share": (c_status, [_P, _OUT]),
+    "devrt_tensor_release": (None, [_P]),
+    "devrt_tensor_ndim": (_I32, [_P]),
+    "devrt_tensor_shape": (ctypes.POINTER(_I64), [_P]),
+    "devrt_tensor_strides": (ctypes.POINTER(_I64), [_P]),
+    "devrt_tensor_dtype": (CDataType, [_P]),
+    "devrt_tensor_device": (CDevice, [_P]),
+    "devrt_tensor_data": (_P, [_P]),
+    "devrt_tensor_byte_offset": (ctypes.c_uint64, [_P]),
+    "devrt_tensor_nbytes": (_S, [_P]),
+    "devrt_tensor_is_contiguous": (ctypes.c_int, [_P]),
+    "devrt_tensor_read_only": (ctypes.c_int, [_P]),
+    "devrt_tensor_is_copied": (ctypes.c_int, [_P]),
+    "devrt_tensor_from_dlpack": (c_status, [_P, _S, _OUT]),
+    "devrt_tensor_from_dlpack_versioned": (c_status, [_P, _S, _OUT]),
+    "devrt_tensor_to_dlpack": (c_status, [_P, _OUT]),
+    "devrt_tensor_to_dlpack_versioned": (c_status, [_P, _OUT]),
+    "devrt_tensor_copy": (c_status, [_P, _P, ctypes.POINTER(CStreamRef)]),
+    "devrt_tensor_to": (c_status, [_P, CDevice, ctypes.POINTER(CStreamRef), _OUT]),
+    "devrt_tensor_copy_from_host": (c_status, [_P, _P, _S]),
+    "devrt_tensor_copy_to_host": (c_status, [_P, _P, _S]),
+    "devrt_dtype_parse": (c_status, [_STR, ctypes.POINTER(CDataType)]),
+    "devrt_dtype_to_string": (c_status, [CDataType, ctypes.c_char_p, _S]),
+    "devrt_build_info_json": (c_status, [_OUT]),
+    "devrt_describe": (c_status, [_OUT]),
+}
+
+_TOOLCHAIN_PROTOTYPES = {
+    "devrt_tc_find_cxx_compiler": (c_status, [_OUT]),
+    "devrt_tc_create_shared": (c_status, [_STR, _P, _S, _P, _S, _STR]),
+    "devrt_tc_create_executable": (c_status, [_STR, _P, _S, _P, _S, _STR]),
+    "devrt_tc_create_staticlib": (c_status, [_STR, _P, _S, _STR]),
+    "devrt_tc_target_triple": (c_status, [_STR, _OUT]),
+    "devrt_tc_global_symbol_sections": (c_status, [_STR, _OUT]),
+    "devrt_tc_find_cuda_path": (c_status, [_OUT]),
+    "devrt_tc_cuda_version": (c_status, [_STR, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
+    "devrt_tc_compile_cuda": (c_status, [_STR, _STR, _P, _S, _P, _S, _STR, _OUT, ctypes.POINTER(_S)]),
+    "devrt_tc_parse_compute_version": (c_status, [_STR, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]),
+    "devrt_tc_cuda_has_feature": (c_status, [_STR, _STR, ctypes.POINTER(ctypes.c_int)]),
+    "devrt_tc_have_cudagraph": (ctypes.c_int, []),
+    "devrt_tc_find_lld": (c_status, [ctypes.c_int, _OUT]),
+    "devrt_tc_rocm_link": (c_status, [_STR, _STR, _STR]),
+    "devrt_tc_tempdir_create": (c_status, [_STR, _OUT]),
+    "devrt_tc_tempdir_path": (_STR, [_P]),
+    "devrt_tc_tempdir_keep": (None, [_P]),
+    "devrt_tc_tempdir_release": (None, [_P]),
+    "devrt_tc_filelock_acquire": (c_status, [_STR, ctypes.c_int, _OUT]),
+    "devrt_tc_filelock_release": (None, [_P]),
+    "devrt_tc_tar_create": (c_status, [_STR, _P, _S]),
+    "devrt_tc_tar_extract": (c_status, [_STR, _STR, _OUT]),
+}
+
+
+def _declare(prototypes):
+    for name, (restype, argtypes) in prototypes.items():
+        function = getattr(lib, name)
+        function.restype = restype
+        function.argtypes = argtypes
+
+
+_declare(_PROTOTYPES)
+#: True when libdevrt_c.so carries devrt_toolchain's C API (devrt.support needs it).
+HAS_TOOLCHAIN = hasattr(lib, "devrt_tc_available")
+if HAS_TOOLCHAIN:
+    _declare(_TOOLCHAIN_PROTOTYPES)
+
+API_VERSION = 1
+if lib.devrt_api_version() != API_VERSION:
+    raise ImportError(f"devrt: libdevrt_c.so speaks C API version {lib.devrt_api_version()}, "
+                      f"this package speaks {API_VERSION}")

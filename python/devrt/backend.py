@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Backends and their loading, with TVM's autoload semantics.
+
+Importing devrt loads the backend plugins that are present (libdevrt_<name>.so on devrt's plugin
+search path; a missing one is skipped silently, one that fails to load is a warning naming the file
+and the reason), then calls each out-of-tree Python backend registered under the entry-point group
+``devrt.backends`` once (one that raises is a warning; the others still load).
+``DEVRT_BACKEND_AUTOLOAD=0`` turns all of that off, as in C++: then nothing is loaded until
+``load_all()`` or ``load(name)`` is called.
+"""
+import ctypes
+import os
+import threading
+import warnings
+
+from devrt import _capi
+from devrt._capi import check, lib
+
+#: The entry-point group out-of-tree backends register under.
+ENTRY_POINT_GROUP = "devrt.backends"
+
+_lock = threading.Lock()
+_entry_points_called = {}  # "name = value" -> the entry point's return value
+_warned_failures = set()
+
+
+class BackendLoadWarning(UserWarning):
+    """A backend plugin or an entry point failed to load; the others did."""
+
+
+def autoload_enabled():
+    """False when DEVRT_BACKEND_AUTOLOAD=0 is set (the C++ library reads the same variable)."""
+    return os.environ.get("DEVRT_BACKEND_AUTOLOAD", "1") != "0"
+
+
+def names():
+    """The registered backends' names, in registration order (built-in, plugins, placeholders)."""
+    return [lib.devrt_backend_name(i).decode() for i in range(lib.devrt_backend_count())]
+
+
+def availability(name):
+    """None when backend `name` can be used here, else the reason (a str) it cannot."""
+    status = lib.devrt_backend_availability(name.encode())
+    if status == 0:
+        return None
+    if status == 8:
+        raise _capi.last_error(status)
+    return lib.devrt_last_error().decode("utf-8", "replace")
+
+
+def is_available(name):
+    """True when backend `name` is registered and usable here."""
+    return name in names() and availability(name) is None
+
+
+def _copy_pair(function, index):
+    first = ctypes.create_string_buffer(4096)
+    second = ctypes.create_string_buffer(8192)
+    check(function(index, first, len(first), second, len(second)))
+    return first.value.decode("utf-8", "replace"), second.value.decode("utf-8", "replace")
+
+
+def loaded_plugins():
+    """[(path, [backend names])] of the plugins loaded so far, in load order."""
+    plugins = []
+    for i in range(lib.devrt_plugin_count()):
+        path, backends = _copy_pair(lib.devrt_plugin_loaded, i)
+        plugins.append((path, backends.split(",") if backends else []))
+    return plugins
+
+
+def failures():
+    """[(path, reason)] of the plugin files that failed to load."""
+    return [_copy_pair(lib.devrt_plugin_failure, i) for i in range(lib.devrt_plugin_failure_count())]
+
+
+def search_path():
+    """The directories searched for plugins, in order."""
+    text = _capi.call_string(lib.devrt_plugin_search_path)
+    return text.split(":") if text else []
+
+
+def _warn_new_failures():
+    for path, reason in failures():
+        if (path, reason) in _warned_failures:
+            continue
+        _warned_failures.add((path, reason))
+        warnings.warn(f"devrt: backend plugin {path} failed to load: {reason}", BackendLoadWarning, stacklevel=3)
+
+
+_OUTCOMES = {0: "loaded", 1: "already_loaded", 2: "built_in"}
+
+
+def load(name):
+    """Loads the plugin providing backend `name` (libdevrt_<name>.so on the search path).
+
+    Returns "loaded", "already_loaded" or "built_in". Raises NotFoundError when no such plugin is
+    on the search path, DevrtError when it is there and broken (the message says why).
+    """
+    outcome = ctypes.c_int32()
+    check(lib.devrt_backend_load(name.encode(), ctypes.byref(outcome)))
+    return _OUTCOMES[outcome.value]
+
+
+def load_plugin(path):
+    """Loads one plugin file (an out-of-tree backend); returns as load() does."""
+    outcome = ctypes.c_int32()
+    check(lib.devrt_plugin_load_file(os.fsencode(path), ctypes.byref(outcome)))
+    return _OUTCOMES[outcome.value]
+
+
+def _entry_points():
+    from importlib import metadata
+
+    found = metadata.entry_points()
+    if hasattr(found, "select"):
+        return list(found.select(group=ENTRY_POINT_GROUP))
+    return list(found.get(ENTRY_POINT_GROUP, []))  # Python < 3.10
+
+
+def load_entry_points():
+    """Calls each entry point of the group `devrt.backends` not called yet, once.
+
+    An entry point names a callable (``pkg.module:register``) that registers its backend, typically
+    with load_plugin() on a library it ships. One that raises is reported as a BackendLoadWarning
+    and the others still run. Returns the names of those called now.
+    """
+    called = []
+    for entry_point in _entry_points():
+        key = f"{entry_point.name} = {entry_point.value}"
+        with _lock:
+            if key in _entry_points_called:
+                continue
+            _entry_points_called[key] = None
+        try:
+            target = entry_point.load()
+            _entry_points_called[key] = target() if callable(target) else target
+            called.append(entry_point.name)
+        except Exception as error:  # an out-of-tree backend's failure must not stop the others
+            warnings.warn(f"devrt: backend entry point '{entry_point.name}' ({entry_point.value}) failed: "
+                          f"{type(error).__name__}: {error}", BackendLoadWarning, stacklevel=2)
+    return called
+
+
+def loaded_entry_points():
+    """The entry points called so far, as "name = module:function" strings."""
+    with _lock:
+        return list(_entry_points_called)
+
+
+def load_all():
+    """Loads every backend plugin and entry point not loaded yet, whatever DEVRT_BACKEND_AUTOLOAD says.
+
+    Returns the number of plugin files loaded now plus the entry points called now. Failures are
+    warnings (BackendLoadWarning), as at import.
+    """
+    count = ctypes.c_size_t()
+    check(lib.devrt_backend_load_all(ctypes.byref(count)))
+    _warn_new_failures()
+    return count.value + len(load_entry_points())
+
+
+def _autoload():
+    # The C++ registry autoloads on first use (honouring DEVRT_BACKEND_AUTOLOAD itself).
+    lib.devrt_backend_count()
+    _warn_new_failures()
+    if autoload_enabled():
+        load_entry_points()

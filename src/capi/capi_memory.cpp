@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C API: buffers, copies, streams, events, workspaces, modules and launches.
+#include "capi/capi_internal.hpp"
+
+#include <new>
+#include <utility>
+#include <vector>
+
+using namespace devrt;
+using namespace devrt::capi;
+
+namespace {
+
+// Moves a C++ object into a new handle of type Handle (one member), or out_of_memory.
+template <class Handle, class Value>
+devrt_status give_handle(Value&& value, Handle** out, const char* call) noexcept {
+  auto* handle = new (std::nothrow) Handle{std::forward<Value>(value)};
+  if (handle == nullptr) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle"));
+  *out = handle;
+  return DEVRT_STATUS_OK;
+}
+
+// The C++ arguments behind a C argument array (a buffer's span and offset, or a scalar's bits).
+Result<std::vector<KernelArg>> to_kernel_args(const devrt_kernel_arg* args, size_t num_args) noexcept {
+  if (num_args > kMaxKernelArgs) {
+    return make_error(ErrorCode::invalid_argument, "devrt_function_launch: ", num_args, " arguments (at most ",
+                      kMaxKernelArgs, ")");
+  }
+  if (num_args > 0 && args == nullptr) return make_error(ErrorCode::invalid_argument, "devrt_function_launch: args is NULL");
+  std::vector<KernelArg> converted;
+  converted.reserve(num_args);
+  for (size_t i = 0; i < num_args; ++i) {
+    const devrt_kernel_arg& arg = args[i];
+    if (arg.kind == DEVRT_ARG_BUFFER) {
+      // reserved == 1 marks an offset past the span's end (devrt_arg_span): keep it visible.
+      std::size_t size = arg.reserved == 1 ? 0 : arg.offset + arg.size;
+      Device device{static_cast<DeviceKind>(arg.device_kind), arg.device_id};
+      converted.emplace_back(MemorySpan{device, arg.buffer, size}, arg.offset);
+    } else if (arg.kind == DEVRT_ARG_SCALAR) {
+      DataType type{static_cast<DataTypeCode>(arg.type_code), arg.type_bits, 1};
+      converted.push_back(KernelArg::scalar(type, arg.value.u64));
+    } else {
+      return make_error(ErrorCode::invalid_argument, "devrt_function_launch: argument ", i, " has kind ", arg.kind,
+                        " (want DEVRT_ARG_BUFFER or DEVRT_ARG_SCALAR)");
+    }
+  }
+  return converted;
+}
+
+} // namespace
+
+extern "C" {
+
+devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment, devrt_buffer* out) {
+  if (out == nullptr) return null_argument("devrt_buffer_allocate", "out");
+  Result<Buffer> buffer = Buffer::allocate(to_cpp(device), nbytes, alignment == 0 ? kDefaultAlignment : alignment);
+  if (!buffer.ok()) return fail(buffer.status());
+  return give_handle(std::move(*buffer), out, "devrt_buffer_allocate");
+}
+
+void devrt_buffer_release(devrt_buffer buffer) { delete buffer; }
+
+devrt_span devrt_buffer_span(devrt_buffer buffer) {
+  return buffer != nullptr ? to_c(buffer->buffer.span()) : devrt_span{};
+}
+
+devrt_span devrt_host_span(const void* data, size_t size) { return to_c(host_span(data, size)); }
+
+devrt_status devrt_copy(const devrt_span* src, size_t src_offset, const devrt_span* dst, size_t dst_offset,
+                        size_t nbytes, const devrt_stream_ref* stream) {
+  if (src == nullptr) return null_argument("devrt_copy", "src");
+  if (dst == nullptr) return null_argument("devrt_copy", "dst");
+  return to_status(copy(to_cpp(*src), src_offset, to_cpp(*dst), dst_offset, nbytes, to_cpp(stream)));
+}
+
+devrt_status devrt_stream_create(devrt_device device, devrt_stream* out) {
+  if (out == nullptr) return null_argument("devrt_stream_create", "out");
+  Result<Stream> stream = Stream::create(to_cpp(device));
+  if (!stream.ok()) return fail(stream.status());
+  return give_handle(std::move(*stream), out, "devrt_stream_create");
+}
+
+void devrt_stream_release(devrt_stream stream) { delete stream; }
+
+devrt_stream_ref devrt_stream_get_ref(devrt_stream stream) {
+  return stream != nullptr ? to_c(stream->stream.ref()) : devrt_stream_ref{};
+}
+
+devrt_status devrt_stream_synchronize(devrt_stream_ref stream) { return to_status(synchronize(to_cpp(&stream))); }
+
+devrt_stream_ref devrt_current_stream(devrt_device device) { return to_c(current_stream(to_cpp(device))); }
+
+devrt_status devrt_set_current_stream(devrt_stream_ref stream) { return to_status(set_current_stream(to_cpp(&stream))); }
+
+devrt_status devrt_event_create(devrt_device device, devrt_event* out) {
+  if (out == nullptr) return null_argument("devrt_event_create", "out");
+  Result<Event> event = Event::create(to_cpp(device));
+  if (!event.ok()) return fail(event.status());
+  return give_handle(std::move(*event), out, "devrt_event_create");
+}
+
+void devrt_event_release(devrt_event event) { delete event; }
+
+devrt_status devrt_event_record(devrt_event event, const devrt_stream_ref* stream) {
+  if (event == nullptr) return null_argument("devrt_event_record", "event");
+  StreamRef ref = stream != nullptr ? to_cpp(stream) : current_stream(event->event.device());
+  return to_status(event->event.record(ref));
+}
+
+devrt_status devrt_event_synchronize(devrt_event event) {
+  if (event == nullptr) return null_argument("devrt_event_synchronize", "event");
+  return to_status(event->event.synchronize());
+}
+
+devrt_status devrt_event_query(devrt_event event, int* done) {
+  if (event == nullptr) return null_argument("devrt_event_query", "event");
+  if (done == nullptr) return null_argument("devrt_event_query", "done");
+  Result<bool> complete = event->event.query();
+  if (!complete.ok()) return fail(complete.status());
+  *done = *complete ? 1 : 0;
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_event_wait(devrt_event event, const devrt_stream_ref* stream) {
+  if (event == nullptr) return null_argument("devrt_event_wait", "event");
+  StreamRef ref = stream != nullptr ? to_cpp(stream) : current_stream(event->event.device());
+  return to_status(event->event.wait_on(ref));
+}
+
+devrt_status devrt_workspace_allocate(devrt_device device, size_t nbytes, devrt_workspace* out) {
+  if (out == nullptr) return null_argument("devrt_workspace_allocate", "out");
+  Result<Workspace> block = allocate_workspace(to_cpp(device), nbytes);
+  if (!block.ok()) return fail(block.status());
+  auto* handle = new (std::nothrow) devrt_workspace_t{std::move(*block), to_cpp(device)};
+  if (handle == nullptr) return fail(ErrorCode::out_of_memory, "devrt_workspace_allocate: no memory for the handle");
+  *out = handle;
+  return DEVRT_STATUS_OK;
+}
+
+void devrt_workspace_release(devrt_workspace workspace) { delete workspace; }
+
+devrt_span devrt_workspace_span(devrt_workspace workspace) {
+  if (workspace == nullptr) return devrt_span{};
+  return to_c(MemorySpan{workspace->device, workspace->workspace.data(), workspace->workspace.size()});
+}
+
+devrt_status devrt_workspace_stats(devrt_device device, devrt_pool_stats* stats) {
+  if (stats == nullptr) return null_argument("devrt_workspace_stats", "stats");
+  Result<WorkspacePool*> pool = workspace_pool(to_cpp(device));
+  if (!pool.ok()) return fail(pool.status());
+  PoolStats s = (*pool)->stats();
+  *stats = devrt_pool_stats{s.reserved_bytes, s.cached_bytes,        s.cache_limit_bytes,
+                            s.hits,           s.backend_allocations, s.backend_frees};
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_module_load(devrt_device device, int32_t format, const void* data, size_t size, const char* options,
+                               devrt_module* out) {
+  if (out == nullptr) return null_argument("devrt_module_load", "out");
+  if (data == nullptr && size > 0) return null_argument("devrt_module_load", "data");
+  std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
+  std::string log;
+  Result<Module> module = Module::load(to_cpp(device), static_cast<ModuleFormat>(format), bytes,
+                                       options != nullptr ? options : "", &log);
+  if (!module.ok()) {
+    if (log.empty() || module.status().message().find(log) != std::string_view::npos) return fail(module.status());
+    return fail(module.status().code(), std::string(module.status().message()) + "\nbuild log:\n" + log);
+  }
+  return give_handle(std::move(*module), out, "devrt_module_load");
+}
+
+devrt_status devrt_module_load_file(devrt_device device, int32_t format, const char* path, const char* options,
+                                    devrt_module* out) {
+  if (path == nullptr) return null_argument("devrt_module_load_file", "path");
+  if (out == nullptr) return null_argument("devrt_module_load_file", "out");
+  Result<Module> module =
+      Module::load_file(to_cpp(device), static_cast<ModuleFormat>(format), path, options != nullptr ? options : "");
+  if (!module.ok()) return fail(module.status());
+  return give_handle(std::move(*module), out, "devrt_module_load_file");
+}
+
+void devrt_module_release(devrt_module module) { delete module; }
+
+devrt_status devrt_module_function(devrt_module module, const char* name, devrt_function* out) {
+  if (module == nullptr) return null_argument("devrt_module_function", "module");
+  if (name == nullptr) return null_argument("devrt_module_function", "name");
+  if (out == nullptr) return null_argument("devrt_module_function", "out");
+  Result<Function> function = module->module.function(name);
+  if (!function.ok()) return fail(function.status());
+  return give_handle(std::move(*function), out, "devrt_module_function");
+}
+
+void devrt_function_release(devrt_function function) { delete function; }
+
+devrt_kernel_arg devrt_arg_span(devrt_span span, size_t offset) { return KernelArg(to_cpp(span), offset).raw(); }
+devrt_kernel_arg devrt_arg_i32(int32_t value) { return KernelArg(value).raw(); }
+devrt_kernel_arg devrt_arg_i64(int64_t value) { return KernelArg(value).raw(); }
+devrt_kernel_arg devrt_arg_u32(uint32_t value) { return KernelArg(value).raw(); }
+devrt_kernel_arg devrt_arg_f32(float value) { return KernelArg(value).raw(); }
+devrt_kernel_arg devrt_arg_f64(double value) { return KernelArg(value).raw(); }
+
+devrt_status devrt_function_launch(devrt_function function, const uint32_t grid[3], const uint32_t block[3],
+                                   size_t dynamic_shared_bytes, const devrt_kernel_arg* args, size_t num_args,
+                                   const devrt_stream_ref* stream) {
+  if (function == nullptr) return null_argument("devrt_function_launch", "function");
+  if (grid == nullptr) return null_argument("devrt_function_launch", "grid");
+  if (block == nullptr) return null_argument("devrt_function_launch", "block");
+  Result<std::vector<KernelArg>> converted = to_kernel_args(args, num_args);
+  if (!converted.ok()) return fail(converted.status());
+  LaunchConfig config{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dynamic_shared_bytes};
+  std::span<const KernelArg> list(converted->data(), converted->size());
+  if (stream == nullptr) return to_status(function->function.launch(config, list));
+  return to_status(function->function.launch(config, list, to_cpp(stream)));
+}
+
+} // extern "C"

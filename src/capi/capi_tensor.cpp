@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C API: tensors, DLPack import and export, data types.
+#include "capi/capi_internal.hpp"
+
+#include <new>
+#include <span>
+#include <utility>
+
+using namespace devrt;
+using namespace devrt::capi;
+
+namespace {
+
+devrt_status give_tensor(Result<Tensor> tensor, devrt_tensor* out, const char* call) noexcept {
+  if (!tensor.ok()) return fail(tensor.status());
+  auto* handle = new (std::nothrow) devrt_tensor_t{std::move(*tensor)};
+  if (handle == nullptr) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle"));
+  *out = handle;
+  return DEVRT_STATUS_OK;
+}
+
+// A shape or strides array from C: ndim values, or empty when ndim is 0.
+Result<std::span<const std::int64_t>> dims(const int64_t* values, int32_t ndim, const char* call,
+                                           const char* parameter) noexcept {
+  if (ndim < 0 || ndim > Tensor::kMaxDims) {
+    return make_error(ErrorCode::invalid_argument, call, ": ndim ", ndim, " (0 to ", Tensor::kMaxDims, ")");
+  }
+  if (ndim > 0 && values == nullptr) return make_error(ErrorCode::invalid_argument, call, ": ", parameter, " is NULL");
+  return std::span<const std::int64_t>(values, static_cast<std::size_t>(ndim));
+}
+
+} // namespace
+
+extern "C" {
+
+devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
+                                devrt_tensor* out) {
+  if (out == nullptr) return null_argument("devrt_tensor_empty", "out");
+  Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_empty", "shape");
+  if (!extents.ok()) return fail(extents.status());
+  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device)), out, "devrt_tensor_empty");
+}
+
+devrt_status devrt_tensor_share(devrt_tensor tensor, devrt_tensor* out) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_share", "tensor");
+  if (out == nullptr) return null_argument("devrt_tensor_share", "out");
+  return give_tensor(Tensor(tensor->tensor), out, "devrt_tensor_share");
+}
+
+void devrt_tensor_release(devrt_tensor tensor) { delete tensor; }
+
+int32_t devrt_tensor_ndim(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.ndim() : 0; }
+const int64_t* devrt_tensor_shape(devrt_tensor tensor) {
+  return tensor != nullptr ? tensor->tensor.shape().data() : nullptr;
+}
+const int64_t* devrt_tensor_strides(devrt_tensor tensor) {
+  return tensor != nullptr ? tensor->tensor.strides().data() : nullptr;
+}
+DLDataType devrt_tensor_dtype(devrt_tensor tensor) {
+  return tensor != nullptr ? to_c(tensor->tensor.dtype()) : DLDataType{};
+}
+devrt_device devrt_tensor_device(devrt_tensor tensor) {
+  return tensor != nullptr ? to_c(tensor->tensor.device()) : devrt_device{};
+}
+void* devrt_tensor_data(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.data() : nullptr; }
+uint64_t devrt_tensor_byte_offset(devrt_tensor tensor) {
+  return tensor != nullptr ? tensor->tensor.byte_offset() : 0;
+}
+size_t devrt_tensor_nbytes(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.nbytes() : 0; }
+int devrt_tensor_is_contiguous(devrt_tensor tensor) {
+  return tensor != nullptr && tensor->tensor.is_contiguous() ? 1 : 0;
+}
+int devrt_tensor_read_only(devrt_tensor tensor) { return tensor != nullptr && tensor->tensor.read_only() ? 1 : 0; }
+int devrt_tensor_is_copied(devrt_tensor tensor) { return tensor != nullptr && tensor->tensor.is_copied() ? 1 : 0; }
+
+devrt_status devrt_tensor_from_dlpack(DLManagedTensor* managed, size_t allocation_bytes, devrt_tensor* out) {
+  if (out == nullptr) {
+    // Ownership was handed over: honour it even though the call cannot succeed.
+    if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
+    return null_argument("devrt_tensor_from_dlpack", "out");
+  }
+  return give_tensor(Tensor::from_dlpack(managed, ImportOptions{allocation_bytes}), out, "devrt_tensor_from_dlpack");
+}
+
+devrt_status devrt_tensor_from_dlpack_versioned(void* managed_versioned, size_t allocation_bytes, devrt_tensor* out) {
+  auto* managed = static_cast<dlpack::ManagedTensorVersioned*>(managed_versioned);
+  if (out == nullptr) {
+    if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
+    return null_argument("devrt_tensor_from_dlpack_versioned", "out");
+  }
+  return give_tensor(Tensor::from_dlpack(managed, ImportOptions{allocation_bytes}), out,
+                     "devrt_tensor_from_dlpack_versioned");
+}
+
+devrt_status devrt_tensor_to_dlpack(devrt_tensor tensor, DLManagedTensor** out) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_to_dlpack", "tensor");
+  if (out == nullptr) return null_argument("devrt_tensor_to_dlpack", "out");
+  Result<DLManagedTensor*> managed = tensor->tensor.to_dlpack();
+  if (!managed.ok()) return fail(managed.status());
+  *out = *managed;
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_tensor_to_dlpack_versioned(devrt_tensor tensor, void** out) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_to_dlpack_versioned", "tensor");
+  if (out == nullptr) return null_argument("devrt_tensor_to_dlpack_versioned", "out");
+  Result<dlpack::ManagedTensorVersioned*> managed = tensor->tensor.to_dlpack_versioned();
+  if (!managed.ok()) return fail(managed.status());
+  *out = *managed;
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_tensor_copy(devrt_tensor dst, devrt_tensor src, const devrt_stream_ref* stream) {
+  if (dst == nullptr) return null_argument("devrt_tensor_copy", "dst");
+  if (src == nullptr) return null_argument("devrt_tensor_copy", "src");
+  return to_status(dst->tensor.copy_from(src->tensor, to_cpp(stream)));
+}
+
+devrt_status devrt_tensor_to(devrt_tensor tensor, devrt_device device, const devrt_stream_ref* stream,
+                             devrt_tensor* out) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_to", "tensor");
+  if (out == nullptr) return null_argument("devrt_tensor_to", "out");
+  return give_tensor(tensor->tensor.to(to_cpp(device), to_cpp(stream)), out, "devrt_tensor_to");
+}
+
+devrt_status devrt_tensor_copy_from_host(devrt_tensor tensor, const void* data, size_t nbytes) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_copy_from_host", "tensor");
+  Status copied = tensor->tensor.copy_from_host(data, nbytes);
+  if (copied.ok()) copied = synchronize(current_stream(copy_device(kHostDevice, tensor->tensor.device()).value_or(kHostDevice)));
+  return to_status(copied);
+}
+
+devrt_status devrt_tensor_copy_to_host(devrt_tensor tensor, void* data, size_t nbytes) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_copy_to_host", "tensor");
+  Status copied = tensor->tensor.copy_to_host(data, nbytes);
+  if (copied.ok()) copied = synchronize(current_stream(copy_device(tensor->tensor.device(), kHostDevice).value_or(kHostDevice)));
+  return to_status(copied);
+}
+
+devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const int64_t* strides, int32_t ndim,
+                               uint64_t byte_offset, devrt_tensor* out) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_view", "tensor");
+  if (out == nullptr) return null_argument("devrt_tensor_view", "out");
+  Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_view", "shape");
+  if (!extents.ok()) return fail(extents.status());
+  std::span<const std::int64_t> steps;
+  if (strides != nullptr) steps = std::span<const std::int64_t>(strides, extents->size());
+  return give_tensor(tensor->tensor.view(*extents, steps, byte_offset), out, "devrt_tensor_view");
+}
+
+devrt_status devrt_dtype_parse(const char* text, DLDataType* out) {
+  if (text == nullptr) return null_argument("devrt_dtype_parse", "text");
+  if (out == nullptr) return null_argument("devrt_dtype_parse", "out");
+  Result<DataType> type = parse_data_type(text);
+  if (!type.ok()) return fail(type.status());
+  *out = to_c(*type);
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_dtype_to_string(DLDataType dtype, char* text, size_t capacity) {
+  if (text == nullptr || capacity == 0) return null_argument("devrt_dtype_to_string", "text");
+  copy_out(to_string(to_cpp(dtype)), text, capacity, nullptr);
+  return DEVRT_STATUS_OK;
+}
+
+} // extern "C"
