@@ -18,6 +18,7 @@ _attribute_int = lib.devrt_device_attribute_int
 _attribute_string = lib.devrt_device_attribute_string
 _attribute_dim3 = lib.devrt_device_attribute_dim3
 _NOT_REPORTED = -1
+_UNSUPPORTED = 4
 
 
 def _read_int(device, number):
@@ -95,8 +96,12 @@ class Device:
         return bool(lib.devrt_device_exists(self._c))
 
     def sync(self):
-        """Waits for all work queued on the device."""
-        check(lib.devrt_device_synchronize(self._c))
+        """Waits for all work queued on the device. Backends that cannot wait for all of a device's
+        streams at once (OpenCL, Vulkan) wait for this thread's current stream of the device."""
+        status = lib.devrt_device_synchronize(self._c)
+        if status == _UNSUPPORTED:
+            status = lib.devrt_stream_synchronize(lib.devrt_current_stream(self._c))
+        check(status)
 
     def attribute(self, name):
         """Reads one attribute by name (as the properties do)."""

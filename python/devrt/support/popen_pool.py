@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Python callables in worker processes, with a timeout per call (TVM's tvm.contrib.popen_pool).
 
-Workers are `python -m devrt.support._popen_worker` processes fed pickled calls, so a call that
+Workers are Python processes running devrt/support/_popen_worker.py, fed pickled calls, so a call that
 crashes or hangs costs its worker, not the caller: a timeout kills the worker (and its children)
 and the future raises TimeoutError; the next call starts a fresh worker. Functions and arguments
-must be picklable (module-level functions).
+must be picklable (module-level functions of modules the workers can import: they get this
+process's environment, with devrt's package directory added to PYTHONPATH).
 """
 import concurrent.futures
 import os
@@ -36,7 +37,8 @@ class PopenWorker:
         environment = dict(os.environ)
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
-        self._process = subprocess.Popen([sys.executable, "-m", "devrt.support._popen_worker"],
+        worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_popen_worker.py")
+        self._process = subprocess.Popen([sys.executable, worker],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                                          env=environment, start_new_session=True)
         self._tasks = 0

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The C API from C99: every group of functions, with real devices (cpu, and opencl/vulkan where
+ * present), bad input, ownership of DLPack tensors, and the thread-local last error. */
+#include <devrt/devrt.h>
+#include <devrt/devrt_toolchain.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+static int checks = 0;
+
+#define CHECK(cond)                                                                                                    \
+  do {                                                                                                                 \
+    ++checks;                                                                                                          \
+    if (!(cond)) {                                                                                                     \
+      ++failures;                                                                                                      \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, devrt_last_error());    \
+    }                                                                                                                  \
+  } while (0)
+#define CHECK_OK(call) CHECK((call) == DEVRT_STATUS_OK)
+
+static const devrt_device kCpu = {1, 0};
+
+static void test_version_and_errors(void) {
+  devrt_device parsed;
+  CHECK(devrt_api_version() == DEVRT_C_API_VERSION);
+  CHECK(strcmp(devrt_version(), "") != 0);
+  CHECK(strcmp(devrt_status_name(DEVRT_STATUS_OUT_OF_RANGE), "out_of_range") == 0);
+  CHECK(strcmp(devrt_status_name(99), "") == 0);
+  CHECK(devrt_device_parse("not a device", &parsed) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_last_error_code() == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "not a device") != NULL);
+  CHECK(devrt_device_parse(NULL, &parsed) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "text is NULL") != NULL);
+  /* Success does not clear the last error. */
+  CHECK_OK(devrt_device_parse("cuda:1", &parsed));
+  CHECK(parsed.kind == 2 && parsed.id == 1);
+  CHECK(devrt_last_error_code() == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strcmp(devrt_device_kind_name(4), "opencl") == 0);
+}
+
+static void test_devices_and_backends(void) {
+  int64_t value = 0;
+  int64_t xyz[3] = {0, 0, 0};
+  char name[8];
+  size_t length = 0;
+  size_t i;
+  int saw_cpu = 0;
+  char* json = NULL;
+  devrt_device missing = {1, 7};
+  CHECK(devrt_device_count(1) == 1);
+  CHECK(devrt_device_exists(kCpu) == 1);
+  CHECK(devrt_device_exists(missing) == 0);
+  CHECK_OK(devrt_device_attribute_int(kCpu, DEVRT_ATTR_EXIST, &value));
+  CHECK(value == 1);
+  CHECK_OK(devrt_device_attribute_int(kCpu, DEVRT_ATTR_MAX_THREADS_PER_BLOCK, &value));
+  CHECK(value > 0);
+  CHECK(devrt_device_attribute_int(kCpu, DEVRT_ATTR_WARP_SIZE, &value) == DEVRT_ATTR_NOT_REPORTED);
+  CHECK(devrt_device_attribute_int(kCpu, DEVRT_ATTR_DEVICE_NAME, &value) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_device_attribute_int(missing, DEVRT_ATTR_MAX_THREADS_PER_BLOCK, &value) != DEVRT_STATUS_OK);
+  CHECK(strstr(devrt_last_error(), "cpu:7") != NULL);
+  /* Truncated into a small buffer, full length reported. */
+  CHECK_OK(devrt_device_attribute_string(kCpu, DEVRT_ATTR_DEVICE_NAME, name, sizeof name, &length));
+  CHECK(length > 0 && strlen(name) == (length < sizeof name ? length : sizeof name - 1));
+  CHECK_OK(devrt_device_attribute_dim3(kCpu, DEVRT_ATTR_MAX_THREAD_DIMENSIONS, xyz));
+  CHECK(xyz[0] > 0 && xyz[1] > 0 && xyz[2] > 0);
+  CHECK(strcmp(devrt_attribute_name(DEVRT_ATTR_COMPUTE_VERSION), "compute_version") == 0);
+  CHECK(devrt_attribute_type(DEVRT_ATTR_MAX_THREAD_DIMENSIONS) == DEVRT_ATTR_TYPE_DIM3);
+  CHECK(devrt_attribute_type(DEVRT_ATTR_COUNT) == -1);
+  CHECK_OK(devrt_detect_target(kCpu, &json));
+  CHECK(json != NULL && strstr(json, "\"kind\"") != NULL);
+  devrt_string_free(json);
+  for (i = 0; i < devrt_backend_count(); ++i) {
+    if (strcmp(devrt_backend_name(i), "cpu") == 0) saw_cpu = devrt_backend_kind(i) == 1;
+  }
+  CHECK(saw_cpu);
+  CHECK(devrt_backend_name(devrt_backend_count()) == NULL);
+  CHECK_OK(devrt_backend_availability("cpu"));
+  CHECK(devrt_backend_availability("no_such_backend") == DEVRT_STATUS_NOT_FOUND);
+  CHECK_OK(devrt_build_info_json(&json));
+  CHECK(strstr(json, "\"backends\"") != NULL);
+  devrt_string_free(json);
+  CHECK_OK(devrt_plugin_search_path(&json));
+  devrt_string_free(json);
+  CHECK(devrt_plugin_failure(devrt_plugin_failure_count(), NULL, 0, NULL, 0) == DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(devrt_backend_load("no_such_backend", NULL) != DEVRT_STATUS_OK);
+}
+
+/* Buffers, copies (with their range checks) and events on one device. */
+static void test_memory(devrt_device device) {
+  unsigned char in[256];
+  unsigned char out[256];
+  devrt_buffer buffer = NULL;
+  devrt_span device_span;
+  devrt_span host_in;
+  devrt_span host_out;
+  devrt_stream stream = NULL;
+  devrt_stream_ref ref;
+  devrt_event event = NULL;
+  int done = 0;
+  int i;
+  for (i = 0; i < 256; ++i) in[i] = (unsigned char)i;
+  memset(out, 0, sizeof out);
+  host_in = devrt_host_span(in, sizeof in);
+  host_out = devrt_host_span(out, sizeof out);
+  /* Zero bytes is an empty buffer, as in C++; huge sizes and a NULL out parameter are refused. */
+  CHECK_OK(devrt_buffer_allocate(device, 0, 0, &buffer));
+  CHECK(devrt_buffer_span(buffer).size == 0);
+  devrt_buffer_release(buffer);
+  buffer = NULL;
+  CHECK(devrt_buffer_allocate(device, (size_t)-1, 0, &buffer) != DEVRT_STATUS_OK);
+  CHECK(devrt_buffer_allocate(device, 256, 0, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_buffer_allocate(device, 256, 0, &buffer));
+  if (buffer == NULL) return;
+  device_span = devrt_buffer_span(buffer);
+  CHECK(device_span.size == 256 && device_span.device.kind == device.kind);
+  CHECK_OK(devrt_stream_create(device, &stream));
+  ref = devrt_stream_get_ref(stream);
+  CHECK_OK(devrt_copy(&host_in, 0, &device_span, 0, 256, &ref));
+  CHECK(devrt_copy(&host_in, 0, &device_span, 200, 100, &ref) == DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(devrt_copy(NULL, 0, &device_span, 0, 1, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_copy(&device_span, 16, &host_out, 0, 64, &ref));
+  CHECK_OK(devrt_event_create(device, &event));
+  CHECK_OK(devrt_event_record(event, &ref));
+  CHECK_OK(devrt_event_synchronize(event));
+  CHECK_OK(devrt_event_query(event, &done));
+  CHECK(done == 1);
+  CHECK_OK(devrt_stream_synchronize(ref));
+  CHECK(memcmp(out, in + 16, 64) == 0);
+  devrt_event_release(event);
+  devrt_stream_release(stream);
+  devrt_buffer_release(buffer);
+}
+
+static void test_workspace(void) {
+  devrt_workspace block = NULL;
+  devrt_pool_stats stats;
+  CHECK_OK(devrt_workspace_allocate(kCpu, 4096, &block));
+  CHECK(devrt_workspace_span(block).size >= 4096);
+  devrt_workspace_release(block);
+  CHECK_OK(devrt_workspace_allocate(kCpu, 4096, &block));
+  devrt_workspace_release(block);
+  CHECK_OK(devrt_workspace_stats(kCpu, &stats));
+  CHECK(stats.hits >= 1);
+}
+
+static int deleted = 0;
+static void count_delete(DLManagedTensor* self) {
+  ++deleted;
+  free(self->dl_tensor.data);
+  free(self);
+}
+
+static void test_tensors(void) {
+  int64_t shape[2] = {2, 3};
+  float values[6] = {0, 1, 2, 3, 4, 5};
+  float back[6];
+  DLDataType f32;
+  char text[16];
+  devrt_tensor tensor = NULL;
+  devrt_tensor imported = NULL;
+  devrt_tensor copy = NULL;
+  DLManagedTensor* exported = NULL;
+  DLManagedTensor* managed = calloc(1, sizeof *managed);
+  CHECK_OK(devrt_dtype_parse("float32", &f32));
+  CHECK(f32.code == kDLFloat && f32.bits == 32 && f32.lanes == 1);
+  CHECK_OK(devrt_dtype_to_string(f32, text, sizeof text));
+  CHECK(strcmp(text, "float32") == 0);
+  CHECK(devrt_tensor_empty(shape, -1, f32, kCpu, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, &tensor));
+  CHECK(devrt_tensor_ndim(tensor) == 2 && devrt_tensor_shape(tensor)[1] == 3 && devrt_tensor_strides(tensor)[0] == 3);
+  CHECK(devrt_tensor_nbytes(tensor) == sizeof values && devrt_tensor_is_contiguous(tensor));
+  CHECK_OK(devrt_tensor_copy_from_host(tensor, values, sizeof values));
+  CHECK(devrt_tensor_copy_from_host(tensor, values, 4) != DEVRT_STATUS_OK);
+  /* Export, then import the export: one storage, the deleter chain runs once at the end. */
+  CHECK_OK(devrt_tensor_to_dlpack(tensor, &exported));
+  CHECK_OK(devrt_tensor_from_dlpack(exported, 0, &imported));
+  devrt_tensor_release(tensor);
+  CHECK_OK(devrt_tensor_to(imported, kCpu, NULL, &copy));
+  CHECK_OK(devrt_tensor_copy_to_host(copy, back, sizeof back));
+  CHECK(memcmp(back, values, sizeof values) == 0);
+  devrt_tensor_release(copy);
+  devrt_tensor_release(imported);
+  /* A producer's tensor: its deleter runs exactly once, also when the import is refused. */
+  managed->dl_tensor.data = malloc(sizeof values);
+  managed->dl_tensor.device.device_type = kDLCPU;
+  managed->dl_tensor.ndim = 2;
+  managed->dl_tensor.dtype = f32;
+  managed->dl_tensor.shape = shape;
+  managed->deleter = count_delete;
+  CHECK_OK(devrt_tensor_from_dlpack(managed, 0, &imported));
+  CHECK(deleted == 0);
+  devrt_tensor_release(imported);
+  CHECK(deleted == 1);
+  managed = calloc(1, sizeof *managed);
+  managed->dl_tensor.data = malloc(4);
+  managed->dl_tensor.ndim = -3;
+  managed->deleter = count_delete;
+  CHECK(devrt_tensor_from_dlpack(managed, 0, &imported) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(deleted == 2);
+  CHECK(devrt_tensor_from_dlpack(NULL, 0, &imported) == DEVRT_STATUS_INVALID_ARGUMENT);
+}
+
+/* An OpenCL C kernel, built and launched through the C API on the first OpenCL device. */
+static void test_launch(void) {
+  static const char source[] = "__kernel void add_one(__global int* data, int delta) {\n"
+                               "  data[get_global_id(0)] += delta;\n"
+                               "}\n";
+  devrt_device device = {4, 0};
+  devrt_module module = NULL;
+  devrt_function function = NULL;
+  devrt_buffer buffer = NULL;
+  devrt_span span;
+  devrt_span host;
+  devrt_kernel_arg args[2];
+  uint32_t grid[3] = {4, 1, 1};
+  uint32_t block[3] = {16, 1, 1};
+  int32_t data[64];
+  int i;
+  int good = 1;
+  if (!devrt_device_exists(device)) {
+    printf("skip launch: no OpenCL device (%s)\n", devrt_backend_availability("opencl") == 0 ? "no device"
+                                                                                               : devrt_last_error());
+    return;
+  }
+  CHECK(devrt_module_load(device, DEVRT_MODULE_OPENCL_C, "this is not C", 13, NULL, &module) != DEVRT_STATUS_OK);
+  CHECK_OK(devrt_module_load(device, DEVRT_MODULE_OPENCL_C, source, sizeof source - 1, NULL, &module));
+  CHECK(devrt_module_function(module, "missing", &function) != DEVRT_STATUS_OK);
+  CHECK_OK(devrt_module_function(module, "add_one", &function));
+  CHECK_OK(devrt_buffer_allocate(device, sizeof data, 0, &buffer));
+  if (function == NULL || buffer == NULL) return;
+  for (i = 0; i < 64; ++i) data[i] = i;
+  span = devrt_buffer_span(buffer);
+  host = devrt_host_span(data, sizeof data);
+  CHECK_OK(devrt_copy(&host, 0, &span, 0, sizeof data, NULL));
+  args[0] = devrt_arg_span(span, 0);
+  args[1] = devrt_arg_i32(5);
+  CHECK_OK(devrt_function_launch(function, grid, block, 0, args, 2, NULL));
+  CHECK(devrt_function_launch(function, grid, block, 0, args, 65, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_copy(&span, 0, &host, 0, sizeof data, NULL));
+  CHECK_OK(devrt_stream_synchronize(devrt_current_stream(device)));
+  for (i = 0; i < 64; ++i) good &= data[i] == i + 5;
+  CHECK(good);
+  devrt_buffer_release(buffer);
+  devrt_function_release(function);
+  devrt_module_release(module);
+}
+
+static void test_toolchain(void) {
+  devrt_tempdir dir = NULL;
+  int major = 0;
+  int minor = 0;
+  int result = -1;
+  CHECK(devrt_tc_available() == 1);
+  CHECK_OK(devrt_tc_parse_compute_version("sm_86", &major, &minor));
+  CHECK(major == 8 && minor == 6);
+  CHECK_OK(devrt_tc_cuda_has_feature("tensorcore", "7.0", &result));
+  CHECK(result == 1);
+  CHECK(devrt_tc_cuda_has_feature("warp_drive", "7.0", &result) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_tc_tempdir_create("capi-", &dir));
+  CHECK(dir != NULL && strstr(devrt_tc_tempdir_path(dir), "capi-") != NULL);
+  devrt_tc_tempdir_release(dir);
+}
+
+int main(void) {
+  devrt_device vulkan = {7, 0};
+  test_version_and_errors();
+  test_devices_and_backends();
+  test_memory(kCpu);
+  if (devrt_device_exists(vulkan)) {
+    test_memory(vulkan);
+  } else {
+    printf("skip vulkan memory: no Vulkan device\n");
+  }
+  test_workspace();
+  test_tensors();
+  test_launch();
+  test_toolchain();
+  printf("%d checks, %d failed\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Autoload with TVM's semantics: plugins, DEVRT_BACKEND_AUTOLOAD, entry points, other CPythons."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import devrt
+from conftest import run_python
+
+PLUGIN_BACKENDS = [name for name in os.environ.get("DEVRT_TEST_PLUGIN_BACKENDS", "").split(",") if name]
+
+
+def test_import_autoloads_the_built_plugins():
+    out = run_python("import devrt; print(sorted(n for p in devrt.backend.loaded_plugins() for n in p[1]))").stdout
+    loaded = eval(out)
+    for name in PLUGIN_BACKENDS:
+        assert name in loaded, f"plugin backend {name} was not autoloaded"
+    if not PLUGIN_BACKENDS:
+        assert loaded == []
+
+
+def test_autoload_off_loads_nothing_until_asked():
+    code = textwrap.dedent("""
+        import devrt
+        print(len(devrt.backend.loaded_plugins()), len(devrt.backend.loaded_entry_points()))
+        reasons = [devrt.backend.availability(n) for n in devrt.backend.names()]
+        print(sum(1 for r in reasons if r and "autoload is off" in r))
+        devrt.backend.load_all()
+        print(len(devrt.backend.loaded_plugins()))
+    """)
+    lines = run_python(code, {"DEVRT_BACKEND_AUTOLOAD": "0"}).stdout.split("\n")
+    assert lines[0] == "0 0"
+    assert int(lines[1]) >= len(PLUGIN_BACKENDS)  # a placeholder per backend of each plugin
+    assert int(lines[2]) == len(PLUGIN_BACKENDS)
+
+
+def test_out_of_tree_plugin_on_the_search_path_is_loaded(tmp_path, example_plugin):
+    shutil.copy(example_plugin, tmp_path)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("DEVRT_PLUGIN_PATH")]))
+    code = "import devrt; print('example' in devrt.backend.names(), devrt.ext_dev(0).exist)"
+    assert run_python(code, {"DEVRT_PLUGIN_PATH": path}).stdout.split() == ["True", "True"]
+    code = "import devrt; print('example' in devrt.backend.names())"
+    assert run_python(code, {"DEVRT_PLUGIN_PATH": path, "DEVRT_BACKEND_AUTOLOAD": "0"}).stdout.split() == ["False"]
+
+
+def test_a_broken_plugin_is_a_warning_naming_it_and_the_rest_loads(tmp_path, example_plugin):
+    shutil.copy(example_plugin, tmp_path)
+    (tmp_path / "libdevrt_junk.so").write_bytes(b"\x7fELF not really" * 64)
+    code = textwrap.dedent("""
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import devrt
+        print([str(w.message) for w in caught if w.category is devrt.backend.BackendLoadWarning])
+        print('example' in devrt.backend.names())
+    """)
+    lines = run_python(code, {"DEVRT_PLUGIN_PATH": str(tmp_path)}).stdout.split("\n")
+    messages = eval(lines[0])
+    assert len(messages) == 1
+    assert "libdevrt_junk.so" in messages[0] and "failed to load" in messages[0]
+    assert lines[1] == "True"
+
+
+def test_load_by_name_and_by_file(example_plugin):
+    with pytest.raises(devrt.NotFoundError) as error:
+        devrt.backend.load("no_such_backend")
+    assert "search path" in str(error.value)
+    assert devrt.backend.load("cpu") == "built_in"
+    code = textwrap.dedent(f"""
+        import devrt
+        print(devrt.backend.load_plugin({example_plugin!r}), devrt.backend.load_plugin({example_plugin!r}))
+    """)
+    assert run_python(code, {"DEVRT_BACKEND_AUTOLOAD": "0"}).stdout.split() == ["loaded", "already_loaded"]
+
+
+DEMO_PACKAGE = """
+import os
+
+import devrt
+
+calls = []
+
+
+def register():
+    calls.append("register")
+    with open(os.environ["DEVRT_DEMO_MARKER"], "a") as marker:
+        marker.write("called\\n")
+    return devrt.backend.load_plugin(os.environ["DEVRT_TEST_EXAMPLE_PLUGIN"])
+
+
+def explode():
+    raise RuntimeError("the demo backend's driver is missing")
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_prefix(tmp_path_factory):
+    """A tiny out-of-tree package with two `devrt.backends` entry points, pip-installed into a
+    temporary prefix (Debian's pip and setuptools, no network)."""
+    if not os.path.exists(os.environ.get("DEVRT_TEST_EXAMPLE_PLUGIN", "")):
+        pytest.skip("the example out-of-tree plugin was not built")
+    source = tmp_path_factory.mktemp("demo-src")
+    (source / "devrt_demo_backend.py").write_text(DEMO_PACKAGE)
+    (source / "pyproject.toml").write_text(textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "devrt-demo-backend"
+        version = "0.1"
+
+        [project.entry-points."devrt.backends"]
+        demo = "devrt_demo_backend:register"
+        broken = "devrt_demo_backend:explode"
+
+        [tool.setuptools]
+        py-modules = ["devrt_demo_backend"]
+    """))
+    prefix = tmp_path_factory.mktemp("demo-prefix")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+                    "--disable-pip-version-check", "--quiet", "--prefix", str(prefix), str(source)],
+                   check=True, capture_output=True, env={**os.environ, "PIP_NO_CACHE_DIR": "1"})
+    site = [path for path in glob.glob(str(prefix / "**" / "devrt_demo_backend.py"), recursive=True)]
+    assert len(site) == 1, site
+    return os.path.dirname(site[0])
+
+
+def _demo_env(site, tmp_path, **extra):
+    env = {"PYTHONPATH": os.pathsep.join([site, os.environ["PYTHONPATH"]]),
+           "DEVRT_DEMO_MARKER": str(tmp_path / "marker")}
+    env.update(extra)
+    return env
+
+
+DEMO_CHECK = textwrap.dedent("""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import devrt
+        {action}
+    print([str(w.message) for w in caught if w.category is devrt.backend.BackendLoadWarning])
+    print('example' in devrt.backend.names())
+""")
+
+
+def test_entry_points_are_called_once_and_a_raising_one_is_reported(demo_prefix, tmp_path):
+    result = run_python(DEMO_CHECK.format(action="devrt.backend.load_all(); devrt.backend.load_entry_points()"),
+                        _demo_env(demo_prefix, tmp_path))
+    lines = result.stdout.split("\n")
+    messages = eval(lines[0])
+    assert len(messages) == 1
+    assert "'broken'" in messages[0] and "the demo backend's driver is missing" in messages[0]
+    assert lines[1] == "True"  # the good entry point registered its backend
+    assert (tmp_path / "marker").read_text() == "called\n"  # once, for import + load_all + load_entry_points
+
+
+def test_entry_points_wait_for_load_all_when_autoload_is_off(demo_prefix, tmp_path):
+    env = _demo_env(demo_prefix, tmp_path, DEVRT_BACKEND_AUTOLOAD="0")
+    lines = run_python(DEMO_CHECK.format(action="pass"), env).stdout.split("\n")
+    assert lines[0] == "[]" and lines[1] == "False"
+    assert not (tmp_path / "marker").exists()
+    lines = run_python(DEMO_CHECK.format(action="devrt.backend.load_all()"), env).stdout.split("\n")
+    assert len(eval(lines[0])) == 1 and lines[1] == "True"
+    assert (tmp_path / "marker").read_text() == "called\n"
+
+
+def _other_pythons():
+    """CPython 3 interpreters of another version than this one, to import the package unchanged."""
+    mine = f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
+    found = {}
+    candidates = glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))
+    candidates += glob.glob("/usr/bin/python3.*") + glob.glob("/usr/local/bin/python3.*")
+    for candidate in sorted(candidates):
+        if not os.access(candidate, os.X_OK) or candidate.endswith("-config"):
+            continue
+        try:
+            version = subprocess.run([candidate, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                                     capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if version and version != mine and tuple(map(int, version.split(".")[:2])) >= (3, 8):
+            found.setdefault(version, candidate)
+    return found
+
+
+def test_the_package_imports_on_other_cpython_versions():
+    others = _other_pythons()
+    if not others:
+        pytest.skip("no CPython 3.8+ of another version than this one on this machine")
+    code = "import devrt; print(devrt.cuda(0).exist, devrt.cpu(0).max_threads_per_block, devrt.empty((2, 2)).shape)"
+    for version, python in others.items():
+        words = run_python(code, python=python).stdout.split(maxsplit=2)
+        assert words[0] in ("True", "False") and int(words[1]) > 0, version
+        assert words[2].strip() == "(2, 2)", version
