@@ -21,9 +21,9 @@ _NOT_REPORTED = -1
 _UNSUPPORTED = 4
 
 
-def _read_int(device, number):
-    value = ctypes.c_int64()
-    status = _attribute_int(device._c, number, ctypes.byref(value))
+def _read_int(device, number, _int64=ctypes.c_int64, _byref=ctypes.byref):
+    value = _int64()
+    status = _attribute_int(device._c, number, _byref(value))
     if status == 0:
         return value.value
     if status == _NOT_REPORTED:

@@ -329,13 +329,26 @@ class Tensor:
             lib.devrt_event_release(event)
 
 
+_PARSED_TYPES = {}  # "float32" -> its devrt_dtype, parsed once
+_CPU = Device(1, 0)
+
+
+def _c_dtype(dtype):
+    c = _PARSED_TYPES.get(dtype) if isinstance(dtype, str) else None
+    if c is None:
+        c = DataType(dtype)._c
+        if isinstance(dtype, str):
+            _PARSED_TYPES[dtype] = c
+    return c
+
+
 def empty(shape, dtype="float32", device=None):
     """A new compact tensor with uninitialised elements (device default: cpu(0))."""
-    device = Device(1, 0) if device is None else device if isinstance(device, Device) else Device(device)
+    device = _CPU if device is None else device if isinstance(device, Device) else Device(device)
     shape = (shape,) if isinstance(shape, int) else tuple(int(extent) for extent in shape)
     dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
     out = ctypes.c_void_p()
-    check(lib.devrt_tensor_empty(dims, len(shape), DataType(dtype)._c, device._c, ctypes.byref(out)))
+    check(lib.devrt_tensor_empty(dims, len(shape), _c_dtype(dtype), device._c, ctypes.byref(out)))
     return Tensor(out)
 
 
@@ -349,16 +362,22 @@ def _consumer_stream(kind, index):
     return 1 if kind == 2 else 0  # CUDA's legacy default stream is 1 in the protocol; ROCm's default is 0
 
 
+_LEGACY_PRODUCERS = set()  # producer types whose __dlpack__ takes no max_version
+
+
 def _capsule_from(source):
     """Asks a producer for a capsule, newest protocol first."""
     if not hasattr(source, "__dlpack__"):
         return source  # a capsule already (or a type error below)
     kind, index = source.__dlpack_device__()
     stream = _consumer_stream(kind, index)
-    try:
-        return source.__dlpack__(stream=stream, max_version=(1, 0))
-    except TypeError:  # producers older than DLPack 1.0's protocol (NumPy < 2.1, PyTorch < 2.3)
-        return source.__dlpack__(stream=stream) if stream is not None else source.__dlpack__()
+    producer = type(source)
+    if producer not in _LEGACY_PRODUCERS:
+        try:
+            return source.__dlpack__(stream=stream, max_version=(1, 0))
+        except TypeError:  # older than DLPack 1.0's protocol (NumPy < 2.1, PyTorch < 2.3): remembered
+            _LEGACY_PRODUCERS.add(producer)
+    return source.__dlpack__(stream=stream) if stream is not None else source.__dlpack__()
 
 
 def from_dlpack(source):
