@@ -4,7 +4,7 @@
 set -eu
 packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catch2 libbenchmark-dev valgrind
   clang-14 libclang-rt-14-dev python3-numpy python3-pytest python3-torch python3-mesonpy python3-pip
-  python3-setuptools python3-wheel
+  python3-setuptools python3-wheel patchelf
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-tools vulkan-validationlayers
   libamdhip64-dev hipcc
   gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc libnewlib-dev qemu-system-arm lld-14 llvm-14

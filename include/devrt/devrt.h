@@ -158,7 +158,7 @@ DEVRT_C_API size_t devrt_plugin_count(void);
 /* The i-th loaded plugin's file path and a comma-separated list of its backends, copied into the
  * caller's buffers as devrt_device_attribute_string does. DEVRT_STATUS_OUT_OF_RANGE past the end. */
 DEVRT_C_API devrt_status devrt_plugin_loaded(size_t index, char* path, size_t path_capacity, char* backends,
-                                           size_t backends_capacity);
+                                             size_t backends_capacity);
 /* Plugin files that failed to load (autoload, devrt_backend_load_all), in order. Thread-safe. */
 DEVRT_C_API size_t devrt_plugin_failure_count(void);
 /* The i-th failure's file path and reason, copied as above. DEVRT_STATUS_OUT_OF_RANGE past the end. */
@@ -185,8 +185,7 @@ typedef struct devrt_stream_ref {
 } devrt_stream_ref;
 
 /* Allocates nbytes (> 0) on a device; alignment 0 means 64. Thread-safe. */
-DEVRT_C_API devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment,
-                                               devrt_buffer* out);
+DEVRT_C_API devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment, devrt_buffer* out);
 /* Frees the memory (after the device has finished with it: synchronize first). NULL is a no-op. */
 DEVRT_C_API void devrt_buffer_release(devrt_buffer buffer);
 /* The buffer as a span, for copies and kernel arguments; borrowed, valid while the buffer lives. */
@@ -284,10 +283,9 @@ DEVRT_C_API devrt_kernel_arg devrt_arg_f64(double value);
 
 /* Launches grid[3] blocks of block[3] threads with num_args arguments (at most 64), ordered on
  * *stream (NULL: the current stream). Thread-safe. */
-DEVRT_C_API devrt_status devrt_function_launch(devrt_function function, const uint32_t grid[3],
-                                               const uint32_t block[3], size_t dynamic_shared_bytes,
-                                               const devrt_kernel_arg* args, size_t num_args,
-                                               const devrt_stream_ref* stream);
+DEVRT_C_API devrt_status devrt_function_launch(devrt_function function, const uint32_t grid[3], const uint32_t block[3],
+                                               size_t dynamic_shared_bytes, const devrt_kernel_arg* args,
+                                               size_t num_args, const devrt_stream_ref* stream);
 
 /* ---- Tensors and DLPack ----------------------------------------------------------------------- */
 

@@ -49,9 +49,9 @@ DEVRT_C_API devrt_status devrt_tc_cuda_version(const char* cuda_path, int* major
 /* Compiles CUDA C++ source to target_format "ptx", "cubin" or "fatbin" for the architectures
  * ("sm_90", ...; none: cuda:0's or the compiler's default) with compiler "nvcc" or "nvrtc" (devrt's
  * own NVRTC path, dlopen'ed). *data receives the bytes (free with devrt_string_free). Thread-safe. */
-DEVRT_C_API devrt_status devrt_tc_compile_cuda(const char* source, const char* target_format,
-                                               const char* const* arch, size_t num_arch, const char* const* options,
-                                               size_t num_options, const char* compiler, void** data, size_t* size);
+DEVRT_C_API devrt_status devrt_tc_compile_cuda(const char* source, const char* target_format, const char* const* arch,
+                                               size_t num_arch, const char* const* options, size_t num_options,
+                                               const char* compiler, void** data, size_t* size);
 /* "8.6", "sm_86" or "compute_86" -> 8, 6. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tc_parse_compute_version(const char* text, int* major, int* minor);
 /* TVM's feature rules for a compute version: feature "fp16", "int8", "tensorcore" or "bf16";

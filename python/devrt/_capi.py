@@ -20,8 +20,10 @@ def _candidates():
     if explicit:
         yield explicit
         return
-    # A wheel built by meson-python keeps the project's libraries beside the package.
-    yield str(_HERE.parent / ".devrt.mesonpy.libs" / _SONAME)
+    # A wheel built by meson-python keeps the project's libraries beside the package (the real
+    # file only, libdevrt_c.so.<version>: wheels hold no symbolic links).
+    wheel_libs = sorted((_HERE.parent / ".devrt.mesonpy.libs").glob(_SONAME + "*"))
+    yield str(wheel_libs[-1]) if wheel_libs else str(_HERE.parent / ".devrt.mesonpy.libs" / _SONAME)
     # `meson install` records where it put the library.
     try:
         from devrt import _install

@@ -19,9 +19,7 @@ struct LastError {
 thread_local LastError t_last_error;
 } // namespace
 
-devrt_status fail(const Status& status) noexcept {
-  return fail(status.code(), status.message());
-}
+devrt_status fail(const Status& status) noexcept { return fail(status.code(), status.message()); }
 
 devrt_status fail(ErrorCode code, std::string_view message) noexcept {
   t_last_error.code = static_cast<devrt_status>(code);
@@ -222,7 +220,7 @@ devrt_status devrt_backend_load_all(size_t* loaded) {
 size_t devrt_plugin_count(void) { return loaded_plugins().size(); }
 
 devrt_status devrt_plugin_loaded(size_t index, char* path, size_t path_capacity, char* backends,
-                               size_t backends_capacity) {
+                                 size_t backends_capacity) {
   std::vector<LoadedPlugin> plugins = loaded_plugins();
   if (index >= plugins.size()) {
     return fail(make_error(ErrorCode::out_of_range, "devrt_plugin_loaded: index ", index, " but ", plugins.size(),

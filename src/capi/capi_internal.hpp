@@ -51,7 +51,9 @@ inline Device to_cpp(devrt_device device) noexcept { return Device{static_cast<D
 inline devrt_device to_c(Device device) noexcept {
   return devrt_device{static_cast<std::int32_t>(device.kind), device.id};
 }
-inline MemorySpan to_cpp(const devrt_span& span) noexcept { return MemorySpan{to_cpp(span.device), span.data, span.size}; }
+inline MemorySpan to_cpp(const devrt_span& span) noexcept {
+  return MemorySpan{to_cpp(span.device), span.data, span.size};
+}
 inline devrt_span to_c(const MemorySpan& span) noexcept { return devrt_span{to_c(span.device), span.data, span.size}; }
 // A stream given by pointer: NULL is the default ({}), which devrt resolves per call.
 inline StreamRef to_cpp(const devrt_stream_ref* stream) noexcept {

@@ -26,7 +26,8 @@ Result<std::vector<KernelArg>> to_kernel_args(const devrt_kernel_arg* args, size
     return make_error(ErrorCode::invalid_argument, "devrt_function_launch: ", num_args, " arguments (at most ",
                       kMaxKernelArgs, ")");
   }
-  if (num_args > 0 && args == nullptr) return make_error(ErrorCode::invalid_argument, "devrt_function_launch: args is NULL");
+  if (num_args > 0 && args == nullptr)
+    return make_error(ErrorCode::invalid_argument, "devrt_function_launch: args is NULL");
   std::vector<KernelArg> converted;
   converted.reserve(num_args);
   for (size_t i = 0; i < num_args; ++i) {
@@ -90,7 +91,9 @@ devrt_status devrt_stream_synchronize(devrt_stream_ref stream) { return to_statu
 
 devrt_stream_ref devrt_current_stream(devrt_device device) { return to_c(current_stream(to_cpp(device))); }
 
-devrt_status devrt_set_current_stream(devrt_stream_ref stream) { return to_status(set_current_stream(to_cpp(&stream))); }
+devrt_status devrt_set_current_stream(devrt_stream_ref stream) {
+  return to_status(set_current_stream(to_cpp(&stream)));
+}
 
 devrt_status devrt_event_create(devrt_device device, devrt_event* out) {
   if (out == nullptr) return null_argument("devrt_event_create", "out");
@@ -160,8 +163,8 @@ devrt_status devrt_module_load(devrt_device device, int32_t format, const void* 
   if (data == nullptr && size > 0) return null_argument("devrt_module_load", "data");
   std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   std::string log;
-  Result<Module> module = Module::load(to_cpp(device), static_cast<ModuleFormat>(format), bytes,
-                                       options != nullptr ? options : "", &log);
+  Result<Module> module =
+      Module::load(to_cpp(device), static_cast<ModuleFormat>(format), bytes, options != nullptr ? options : "", &log);
   if (!module.ok()) {
     if (log.empty() || module.status().message().find(log) != std::string_view::npos) return fail(module.status());
     return fail(module.status().code(), std::string(module.status().message()) + "\nbuild log:\n" + log);

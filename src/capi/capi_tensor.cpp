@@ -63,9 +63,7 @@ devrt_device devrt_tensor_device(devrt_tensor tensor) {
   return tensor != nullptr ? to_c(tensor->tensor.device()) : devrt_device{};
 }
 void* devrt_tensor_data(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.data() : nullptr; }
-uint64_t devrt_tensor_byte_offset(devrt_tensor tensor) {
-  return tensor != nullptr ? tensor->tensor.byte_offset() : 0;
-}
+uint64_t devrt_tensor_byte_offset(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.byte_offset() : 0; }
 size_t devrt_tensor_nbytes(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.nbytes() : 0; }
 int devrt_tensor_is_contiguous(devrt_tensor tensor) {
   return tensor != nullptr && tensor->tensor.is_contiguous() ? 1 : 0;
@@ -126,14 +124,16 @@ devrt_status devrt_tensor_to(devrt_tensor tensor, devrt_device device, const dev
 devrt_status devrt_tensor_copy_from_host(devrt_tensor tensor, const void* data, size_t nbytes) {
   if (tensor == nullptr) return null_argument("devrt_tensor_copy_from_host", "tensor");
   Status copied = tensor->tensor.copy_from_host(data, nbytes);
-  if (copied.ok()) copied = synchronize(current_stream(copy_device(kHostDevice, tensor->tensor.device()).value_or(kHostDevice)));
+  if (copied.ok())
+    copied = synchronize(current_stream(copy_device(kHostDevice, tensor->tensor.device()).value_or(kHostDevice)));
   return to_status(copied);
 }
 
 devrt_status devrt_tensor_copy_to_host(devrt_tensor tensor, void* data, size_t nbytes) {
   if (tensor == nullptr) return null_argument("devrt_tensor_copy_to_host", "tensor");
   Status copied = tensor->tensor.copy_to_host(data, nbytes);
-  if (copied.ok()) copied = synchronize(current_stream(copy_device(tensor->tensor.device(), kHostDevice).value_or(kHostDevice)));
+  if (copied.ok())
+    copied = synchronize(current_stream(copy_device(tensor->tensor.device(), kHostDevice).value_or(kHostDevice)));
   return to_status(copied);
 }
 

@@ -75,8 +75,8 @@ devrt_status devrt_tc_find_cxx_compiler(char** path) {
 devrt_status devrt_tc_create_shared(const char* output, const char* const* inputs, size_t num_inputs,
                                     const char* const* options, size_t num_options, const char* compiler) {
   if (output == nullptr) return null_argument("devrt_tc_create_shared", "output");
-  return to_status(tc::create_shared(output, strings(inputs, num_inputs), strings(options, num_options),
-                                     text_or_empty(compiler)));
+  return to_status(
+      tc::create_shared(output, strings(inputs, num_inputs), strings(options, num_options), text_or_empty(compiler)));
 }
 
 devrt_status devrt_tc_create_executable(const char* output, const char* const* inputs, size_t num_inputs,

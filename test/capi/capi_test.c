@@ -16,7 +16,7 @@ static int checks = 0;
     ++checks;                                                                                                          \
     if (!(cond)) {                                                                                                     \
       ++failures;                                                                                                      \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, devrt_last_error());    \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, devrt_last_error());     \
     }                                                                                                                  \
   } while (0)
 #define CHECK_OK(call) CHECK((call) == DEVRT_STATUS_OK)
@@ -221,8 +221,8 @@ static void test_launch(void) {
   int i;
   int good = 1;
   if (!devrt_device_exists(device)) {
-    printf("skip launch: no OpenCL device (%s)\n", devrt_backend_availability("opencl") == 0 ? "no device"
-                                                                                               : devrt_last_error());
+    printf("skip launch: no OpenCL device (%s)\n",
+           devrt_backend_availability("opencl") == 0 ? "no device" : devrt_last_error());
     return;
   }
   CHECK(devrt_module_load(device, DEVRT_MODULE_OPENCL_C, "this is not C", 13, NULL, &module) != DEVRT_STATUS_OK);
