@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The package installed the two ways the README gives, then imported from the install alone (no
 # DEVRT_LIBRARY, no source tree):
-#   pip:   python3 -m pip install --no-build-isolation . (meson-python builds a wheel in a scratch
-#          build directory) into a temporary prefix;
+#   pip:   python3 -m pip install --no-build-isolation . (meson-python builds a wheel in a
+#          .mesonpy-* directory of the source tree, ignored by git, and removes it) into a temporary
+#          prefix;
 #   meson: `meson install` of this build into a DESTDIR, the library found by the loader's path.
 # usage: install.sh pip|meson <source root> <build root> <python>
 set -eu
@@ -14,11 +15,11 @@ check='import devrt
 print(devrt.cuda(0).exist, devrt.cpu(0).max_threads_per_block)
 assert devrt.cpu(0).max_threads_per_block > 0
 assert devrt.empty((3,), "int32").shape == (3,)
-print(devrt._capi.lib._name)'
+print(next(line.split()[-1] for line in open("/proc/self/maps") if "libdevrt_c.so" in line))'
 case $mode in
   pip)
     "$python" -m pip install --no-build-isolation --no-deps --no-index --disable-pip-version-check --quiet \
-      --prefix "$work/prefix" --config-settings=builddir="$work/build" "$source"
+      --prefix "$work/prefix" "$source"
     root=$work/prefix ;;
   meson)
     meson install -C "$build" --no-rebuild --quiet --destdir "$work/dest" >/dev/null
