@@ -9,7 +9,7 @@
 #   bench          bench-cuda and bench-kernels (every device, GPUs first), bench/report.py
 #   shell CMD...   CMD in the staged tree with this environment
 # Results under $OUT (default /tmp/gpu-lane-out): machine.txt, gpu-tests.log, conformance.txt,
-# bench-cuda.json, bench-kernels.json, report.txt. Exits non-zero when anything failed.
+# python.log, bench-cuda.json, bench-kernels.json, report.txt. Exits non-zero when anything failed.
 set -u
 lane=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/gpu-lane-out}
@@ -56,6 +56,28 @@ if [ "$mode" = all ] || [ "$mode" = tests ]; then
   done
   conformance "vulkan (descriptor pools, never mapped)" DEVRT_CONFORMANCE_BACKEND=vulkan \
     DEVRT_VULKAN_FORCE_STAGING=1 DEVRT_VULKAN_NO_PUSH_DESCRIPTORS=1
+  # The Python package on that machine's own CPython and PyTorch (with CUDA), libdevrt_c.so built
+  # here for Debian's CPython: devices, and DLPack with CUDA tensors both ways on torch's streams.
+  export DEVRT_LIBRARY=$b/src/capi/libdevrt_c.so.0 PYTHONPATH=/tmp/devrt-gpu-lane/python:$PYTHONPATH
+  if python3 -c "import pytest" 2>/dev/null; then
+    python3 -m pytest -q -rs -p no:cacheprovider /tmp/devrt-gpu-lane/test/python/test_device.py \
+      /tmp/devrt-gpu-lane/test/python/test_tensor.py >"$out/python.log" 2>&1 || status=1
+  else
+    python3 - >"$out/python.log" 2>&1 <<'PY' || status=1
+import devrt, torch
+print("no pytest here: the CUDA exchange checked directly")
+print(devrt.cuda(0).exist, devrt.cuda(0).compute_version, devrt.cuda(0).device_name)
+source = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
+tensor = devrt.from_dlpack(source)
+assert tensor.device == devrt.cuda(0) and tensor.data_ptr == source.data_ptr()
+copy = devrt.empty(tensor.shape, "float32", devrt.cuda(0))
+copy.copyfrom(tensor)
+with torch.cuda.stream(torch.cuda.Stream()):
+    assert torch.equal(torch.from_dlpack(copy), source)
+print("ok: CUDA tensors both ways")
+PY
+  fi
+  tail -n 5 "$out/python.log"
 fi
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
   for x in cuda kernels; do
