@@ -12,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tree=$work/tree
 mkdir -p "$tree"
-(cd "$root" && cp -r meson.build meson_options.txt include src test tools examples "$tree/")
+(cd "$root" && cp -r meson.build meson_options.txt include src python test tools examples "$tree/")
 
 # The copy: the folder, its file names and every null/Null/NULL in it become foo/Foo/FOO.
 cp -r "$tree/src/backends/null" "$tree/src/backends/foo"

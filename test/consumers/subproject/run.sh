@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/project/subprojects/devrt"
 cp "$root/test/consumers/consumer.cpp" "$root/test/consumers/subproject/meson.build" \
   "$root/test/consumers/subproject/meson_options.txt" "$work/project/"
-(cd "$root" && cp -r meson.build meson_options.txt include src "$work/project/subprojects/devrt/")
+(cd "$root" && cp -r meson.build meson_options.txt include src python "$work/project/subprojects/devrt/")
 
 options=""
 for name in "$@"; do
