@@ -10,8 +10,8 @@ Importing the package loads the available backend plugins (see devrt.backend); t
 to libdevrt_c.so through ctypes (see devrt._capi for how the library is found).
 """
 from devrt import _capi
-from devrt._capi import (DevrtError, NotFoundError, ToolFailedError, UnavailableError,  # noqa: F401
-                         UnsupportedError)
+from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
+                         OutOfRangeError, ToolFailedError, UnavailableError, UnsupportedError)
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, ext_dev, hexagon,  # noqa: F401
                            metal, opencl, rocm, vulkan)
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack  # noqa: F401

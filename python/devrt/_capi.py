@@ -105,20 +105,26 @@ class ToolFailedError(DevrtError):
     """An external tool (compiler, linker, archiver) ran and failed; the message holds its output."""
 
 
-_ERROR_TYPES = {3: UnavailableError, 4: UnsupportedError, 8: NotFoundError, 11: ToolFailedError}
-_VALUE_ERRORS = {1: ValueError, 2: IndexError}
-_MEMORY_ERROR = 5
+class InvalidArgumentError(DevrtError, ValueError):
+    """Something malformed was passed (a bad device, dtype, shape or name)."""
+
+
+class OutOfRangeError(DevrtError, IndexError):
+    """An offset, size or index lies outside what it refers to."""
+
+
+class OutOfMemoryError(DevrtError, MemoryError):
+    """An allocation could not be satisfied."""
+
+
+_ERROR_TYPES = {1: InvalidArgumentError, 2: OutOfRangeError, 3: UnavailableError, 4: UnsupportedError,
+                5: OutOfMemoryError, 8: NotFoundError, 11: ToolFailedError}
 
 
 def last_error(status):
     """The exception for a failed call's status, with this thread's last error message."""
     message = lib.devrt_last_error().decode("utf-8", "replace")
-    name = lib.devrt_status_name(status).decode()
-    if status in _VALUE_ERRORS:
-        return type(f"DevrtError_{name}", (DevrtError, _VALUE_ERRORS[status]), {})(name, message)
-    if status == _MEMORY_ERROR:
-        return type("DevrtError_out_of_memory", (DevrtError, MemoryError), {})(name, message)
-    return _ERROR_TYPES.get(status, DevrtError)(name, message)
+    return _ERROR_TYPES.get(status, DevrtError)(lib.devrt_status_name(status).decode(), message)
 
 
 def check(status):

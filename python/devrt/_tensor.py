@@ -123,15 +123,13 @@ class DataType:
         if not isinstance(other, DataType):
             try:
                 other = DataType(other)
-            except (DevrtErrorTypes, TypeError):
+            except (_capi.DevrtError, TypeError):
                 return NotImplemented
         return (self.code, self.bits, self.lanes) == (other.code, other.bits, other.lanes)
 
     def __hash__(self):
         return hash((self.code, self.bits, self.lanes))
 
-
-DevrtErrorTypes = (_capi.DevrtError, ValueError)
 
 # ---- Streams -------------------------------------------------------------------------------------
 
