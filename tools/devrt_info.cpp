@@ -126,21 +126,9 @@ int list_text() {
 
 int list_json() {
   devrt::Registry& registry = devrt::Registry::global();
-  const devrt::BuildInfo& build = devrt::build_info();
-  std::string out = fmt::format(
-      "{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"build\": {{\"git_revision\": {}, "
-      "\"compiler\": {}, \"compiler_version\": {}, \"cpp_standard\": {}, \"build_type\": {}, \"sanitizers\": {}, "
-      "\"backends\": {}, \"plugins\": {}, \"logging\": {}, \"dlpack\": {}, \"fmt\": {}",
-      kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), json_string(build.git_revision),
-      json_string(build.compiler), json_string(build.compiler_version), json_string(build.cpp_standard),
-      json_string(build.build_type), json_string(build.sanitizers), json_string(build.backends), build.plugins,
-      build.logging, json_string(build.dlpack_version), json_string(build.fmt_version));
-  // One key per built backend compiled against vendor headers: their version ("cuda": "13.0").
-  for (const devrt::BuiltBackend& built : build.built_backends) {
-    if (built.header_version == "none") continue;
-    out += fmt::format(", {}: {}", json_string(built.name), json_string(built.header_version));
-  }
-  out += "},\n  \"backends\": [";
+  std::string out =
+      fmt::format("{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"build\": {},\n  \"backends\": [",
+                  kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), devrt::detail::build_info_json());
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
     BackendState state = probe(backend);

@@ -254,36 +254,7 @@ devrt_status devrt_plugin_search_path(char** text) {
 }
 
 devrt_status devrt_build_info_json(char** json) {
-  const BuildInfo& build = build_info();
-  std::string out = "{";
-  auto add = [&out](std::string_view key, std::string_view value) {
-    if (out.size() > 1) out += ", ";
-    detail::append_json_string(out, key);
-    out += ": ";
-    detail::append_json_string(out, value);
-  };
-  auto add_flag = [&out](std::string_view key, bool value) {
-    out += ", ";
-    detail::append_json_string(out, key);
-    out += value ? ": true" : ": false";
-  };
-  add("version", build.version);
-  add("git_revision", build.git_revision);
-  add("compiler", build.compiler);
-  add("compiler_version", build.compiler_version);
-  add("cpp_standard", build.cpp_standard);
-  add("build_type", build.build_type);
-  add("sanitizers", build.sanitizers);
-  add("backends", build.backends);
-  add_flag("plugins", build.plugins);
-  add_flag("logging", build.logging);
-  add("dlpack", build.dlpack_version);
-  add("fmt", build.fmt_version);
-  for (const BuiltBackend& backend : build.built_backends) {
-    if (backend.header_version != "none") add(backend.name, backend.header_version);
-  }
-  out += "}";
-  return give_string(out, json, "devrt_build_info_json");
+  return give_string(detail::build_info_json(), json, "devrt_build_info_json");
 }
 
 devrt_status devrt_describe(char** text) { return give_string(describe(), text, "devrt_describe"); }

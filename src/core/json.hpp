@@ -18,6 +18,10 @@ void append_json_string(std::string& out, std::string_view text);
 // `text` as a JSON string.
 std::string json_string(std::string_view text);
 
+// build_info() as one JSON object: devrt-info's "build" key and the C API's devrt_build_info_json.
+// Flags are JSON booleans; each backend built against vendor headers adds "<name>": "<version>".
+std::string build_info_json();
+
 // Reads JSON tokens from `text`; a parser drives it value by value. Errors are invalid_argument,
 // "<prefix>: <what> at line L, column C (byte B)". Strings must be valid UTF-8; numbers are
 // integers only. Not thread-safe (one reader, one thread).
