@@ -391,11 +391,7 @@ def from_dlpack(source):
     capsule = _capsule_from(source)
     for name, importer in ((_VERSIONED, lib.devrt_tensor_from_dlpack_versioned),
                            (_UNVERSIONED, lib.devrt_tensor_from_dlpack)):
-        try:
-            valid = _PyCapsule_IsValidObject(capsule, name)
-        except ctypes.ArgumentError:
-            valid = 0
-        if not valid:
+        if not _PyCapsule_IsValidObject(capsule, name):  # 0, not an error, for anything else
             continue
         pointer = _PyCapsule_GetPointer(capsule, name)
         # Ownership moves to devrt before the call: from here only devrt may call the deleter

@@ -8,8 +8,10 @@
 #include <devrt/devrt.hpp>
 
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 
 struct devrt_buffer_t {
   devrt::Buffer buffer;
@@ -74,6 +76,15 @@ void copy_out(std::string_view text, char* buffer, std::size_t capacity, std::si
 char* duplicate(std::string_view text) noexcept;
 // Hands `text` to a char** out parameter; out_of_memory when the copy fails.
 devrt_status give_string(std::string_view text, char** out, const char* call) noexcept;
+
+// A new Handle{values...} for an out parameter, or out_of_memory naming `call`.
+template <class Handle, class... Values>
+devrt_status give_handle(Handle** out, const char* call, Values&&... values) noexcept {
+  auto* handle = new (std::nothrow) Handle{std::forward<Values>(values)...};
+  if (handle == nullptr) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle"));
+  *out = handle;
+  return DEVRT_STATUS_OK;
+}
 
 } // namespace devrt::capi
 

@@ -11,15 +11,6 @@ using namespace devrt::capi;
 
 namespace {
 
-// Moves a C++ object into a new handle of type Handle (one member), or out_of_memory.
-template <class Handle, class Value>
-devrt_status give_handle(Value&& value, Handle** out, const char* call) noexcept {
-  auto* handle = new (std::nothrow) Handle{std::forward<Value>(value)};
-  if (handle == nullptr) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle"));
-  *out = handle;
-  return DEVRT_STATUS_OK;
-}
-
 // The C++ arguments behind a C argument array (a buffer's span and offset, or a scalar's bits).
 Result<std::vector<KernelArg>> to_kernel_args(const devrt_kernel_arg* args, size_t num_args) noexcept {
   if (num_args > kMaxKernelArgs) {
@@ -56,7 +47,7 @@ devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t al
   if (out == nullptr) return null_argument("devrt_buffer_allocate", "out");
   Result<Buffer> buffer = Buffer::allocate(to_cpp(device), nbytes, alignment == 0 ? kDefaultAlignment : alignment);
   if (!buffer.ok()) return fail(buffer.status());
-  return give_handle(std::move(*buffer), out, "devrt_buffer_allocate");
+  return give_handle(out, "devrt_buffer_allocate", std::move(*buffer));
 }
 
 void devrt_buffer_release(devrt_buffer buffer) { delete buffer; }
@@ -78,7 +69,7 @@ devrt_status devrt_stream_create(devrt_device device, devrt_stream* out) {
   if (out == nullptr) return null_argument("devrt_stream_create", "out");
   Result<Stream> stream = Stream::create(to_cpp(device));
   if (!stream.ok()) return fail(stream.status());
-  return give_handle(std::move(*stream), out, "devrt_stream_create");
+  return give_handle(out, "devrt_stream_create", std::move(*stream));
 }
 
 void devrt_stream_release(devrt_stream stream) { delete stream; }
@@ -99,7 +90,7 @@ devrt_status devrt_event_create(devrt_device device, devrt_event* out) {
   if (out == nullptr) return null_argument("devrt_event_create", "out");
   Result<Event> event = Event::create(to_cpp(device));
   if (!event.ok()) return fail(event.status());
-  return give_handle(std::move(*event), out, "devrt_event_create");
+  return give_handle(out, "devrt_event_create", std::move(*event));
 }
 
 void devrt_event_release(devrt_event event) { delete event; }
@@ -134,10 +125,7 @@ devrt_status devrt_workspace_allocate(devrt_device device, size_t nbytes, devrt_
   if (out == nullptr) return null_argument("devrt_workspace_allocate", "out");
   Result<Workspace> block = allocate_workspace(to_cpp(device), nbytes);
   if (!block.ok()) return fail(block.status());
-  auto* handle = new (std::nothrow) devrt_workspace_t{std::move(*block), to_cpp(device)};
-  if (handle == nullptr) return fail(ErrorCode::out_of_memory, "devrt_workspace_allocate: no memory for the handle");
-  *out = handle;
-  return DEVRT_STATUS_OK;
+  return give_handle(out, "devrt_workspace_allocate", std::move(*block), to_cpp(device));
 }
 
 void devrt_workspace_release(devrt_workspace workspace) { delete workspace; }
@@ -169,7 +157,7 @@ devrt_status devrt_module_load(devrt_device device, int32_t format, const void* 
     if (log.empty() || module.status().message().find(log) != std::string_view::npos) return fail(module.status());
     return fail(module.status().code(), std::string(module.status().message()) + "\nbuild log:\n" + log);
   }
-  return give_handle(std::move(*module), out, "devrt_module_load");
+  return give_handle(out, "devrt_module_load", std::move(*module));
 }
 
 devrt_status devrt_module_load_file(devrt_device device, int32_t format, const char* path, const char* options,
@@ -179,7 +167,7 @@ devrt_status devrt_module_load_file(devrt_device device, int32_t format, const c
   Result<Module> module =
       Module::load_file(to_cpp(device), static_cast<ModuleFormat>(format), path, options != nullptr ? options : "");
   if (!module.ok()) return fail(module.status());
-  return give_handle(std::move(*module), out, "devrt_module_load_file");
+  return give_handle(out, "devrt_module_load_file", std::move(*module));
 }
 
 void devrt_module_release(devrt_module module) { delete module; }
@@ -190,7 +178,7 @@ devrt_status devrt_module_function(devrt_module module, const char* name, devrt_
   if (out == nullptr) return null_argument("devrt_module_function", "out");
   Result<Function> function = module->module.function(name);
   if (!function.ok()) return fail(function.status());
-  return give_handle(std::move(*function), out, "devrt_module_function");
+  return give_handle(out, "devrt_module_function", std::move(*function));
 }
 
 void devrt_function_release(devrt_function function) { delete function; }

@@ -13,10 +13,7 @@ namespace {
 
 devrt_status give_tensor(Result<Tensor> tensor, devrt_tensor* out, const char* call) noexcept {
   if (!tensor.ok()) return fail(tensor.status());
-  auto* handle = new (std::nothrow) devrt_tensor_t{std::move(*tensor)};
-  if (handle == nullptr) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle"));
-  *out = handle;
-  return DEVRT_STATUS_OK;
+  return give_handle(out, call, std::move(*tensor));
 }
 
 // A shape or strides array from C: ndim values, or empty when ndim is 0.
@@ -27,6 +24,13 @@ Result<std::span<const std::int64_t>> dims(const int64_t* values, int32_t ndim, 
   }
   if (ndim > 0 && values == nullptr) return make_error(ErrorCode::invalid_argument, call, ": ", parameter, " is NULL");
   return std::span<const std::int64_t>(values, static_cast<std::size_t>(ndim));
+}
+
+// A host copy queued on the default stream is complete once the current stream of the device doing
+// it (devrt::copy_device) is: the C API's host copies return complete.
+Status finish_host_copy(Status queued, Device src, Device dst) noexcept {
+  if (!queued.ok()) return queued;
+  return synchronize(current_stream(copy_device(src, dst).value_or(kHostDevice)));
 }
 
 } // namespace
@@ -123,18 +127,12 @@ devrt_status devrt_tensor_to(devrt_tensor tensor, devrt_device device, const dev
 
 devrt_status devrt_tensor_copy_from_host(devrt_tensor tensor, const void* data, size_t nbytes) {
   if (tensor == nullptr) return null_argument("devrt_tensor_copy_from_host", "tensor");
-  Status copied = tensor->tensor.copy_from_host(data, nbytes);
-  if (copied.ok())
-    copied = synchronize(current_stream(copy_device(kHostDevice, tensor->tensor.device()).value_or(kHostDevice)));
-  return to_status(copied);
+  return to_status(finish_host_copy(tensor->tensor.copy_from_host(data, nbytes), kHostDevice, tensor->tensor.device()));
 }
 
 devrt_status devrt_tensor_copy_to_host(devrt_tensor tensor, void* data, size_t nbytes) {
   if (tensor == nullptr) return null_argument("devrt_tensor_copy_to_host", "tensor");
-  Status copied = tensor->tensor.copy_to_host(data, nbytes);
-  if (copied.ok())
-    copied = synchronize(current_stream(copy_device(tensor->tensor.device(), kHostDevice).value_or(kHostDevice)));
-  return to_status(copied);
+  return to_status(finish_host_copy(tensor->tensor.copy_to_host(data, nbytes), tensor->tensor.device(), kHostDevice));
 }
 
 devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const int64_t* strides, int32_t ndim,

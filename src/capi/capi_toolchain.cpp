@@ -185,10 +185,7 @@ devrt_status devrt_tc_tempdir_create(const char* prefix, devrt_tempdir* out) {
   if (out == nullptr) return null_argument("devrt_tc_tempdir_create", "out");
   Result<tc::TempDir> dir = tc::TempDir::create(prefix != nullptr ? prefix : "devrt-");
   if (!dir.ok()) return fail(dir.status());
-  auto* handle = new (std::nothrow) devrt_tempdir_t{std::move(*dir)};
-  if (handle == nullptr) return fail(ErrorCode::out_of_memory, "devrt_tc_tempdir_create: no memory for the handle");
-  *out = handle;
-  return DEVRT_STATUS_OK;
+  return give_handle(out, "devrt_tc_tempdir_create", std::move(*dir));
 }
 
 const char* devrt_tc_tempdir_path(devrt_tempdir dir) { return dir != nullptr ? dir->dir.path().c_str() : nullptr; }
@@ -204,10 +201,7 @@ devrt_status devrt_tc_filelock_acquire(const char* path, int wait, devrt_fileloc
   if (out == nullptr) return null_argument("devrt_tc_filelock_acquire", "out");
   Result<tc::FileLock> lock = wait != 0 ? tc::FileLock::acquire(path) : tc::FileLock::try_acquire(path);
   if (!lock.ok()) return fail(lock.status());
-  auto* handle = new (std::nothrow) devrt_filelock_t{std::move(*lock)};
-  if (handle == nullptr) return fail(ErrorCode::out_of_memory, "devrt_tc_filelock_acquire: no memory for the handle");
-  *out = handle;
-  return DEVRT_STATUS_OK;
+  return give_handle(out, "devrt_tc_filelock_acquire", std::move(*lock));
 }
 
 void devrt_tc_filelock_release(devrt_filelock lock) { delete lock; }
