@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <concepts>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -95,6 +96,13 @@ class KernelArg {
 public:
   KernelArg(const MemorySpan& span, std::size_t offset = 0) noexcept; // NOLINT(google-explicit-constructor)
   KernelArg(const Buffer& buffer, std::size_t offset = 0) noexcept;   // NOLINT(google-explicit-constructor)
+  // Any other owner of device memory with span(): devrt::direct::Buffer<B>.
+  template <class Owner>
+    requires requires(const Owner& owner) {
+      { owner.span() } -> std::same_as<MemorySpan>;
+    }
+  KernelArg(const Owner& owner, std::size_t offset = 0) noexcept // NOLINT(google-explicit-constructor)
+      : KernelArg(owner.span(), offset) {}
 
   template <class T>
   requires std::is_arithmetic_v<T> KernelArg(T value)

@@ -2,6 +2,7 @@
 #include <devrt/memory.hpp>
 
 #include <devrt/config.hpp>
+#include <devrt/detail/checks.hpp>
 #include <devrt/log.hpp>
 
 #include <atomic>
@@ -10,13 +11,12 @@
 #include <cstring>
 #include <new>
 
-#include "core/host_copy.hpp"
+#include <devrt/detail/host_copy.hpp>
 
 namespace devrt {
 namespace {
 
-// True when [a, a+n) and [b, b+n) share a byte.
-bool intersects(std::uintptr_t a, std::uintptr_t b, std::size_t n) noexcept { return a < b + n && b < a + n; }
+using detail::intersects;
 
 bool ranges_overlap(const MemorySpan& src, std::size_t src_offset, BackendRef src_backend, const MemorySpan& dst,
                     std::size_t dst_offset, BackendRef dst_backend, std::size_t nbytes) noexcept {
@@ -31,34 +31,8 @@ bool ranges_overlap(const MemorySpan& src, std::size_t src_offset, BackendRef sr
   return same_device && src.data == dst.data && intersects(src_offset, dst_offset, nbytes);
 }
 
-// Error paths live out of line so that the checked copy stays a short straight line.
-[[gnu::cold, gnu::noinline]] Status range_error(const char* side, const MemorySpan& span, std::size_t offset,
-                                                std::size_t nbytes) noexcept {
-  if (offset > span.size || nbytes > span.size - offset) {
-    return make_error(ErrorCode::out_of_range, "copy: ", side, " range [", offset, ", ", offset, "+", nbytes,
-                      ") exceeds the ", span.size, "-byte span on ", span.device);
-  }
-  return make_error(ErrorCode::invalid_argument, "copy: ", side, " on ", span.device, " is null");
-}
-
 inline bool range_ok(const MemorySpan& span, std::size_t offset, std::size_t nbytes) noexcept {
-  return offset <= span.size && nbytes <= span.size - offset && (span.data != nullptr || nbytes == 0);
-}
-
-[[gnu::cold, gnu::noinline]] Status overlap_error(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
-                                                  std::size_t dst_offset, std::size_t nbytes) noexcept {
-  return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": source [", src_offset,
-                    ", +", nbytes, ") and destination [", dst_offset, ", +", nbytes, ") overlap");
-}
-
-[[gnu::cold, gnu::noinline]] Status stream_error(const MemorySpan& src, const MemorySpan& dst, Device stream_device,
-                                                 Device side, bool staged) noexcept {
-  if (staged) {
-    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream of ",
-                      stream_device, " given; a staged copy runs on the destination's stream");
-  }
-  return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream belongs to ",
-                    stream_device, " but the copy runs on ", side);
+  return detail::copy_range_ok(span.size, span.data, offset, nbytes);
 }
 
 // The backend that does a copy's work (null: neither can reach the other's memory, so the copy is
@@ -112,6 +86,45 @@ Status copy_staged(BackendRef src_backend, const MemorySpan& src, std::size_t sr
 }
 
 } // namespace
+
+namespace detail {
+
+// Error paths live out of line so that the checked copy stays a short straight line.
+Status copy_range_error(const char* side, const MemorySpan& span, std::size_t offset, std::size_t nbytes) noexcept {
+  if (offset > span.size || nbytes > span.size - offset) {
+    return make_error(ErrorCode::out_of_range, "copy: ", side, " range [", offset, ", ", offset, "+", nbytes,
+                      ") exceeds the ", span.size, "-byte span on ", span.device);
+  }
+  return make_error(ErrorCode::invalid_argument, "copy: ", side, " on ", span.device, " is null");
+}
+
+Status copy_overlap_error(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst, std::size_t dst_offset,
+                          std::size_t nbytes) noexcept {
+  return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": source [", src_offset,
+                    ", +", nbytes, ") and destination [", dst_offset, ", +", nbytes, ") overlap");
+}
+
+Status copy_stream_error(const MemorySpan& src, const MemorySpan& dst, Device stream_device, Device side,
+                         bool staged) noexcept {
+  if (staged) {
+    return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream of ",
+                      stream_device, " given; a staged copy runs on the destination's stream");
+  }
+  return make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, ": stream belongs to ",
+                    stream_device, " but the copy runs on ", side);
+}
+
+Status allocation_alignment_error(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
+  return make_error(ErrorCode::invalid_argument, device, " allocate(", nbytes, " bytes, align ", alignment,
+                    "): alignment must be a power of two no larger than 1048576");
+}
+
+Status allocation_size_error(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
+  return make_error(ErrorCode::out_of_memory, device, " allocate(", nbytes, " bytes, align ", alignment,
+                    "): larger than any allocation can be");
+}
+
+} // namespace detail
 
 // ---- The Buffer cache ---------------------------------------------------------------------
 //
@@ -317,9 +330,9 @@ namespace {
 [[gnu::noinline]] Status copy_routed(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
                                      std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
   if (!range_ok(src, src_offset, nbytes)) [[unlikely]]
-    return range_error("source", src, src_offset, nbytes);
+    return detail::copy_range_error("source", src, src_offset, nbytes);
   if (!range_ok(dst, dst_offset, nbytes)) [[unlikely]]
-    return range_error("destination", dst, dst_offset, nbytes);
+    return detail::copy_range_error("destination", dst, dst_offset, nbytes);
   Registry& registry = Registry::global();
   BackendRef src_backend = registry.find(src.device.kind);
   BackendRef dst_backend = registry.find(dst.device.kind);
@@ -330,7 +343,7 @@ namespace {
   if (dst.device != src.device) DEVRT_RETURN_IF_ERROR(dst_backend.check_device(dst.device.id));
   if (nbytes == 0) return Status();
   if (ranges_overlap(src, src_offset, src_backend, dst, dst_offset, dst_backend, nbytes)) [[unlikely]] {
-    return overlap_error(src, src_offset, dst, dst_offset, nbytes);
+    return detail::copy_overlap_error(src, src_offset, dst, dst_offset, nbytes);
   }
 
   const CopyRoute route = route_copy(src.device, src_backend, dst.device, dst_backend);
@@ -338,11 +351,11 @@ namespace {
   const Device side = route.device;
   if (stream == StreamRef{}) stream = current_stream(side);
   if (!handler) {
-    if (stream.device != side) return stream_error(src, dst, stream.device, side, true);
+    if (stream.device != side) return detail::copy_stream_error(src, dst, stream.device, side, true);
     return copy_staged(src_backend, src, src_offset, dst_backend, dst, dst_offset, nbytes, stream);
   }
   if (stream.device != side) [[unlikely]]
-    return stream_error(src, dst, stream.device, side, false);
+    return detail::copy_stream_error(src, dst, stream.device, side, false);
   return copy_with(handler, side, src, src_offset, dst, dst_offset, nbytes, stream);
 }
 } // namespace
@@ -358,7 +371,7 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
     auto* to = static_cast<std::byte*>(dst.data) + dst_offset;
     const auto* from = static_cast<const std::byte*>(src.data) + src_offset;
     if (intersects(reinterpret_cast<std::uintptr_t>(from), reinterpret_cast<std::uintptr_t>(to), nbytes)) [[unlikely]]
-      return overlap_error(src, src_offset, dst, dst_offset, nbytes);
+      return detail::copy_overlap_error(src, src_offset, dst, dst_offset, nbytes);
     detail::copy_host(to, from, nbytes);
     return Status();
   }

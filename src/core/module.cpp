@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/module.hpp>
 
+#include <devrt/detail/checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/stream.hpp>
@@ -55,21 +56,22 @@ KernelArg KernelArg::scalar(DataType type, std::uint64_t value) noexcept {
 
 namespace {
 
-[[gnu::cold, gnu::noinline]] Status launch_error(const Function& function, const LaunchConfig& config,
-                                                 std::string_view reason) noexcept {
-  return make_error(ErrorCode::invalid_argument, function.device(), " launch(", function.name(), ", grid ",
+[[gnu::cold, gnu::noinline]] Status launch_error(Device device, std::string_view function_name,
+                                                 const LaunchConfig& config, std::string_view reason) noexcept {
+  return make_error(ErrorCode::invalid_argument, device, " launch(", function_name, ", grid ",
                     config.grid.x, "x", config.grid.y, "x", config.grid.z, ", block ", config.block.x, "x",
                     config.block.y, "x", config.block.z, "): ", reason);
 }
 
-[[gnu::cold, gnu::noinline]] Status argument_error(const Function& function, const LaunchConfig& config,
-                                                   std::size_t index, const devrt_kernel_arg& arg) noexcept {
+[[gnu::cold, gnu::noinline]] Status argument_error(Device function_device, std::string_view function_name,
+                                                   const LaunchConfig& config, std::size_t index,
+                                                   const devrt_kernel_arg& arg) noexcept {
   detail::MessageBuilder reason;
   detail::append_parts(reason, "argument ", index, ": ");
   if (arg.kind == DEVRT_ARG_BUFFER) {
     Device device{static_cast<DeviceKind>(arg.device_kind), arg.device_id};
-    if (device != function.device()) {
-      detail::append_parts(reason, "memory on ", device, " but the kernel runs on ", function.device());
+    if (device != function_device) {
+      detail::append_parts(reason, "memory on ", device, " but the kernel runs on ", function_device);
     } else if (arg.reserved != 0) {
       detail::append_parts(reason, "offset ", arg.offset, " lies past the end of the buffer");
     } else {
@@ -81,7 +83,7 @@ namespace {
   } else {
     detail::append_parts(reason, "neither a buffer nor a scalar");
   }
-  return launch_error(function, config, reason.view());
+  return launch_error(function_device, function_name, config, reason.view());
 }
 
 bool valid_scalar(const devrt_kernel_arg& arg) noexcept {
@@ -109,34 +111,43 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
 Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> args, StreamRef stream) const noexcept {
   if (handle_ == nullptr) [[unlikely]]
     return make_error(ErrorCode::invalid_argument, "launch: empty Function (not obtained from Module::function)");
+  devrt_kernel_arg raw[kMaxKernelArgs];
+  devrt_launch_desc desc;
+  DEVRT_RETURN_IF_ERROR(detail::check_launch(device_, name_, config, args, stream, raw, desc));
+  return backend_.launch(device_.id, handle_, desc, name_);
+}
+
+namespace detail {
+
+Status check_launch(Device device, std::string_view function_name, const LaunchConfig& config,
+                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw,
+                    devrt_launch_desc& desc) noexcept {
   if (!extent_ok(config.grid.x, config.block.x) || !extent_ok(config.grid.y, config.block.y) ||
       !extent_ok(config.grid.z, config.block.z)) [[unlikely]] {
-    return launch_error(*this, config,
+    return launch_error(device, function_name, config,
                         "grid and block extents must be at least 1 and their product per dimension "
                         "must fit in 32 bits");
   }
   if (args.size() > kMaxKernelArgs) [[unlikely]] {
     detail::MessageBuilder reason;
     detail::append_parts(reason, args.size(), " arguments; at most ", kMaxKernelArgs, " are supported");
-    return launch_error(*this, config, reason.view());
+    return launch_error(device, function_name, config, reason.view());
   }
-  if (stream.device != device_) [[unlikely]] {
+  if (stream.device != device) [[unlikely]] {
     detail::MessageBuilder reason;
     detail::append_parts(reason, "stream belongs to ", stream.device);
-    return launch_error(*this, config, reason.view());
+    return launch_error(device, function_name, config, reason.view());
   }
-  devrt_kernel_arg raw[kMaxKernelArgs];
   for (std::size_t i = 0; i < args.size(); ++i) {
     const devrt_kernel_arg& arg = args[i].raw();
     bool ok = arg.kind == DEVRT_ARG_BUFFER
-                  ? arg.device_kind == static_cast<std::int32_t>(device_.kind) && arg.device_id == device_.id &&
+                  ? arg.device_kind == static_cast<std::int32_t>(device.kind) && arg.device_id == device.id &&
                         arg.reserved == 0 && (arg.buffer != nullptr || arg.size == 0)
                   : arg.kind == DEVRT_ARG_SCALAR && valid_scalar(arg);
     if (!ok) [[unlikely]]
-      return argument_error(*this, config, i, arg);
+      return argument_error(device, function_name, config, i, arg);
     raw[i] = arg;
   }
-  devrt_launch_desc desc;
   desc.grid[0] = config.grid.x;
   desc.grid[1] = config.grid.y;
   desc.grid[2] = config.grid.z;
@@ -147,8 +158,10 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
   desc.args = raw;
   desc.num_args = static_cast<std::uint32_t>(args.size());
   desc.stream = stream.handle;
-  return backend_.launch(device_.id, handle_, desc, name_);
+  return Status();
 }
+
+} // namespace detail
 
 // ---- Module ----------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/builtin_backends.hpp"
-#include "core/host_copy.hpp"
+#include <devrt/detail/host_copy.hpp>
 #include "core/plugin_loader.hpp"
 
 #if DEVRT_WITH_CPU

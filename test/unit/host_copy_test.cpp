@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/host_copy.hpp"
+#include <devrt/detail/host_copy.hpp>
 
 namespace {
 

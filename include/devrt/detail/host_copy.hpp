@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copies between host addresses: the one primitive behind devrt::copy's host fast path and the CPU
 // backend's copies.
-#ifndef DEVRT_SRC_CORE_HOST_COPY_HPP
-#define DEVRT_SRC_CORE_HOST_COPY_HPP
+#ifndef DEVRT_DETAIL_HOST_COPY_HPP
+#define DEVRT_DETAIL_HOST_COPY_HPP
 
 #include <atomic>
 #include <cstddef>
@@ -63,4 +63,4 @@ std::size_t large_copy_threshold() noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_HOST_COPY_HPP
+#endif // DEVRT_DETAIL_HOST_COPY_HPP
