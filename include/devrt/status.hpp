@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <devrt/backend_abi.h>
+#include <devrt/config.hpp>
 #include <devrt/detail/message.hpp>
 
 namespace devrt {
@@ -59,7 +60,7 @@ class [[nodiscard]] Status {
 public:
   Status() noexcept = default;
   Status(ErrorCode code, std::string_view message) noexcept : code_(code) {
-    if (code != ErrorCode::ok) message_ = duplicate(message);
+    if (code != ErrorCode::ok && !message.empty()) message_ = duplicate(message);
   }
   Status(const Status& other) noexcept
       : code_(other.code_), message_(other.message_ ? duplicate(other.message_) : nullptr) {}
@@ -110,9 +111,10 @@ namespace detail {
 Status make_error_from_parts(ErrorCode code, const MessagePart* parts, std::size_t count) noexcept;
 } // namespace detail
 
+// With DEVRT_ERROR_MESSAGES 0 (-Dlogging=false) the parts are dropped and the error is its code.
 template <class... Parts>
-Status make_error(ErrorCode code, const Parts&... parts) noexcept {
-  if constexpr (sizeof...(Parts) == 0) {
+Status make_error(ErrorCode code, [[maybe_unused]] const Parts&... parts) noexcept {
+  if constexpr (sizeof...(Parts) == 0 || !DEVRT_ERROR_MESSAGES) {
     return Status(code, {});
   } else {
     const detail::MessagePart list[] = {detail::to_message_part(parts)...};

@@ -46,10 +46,12 @@ Status make_error_from_parts(ErrorCode code, const MessagePart* parts, std::size
   return Status(code, message.view());
 }
 
-void fatal_status(const char* what, const Status& status) noexcept {
+void fatal_status([[maybe_unused]] const char* what, [[maybe_unused]] const Status& status) noexcept {
+#if DEVRT_ERROR_MESSAGES
   detail::MessageBuilder line; // no printf: see log.cpp
   append_parts(line, "devrt: fatal: ", what, ": ", error_code_name(status.code()), ": ", status.message(), "\n");
   static_cast<void>(std::fwrite(line.view().data(), 1, line.view().size(), stderr));
+#endif
   std::abort();
 }
 

@@ -36,7 +36,8 @@ bool contains(std::string_view text, std::string_view part) { return text.find(p
 void expect_error(const devrt::Status& status, devrt::ErrorCode code, std::string_view part, int line) {
   check(!status.ok(), "an error", line);
   check(status.code() == code, "the expected error code", line);
-  check(contains(status.message(), part), "the expected message part", line);
+  // A build without error messages (-Dlogging=false) keeps only the codes.
+  if (DEVRT_ERROR_MESSAGES) check(contains(status.message(), part), "the expected message part", line);
   std::printf("  expected error: %.*s\n", static_cast<int>(status.message().size()), status.message().data());
 }
 
@@ -124,7 +125,7 @@ void test_memory() {
                devrt::ErrorCode::invalid_argument, "cpu:3", __LINE__);
   devrt::Status gpu = devrt::Buffer::allocate(devrt::Device{devrt::DeviceKind::cuda, 0}, 64).status();
   CHECK(!gpu.ok());
-  CHECK(contains(gpu.message(), "cuda"));
+  CHECK(!DEVRT_ERROR_MESSAGES || contains(gpu.message(), "cuda"));
   std::printf("  expected error: %.*s\n", static_cast<int>(gpu.message().size()), gpu.message().data());
 }
 
