@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/stream.hpp>
 
+#include <devrt/detail/mutex.hpp>
 #include <devrt/log.hpp>
 
 namespace devrt {
@@ -13,7 +14,7 @@ struct CurrentStreams {
   StreamRef entries[kMaxCurrentStreams];
   int count = 0;
 };
-[[gnu::tls_model("initial-exec")]] thread_local CurrentStreams t_current; // see workspace.cpp
+DEVRT_DETAIL_THREAD_LOCAL CurrentStreams t_current; // see workspace.cpp
 
 Status mismatch(const char* call, Device expected, Device got) noexcept {
   return make_error(ErrorCode::invalid_argument, call, ": stream of ", got, " used with ", expected);

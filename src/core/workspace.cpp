@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/workspace.hpp>
 
+#include <devrt/detail/mutex.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 
@@ -88,7 +89,7 @@ struct ThreadCacheHolder {
 // initial-exec: libdevrt.a is compiled -fPIC, and the default model would make every access a
 // __tls_get_addr call on the allocation fast path. devrt's TLS is a few hundred bytes, well inside
 // what glibc reserves for libraries loaded later.
-[[gnu::tls_model("initial-exec")]] thread_local ThreadCacheHolder t_cache;
+DEVRT_DETAIL_THREAD_LOCAL ThreadCacheHolder t_cache;
 
 // Gives the calling thread a cache (first use) and a slot for `pool`; nullptr when all of its
 // slots are taken (the pool then works through its shared list only).

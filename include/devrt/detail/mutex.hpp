@@ -13,6 +13,14 @@
 #include <mutex>
 #endif
 
+// Per-thread storage for devrt's internal state. Single-threaded builds may have no thread pointer
+// at all (a Hexagon image started without the SDK's runtime), so there it is plain static storage.
+#if defined(DEVRT_SINGLE_THREADED)
+#define DEVRT_DETAIL_THREAD_LOCAL
+#else
+#define DEVRT_DETAIL_THREAD_LOCAL [[gnu::tls_model("initial-exec")]] thread_local
+#endif
+
 namespace devrt::detail {
 
 #if defined(DEVRT_SINGLE_THREADED)
