@@ -122,6 +122,10 @@ public:
     return Buffer(device, *data, nbytes);
   }
 
+  // Takes ownership of `nbytes` at `data`, which B allocated on `device` through a call of its
+  // own (a scoped allocation, say): freed with B's free.
+  static Buffer adopt(Device device, void* data, std::size_t nbytes) noexcept { return Buffer(device, data, nbytes); }
+
   Device device() const noexcept { return device_; }
   void* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
@@ -171,7 +175,7 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
   // The run-time path's overlap rule: addresses where both sides are addresses, else the same
   // allocation's offsets.
   const bool same_device = src.device == dst.device;
-  const bool both_host = (!src_on_b || HostAccessibleMemory<B>) && (!dst_on_b || HostAccessibleMemory<B>);
+  const bool both_host = (!src_on_b || HostAccessibleMemory<B>)&&(!dst_on_b || HostAccessibleMemory<B>);
   const bool overlap =
       both_host || (same_device && AddressableMemory<B>)
           ? devrt::detail::intersects(reinterpret_cast<std::uintptr_t>(src.data) + src_offset,
@@ -270,7 +274,7 @@ private:
 
 // An event of B: marks a point in a stream. Move-only; thread-safe to use as B's events are.
 template <Backend B>
-  requires BackendEvents<B>
+requires BackendEvents<B>
 class Event {
 public:
   Event() noexcept = default;
@@ -348,12 +352,12 @@ private:
 };
 
 template <Backend B>
-  requires BackendModules<B>
+requires BackendModules<B>
 class Module;
 
 // A kernel in a loaded Module<B>. Non-owning: valid while its Module lives. Thread-safe to launch.
 template <Backend B>
-  requires BackendModules<B>
+requires BackendModules<B>
 class Function {
 public:
   Function() noexcept = default;
@@ -374,7 +378,8 @@ public:
       return detail::call_error(device_, "launch", status);
     return status;
   }
-  Status launch(const LaunchConfig& config, std::initializer_list<KernelArg> args, StreamRef stream = {}) const noexcept {
+  Status launch(const LaunchConfig& config, std::initializer_list<KernelArg> args,
+                StreamRef stream = {}) const noexcept {
     return launch(config, std::span<const KernelArg>(args.begin(), args.size()), stream);
   }
 
@@ -387,7 +392,7 @@ private:
 
 // Code loaded on a device of B, unloaded when it dies (after its launches have run). Move-only.
 template <Backend B>
-  requires BackendModules<B>
+requires BackendModules<B>
 class Module {
 public:
   Module() noexcept = default;

@@ -8,10 +8,10 @@
 #ifndef DEVRT_MODULE_HPP
 #define DEVRT_MODULE_HPP
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <concepts>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -98,9 +98,9 @@ public:
   KernelArg(const Buffer& buffer, std::size_t offset = 0) noexcept;   // NOLINT(google-explicit-constructor)
   // Any other owner of device memory with span(): devrt::direct::Buffer<B>.
   template <class Owner>
-    requires requires(const Owner& owner) {
-      { owner.span() } -> std::same_as<MemorySpan>;
-    }
+  requires requires(const Owner& owner) {
+    { owner.span() } -> std::same_as<MemorySpan>;
+  }
   KernelArg(const Owner& owner, std::size_t offset = 0) noexcept // NOLINT(google-explicit-constructor)
       : KernelArg(owner.span(), offset) {}
 

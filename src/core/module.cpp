@@ -58,9 +58,9 @@ namespace {
 
 [[gnu::cold, gnu::noinline]] Status launch_error(Device device, std::string_view function_name,
                                                  const LaunchConfig& config, std::string_view reason) noexcept {
-  return make_error(ErrorCode::invalid_argument, device, " launch(", function_name, ", grid ",
-                    config.grid.x, "x", config.grid.y, "x", config.grid.z, ", block ", config.block.x, "x",
-                    config.block.y, "x", config.block.z, "): ", reason);
+  return make_error(ErrorCode::invalid_argument, device, " launch(", function_name, ", grid ", config.grid.x, "x",
+                    config.grid.y, "x", config.grid.z, ", block ", config.block.x, "x", config.block.y, "x",
+                    config.block.z, "): ", reason);
 }
 
 [[gnu::cold, gnu::noinline]] Status argument_error(Device function_device, std::string_view function_name,

@@ -156,8 +156,7 @@ template <class P>
 void missing_devices(Report& r, devrt::Device device, std::int32_t count) {
   for (std::int32_t id : {std::int32_t{-1}, count, count + 100}) {
     auto buffer = P::Buffer::allocate(devrt::Device{device.kind, id}, 64);
-    CORE_CHECK(r, error_is(buffer.status(), devrt::ErrorCode::invalid_argument,
-                           devrt::device_kind_name(device.kind)));
+    CORE_CHECK(r, error_is(buffer.status(), devrt::ErrorCode::invalid_argument, devrt::device_kind_name(device.kind)));
     CORE_CHECK(r, !P::Stream::create(devrt::Device{device.kind, id}).ok());
   }
 }
@@ -192,8 +191,7 @@ void copies_round_trip(Report& r, devrt::Device device, const Limits& limits) {
     auto a = P::Buffer::allocate(device, size + 5);
     auto b = P::Buffer::allocate(device, size + 9);
     bool ok = a.ok() && b.ok() && P::copy(devrt::host_span(source, size + 11), 11, *a, 5, size).ok() &&
-              P::copy(*a, 5, *b, 9, size).ok() &&
-              P::copy(*b, 9, devrt::host_span(result, size + 2), 1, size).ok() &&
+              P::copy(*a, 5, *b, 9, size).ok() && P::copy(*b, 9, devrt::host_span(result, size + 2), 1, size).ok() &&
               P::synchronize(P::default_stream(device)).ok();
     CORE_CHECK(r, ok);
     CORE_CHECK(r, result[0] == 0xEE && result[size + 1] == 0xEE);
@@ -213,8 +211,8 @@ void copy_errors(Report& r, devrt::Device device) {
   CORE_REQUIRE(r, P::synchronize(P::default_stream(device)).ok());
   using devrt::ErrorCode;
   // Ranges outside either span, an offset past the end, a size that wraps.
-  CORE_CHECK(r, error_is(P::copy(devrt::host_span(host, 64), 0, *buffer, 1, 64), ErrorCode::out_of_range,
-                         "destination"));
+  CORE_CHECK(r,
+             error_is(P::copy(devrt::host_span(host, 64), 0, *buffer, 1, 64), ErrorCode::out_of_range, "destination"));
   CORE_CHECK(r, error_is(P::copy(*buffer, 60, devrt::host_span(host, 64), 0, 8), ErrorCode::out_of_range, "source"));
   CORE_CHECK(r, error_is(P::copy(*buffer, 65, devrt::host_span(host, 64), 0, 0), ErrorCode::out_of_range));
   CORE_CHECK(r, error_is(P::copy(*buffer, 8, devrt::host_span(host, 64), 0, ~std::size_t{0}), ErrorCode::out_of_range));
@@ -314,9 +312,9 @@ void kernel_launches(Report& r, devrt::Device device) {
   CORE_CHECK(r, error_is(fill->launch(empty, {*ints, std::int32_t{0}, n}), ErrorCode::invalid_argument, "grid"));
   CORE_CHECK(r, error_is(fill->launch(config, {*ints, n}), ErrorCode::invalid_argument));
   CORE_CHECK(r, error_is(fill->launch(config, {*ints, 1.0f, n}), ErrorCode::invalid_argument));
-  CORE_CHECK(r, error_is(fill->launch(config, {devrt::KernelArg(*ints, n * sizeof(std::int32_t) + 4),
-                                               std::int32_t{0}, n}),
-                         ErrorCode::invalid_argument, "offset"));
+  CORE_CHECK(r,
+             error_is(fill->launch(config, {devrt::KernelArg(*ints, n * sizeof(std::int32_t) + 4), std::int32_t{0}, n}),
+                      ErrorCode::invalid_argument, "offset"));
   const auto many = scalar_args(std::make_index_sequence<devrt::kMaxKernelArgs + 1>());
   CORE_CHECK(r, error_is(fill->launch(config, std::span<const devrt::KernelArg>(many)), ErrorCode::invalid_argument,
                          "arguments"));

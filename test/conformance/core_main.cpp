@@ -30,7 +30,7 @@ void run_backend(conformance::Report& report, const conformance::Limits& limits)
     devrt::Device device{B::kind, id};
     conformance::run_core_cases<conformance::RuntimePath>(report, device, *count, devrt::AddressableMemory<B>, limits);
     conformance::run_core_cases<conformance::DirectPath<B>>(report, device, *count, devrt::AddressableMemory<B>,
-                                                             limits);
+                                                            limits);
   }
   std::printf("%.*s: %d device(s), both paths\n", static_cast<int>(B::name.size()), B::name.data(),
               static_cast<int>(*count));

@@ -5,9 +5,9 @@
 // qemu-hexagon (Linux user mode), output goes out and the exit code comes back through Linux
 // system calls (trap0 #1: write = 64, exit = 93). Nothing here is part of devrt; the list is the
 // documented answer to "what does devrt need from the SDK": docs/firmware.md.
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
-#include <cstdarg>
 #include <cstdio>
 #include <sys/reent.h>
 

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Hexagon backend, as TVM's Hexagon device API: code running on the DSP manages the DSP's
+// memory, in DDR and in VTCM (the vector unit's tightly coupled memory), copies between them, and
+// launches kernels from kernel tables (HVX kernels included) on the DSP itself. Built only for the
+// DSP (cross/hexagon.ini); a host build leaves it out with its reason.
+//
+// VTCM: on hardware, a DSP program reserves VTCM through the SDK's compute-resource API
+// (HAP_compute_res_acquire) and gets an address range. Without the SDK this build stands in a fixed,
+// 2 KiB-aligned arena of kVtcmBytes in the image and says so in the device name; the allocator
+// over it is the same either way.
+#ifndef DEVRT_BACKENDS_HEXAGON_HPP
+#define DEVRT_BACKENDS_HEXAGON_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <devrt/backend.hpp>
+#include <devrt/backends/cpu.hpp>
+#include <devrt/detail/host_copy.hpp>
+#include <devrt/direct.hpp>
+
+namespace devrt::hexagon {
+
+// Where a Hexagon allocation lives. TVM calls these scopes "global" and "global.vtcm".
+enum class MemoryScope : std::int32_t { ddr = 0, vtcm = 1 };
+
+// The VTCM this build manages: v66 has 256 KiB.
+inline constexpr std::size_t kVtcmBytes = std::size_t{256} << 10;
+// VTCM is handed out in granules of this size, aligned to it.
+inline constexpr std::size_t kVtcmGranule = 2048;
+
+// The VTCM arena in figures. A plain value.
+struct VtcmStats {
+  std::size_t capacity_bytes = 0;
+  std::size_t used_bytes = 0;
+  std::size_t largest_free_bytes = 0;
+};
+
+// One device, the DSP the program runs on. Its memory is DSP addresses, so the program reads it
+// directly (host_accessible) and every operation has finished when it returns (synchronous).
+// Thread-safe.
+class HexagonBackend {
+public:
+  static constexpr std::string_view name = "hexagon";
+  static constexpr DeviceKind kind = DeviceKind::hexagon;
+  static constexpr bool host_accessible = true;
+  static constexpr bool synchronous = true;
+
+  Status availability() noexcept { return Status(); }
+  Result<std::int32_t> device_count() noexcept { return 1; }
+  // device_name, compute_version ("v66"), max_shared_memory_per_block (the VTCM arena),
+  // multi_processor_count (hardware threads), warp_size (HVX vector bytes, 0 without HVX),
+  // max_threads_per_block and max_thread_dimensions (kernel-table launch limits), buffer_offset_alignment.
+  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  // kind "hexagon": mtriple hexagon, mcpu hexagonv<arch>, mattr +hvxv<arch>,+hvx-length128b when
+  // compiled with HVX, num-cores, vtcm-capacity (TVM's Hexagon target keys).
+  Result<Target> detect_target(std::int32_t device) noexcept;
+
+  // DDR: the DSP heap.
+  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  // VTCM: granules of the arena, aligned to kVtcmGranule or `alignment` if larger.
+  // out_of_memory when no run of free granules is large enough.
+  Result<void*> allocate_vtcm(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  // Either scope: the address says which.
+  Status free(std::int32_t device, void* ptr) noexcept;
+  Status copy(const CopyDesc& desc) noexcept {
+    detail::copy_host(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
+                      static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
+    return Status();
+  }
+  // The scope of an address from this backend (ddr for any address outside the VTCM arena).
+  static MemoryScope scope_of(const void* ptr) noexcept;
+  VtcmStats vtcm_stats() noexcept;
+
+  // Kernel tables (devrt/cpu_kernels.hpp): the DSP runs them as the CPU backend runs them on a
+  // host, so a table registered with cpu::register_kernel_table loads on hexagon:0 as host_table.
+  // HVX kernels are ordinary entries compiled with -mhvx.
+  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept {
+    return kernels_.module_load(device, format, data, options, log);
+  }
+  Status module_unload(std::int32_t device, void* module) noexcept { return kernels_.module_unload(device, module); }
+  Result<void*> module_function(std::int32_t device, void* module, const char* function) noexcept {
+    return kernels_.module_function(device, module, function);
+  }
+  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept {
+    return kernels_.launch(device, function, desc);
+  }
+
+  Result<void*> stream_create(std::int32_t device) noexcept { return kernels_.stream_create(device); }
+  Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
+  Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
+
+  Result<void*> event_create(std::int32_t device) noexcept { return kernels_.event_create(device); }
+  Status event_destroy(std::int32_t, void*) noexcept { return Status(); }
+  Status event_record(std::int32_t, void*, void*) noexcept { return Status(); }
+  Status event_synchronize(std::int32_t, void*) noexcept { return Status(); }
+  Result<bool> event_query(std::int32_t, void*) noexcept { return true; }
+  Status stream_wait_event(std::int32_t, void*, void*) noexcept { return Status(); }
+
+private:
+  cpu::CpuBackend kernels_; // stateless: the kernel-table machinery and stream tokens
+};
+
+static_assert(Backend<HexagonBackend> && BackendEvents<HexagonBackend> && HostAccessibleMemory<HexagonBackend> &&
+              BackendModules<HexagonBackend> && BackendTargetDetection<HexagonBackend>);
+
+// An allocation on `device` in `scope`, owned by the returned Buffer (compile-time path; its span
+// works with every devrt call). As Buffer::allocate otherwise. Thread-safe.
+Result<direct::Buffer<HexagonBackend>> allocate(Device device, std::size_t nbytes, MemoryScope scope,
+                                                std::size_t alignment = kDefaultAlignment) noexcept;
+
+} // namespace devrt::hexagon
+
+#endif // DEVRT_BACKENDS_HEXAGON_HPP

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <devrt/backends/hexagon.hpp>
+
+#include <devrt/detail/checks.hpp>
+#include <devrt/detail/mutex.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+// The architecture this image was compiled for (clang defines __HEXAGON_ARCH__, 66 for v66).
+#if defined(__HEXAGON_ARCH__)
+#define DEVRT_HEXAGON_ARCH __HEXAGON_ARCH__
+#else
+#define DEVRT_HEXAGON_ARCH 66
+#endif
+
+namespace devrt::hexagon {
+namespace {
+
+constexpr std::size_t kGranules = kVtcmBytes / kVtcmGranule;
+// Hardware threads of a v66 cDSP.
+constexpr std::int64_t kHardwareThreads = 4;
+#if defined(__HVX__)
+constexpr std::int64_t kHvxVectorBytes = 128;
+#else
+constexpr std::int64_t kHvxVectorBytes = 0;
+#endif
+
+#define DEVRT_STRINGIFY_INNER(x) #x
+#define DEVRT_STRINGIFY(x) DEVRT_STRINGIFY_INNER(x)
+constexpr const char* kArch = DEVRT_STRINGIFY(DEVRT_HEXAGON_ARCH);
+
+// The stand-in for the VTCM the SDK's compute-resource API would hand out, and its granule map:
+// run_length[g] is the length of the allocated run starting at granule g (0: not a run's start),
+// used[g] whether granule g is taken. Guarded by g_vtcm_mutex.
+alignas(kVtcmGranule) unsigned char g_vtcm[kVtcmBytes];
+std::uint16_t g_run_length[kGranules];
+bool g_used[kGranules];
+detail::Mutex g_vtcm_mutex;
+
+bool in_vtcm(const void* ptr) noexcept {
+  auto address = reinterpret_cast<std::uintptr_t>(ptr);
+  auto base = reinterpret_cast<std::uintptr_t>(g_vtcm);
+  return address >= base && address < base + kVtcmBytes;
+}
+
+} // namespace
+
+Result<AttributeValue> HexagonBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
+  switch (attribute) {
+  case Attribute::exist: return AttributeValue(true);
+  case Attribute::device_name:
+    return AttributeValue(std::string("Hexagon v") + kArch + " DSP (VTCM: a " + std::to_string(kVtcmBytes >> 10) +
+                          " KiB stand-in arena, no SDK)");
+  case Attribute::compute_version: return AttributeValue(std::string("v") + kArch);
+  case Attribute::max_shared_memory_per_block: return AttributeValue(static_cast<std::int64_t>(kVtcmBytes));
+  case Attribute::multi_processor_count: return AttributeValue(kHardwareThreads);
+  case Attribute::warp_size: return AttributeValue(kHvxVectorBytes);
+  case Attribute::max_threads_per_block: return AttributeValue(cpu::kMaxThreadsPerBlock);
+  case Attribute::max_thread_dimensions: return AttributeValue(cpu::kMaxBlockDim);
+  case Attribute::buffer_offset_alignment: return AttributeValue(std::int64_t{1});
+  default: return AttributeValue();
+  }
+}
+
+Result<Target> HexagonBackend::detect_target(std::int32_t) noexcept {
+  Target target("hexagon");
+  std::string cpu = std::string("hexagonv") + kArch;
+  target.set("keys", std::vector<std::string>{"hexagon"});
+  target.set("mtriple", std::string("hexagon"));
+  target.set("mcpu", cpu);
+  std::vector<std::string> mattr;
+  if (kHvxVectorBytes > 0) {
+    mattr.push_back(std::string("+hvxv") + kArch);
+    mattr.push_back("+hvx-length" + std::to_string(kHvxVectorBytes) + "b");
+  }
+  target.set("mattr", std::move(mattr));
+  target.set("num-cores", kHardwareThreads);
+  target.set("vtcm-capacity", static_cast<std::int64_t>(kVtcmBytes));
+  return target;
+}
+
+Result<void*> HexagonBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  if (nbytes > SIZE_MAX - (alignment - 1))
+    return make_error(ErrorCode::out_of_memory, "size overflows the address space");
+  void* ptr = ::aligned_alloc(alignment, (nbytes + alignment - 1) & ~(alignment - 1));
+  if (ptr == nullptr) return make_error(ErrorCode::out_of_memory, "the DSP heap has no ", nbytes, " bytes free");
+  return ptr;
+}
+
+Result<void*> HexagonBackend::allocate_vtcm(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+  if (nbytes == 0 || nbytes > kVtcmBytes) {
+    return make_error(ErrorCode::out_of_memory, "VTCM holds ", kVtcmBytes, " bytes; ", nbytes, " requested");
+  }
+  std::size_t count = (nbytes + kVtcmGranule - 1) / kVtcmGranule;
+  // Runs start at granules whose address is aligned (alignment is a power of two).
+  std::size_t step = 1;
+  std::size_t first = 0;
+  if (alignment > kVtcmGranule) {
+    auto base = reinterpret_cast<std::uintptr_t>(g_vtcm);
+    first = (((base + alignment - 1) & ~(alignment - 1)) - base) / kVtcmGranule;
+    step = alignment / kVtcmGranule;
+  }
+  detail::LockGuard lock(g_vtcm_mutex);
+  for (std::size_t start = first; start + count <= kGranules; start += step) {
+    std::size_t free_run = 0;
+    while (free_run < count && !g_used[start + free_run]) ++free_run;
+    if (free_run < count) continue;
+    for (std::size_t g = start; g < start + count; ++g) g_used[g] = true;
+    g_run_length[start] = static_cast<std::uint16_t>(count);
+    return static_cast<void*>(g_vtcm + start * kVtcmGranule);
+  }
+  return make_error(ErrorCode::out_of_memory, "VTCM has no free run of ", count * kVtcmGranule, " bytes aligned to ",
+                    step * kVtcmGranule);
+}
+
+Status HexagonBackend::free(std::int32_t, void* ptr) noexcept {
+  if (!in_vtcm(ptr)) {
+    std::free(ptr);
+    return Status();
+  }
+  std::size_t offset = static_cast<std::size_t>(static_cast<unsigned char*>(ptr) - g_vtcm);
+  detail::LockGuard lock(g_vtcm_mutex);
+  std::size_t start = offset / kVtcmGranule;
+  if (offset % kVtcmGranule != 0 || g_run_length[start] == 0) {
+    return make_error(ErrorCode::invalid_argument, "free: ", ptr, " is not the start of a VTCM allocation");
+  }
+  for (std::size_t g = start; g < start + g_run_length[start]; ++g) g_used[g] = false;
+  g_run_length[start] = 0;
+  return Status();
+}
+
+MemoryScope HexagonBackend::scope_of(const void* ptr) noexcept {
+  return in_vtcm(ptr) ? MemoryScope::vtcm : MemoryScope::ddr;
+}
+
+VtcmStats HexagonBackend::vtcm_stats() noexcept {
+  VtcmStats stats;
+  stats.capacity_bytes = kVtcmBytes;
+  detail::LockGuard lock(g_vtcm_mutex);
+  std::size_t run = 0;
+  for (std::size_t g = 0; g < kGranules; ++g) {
+    if (g_used[g]) {
+      stats.used_bytes += kVtcmGranule;
+      run = 0;
+    } else if (++run * kVtcmGranule > stats.largest_free_bytes) {
+      stats.largest_free_bytes = run * kVtcmGranule;
+    }
+  }
+  return stats;
+}
+
+Result<direct::Buffer<HexagonBackend>> allocate(Device device, std::size_t nbytes, MemoryScope scope,
+                                                std::size_t alignment) noexcept {
+  using Buffer = direct::Buffer<HexagonBackend>;
+  if (scope == MemoryScope::ddr || nbytes == 0) return Buffer::allocate(device, nbytes, alignment);
+  if (!devrt::detail::alignment_ok(alignment)) [[unlikely]]
+    return devrt::detail::allocation_alignment_error(device, nbytes, alignment);
+  DEVRT_RETURN_IF_ERROR(direct::check_device<HexagonBackend>(device));
+  Result<void*> data = direct::backend<HexagonBackend>().allocate_vtcm(device.id, nbytes, alignment);
+  if (!data.ok()) return direct::detail::allocation_error(device, nbytes, alignment, data.status());
+  return Buffer::adopt(device, *data, nbytes);
+}
+
+} // namespace devrt::hexagon
+
+DEVRT_REGISTER_BACKEND(hexagon, devrt::hexagon::HexagonBackend)
