@@ -8,9 +8,9 @@
 # The plugin variant (-Dplugins=true: every GPU-API backend a libdevrt_<name>.so) runs the same
 # suite again, plus its loader tests.
 #
-# Firmware: a Cortex-M4 build (cross/cortex-m4.ini, minsize) whose tests and size points run
-# under qemu-system-arm, with the size budget; a Hexagon build (cross/hexagon.ini) whose DSP-side
-# program is linked and checked.
+# Firmware: two Cortex-M4 builds (cross/cortex-m4.ini, minsize; the second with -Dlogging=false)
+# whose tests and size points run under qemu-system-arm, with the size budgets; a Hexagon build
+# (cross/hexagon.ini) whose DSP-side tests, the hexagon backend's included, run under qemu-hexagon.
 #
 # DEVRT_TEST_CONFIGS selects configurations (default: "plain plugins asan valgrind tsan fuzz
 # firmware hexagon").

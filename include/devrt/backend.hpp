@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 #include <devrt/attribute.hpp>
@@ -164,10 +165,18 @@ concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) 
 namespace detail {
 
 // The one instance of a backend type in this process, created on first use, never destroyed.
+// A stateless backend (an empty, trivial type: cpu, hexagon) is constant-initialised: no guard
+// variable, nothing to run, so a compile-time call through it inlines to the operation itself.
 template <class B>
 B& backend_instance() noexcept {
-  static NoDestroy<B> instance;
-  return instance.get();
+  if constexpr (std::is_empty_v<B> && std::is_trivially_default_constructible_v<B> &&
+                std::is_trivially_destructible_v<B>) {
+    static constinit B instance{};
+    return instance;
+  } else {
+    static NoDestroy<B> instance;
+    return instance.get();
+  }
 }
 
 inline std::int32_t export_status(const Status& status, devrt_error* err) noexcept {
