@@ -2,6 +2,7 @@
 // Core benchmarks. Each devrt figure has its raw counterpart in the same run; bench/report.py
 // prints the ratios. Names: <what>/<devrt|raw variant>/<size>.
 #include <devrt/devrt.hpp>
+#include <devrt/direct.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -84,6 +85,17 @@ void call_checked_copy(benchmark::State& state) {
   }
 }
 
+// The compile-time path (devrt/direct.hpp): the same checks as devrt::copy, no table.
+void call_compile_time_copy(benchmark::State& state) {
+  alignas(64) char src[64] = {1}, dst[64];
+  for (auto _ : state) {
+    devrt::Status s =
+        devrt::direct::copy<devrt::cpu::CpuBackend>(devrt::host_span(src, 64), devrt::host_span(dst, 64));
+    benchmark::DoNotOptimize(s);
+    benchmark::ClobberMemory();
+  }
+}
+
 void call_memcpy(benchmark::State& state) {
   alignas(64) char src[64] = {1}, dst[64];
   std::size_t n = 64;
@@ -98,6 +110,7 @@ BENCHMARK(call_direct)->Name("call/direct");
 BENCHMARK(call_table)->Name("call/table");
 BENCHMARK(call_backend_ref)->Name("call/backend_ref");
 BENCHMARK(call_checked_copy)->Name("call/devrt_copy");
+BENCHMARK(call_compile_time_copy)->Name("call/compile_time_copy");
 BENCHMARK(call_memcpy)->Name("call/memcpy");
 
 // ---- bulk copies: devrt::copy host -> cpu buffer vs memcpy ---------------------------------

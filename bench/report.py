@@ -53,9 +53,13 @@ def main():
     if direct and table:
         rows.append(("type-erased call - direct call (64 B copy)", f"{table - direct:+.2f} ns",
                      "goal <= +1 ns"))
-    for name in ("call/backend_ref", "call/devrt_copy"):
+    for name in ("call/backend_ref", "call/devrt_copy", "call/compile_time_copy"):
         if ns(name) and direct:
             rows.append((f"{name} - direct", f"{ns(name) - direct:+.2f} ns", "checked path"))
+    checked, raw = ns("call/compile_time_copy"), ns("call/memcpy")
+    if checked and raw:
+        rows.append((f"compile-time copy 64 B: {checked:.2f} ns vs memcpy {raw:.2f} ns (checks, no table)",
+                     f"{checked - raw:+.2f} ns", "same checks as devrt::copy"))
     copy, table = ns("call/devrt_copy"), ns("call/table")
     if copy and table:
         rows.append((f"devrt::copy 64 B host->host: {copy:.2f} ns vs backend call {table:.2f} ns",
