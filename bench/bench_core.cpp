@@ -89,8 +89,7 @@ void call_checked_copy(benchmark::State& state) {
 void call_compile_time_copy(benchmark::State& state) {
   alignas(64) char src[64] = {1}, dst[64];
   for (auto _ : state) {
-    devrt::Status s =
-        devrt::direct::copy<devrt::cpu::CpuBackend>(devrt::host_span(src, 64), devrt::host_span(dst, 64));
+    devrt::Status s = devrt::direct::copy<devrt::cpu::CpuBackend>(devrt::host_span(src, 64), devrt::host_span(dst, 64));
     benchmark::DoNotOptimize(s);
     benchmark::ClobberMemory();
   }
