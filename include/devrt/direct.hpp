@@ -172,32 +172,17 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
   if (src_on_b) DEVRT_RETURN_IF_ERROR(check_device<B>(src.device));
   if (dst_on_b && dst.device != src.device) DEVRT_RETURN_IF_ERROR(check_device<B>(dst.device));
   if (nbytes == 0) return Status();
-  // The run-time path's overlap rule: addresses where both sides are addresses, else the same
-  // allocation's offsets.
-  const bool same_device = src.device == dst.device;
+  // The run-time path's overlap rule: by address where both sides are addresses.
   const bool both_host = (!src_on_b || HostAccessibleMemory<B>)&&(!dst_on_b || HostAccessibleMemory<B>);
-  const bool overlap =
-      both_host || (same_device && AddressableMemory<B>)
-          ? devrt::detail::intersects(reinterpret_cast<std::uintptr_t>(src.data) + src_offset,
-                                      reinterpret_cast<std::uintptr_t>(dst.data) + dst_offset, nbytes)
-          : same_device && src.data == dst.data && devrt::detail::intersects(src_offset, dst_offset, nbytes);
+  const bool by_address = both_host || (src.device == dst.device && AddressableMemory<B>);
+  const bool overlap = devrt::detail::copy_ranges_overlap(src, src_offset, dst, dst_offset, nbytes, by_address);
   if (overlap) [[unlikely]]
     return devrt::detail::copy_overlap_error(src, src_offset, dst, dst_offset, nbytes);
   // B's side runs it: device -> host is the device's DMA; otherwise the destination.
   const Device side = (src_on_b && !dst_on_b && B::kind != DeviceKind::cpu) ? src.device : dst.device;
   if (stream.device != side && stream != StreamRef{}) [[unlikely]]
     return devrt::detail::copy_stream_error(src, dst, stream.device, side, false);
-  CopyDesc desc;
-  desc.src = src.data;
-  desc.src_offset = src_offset;
-  desc.src_kind = static_cast<std::int32_t>(src.device.kind);
-  desc.src_device_id = src.device.id;
-  desc.dst = dst.data;
-  desc.dst_offset = dst_offset;
-  desc.dst_kind = static_cast<std::int32_t>(dst.device.kind);
-  desc.dst_device_id = dst.device.id;
-  desc.nbytes = nbytes;
-  desc.stream = stream.handle;
+  const CopyDesc desc = devrt::detail::make_copy_desc(src, src_offset, dst, dst_offset, nbytes, stream.handle);
   Status status = backend<B>().copy(desc);
   if (!status.ok()) [[unlikely]]
     return detail::call_error(side, "copy", status);

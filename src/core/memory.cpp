@@ -20,15 +20,9 @@ using detail::intersects;
 
 bool ranges_overlap(const MemorySpan& src, std::size_t src_offset, BackendRef src_backend, const MemorySpan& dst,
                     std::size_t dst_offset, BackendRef dst_backend, std::size_t nbytes) noexcept {
-  auto src_address = reinterpret_cast<std::uintptr_t>(src.data);
-  auto dst_address = reinterpret_cast<std::uintptr_t>(dst.data);
   bool both_host = src_backend.host_accessible() && dst_backend.host_accessible();
-  bool same_device = src.device == dst.device;
-  if (both_host || (same_device && src_backend.has_capability(DEVRT_CAP_ADDRESSABLE))) {
-    return intersects(src_address + src_offset, dst_address + dst_offset, nbytes);
-  }
-  // Opaque handles (cl_mem, VkBuffer): only the same allocation can overlap itself.
-  return same_device && src.data == dst.data && intersects(src_offset, dst_offset, nbytes);
+  bool one_addressable_device = src.device == dst.device && src_backend.has_capability(DEVRT_CAP_ADDRESSABLE);
+  return detail::copy_ranges_overlap(src, src_offset, dst, dst_offset, nbytes, both_host || one_addressable_device);
 }
 
 inline bool range_ok(const MemorySpan& span, std::size_t offset, std::size_t nbytes) noexcept {
@@ -53,17 +47,7 @@ CopyRoute route_copy(Device src, BackendRef src_backend, Device dst, BackendRef 
 
 Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
                  std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
-  devrt_copy_desc desc;
-  desc.src = src.data;
-  desc.src_offset = src_offset;
-  desc.src_kind = static_cast<std::int32_t>(src.device.kind);
-  desc.src_device_id = src.device.id;
-  desc.dst = dst.data;
-  desc.dst_offset = dst_offset;
-  desc.dst_kind = static_cast<std::int32_t>(dst.device.kind);
-  desc.dst_device_id = dst.device.id;
-  desc.nbytes = nbytes;
-  desc.stream = stream.handle;
+  devrt_copy_desc desc = detail::make_copy_desc(src, src_offset, dst, dst_offset, nbytes, stream.handle);
   return backend.copy(side.id, desc);
 }
 

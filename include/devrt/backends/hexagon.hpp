@@ -58,8 +58,10 @@ public:
   // compiled with HVX, num-cores, vtcm-capacity (TVM's Hexagon target keys).
   Result<Target> detect_target(std::int32_t device) noexcept;
 
-  // DDR: the DSP heap.
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  // DDR: the DSP heap, allocated as the CPU backend allocates host memory.
+  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
+    return host_.allocate(device, nbytes, alignment);
+  }
   // VTCM: granules of the arena, aligned to kVtcmGranule or `alignment` if larger.
   // out_of_memory when no run of free granules is large enough.
   Result<void*> allocate_vtcm(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
@@ -79,21 +81,21 @@ public:
   // HVX kernels are ordinary entries compiled with -mhvx.
   Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept {
-    return kernels_.module_load(device, format, data, options, log);
+    return host_.module_load(device, format, data, options, log);
   }
-  Status module_unload(std::int32_t device, void* module) noexcept { return kernels_.module_unload(device, module); }
+  Status module_unload(std::int32_t device, void* module) noexcept { return host_.module_unload(device, module); }
   Result<void*> module_function(std::int32_t device, void* module, const char* function) noexcept {
-    return kernels_.module_function(device, module, function);
+    return host_.module_function(device, module, function);
   }
   Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept {
-    return kernels_.launch(device, function, desc);
+    return host_.launch(device, function, desc);
   }
 
-  Result<void*> stream_create(std::int32_t device) noexcept { return kernels_.stream_create(device); }
+  Result<void*> stream_create(std::int32_t device) noexcept { return host_.stream_create(device); }
   Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
   Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
 
-  Result<void*> event_create(std::int32_t device) noexcept { return kernels_.event_create(device); }
+  Result<void*> event_create(std::int32_t device) noexcept { return host_.event_create(device); }
   Status event_destroy(std::int32_t, void*) noexcept { return Status(); }
   Status event_record(std::int32_t, void*, void*) noexcept { return Status(); }
   Status event_synchronize(std::int32_t, void*) noexcept { return Status(); }
@@ -101,7 +103,9 @@ public:
   Status stream_wait_event(std::int32_t, void*, void*) noexcept { return Status(); }
 
 private:
-  cpu::CpuBackend kernels_; // stateless: the kernel-table machinery and stream tokens
+  // Stateless: the DSP's own heap, the kernel-table machinery and the stream tokens, which the
+  // DSP has as a host CPU has them.
+  cpu::CpuBackend host_;
 };
 
 static_assert(Backend<HexagonBackend> && BackendEvents<HexagonBackend> && HostAccessibleMemory<HexagonBackend> &&

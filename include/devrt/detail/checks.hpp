@@ -11,14 +11,14 @@
 #include <span>
 #include <string_view>
 
+#include <devrt/backend_abi.h>
 #include <devrt/device.hpp>
+#include <devrt/memory.hpp>
 #include <devrt/module.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>
 
-namespace devrt {
-struct MemorySpan;
-namespace detail {
+namespace devrt::detail {
 
 // True when [offset, offset + nbytes) lies inside the span and the span is not null (unless the
 // copy is empty).
@@ -28,6 +28,35 @@ inline bool copy_range_ok(std::size_t span_size, const void* data, std::size_t o
 
 // True when [a, a + n) and [b, b + n) share a byte.
 inline bool intersects(std::uintptr_t a, std::uintptr_t b, std::size_t n) noexcept { return a < b + n && b < a + n; }
+
+// Whether a copy's source and destination ranges share a byte. `by_address` when both sides are
+// addresses in one space (both host-accessible, or one device whose memory is addressable);
+// otherwise they are opaque handles (cl_mem, VkBuffer) and only one allocation can overlap itself.
+inline bool copy_ranges_overlap(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
+                                std::size_t dst_offset, std::size_t nbytes, bool by_address) noexcept {
+  if (by_address) {
+    return intersects(reinterpret_cast<std::uintptr_t>(src.data) + src_offset,
+                      reinterpret_cast<std::uintptr_t>(dst.data) + dst_offset, nbytes);
+  }
+  return src.device == dst.device && src.data == dst.data && intersects(src_offset, dst_offset, nbytes);
+}
+
+// The descriptor a backend's copy receives for a checked copy.
+inline devrt_copy_desc make_copy_desc(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
+                                      std::size_t dst_offset, std::size_t nbytes, void* stream) noexcept {
+  devrt_copy_desc desc;
+  desc.src = src.data;
+  desc.src_offset = src_offset;
+  desc.src_kind = static_cast<std::int32_t>(src.device.kind);
+  desc.src_device_id = src.device.id;
+  desc.dst = dst.data;
+  desc.dst_offset = dst_offset;
+  desc.dst_kind = static_cast<std::int32_t>(dst.device.kind);
+  desc.dst_device_id = dst.device.id;
+  desc.nbytes = nbytes;
+  desc.stream = stream;
+  return desc;
+}
 
 // out_of_range (the range leaves the span) or invalid_argument (a null span); `side` is "source"
 // or "destination".
@@ -56,7 +85,6 @@ Status check_launch(Device device, std::string_view function_name, const LaunchC
                     std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw,
                     devrt_launch_desc& desc) noexcept;
 
-} // namespace detail
-} // namespace devrt
+} // namespace devrt::detail
 
 #endif // DEVRT_DETAIL_CHECKS_HPP

@@ -5,7 +5,6 @@
 #include <devrt/detail/mutex.hpp>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 // The architecture this image was compiled for (clang defines __HEXAGON_ARCH__, 66 for v66).
@@ -81,15 +80,6 @@ Result<Target> HexagonBackend::detect_target(std::int32_t) noexcept {
   return target;
 }
 
-Result<void*> HexagonBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
-  if (alignment < sizeof(void*)) alignment = sizeof(void*);
-  if (nbytes > SIZE_MAX - (alignment - 1))
-    return make_error(ErrorCode::out_of_memory, "size overflows the address space");
-  void* ptr = ::aligned_alloc(alignment, (nbytes + alignment - 1) & ~(alignment - 1));
-  if (ptr == nullptr) return make_error(ErrorCode::out_of_memory, "the DSP heap has no ", nbytes, " bytes free");
-  return ptr;
-}
-
 Result<void*> HexagonBackend::allocate_vtcm(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
   if (nbytes == 0 || nbytes > kVtcmBytes) {
     return make_error(ErrorCode::out_of_memory, "VTCM holds ", kVtcmBytes, " bytes; ", nbytes, " requested");
@@ -116,11 +106,8 @@ Result<void*> HexagonBackend::allocate_vtcm(std::int32_t, std::size_t nbytes, st
                     step * kVtcmGranule);
 }
 
-Status HexagonBackend::free(std::int32_t, void* ptr) noexcept {
-  if (!in_vtcm(ptr)) {
-    std::free(ptr);
-    return Status();
-  }
+Status HexagonBackend::free(std::int32_t device, void* ptr) noexcept {
+  if (!in_vtcm(ptr)) return host_.free(device, ptr);
   std::size_t offset = static_cast<std::size_t>(static_cast<unsigned char*>(ptr) - g_vtcm);
   detail::LockGuard lock(g_vtcm_mutex);
   std::size_t start = offset / kVtcmGranule;
