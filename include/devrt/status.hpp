@@ -31,6 +31,7 @@ enum class ErrorCode : std::int32_t {
   already_exists = 9,   // registering something whose name or kind is taken
   abi_mismatch = 10,    // a backend table has the wrong ABI version or struct size
   tool_failed = 11,     // an external tool (compiler, linker, archiver) ran and failed; the message holds its output
+  timed_out = 12,       // a wait passed its deadline (a collective whose peers never came)
 };
 
 static_assert(static_cast<std::int32_t>(ErrorCode::ok) == DEVRT_STATUS_OK &&
@@ -44,7 +45,8 @@ static_assert(static_cast<std::int32_t>(ErrorCode::ok) == DEVRT_STATUS_OK &&
                   static_cast<std::int32_t>(ErrorCode::not_found) == DEVRT_STATUS_NOT_FOUND &&
                   static_cast<std::int32_t>(ErrorCode::already_exists) == DEVRT_STATUS_ALREADY_EXISTS &&
                   static_cast<std::int32_t>(ErrorCode::abi_mismatch) == DEVRT_STATUS_ABI_MISMATCH &&
-                  static_cast<std::int32_t>(ErrorCode::tool_failed) == DEVRT_STATUS_TOOL_FAILED,
+                  static_cast<std::int32_t>(ErrorCode::tool_failed) == DEVRT_STATUS_TOOL_FAILED &&
+                  static_cast<std::int32_t>(ErrorCode::timed_out) == DEVRT_STATUS_TIMED_OUT,
               "devrt::ErrorCode and the C ABI's DEVRT_STATUS_* must agree");
 // The highest code a backend may return; anything above is reported as `internal`.
 inline constexpr ErrorCode kLastErrorCode = static_cast<ErrorCode>(DEVRT_STATUS_LAST);

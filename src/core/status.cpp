@@ -20,6 +20,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
   case ErrorCode::already_exists: return "already_exists";
   case ErrorCode::abi_mismatch: return "abi_mismatch";
   case ErrorCode::tool_failed: return "tool_failed";
+  case ErrorCode::timed_out: return "timed_out";
   }
   return "unknown";
 }
