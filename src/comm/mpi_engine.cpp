@@ -50,7 +50,7 @@ Status wait(MPI_Request& request, std::chrono::milliseconds timeout, const char*
                         "is failed; end the job (MPI_Abort) or start a new one");
     }
     // Yield once spinning is clearly not enough: oversubscribed ranks must let their peers run.
-    if (spins > 64) std::this_thread::yield();
+    if (spins > 4096) std::this_thread::yield();
   }
 }
 

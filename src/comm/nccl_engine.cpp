@@ -67,9 +67,10 @@ struct NcclApi {
 
 #define DEVRT_NCCL_SYMBOLS(X)                                                                                          \
   X(ncclGetVersion)                                                                                                    \
-  X(ncclGetUniqueId) X(ncclCommInitRank) X(ncclCommInitAll) X(ncclCommDestroy) X(ncclCommAbort)                        \
-      X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce) X(ncclAllGather)  \
-          X(ncclReduceScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
+  X(ncclGetUniqueId)                                                                                                   \
+  X(ncclCommInitRank) X(ncclCommInitAll) X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommGetAsyncError)                  \
+      X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce) X(ncclAllGather) X(ncclReduceScatter)      \
+          X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
 
 // One loaded library per engine kind, opened once per process.
 struct Library {

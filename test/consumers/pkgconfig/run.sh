@@ -28,3 +28,30 @@ $cxx -std=c++20 -O2 $sanitize "$source" $flags -o "$work/plain"
 "$work/plain" "$@"
 $cxx -std=c++20 -Os $sanitize -flto -ffunction-sections -fdata-sections "$source" $flags -Wl,--gc-sections -o "$work/lto"
 "$work/lto" "$@"
+
+# devrt-comm, when built: a program using it builds from `pkg-config --cflags --libs devrt-comm`
+# alone (MPI comes through the .pc's Requires) and reports the MPI engine.
+if [ -n "$(find "$work/root" -name devrt-comm.pc)" ]; then
+  comm_flags=$(pkg-config --define-variable=prefix="$work/root$prefix" --cflags --libs devrt-comm)
+  # --define-variable moved MPI's own prefix into the scratch root too: add MPI's real flags.
+  for required in $(pkg-config --print-requires devrt-comm | cut -d' ' -f1); do
+    [ "$required" = devrt ] || comm_flags="$comm_flags $(pkg-config --cflags --libs "$required")"
+  done
+  echo "pkg-config --cflags --libs devrt-comm: $comm_flags"
+  cat >"$work/comm.cpp" <<'CPP'
+#include <cstdio>
+#include <devrt/comm.hpp>
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  auto probe = devrt::comm::probe_engine(devrt::comm::Engine::mpi);
+  auto comm = devrt::comm::create(MPI_COMM_WORLD, devrt::kHostDevice);
+  std::printf("devrt-comm consumer: %s, %d rank(s)\n", probe.ok() ? probe->c_str() : "no MPI", comm.ok() ? comm->size() : 0);
+  bool ok = probe.ok() && comm.ok() && comm->size() == 1;
+  comm = devrt::Status();
+  MPI_Finalize();
+  return ok ? 0 : 1;
+}
+CPP
+  $cxx -std=c++20 -O2 $sanitize "$work/comm.cpp" $comm_flags -o "$work/comm"
+  "$work/comm"
+fi
