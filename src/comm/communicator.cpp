@@ -26,6 +26,7 @@ std::string_view operation_name(Operation op) noexcept {
 
 std::chrono::milliseconds resolve_timeout(std::chrono::milliseconds requested) noexcept {
   if (requested.count() >= 0) return requested;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read when a communicator is made, as MPI and NCCL read theirs
   if (const char* text = std::getenv("DEVRT_COMM_TIMEOUT_MS"); text != nullptr && *text != '\0') {
     char* end = nullptr;
     long long value = std::strtoll(text, &end, 10);

@@ -68,9 +68,10 @@ struct NcclApi {
 #define DEVRT_NCCL_SYMBOLS(X)                                                                                          \
   X(ncclGetVersion)                                                                                                    \
   X(ncclGetUniqueId)                                                                                                   \
-  X(ncclCommInitRank) X(ncclCommInitAll) X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommGetAsyncError)                  \
-      X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce) X(ncclAllGather) X(ncclReduceScatter)      \
-          X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
+  X(ncclCommInitRank)                                                                                                  \
+  X(ncclCommInitAll) X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString)                \
+      X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce) X(ncclAllGather) X(ncclReduceScatter) X(ncclSend) X(ncclRecv)    \
+          X(ncclGroupStart) X(ncclGroupEnd)
 
 // One loaded library per engine kind, opened once per process.
 struct Library {
@@ -80,11 +81,16 @@ struct Library {
   std::string description; // "NCCL 2.21.5 (/path/libnccl.so.2)"
 };
 
+// The environment is read once, under load()'s call_once.
+const char* environment(const char* name) noexcept {
+  return std::getenv(name); // NOLINT(concurrency-mt-unsafe)
+}
+
 // Where the library may be: the environment's explicit path, the dynamic loader's search
 // (LD_LIBRARY_PATH, ld.so.cache), then the places pip's nvidia-nccl-cu* and ROCm install it.
 std::vector<std::string> candidates(comm::Engine kind) {
   const bool nccl = kind == comm::Engine::nccl;
-  if (const char* path = std::getenv(nccl ? "DEVRT_NCCL_LIBRARY" : "DEVRT_RCCL_LIBRARY");
+  if (const char* path = environment(nccl ? "DEVRT_NCCL_LIBRARY" : "DEVRT_RCCL_LIBRARY");
       path != nullptr && *path != '\0') {
     return {path};
   }
@@ -92,22 +98,22 @@ std::vector<std::string> candidates(comm::Engine kind) {
   std::vector<std::string> patterns;
   if (nccl) {
     const char* tail = "/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2";
-    if (const char* venv = std::getenv("VIRTUAL_ENV"); venv != nullptr) patterns.push_back(std::string(venv) + tail);
-    if (const char* conda = std::getenv("CONDA_PREFIX"); conda != nullptr)
+    if (const char* venv = environment("VIRTUAL_ENV"); venv != nullptr) patterns.push_back(std::string(venv) + tail);
+    if (const char* conda = environment("CONDA_PREFIX"); conda != nullptr)
       patterns.push_back(std::string(conda) + tail);
-    if (const char* home = std::getenv("HOME"); home != nullptr)
+    if (const char* home = environment("HOME"); home != nullptr)
       patterns.push_back(std::string(home) + "/.local" + tail);
     patterns.emplace_back("/usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2");
     patterns.emplace_back("/usr/local/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2");
     patterns.emplace_back("/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2");
   } else {
-    if (const char* rocm = std::getenv("ROCM_PATH"); rocm != nullptr)
+    if (const char* rocm = environment("ROCM_PATH"); rocm != nullptr)
       patterns.push_back(std::string(rocm) + "/lib/librccl.so.1");
     patterns.emplace_back("/opt/rocm/lib/librccl.so.1");
   }
   for (const std::string& pattern : patterns) {
     glob_t found{};
-    if (glob(pattern.c_str(), 0, nullptr, &found) == 0) {
+    if (glob(pattern.c_str(), 0, nullptr, &found) == 0) { // NOLINT(concurrency-mt-unsafe): under call_once
       for (std::size_t i = 0; i < found.gl_pathc; ++i) names.emplace_back(found.gl_pathv[i]);
     }
     globfree(&found);

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   auto comm = devrt::comm::create(MPI_COMM_WORLD, devrt::kHostDevice);
   std::printf("devrt-comm consumer: %s, %d rank(s)\n", probe.ok() ? probe->c_str() : "no MPI", comm.ok() ? comm->size() : 0);
   bool ok = probe.ok() && comm.ok() && comm->size() == 1;
-  comm = devrt::Status();
+  if (comm.ok()) *comm = devrt::comm::Communicator();
   MPI_Finalize();
   return ok ? 0 : 1;
 }
