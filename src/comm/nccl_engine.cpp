@@ -69,9 +69,9 @@ struct NcclApi {
   X(ncclGetVersion)                                                                                                    \
   X(ncclGetUniqueId)                                                                                                   \
   X(ncclCommInitRank)                                                                                                  \
-  X(ncclCommInitAll) X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString)                \
-      X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce) X(ncclAllGather) X(ncclReduceScatter) X(ncclSend) X(ncclRecv)    \
-          X(ncclGroupStart) X(ncclGroupEnd)
+  X(ncclCommInitAll)                                                                                                   \
+  X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) \
+      X(ncclReduce) X(ncclAllGather) X(ncclReduceScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
 
 // One loaded library per engine kind, opened once per process.
 struct Library {
@@ -317,6 +317,13 @@ Status make_current(Device device) {
 Result<std::string> probe_nccl(comm::Engine kind) noexcept {
   Result<Library*> lib = ready(kind);
   if (!lib.ok()) return lib.status();
+  // The library alone cannot run: it needs the GPU driver devrt's backend opens.
+  DeviceKind device_kind = kind == comm::Engine::nccl ? DeviceKind::cuda : DeviceKind::rocm;
+  Result<BackendRef> backend = Registry::global().get(device_kind);
+  Status driver = backend.ok() ? backend->availability() : backend.status();
+  if (!driver.ok()) {
+    return make_error(ErrorCode::unavailable, (*lib)->description, " is installed but cannot run: ", driver.message());
+  }
   return (*lib)->description;
 }
 

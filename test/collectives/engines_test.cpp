@@ -47,7 +47,7 @@ void check_error(const Status& status, ErrorCode code, std::initializer_list<con
 
 // NCCL and RCCL: available with a description, or unavailable naming the library and the way
 // to point devrt at it. On this project's CI neither is installed.
-void probe_vendor(Engine engine, const char* soname, const char* variable, const char* prefix) {
+void probe_vendor(Engine engine, const char* soname, const char* variable, const char* prefix, const char* driver) {
   auto probe = devrt::comm::probe_engine(engine);
   if (probe.ok()) {
     std::printf("%s: %s\n", std::string(devrt::comm::engine_name(engine)).c_str(), probe->c_str());
@@ -55,7 +55,15 @@ void probe_vendor(Engine engine, const char* soname, const char* variable, const
   } else {
     std::printf("%s: unavailable: %s\n", std::string(devrt::comm::engine_name(engine)).c_str(),
                 std::string(probe.status().message()).c_str());
-    check_error(probe.status(), ErrorCode::unavailable, {soname, variable}, std::string("probe ") + soname);
+    // Either the library is missing (where it was looked for), or it is there and the driver is
+    // not (what the GPU backend says).
+    bool installed = contains(probe.status(), "is installed but cannot run");
+    if (installed) {
+      check_error(probe.status(), ErrorCode::unavailable, {prefix, "cannot run", driver},
+                  std::string("probe ") + soname);
+    } else {
+      check_error(probe.status(), ErrorCode::unavailable, {soname, variable}, std::string("probe ") + soname);
+    }
   }
 }
 
@@ -123,8 +131,8 @@ int main(int argc, char** argv) {
               {"devrt::comm::create", "not initialised"}, "create before MPI_Init");
   check_error(devrt::comm::probe_engine(Engine::automatic).status(), ErrorCode::invalid_argument, {"automatic"},
               "probe automatic");
-  probe_vendor(Engine::nccl, "libnccl.so.2", "DEVRT_NCCL_LIBRARY", "NCCL ");
-  probe_vendor(Engine::rccl, "librccl.so.1", "DEVRT_RCCL_LIBRARY", "RCCL ");
+  probe_vendor(Engine::nccl, "libnccl.so.2", "DEVRT_NCCL_LIBRARY", "NCCL ", "cuda");
+  probe_vendor(Engine::rccl, "librccl.so.1", "DEVRT_RCCL_LIBRARY", "RCCL ", "rocm");
 
   // Device lists.
   devrt::Device two_cpus[] = {devrt::kHostDevice, devrt::kHostDevice};
