@@ -35,6 +35,20 @@ std::chrono::milliseconds resolve_timeout(std::chrono::milliseconds requested) n
   return kDefaultTimeout;
 }
 
+bool same_memory(const Range& a, const Range& b, std::uintptr_t& a_position, std::uintptr_t& b_position) noexcept {
+  // OpenCL and Vulkan spans hold a handle to their allocation; every other kind an address.
+  DeviceKind kind = a.span.device.kind;
+  bool addresses = kind != DeviceKind::opencl && kind != DeviceKind::vulkan;
+  if (!addresses && a.span.data != b.span.data) return false;
+  a_position = (addresses ? reinterpret_cast<std::uintptr_t>(a.span.data) : 0) + a.offset;
+  b_position = (addresses ? reinterpret_cast<std::uintptr_t>(b.span.data) : 0) + b.offset;
+  return true;
+}
+
+bool host_accessible(DeviceKind kind) noexcept {
+  return kind == DeviceKind::cpu || kind == DeviceKind::cuda_host || kind == DeviceKind::rocm_host;
+}
+
 comm::Engine resolve_engine(comm::Engine requested, Device device) noexcept {
   if (requested != comm::Engine::automatic) return requested;
   switch (device.kind) {
@@ -104,24 +118,12 @@ Status resolve_range(const detail::Engine& engine, const Call& call, const char*
   return {};
 }
 
-// Whether send and recv lie in the same allocation, and their positions in a common numbering
-// (host memory: addresses; other memory: offsets within one handle).
-bool same_memory(const Range& a, const Range& b, std::uintptr_t& a_start, std::uintptr_t& b_start) noexcept {
-  bool host = a.span.device.kind == DeviceKind::cpu;
-  if (!host && a.span.data != b.span.data) return false;
-  std::uintptr_t base_a = host ? reinterpret_cast<std::uintptr_t>(a.span.data) : 0;
-  std::uintptr_t base_b = host ? reinterpret_cast<std::uintptr_t>(b.span.data) : 0;
-  a_start = base_a + a.offset;
-  b_start = base_b + b.offset;
-  return true;
-}
-
 // In place when recv starts where the operation's rule says; any other overlap is refused.
 Status classify_overlap(const detail::Engine& engine, Call& call) {
   if (call.send.bytes == 0 || call.recv.bytes == 0) return {};
   std::uintptr_t send_start = 0;
   std::uintptr_t recv_start = 0;
-  if (!same_memory(call.send, call.recv, send_start, recv_start)) return {};
+  if (!detail::same_memory(call.send, call.recv, send_start, recv_start)) return {};
   std::uintptr_t rank_offset = 0;
   const char* rule = "send and recv are the same range";
   switch (call.op) {

@@ -172,7 +172,7 @@ public:
   }
 
   Status run(const Call& call) noexcept override {
-    if (device().kind == DeviceKind::cpu) {
+    if (host_accessible(device().kind)) {
       // Work queued on the stream before the call writes or reads these bytes.
       if (Status status = devrt::synchronize(call.stream); !status.ok()) return status;
       return run_host(call, call.send.host(), call.recv.host());
@@ -298,16 +298,19 @@ private:
   Status run_staged(const Call& call) {
     const Range& send = call.send;
     const Range& recv = call.recv;
-    // One host region when send and recv share an allocation (their relative positions kept,
-    // so in-place layouts stay in place), else two.
+    // One host region when send and recv overlap (their relative positions kept, so in-place
+    // layouts stay in place), else two.
     std::size_t send_at = 0;
     std::size_t recv_at = 0;
     std::size_t total = 0;
-    if (send.bytes != 0 && recv.bytes != 0 && send.span.data == recv.span.data) {
-      std::size_t low = std::min(send.offset, recv.offset);
-      send_at = send.offset - low;
-      recv_at = recv.offset - low;
-      total = std::max(send.offset + send.bytes, recv.offset + recv.bytes) - low;
+    std::uintptr_t send_position = 0;
+    std::uintptr_t recv_position = 0;
+    if (send.bytes != 0 && recv.bytes != 0 && same_memory(send, recv, send_position, recv_position) &&
+        send_position < recv_position + recv.bytes && recv_position < send_position + send.bytes) {
+      std::uintptr_t low = std::min(send_position, recv_position);
+      send_at = send_position - low;
+      recv_at = recv_position - low;
+      total = std::max(send_position + send.bytes, recv_position + recv.bytes) - low;
     } else {
       recv_at = (send.bytes + 63) / 64 * 64;
       total = recv_at + recv.bytes;

@@ -70,8 +70,9 @@ struct NcclApi {
   X(ncclGetUniqueId)                                                                                                   \
   X(ncclCommInitRank)                                                                                                  \
   X(ncclCommInitAll)                                                                                                   \
-  X(ncclCommDestroy) X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) \
-      X(ncclReduce) X(ncclAllGather) X(ncclReduceScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
+  X(ncclCommDestroy)                                                                                                   \
+  X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce)      \
+      X(ncclAllGather) X(ncclReduceScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
 
 // One loaded library per engine kind, opened once per process.
 struct Library {

@@ -285,7 +285,13 @@ void all_gather_case(Fixture& f, DataType dtype, bool in_place) {
   std::size_t mine = block * static_cast<std::size_t>(g_rank);
   if (in_place) {
     upload(f, recv, mine, inputs(g_rank, 0, kCount, dtype));
-    check_ok(f.comm.all_gather(DeviceRange(recv, mine), recv, kCount, dtype, f.stream), what);
+    // On the CPU the rank's block is given as a span of its own (in place by address); elsewhere
+    // as an offset into recv's handle.
+    DeviceRange block_range =
+        f.device.kind == devrt::DeviceKind::cpu
+            ? DeviceRange(devrt::MemorySpan{f.device, static_cast<std::byte*>(recv.data()) + mine, block})
+            : DeviceRange(recv, mine);
+    check_ok(f.comm.all_gather(block_range, recv, kCount, dtype, f.stream), what);
   } else {
     upload(f, send, 0, inputs(g_rank, 0, kCount, dtype));
     check_ok(f.comm.all_gather(send, recv, kCount, dtype, f.stream), what);
@@ -381,6 +387,12 @@ void error_cases(Fixture& f) {
   check_error(f.comm.all_reduce(a, b, SIZE_MAX / 2, DataType::float32(), ReduceOp::sum, f.stream),
               ErrorCode::out_of_range, {"overflows"}, "huge count");
   check_ok(f.comm.all_reduce(a, b, 0, DataType::float32(), ReduceOp::sum, f.stream), "count 0 is a no-op");
+  if (f.device.kind == devrt::DeviceKind::cpu) {
+    // Host memory overlaps by address, whatever spans describe it.
+    devrt::MemorySpan inner{f.device, static_cast<std::byte*>(a.data()) + 4, bytes - 4};
+    check_error(f.comm.all_reduce(inner, a, kCount - 1, DataType::float32(), ReduceOp::sum, f.stream),
+                ErrorCode::invalid_argument, {"overlap"}, "overlapping spans of one host array");
+  }
   if (f.device.kind != devrt::DeviceKind::cpu) {
     std::vector<float> host(kCount);
     check_error(f.comm.all_reduce(devrt::host_span(host.data(), bytes), b, kCount, DataType::float32(), ReduceOp::sum,
