@@ -347,7 +347,8 @@ DEVRT_C_API devrt_status devrt_dtype_to_string(DLDataType dtype, char* text, siz
 /* ---- Build facts ------------------------------------------------------------------------------ */
 
 /* What this library was built with (revision, compiler, build type, backends and their headers,
- * plugins; devrt_version() has the version), as the JSON object of `devrt-info --json`'s "build" key. Free with devrt_string_free. */
+ * plugins; devrt_version() has the version), as the JSON object of `devrt-info --json`'s "build" key. Free with
+ * devrt_string_free. */
 DEVRT_C_API devrt_status devrt_build_info_json(char** json);
 /* devrt-info's human-readable table of build facts, backends and devices. Free with
  * devrt_string_free. Thread-safe. */

@@ -65,14 +65,26 @@ struct NcclApi {
   NcclResult (*ncclGroupEnd)();
 };
 
-#define DEVRT_NCCL_SYMBOLS(X)                                                                                          \
-  X(ncclGetVersion)                                                                                                    \
-  X(ncclGetUniqueId)                                                                                                   \
-  X(ncclCommInitRank)                                                                                                  \
-  X(ncclCommInitAll)                                                                                                   \
-  X(ncclCommDestroy)                                                                                                   \
-  X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclAllReduce) X(ncclBroadcast) X(ncclReduce)      \
-      X(ncclAllGather) X(ncclReduceScatter) X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
+// clang-format off
+#define DEVRT_NCCL_SYMBOLS(X) \
+  X(ncclGetVersion) \
+  X(ncclGetUniqueId) \
+  X(ncclCommInitRank) \
+  X(ncclCommInitAll) \
+  X(ncclCommDestroy) \
+  X(ncclCommAbort) \
+  X(ncclCommGetAsyncError) \
+  X(ncclGetErrorString) \
+  X(ncclAllReduce) \
+  X(ncclBroadcast) \
+  X(ncclReduce) \
+  X(ncclAllGather) \
+  X(ncclReduceScatter) \
+  X(ncclSend) \
+  X(ncclRecv) \
+  X(ncclGroupStart) \
+  X(ncclGroupEnd)
+// clang-format on
 
 // One loaded library per engine kind, opened once per process.
 struct Library {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/builtin_backends.hpp"
-#include <devrt/detail/host_copy.hpp>
 #include "core/plugin_loader.hpp"
+#include <devrt/detail/host_copy.hpp>
 
 #if DEVRT_WITH_CPU
 extern "C" const devrt_backend_table devrt_backend_table_cpu;
