@@ -16,7 +16,8 @@
 
 namespace devrt {
 
-// DLDataTypeCode's numbering (DLPack 1.x adds bool = 6 to 0.6's five codes).
+// DLDataTypeCode's numbering (DLPack 1.x adds bool = 6 to 0.6's five codes, and 1.1 the 8-, 6-
+// and 4-bit floating-point formats of OCP and the ML accelerators, 7-17).
 enum class DataTypeCode : std::uint8_t {
   signed_int = 0,
   unsigned_int = 1,
@@ -25,6 +26,17 @@ enum class DataTypeCode : std::uint8_t {
   bfloat = 4,
   complex = 5,
   boolean = 6,
+  float8_e3m4 = 7,
+  float8_e4m3 = 8,
+  float8_e4m3b11fnuz = 9,
+  float8_e4m3fn = 10,
+  float8_e4m3fnuz = 11,
+  float8_e5m2 = 12,
+  float8_e5m2fnuz = 13,
+  float8_e8m0fnu = 14,
+  float6_e2m3fn = 15,
+  float6_e3m2fn = 16,
+  float4_e2m1fn = 17,
 };
 
 // One element type. `lanes` > 1 is a short vector (float32x4). A plain value; thread-safe.
@@ -82,10 +94,17 @@ constexpr DataType data_type_of() noexcept {
 // lanes non-zero, the code one DLPack defines. Thread-safe.
 Status check_data_type(DataType type) noexcept;
 
-// "float32", "int8x4", "bool", "handle64"; an unknown code prints as "code<N>_<bits>". Thread-safe.
+// TVM's names: "float32", "int8x4", "bool", "handle", "bfloat16", "float8_e4m3fn", "void" (an
+// opaque handle of 0 bits and 0 lanes); an unknown code prints as "code<N>_<bits>". Thread-safe.
 std::string to_string(DataType type);
 
-// Parses what to_string() prints ("float32", "uint8x4", "bool"). Thread-safe.
+// Parses the names TVM and DLPack use, with an optional "x<lanes>" suffix (1 to 65535 lanes):
+// int and uint of 1, 2, 4, 8, 16, 32 or 64 bits; float of 16, 32 or 64; bfloat16; complex64 and
+// complex128; bool; handle (64 bits) or handle<N>; void; the DLPack 1.1 names float8_e3m4,
+// float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+// float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn. TVM's short forms "int", "uint"
+// and "float" mean 32 bits, "bfloat" 16. Anything else (float33, bfloat32, complex32, int 0
+// lanes) is invalid_argument naming the text. Thread-safe.
 Result<DataType> parse_data_type(std::string_view text) noexcept;
 
 namespace detail {

@@ -37,12 +37,47 @@ TEST_CASE("data types print, parse and size themselves", "[tensor][dtype]") {
   CHECK(devrt::to_string(DataType{DataTypeCode::signed_int, 8, 4}) == "int8x4");
   CHECK(devrt::to_string(DataType::boolean()) == "bool");
   CHECK(devrt::to_string(DataType::bfloat16()) == "bfloat16");
-  for (const char* text : {"float32", "uint8", "int64", "bfloat16", "bool", "float16x8", "complex64", "handle64"}) {
+  for (const char* text : {"float32",
+                           "uint8",
+                           "int64",
+                           "bfloat16",
+                           "bool",
+                           "float16x8",
+                           "complex64",
+                           "complex128",
+                           "handle",
+                           "handle32",
+                           "void",
+                           "int4",
+                           "uint1",
+                           "float8_e4m3fn",
+                           "float8_e4m3fnuz",
+                           "float8_e4m3",
+                           "float8_e4m3b11fnuz",
+                           "float8_e5m2x4",
+                           "float8_e8m0fnu",
+                           "float6_e3m2fn",
+                           "float4_e2m1fn",
+                           "boolx2"}) {
+    INFO(text);
     devrt::Result<DataType> parsed = devrt::parse_data_type(text);
     REQUIRE(parsed.ok());
     CHECK(devrt::to_string(*parsed) == text);
   }
-  for (const char* text : {"", "float", "int0", "uint8x0", "float32x", "quux16", "int256"}) {
+  // TVM's short forms and the DLPack codes of its names.
+  CHECK(*devrt::parse_data_type("float") == DataType::float32());
+  CHECK(*devrt::parse_data_type("int") == DataType::int32());
+  CHECK(*devrt::parse_data_type("uint") == DataType::uint32());
+  CHECK(*devrt::parse_data_type("bfloat") == DataType::bfloat16());
+  CHECK(*devrt::parse_data_type("handle") == DataType{DataTypeCode::opaque_handle, 64, 1});
+  CHECK(*devrt::parse_data_type("void") == DataType{DataTypeCode::opaque_handle, 0, 0});
+  CHECK(*devrt::parse_data_type("float8_e4m3fn") == DataType{DataTypeCode::float8_e4m3fn, 8, 1});
+  CHECK(static_cast<int>(devrt::parse_data_type("float4_e2m1fn")->code) == 17);
+  CHECK(devrt::parse_data_type("float4_e2m1fn")->bits == 4);
+  for (const char* text : {"",         "int0",           "uint8x0",     "float32x",      "quux16",      "int256",
+                           "float33",  "float8",         "bfloat32",    "complex32",     "complex",     "int3",
+                           "bool8",    "float8_e4m3fn8", "float8_e9m9", "float32x65536", "float32x4x4", "Float32",
+                           " float32", "float32 ",       "int-8",       "int+8",         "handle0",     "voidx2"}) {
     INFO(text);
     CHECK(devrt::parse_data_type(text).status().code() == ErrorCode::invalid_argument);
   }
