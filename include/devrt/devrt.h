@@ -340,7 +340,15 @@ DEVRT_C_API devrt_status devrt_tensor_copy_to_host(devrt_tensor tensor, void* da
 DEVRT_C_API devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const int64_t* strides,
                                            int32_t ndim, uint64_t byte_offset, devrt_tensor* out);
 
-/* "float32" <-> {kDLFloat, 32, 1}. devrt_dtype_to_string writes into text[capacity]. Thread-safe. */
+/* TVM's CreateView: a compact view of a contiguous tensor's bytes with another shape and dtype,
+ * starting relative_byte_offset bytes after its first element and inside its bytes (out_of_range
+ * otherwise); a strided tensor is unsupported. Owned by the caller. */
+DEVRT_C_API devrt_status devrt_tensor_create_view(devrt_tensor tensor, const int64_t* shape, int32_t ndim,
+                                                  DLDataType dtype, uint64_t relative_byte_offset, devrt_tensor* out);
+
+/* "float32" <-> {kDLFloat, 32, 1}, with TVM's and DLPack's names ("bfloat16", "bool", "handle",
+ * "float8_e4m3fn", "int8x4", ...; the list is parse_data_type's in <devrt/dtype.hpp>); anything
+ * else is invalid_argument. devrt_dtype_to_string writes into text[capacity]. Thread-safe. */
 DEVRT_C_API devrt_status devrt_dtype_parse(const char* text, DLDataType* out);
 DEVRT_C_API devrt_status devrt_dtype_to_string(DLDataType dtype, char* text, size_t capacity);
 

@@ -113,6 +113,12 @@ public:
   // storage: out_of_range otherwise. Thread-safe.
   Result<Tensor> view(std::span<const std::int64_t> shape, std::span<const std::int64_t> strides,
                       std::uint64_t byte_offset) const noexcept;
+  // TVM's CreateView: a compact view of this contiguous tensor's bytes with another shape and
+  // element type, starting `relative_byte_offset` bytes after this tensor's first element. It
+  // must lie inside this tensor's nbytes() (out_of_range) and start aligned for `dtype`
+  // (invalid_argument); a strided tensor is unsupported. Thread-safe.
+  Result<Tensor> create_view(std::span<const std::int64_t> shape, DataType dtype,
+                             std::uint64_t relative_byte_offset = 0) const noexcept;
   // The same elements with another shape; only for contiguous tensors (else unsupported).
   Result<Tensor> reshape(std::span<const std::int64_t> shape) const noexcept;
   Result<Tensor> reshape(std::initializer_list<std::int64_t> shape) const noexcept {
@@ -149,6 +155,9 @@ private:
   void reset() noexcept;
   // Takes other's storage and layout, leaving it empty. Assumes this holds nothing.
   void take(Tensor& other) noexcept;
+  // view() with another element type; `call` names the public call in errors.
+  Result<Tensor> view_as(const char* call, DataType dtype, std::span<const std::int64_t> shape,
+                         std::span<const std::int64_t> strides, std::uint64_t byte_offset) const noexcept;
   // copy_from's every check and every case (strided, errors).
   [[gnu::noinline]] Status copy_from_checked(const Tensor& src, StreamRef stream) const noexcept;
 

@@ -105,8 +105,9 @@ devrt_status devrt_device_parse(const char* text, devrt_device* out) {
 }
 
 const char* devrt_device_kind_name(int32_t kind) {
-  // Every name is a string literal, so .data() is NUL-terminated.
-  return device_kind_name(static_cast<DeviceKind>(kind)).data();
+  // Every name is a string literal, so .data() is NUL-terminated; an unnamed kind is "".
+  std::string_view name = device_kind_name(static_cast<DeviceKind>(kind));
+  return name.empty() ? "" : name.data();
 }
 
 int32_t devrt_device_count(int32_t kind) { return device_count(static_cast<DeviceKind>(kind)); }

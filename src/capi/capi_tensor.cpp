@@ -146,6 +146,16 @@ devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const 
   return give_tensor(tensor->tensor.view(*extents, steps, byte_offset), out, "devrt_tensor_view");
 }
 
+devrt_status devrt_tensor_create_view(devrt_tensor tensor, const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                      uint64_t relative_byte_offset, devrt_tensor* out) {
+  if (tensor == nullptr) return null_argument("devrt_tensor_create_view", "tensor");
+  if (out == nullptr) return null_argument("devrt_tensor_create_view", "out");
+  Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_create_view", "shape");
+  if (!extents.ok()) return fail(extents.status());
+  return give_tensor(tensor->tensor.create_view(*extents, to_cpp(dtype), relative_byte_offset), out,
+                     "devrt_tensor_create_view");
+}
+
 devrt_status devrt_dtype_parse(const char* text, DLDataType* out) {
   if (text == nullptr) return null_argument("devrt_dtype_parse", "text");
   if (out == nullptr) return null_argument("devrt_dtype_parse", "out");

@@ -254,9 +254,14 @@ Result<Tensor> Tensor::empty(std::span<const std::int64_t> shape, DataType dtype
 
 Result<Tensor> Tensor::view(std::span<const std::int64_t> shape, std::span<const std::int64_t> strides,
                             std::uint64_t byte_offset) const noexcept {
-  if (!defined()) return make_error(ErrorCode::invalid_argument, "Tensor::view: undefined tensor");
+  return view_as("Tensor::view", dtype_, shape, strides, byte_offset);
+}
+
+Result<Tensor> Tensor::view_as(const char* call, DataType dtype, std::span<const std::int64_t> shape,
+                               std::span<const std::int64_t> strides, std::uint64_t byte_offset) const noexcept {
+  if (!defined()) return make_error(ErrorCode::invalid_argument, call, ": undefined tensor");
   if (shape.size() > static_cast<std::size_t>(kMaxDims) || (!strides.empty() && strides.size() != shape.size())) {
-    return make_error(ErrorCode::invalid_argument, "Tensor::view on ", device_, ": ", shape.size(), " dimensions with ",
+    return make_error(ErrorCode::invalid_argument, call, " on ", device_, ": ", shape.size(), " dimensions with ",
                       strides.size(), " strides");
   }
   const auto ndim = static_cast<std::int32_t>(shape.size());
@@ -267,24 +272,46 @@ Result<Tensor> Tensor::view(std::span<const std::int64_t> shape, std::span<const
     stride_data = compact;
   }
   detail::Layout layout;
-  DEVRT_RETURN_IF_ERROR(
-      detail::check_layout("Tensor::view", dtype_, ndim, shape.data(), stride_data, byte_offset, &layout));
-  DEVRT_RETURN_IF_ERROR(detail::check_starts_inside("Tensor::view", layout, "storage"));
+  DEVRT_RETURN_IF_ERROR(detail::check_layout(call, dtype, ndim, shape.data(), stride_data, byte_offset, &layout));
+  DEVRT_RETURN_IF_ERROR(detail::check_starts_inside(call, layout, "storage"));
   if (layout.numel > 0 && static_cast<std::uint64_t>(layout.end) > storage_->bytes) {
-    return make_error(ErrorCode::out_of_range, "Tensor::view on ", device_, ": reaches byte ", layout.end, " of a ",
+    return make_error(ErrorCode::out_of_range, call, " on ", device_, ": reaches byte ", layout.end, " of a ",
                       storage_->bytes, "-byte storage");
   }
-  if (byte_offset % dtype_.alignment() != 0) {
-    return make_error(ErrorCode::invalid_argument, "Tensor::view on ", device_, ": byte offset ", byte_offset,
-                      " is not aligned for ", dtype_);
+  if (byte_offset % dtype.alignment() != 0) {
+    return make_error(ErrorCode::invalid_argument, call, " on ", device_, ": byte offset ", byte_offset,
+                      " is not aligned for ", dtype);
   }
   detail::retain(storage_);
   Tensor tensor;
   DEVRT_RETURN_IF_ERROR(
-      detail::TensorAccess::init(tensor, storage_, dtype_, ndim, shape.data(), stride_data, byte_offset));
+      detail::TensorAccess::init(tensor, storage_, dtype, ndim, shape.data(), stride_data, byte_offset));
   tensor.read_only_ = read_only_;
   tensor.copied_ = copied_;
   return tensor;
+}
+
+Result<Tensor> Tensor::create_view(std::span<const std::int64_t> shape, DataType dtype,
+                                   std::uint64_t relative_byte_offset) const noexcept {
+  if (!defined()) return make_error(ErrorCode::invalid_argument, "Tensor::create_view: undefined tensor");
+  if (!is_contiguous()) {
+    return make_error(ErrorCode::unsupported, "Tensor::create_view on ", device_, ": the tensor is not contiguous");
+  }
+  DEVRT_RETURN_IF_ERROR(check_data_type(dtype));
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) {
+      return make_error(ErrorCode::invalid_argument, "Tensor::create_view on ", device_, ": bad dimension ", d);
+    }
+  }
+  std::uint64_t view_bytes = 0;
+  std::uint64_t end = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(count), dtype.size_bytes(), &view_bytes) ||
+      __builtin_add_overflow(view_bytes, relative_byte_offset, &end) || end > nbytes()) {
+    return make_error(ErrorCode::out_of_range, "Tensor::create_view on ", device_, ": ", count, " elements of ", dtype,
+                      " at byte ", relative_byte_offset, " pass the end of the tensor's ", nbytes(), " bytes");
+  }
+  return view_as("Tensor::create_view", dtype, shape, {}, byte_offset_ + relative_byte_offset);
 }
 
 Result<Tensor> Tensor::reshape(std::span<const std::int64_t> shape) const noexcept {

@@ -39,6 +39,9 @@ static void test_version_and_errors(void) {
   CHECK(parsed.kind == 2 && parsed.id == 1);
   CHECK(devrt_last_error_code() == DEVRT_STATUS_INVALID_ARGUMENT);
   CHECK(strcmp(devrt_device_kind_name(4), "opencl") == 0);
+  /* The header promises "" for a kind without a name, never NULL. */
+  CHECK(devrt_device_kind_name(99) != NULL && strcmp(devrt_device_kind_name(99), "") == 0);
+  CHECK(devrt_device_kind_name(0) != NULL && strcmp(devrt_device_kind_name(0), "") == 0);
 }
 
 static void test_devices_and_backends(void) {
@@ -174,6 +177,20 @@ static void test_tensors(void) {
   CHECK(devrt_tensor_nbytes(tensor) == sizeof values && devrt_tensor_is_contiguous(tensor));
   CHECK_OK(devrt_tensor_copy_from_host(tensor, values, sizeof values));
   CHECK(devrt_tensor_copy_from_host(tensor, values, 4) != DEVRT_STATUS_OK);
+  /* TVM's CreateView: the last four floats as 2x2, and nothing past the end. */
+  {
+    int64_t view_shape[2] = {2, 2};
+    int64_t too_long[1] = {7};
+    devrt_tensor view = NULL;
+    float tail[4];
+    CHECK_OK(devrt_tensor_create_view(tensor, view_shape, 2, f32, 2 * sizeof(float), &view));
+    CHECK_OK(devrt_tensor_copy_to_host(view, tail, sizeof tail));
+    CHECK(memcmp(tail, values + 2, sizeof tail) == 0);
+    devrt_tensor_release(view);
+    CHECK(devrt_tensor_create_view(tensor, too_long, 1, f32, 0, &view) == DEVRT_STATUS_OUT_OF_RANGE);
+    CHECK(devrt_tensor_create_view(tensor, view_shape, 2, f32, 12, &view) == DEVRT_STATUS_OUT_OF_RANGE);
+    CHECK(devrt_tensor_create_view(NULL, view_shape, 2, f32, 0, &view) == DEVRT_STATUS_INVALID_ARGUMENT);
+  }
   /* Export, then import the export: one storage, the deleter chain runs once at the end. */
   CHECK_OK(devrt_tensor_to_dlpack(tensor, &exported));
   CHECK_OK(devrt_tensor_from_dlpack(exported, 0, &imported));
@@ -259,6 +276,18 @@ static void test_toolchain(void) {
   CHECK_OK(devrt_tc_cuda_has_feature("tensorcore", "7.0", &result));
   CHECK(result == 1);
   CHECK(devrt_tc_cuda_has_feature("warp_drive", "7.0", &result) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_tc_parse_compute_version("10.0.a", &major, &minor));
+  CHECK(major == 10 && minor == 0);
+  CHECK_OK(devrt_tc_cuda_has_feature("fp8", "sm_90a", &result));
+  CHECK(result == 1);
+  {
+    devrt_tc_compile_options options;
+    memset(&options, 0, sizeof options);
+    options.kind = 1; /* a static library is devrt_tc_create_staticlib's job */
+    options.output = "never.a";
+    CHECK(devrt_tc_compile(&options) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_tc_compile(NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  }
   CHECK_OK(devrt_tc_tempdir_create("capi-", &dir));
   CHECK(dir != NULL && strstr(devrt_tc_tempdir_path(dir), "capi-") != NULL);
   devrt_tc_tempdir_release(dir);
