@@ -122,20 +122,6 @@ const HostInfo& host_info() {
   return info;
 }
 
-std::int64_t available_memory() noexcept {
-#if defined(__linux__)
-  char buffer[4096];
-  if (read_file("/proc/meminfo", buffer, sizeof buffer)) {
-    std::string_view value = field(buffer, "MemAvailable");
-    if (!value.empty()) return parse_int(value) * 1024;
-  }
-  long pages = sysconf(_SC_AVPHYS_PAGES);
-  long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page_size > 0) return static_cast<std::int64_t>(pages) * page_size;
-#endif
-  return 0;
-}
-
 std::atomic<std::uintptr_t> g_next_token{1};
 
 void* next_token() noexcept {
@@ -158,7 +144,8 @@ Result<AttributeValue> CpuBackend::get_attribute(std::int32_t, Attribute attribu
   case Attribute::device_name: return AttributeValue(info.name);
   case Attribute::multi_processor_count: return known(info.processors);
   case Attribute::total_global_memory: return known(info.total_memory);
-  case Attribute::available_global_memory: return known(available_memory());
+  // available_global_memory is not reported: the host's free memory is shared with every process
+  // and moves with pages touched, not with devrt's allocations (TVM's CPU leaves it out too).
   case Attribute::max_clock_rate: return known(info.clock_khz);
   case Attribute::l2_cache_size_bytes: return known(info.l2_bytes);
   case Attribute::buffer_offset_alignment: return AttributeValue(std::int64_t{1});
