@@ -31,6 +31,32 @@ DEVRT_C_API devrt_status devrt_tc_create_shared(const char* output, const char* 
 DEVRT_C_API devrt_status devrt_tc_create_executable(const char* output, const char* const* inputs, size_t num_inputs,
                                                     const char* const* options, size_t num_options,
                                                     const char* compiler);
+/* What devrt_tc_compile builds. */
+typedef enum devrt_tc_output_kind {
+  DEVRT_TC_OUTPUT_SHARED = 0,     /* -shared -fPIC */
+  DEVRT_TC_OUTPUT_EXECUTABLE = 2, /* an executable */
+  DEVRT_TC_OUTPUT_OBJECT = 3      /* -c */
+} devrt_tc_output_kind;
+
+/* One compiler run, with what devrt_tc_create_shared cannot say. Lists are arrays and counts. */
+typedef struct devrt_tc_compile_options {
+  int32_t kind;              /* a devrt_tc_output_kind */
+  const char* output;        /* required */
+  const char* const* inputs; /* sources or objects */
+  size_t num_inputs;
+  const char* const* options; /* after -shared/-c, before -o */
+  size_t num_options;
+  const char* compiler;        /* NULL: the C++ compiler */
+  const char* const* launcher; /* words put before the compiler ({"ccache"}); may be NULL */
+  size_t num_launcher;
+  const char* const* env; /* "NAME=value" added to the inherited environment; may be NULL */
+  size_t num_env;
+  const char* working_directory; /* NULL: the caller's; relative paths are relative to it */
+} devrt_tc_compile_options;
+
+/* Builds options->output; the compiler's output is the error message on failure (tool_failed),
+ * an unknown kind is invalid_argument. Borrows *options for the call. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tc_compile(const devrt_tc_compile_options* options);
 /* `ar crs output inputs...` with `archiver` (NULL: $AR, else ar). Thread-safe. */
 DEVRT_C_API devrt_status devrt_tc_create_staticlib(const char* output, const char* const* inputs, size_t num_inputs,
                                                    const char* archiver);
@@ -52,9 +78,10 @@ DEVRT_C_API devrt_status devrt_tc_cuda_version(const char* cuda_path, int* major
 DEVRT_C_API devrt_status devrt_tc_compile_cuda(const char* source, const char* target_format, const char* const* arch,
                                                size_t num_arch, const char* const* options, size_t num_options,
                                                const char* compiler, void** data, size_t* size);
-/* "8.6", "sm_86" or "compute_86" -> 8, 6. Thread-safe. */
+/* "8.6", "9.0.a", "sm_86", "sm_90a" or "compute_86" -> major, minor. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tc_parse_compute_version(const char* text, int* major, int* minor);
-/* TVM's feature rules for a compute version: feature "fp16", "int8", "tensorcore" or "bf16";
+/* TVM's feature rules for a compute version (any form devrt_tc_parse_compute_version takes):
+ * feature "fp16", "int8", "tensorcore", "bf16", "fp8" or "fp4";
  * *result 1 or 0. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tc_cuda_has_feature(const char* feature, const char* compute_version, int* result);
 /* 1 when the CUDA toolkit found supports CUDA graphs (>= 10.0), else 0. Thread-safe. */

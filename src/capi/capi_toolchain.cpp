@@ -86,6 +86,25 @@ devrt_status devrt_tc_create_executable(const char* output, const char* const* i
                                          text_or_empty(compiler)));
 }
 
+devrt_status devrt_tc_compile(const devrt_tc_compile_options* options) {
+  if (options == nullptr || options->output == nullptr) return null_argument("devrt_tc_compile", "options or output");
+  tc::Compiler compiler;
+  switch (options->kind) {
+  case DEVRT_TC_OUTPUT_SHARED: compiler.kind = tc::OutputKind::shared_library; break;
+  case DEVRT_TC_OUTPUT_EXECUTABLE: compiler.kind = tc::OutputKind::executable; break;
+  case DEVRT_TC_OUTPUT_OBJECT: compiler.kind = tc::OutputKind::object; break;
+  default:
+    return fail(make_error(ErrorCode::invalid_argument, "devrt_tc_compile: output kind ", options->kind,
+                           " (want DEVRT_TC_OUTPUT_SHARED, _EXECUTABLE or _OBJECT)"));
+  }
+  compiler.executable = text_or_empty(options->compiler);
+  compiler.options = strings(options->options, options->num_options);
+  compiler.launcher = strings(options->launcher, options->num_launcher);
+  compiler.env = strings(options->env, options->num_env);
+  compiler.working_directory = text_or_empty(options->working_directory);
+  return to_status(compiler(options->output, strings(options->inputs, options->num_inputs)));
+}
+
 devrt_status devrt_tc_create_staticlib(const char* output, const char* const* inputs, size_t num_inputs,
                                        const char* archiver) {
   if (output == nullptr) return null_argument("devrt_tc_create_staticlib", "output");
@@ -160,11 +179,13 @@ devrt_status devrt_tc_cuda_has_feature(const char* feature, const char* compute_
   if (result == nullptr) return null_argument("devrt_tc_cuda_has_feature", "result");
   std::string_view name = feature;
   Result<bool> answer = make_error(ErrorCode::invalid_argument, "devrt_tc_cuda_has_feature: feature '", name,
-                                   "' (want fp16, int8, tensorcore or bf16)");
+                                   "' (want fp16, int8, tensorcore, bf16, fp8 or fp4)");
   if (name == "fp16") answer = tc::have_fp16(compute_version);
   if (name == "int8") answer = tc::have_int8(compute_version);
   if (name == "tensorcore") answer = tc::have_tensorcore(compute_version);
   if (name == "bf16") answer = tc::have_bf16(compute_version);
+  if (name == "fp8") answer = tc::have_fp8(compute_version);
+  if (name == "fp4") answer = tc::have_fp4(compute_version);
   if (!answer.ok()) return fail(answer.status());
   *result = *answer ? 1 : 0;
   return DEVRT_STATUS_OK;

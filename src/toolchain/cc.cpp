@@ -68,6 +68,7 @@ Status compile(const Compiler& compiler, const std::string& output, const std::v
     if (executable.empty()) {
       DEVRT_ASSIGN_OR_RETURN(executable, find_cxx_compiler());
     }
+    argv = compiler.launcher;
     argv.push_back(executable);
     if (compiler.kind == OutputKind::shared_library) argv.insert(argv.end(), {"-shared", "-fPIC"});
     if (compiler.kind == OutputKind::object) argv.push_back("-c");
@@ -79,6 +80,8 @@ Status compile(const Compiler& compiler, const std::string& output, const std::v
   ProcessOptions options;
   options.argv = argv;
   options.timeout = compiler.timeout;
+  options.env = compiler.env;
+  options.working_directory = compiler.working_directory;
   DEVRT_ASSIGN_OR_RETURN(ProcessResult result, run_process(options));
   std::string what = argv[0];
   for (std::size_t i = 1; i < argv.size(); ++i) what += " " + argv[i];
@@ -145,17 +148,17 @@ Status Compiler::operator()(const std::string& output, const std::vector<std::st
 
 Status create_shared(const std::string& output, const std::vector<std::string>& inputs,
                      const std::vector<std::string>& options, const std::string& compiler) noexcept {
-  return Compiler{compiler, options, OutputKind::shared_library, {}, {}}(output, inputs);
+  return Compiler{compiler, options, OutputKind::shared_library, {}, {}, {}, {}, {}}(output, inputs);
 }
 
 Status create_executable(const std::string& output, const std::vector<std::string>& inputs,
                          const std::vector<std::string>& options, const std::string& compiler) noexcept {
-  return Compiler{compiler, options, OutputKind::executable, {}, {}}(output, inputs);
+  return Compiler{compiler, options, OutputKind::executable, {}, {}, {}, {}, {}}(output, inputs);
 }
 
 Status create_staticlib(const std::string& output, const std::vector<std::string>& inputs,
                         const std::string& archiver) noexcept {
-  return Compiler{{}, {}, OutputKind::static_library, archiver, {}}(output, inputs);
+  return Compiler{{}, {}, OutputKind::static_library, archiver, {}, {}, {}, {}}(output, inputs);
 }
 
 Compiler cross_compiler(const Compiler& base, std::vector<std::string> options, OutputKind kind) noexcept {
@@ -166,7 +169,7 @@ Compiler cross_compiler(const Compiler& base, std::vector<std::string> options, 
 }
 
 Compiler cross_compiler(std::string executable, std::vector<std::string> options, OutputKind kind) noexcept {
-  return Compiler{std::move(executable), std::move(options), kind, {}, {}};
+  return Compiler{std::move(executable), std::move(options), kind, {}, {}, {}, {}, {}};
 }
 
 Result<std::string> target_triple(const std::string& compiler) noexcept {

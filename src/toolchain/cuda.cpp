@@ -167,30 +167,41 @@ Result<std::vector<std::byte>> compile_cuda(std::string_view source, const CudaC
 }
 
 Result<ComputeVersion> parse_compute_version(std::string_view text) noexcept {
-  std::string_view digits = text;
+  auto malformed = [&] {
+    return make_error(ErrorCode::invalid_argument, "compute version '", text,
+                      "' is malformed: expected \"major.minor\" (\"8.6\"), \"major.minor.variant\" (\"9.0.a\") or "
+                      "sm_XY[a|f] / compute_XY[a|f]");
+  };
+  auto is_digits = [](std::string_view digits) {
+    return !digits.empty() && digits.size() <= 4 && digits.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  // A variant letter ("a": architecture-specific, "f": family) follows the number: "90a", "9.0.a".
+  auto is_variant = [](std::string_view variant) {
+    return variant.size() == 1 && variant[0] >= 'a' && variant[0] <= 'z';
+  };
+  ComputeVersion version;
   for (std::string_view prefix : {"sm_", "compute_"}) {
-    if (digits.starts_with(prefix)) {
-      digits.remove_prefix(prefix.size());
-      // "86" -> 8.6, "100" -> 10.0; a trailing letter ("90a") names a variant of that version.
-      while (!digits.empty() && digits.back() >= 'a' && digits.back() <= 'z') digits.remove_suffix(1);
-      if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string_view::npos) break;
-      ComputeVersion version;
-      std::from_chars(digits.data(), digits.data() + digits.size() - 1, version.major);
-      version.minor = digits.back() - '0';
-      return version;
-    }
+    if (!text.starts_with(prefix)) continue;
+    std::string_view digits = text.substr(prefix.size());
+    if (!digits.empty() && is_variant(digits.substr(digits.size() - 1))) digits.remove_suffix(1);
+    // "86" -> 8.6, "100" -> 10.0: the last digit is the minor version.
+    if (digits.size() < 2 || !is_digits(digits)) return malformed();
+    std::from_chars(digits.data(), digits.data() + digits.size() - 1, version.major);
+    version.minor = digits.back() - '0';
+    return version;
   }
   std::size_t dot = text.find('.');
-  ComputeVersion version;
-  if (dot != std::string_view::npos && dot > 0 && dot + 1 < text.size()) {
-    auto [p, ec] = std::from_chars(text.data(), text.data() + dot, version.major);
-    auto [q, ec2] = std::from_chars(text.data() + dot + 1, text.data() + text.size(), version.minor);
-    if (ec == std::errc() && ec2 == std::errc() && p == text.data() + dot && q == text.data() + text.size()) {
-      return version;
-    }
+  if (dot == std::string_view::npos) return malformed();
+  std::string_view major = text.substr(0, dot);
+  std::string_view minor = text.substr(dot + 1);
+  if (std::size_t second = minor.find('.'); second != std::string_view::npos) {
+    if (!is_variant(minor.substr(second + 1))) return malformed();
+    minor = minor.substr(0, second);
   }
-  return make_error(ErrorCode::invalid_argument, "compute version '", text,
-                    "' is malformed: expected \"major.minor\" (\"8.6\") or sm_XY");
+  if (!is_digits(major) || !is_digits(minor)) return malformed();
+  std::from_chars(major.data(), major.data() + major.size(), version.major);
+  std::from_chars(minor.data(), minor.data() + minor.size(), version.minor);
+  return version;
 }
 
 Result<bool> have_fp16(std::string_view compute_version) noexcept {
@@ -200,6 +211,11 @@ Result<bool> have_fp16(std::string_view compute_version) noexcept {
 Result<bool> have_int8(std::string_view compute_version) noexcept { return at_least(compute_version, 6, 0); }
 Result<bool> have_tensorcore(std::string_view compute_version) noexcept { return at_least(compute_version, 7, 0); }
 Result<bool> have_bf16(std::string_view compute_version) noexcept { return at_least(compute_version, 8, 0); }
+Result<bool> have_fp8(std::string_view compute_version) noexcept { return at_least(compute_version, 8, 9); }
+Result<bool> have_fp4(std::string_view compute_version) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(ComputeVersion version, parse_compute_version(compute_version));
+  return version.major == 10 && version.minor == 0;
+}
 
 bool have_cudagraph() noexcept {
   Result<std::string> path = find_cuda_path();

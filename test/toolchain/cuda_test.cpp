@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
 #include "toolchain_test_util.hpp"
 
@@ -61,7 +62,16 @@ TEST_CASE("compute versions parse and follow TVM's capability rules", "[cuda]") 
   CHECK(parse_compute_version("compute_75")->minor == 5);
   CHECK(parse_compute_version("sm_100")->major == 10);
   CHECK(parse_compute_version("sm_90a")->major == 9);
-  for (const char* bad : {"8", "8.", ".6", "x.y", "8.6.1", "", "sm_", "sm_x0", "86"}) {
+  // The forms TVM's get_target_compute_version returns: an arch-specific variant after a dot.
+  for (auto [text, major, minor] : {std::tuple{"9.0.a", 9, 0}, std::tuple{"10.0.a", 10, 0}, std::tuple{"12.0.f", 12, 0},
+                                    std::tuple{"sm_100a", 10, 0}, std::tuple{"sm_120f", 12, 0}}) {
+    INFO(text);
+    REQUIRE(parse_compute_version(text).ok());
+    CHECK(parse_compute_version(text)->major == major);
+    CHECK(parse_compute_version(text)->minor == minor);
+  }
+  for (const char* bad : {"8", "8.", ".6", "x.y", "8.6.1", "8.6.", "8.6.ab", "9.0a", "", "sm_", "sm_x0", "sm_90aa",
+                          "86", "sm_9", "-8.6", "8.-6", "99999.0"}) {
     INFO(bad);
     CHECK(parse_compute_version(bad).status().code() == ErrorCode::invalid_argument);
   }
@@ -76,6 +86,12 @@ TEST_CASE("compute versions parse and follow TVM's capability rules", "[cuda]") 
   CHECK(*have_tensorcore("sm_90"));
   CHECK(!*have_bf16("7.5"));
   CHECK(*have_bf16("8.0"));
+  CHECK(!*have_fp8("8.6"));
+  CHECK(*have_fp8("8.9"));
+  CHECK(*have_fp8("9.0.a"));
+  CHECK(*have_fp4("10.0.a"));
+  CHECK(!*have_fp4("9.0"));
+  CHECK(!*have_fp4("12.0"));
   CHECK(have_tensorcore("seven").status().code() == ErrorCode::invalid_argument);
 }
 

@@ -33,6 +33,12 @@ struct Compiler {
   OutputKind kind = OutputKind::shared_library;
   std::string archiver; // for static libraries; empty: $AR, else ar
   std::chrono::milliseconds timeout{0};
+  // Put before the compiler on the command line ({"ccache"}: TVM's ccache_env route).
+  std::vector<std::string> launcher;
+  // "NAME=value" entries added to the tools' inherited environment ("CCACHE_DIR=/tmp/c").
+  std::vector<std::string> env;
+  // The tools run there (relative inputs and output are relative to it); empty: the caller's.
+  std::string working_directory;
 
   Status operator()(const std::string& output, const std::vector<std::string>& inputs,
                     const std::vector<std::string>& extra_options = {}) const noexcept;

@@ -47,14 +47,19 @@ struct ComputeVersion {
   int major = 0;
   int minor = 0;
 };
-// "8.6" -> {8, 6}; "sm_86"/"compute_86" -> {8, 6}. invalid_argument for anything else.
+// Every form TVM's get_target_compute_version returns or a target's arch holds: "8.6" -> {8, 6},
+// "9.0.a" / "10.0.f" -> {9, 0} / {10, 0}, "sm_86" / "compute_86" -> {8, 6}, "sm_90a" -> {9, 0},
+// "sm_100" -> {10, 0}. invalid_argument for anything else. Thread-safe.
 Result<ComputeVersion> parse_compute_version(std::string_view text) noexcept;
 
-// TVM's rules: fp16 on 5.3 and >= 6.0; int8 (dp4a) on >= 6.x; tensor cores on >= 7.x; bf16 on >= 8.x.
+// TVM's rules: fp16 on 5.3 and >= 6.0; int8 (dp4a) on >= 6.x; tensor cores on >= 7.x; bf16 on
+// >= 8.x; fp8 on 8.9 and later; fp4 on 10.0 only. Thread-safe.
 Result<bool> have_fp16(std::string_view compute_version) noexcept;
 Result<bool> have_int8(std::string_view compute_version) noexcept;
 Result<bool> have_tensorcore(std::string_view compute_version) noexcept;
 Result<bool> have_bf16(std::string_view compute_version) noexcept;
+Result<bool> have_fp8(std::string_view compute_version) noexcept;
+Result<bool> have_fp4(std::string_view compute_version) noexcept;
 // CUDA graphs need a toolkit of 10.0 or later; false when no toolkit is found.
 bool have_cudagraph() noexcept;
 
