@@ -73,6 +73,13 @@ class CDataType(ctypes.Structure):
     _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
 
 
+class CCompileOptions(ctypes.Structure):  # devrt_tc_compile_options
+    _fields_ = [("kind", ctypes.c_int32), ("output", ctypes.c_char_p), ("inputs", ctypes.c_void_p),
+                ("num_inputs", ctypes.c_size_t), ("options", ctypes.c_void_p), ("num_options", ctypes.c_size_t),
+                ("compiler", ctypes.c_char_p), ("launcher", ctypes.c_void_p), ("num_launcher", ctypes.c_size_t),
+                ("env", ctypes.c_void_p), ("num_env", ctypes.c_size_t), ("working_directory", ctypes.c_char_p)]
+
+
 class CPoolStats(ctypes.Structure):
     _fields_ = [("reserved_bytes", ctypes.c_size_t), ("cached_bytes", ctypes.c_size_t),
                 ("cache_limit_bytes", ctypes.c_size_t), ("hits", ctypes.c_uint64),
@@ -233,6 +240,7 @@ _PROTOTYPES = {
     "devrt_tensor_to": (c_status, [_P, CDevice, ctypes.POINTER(CStreamRef), _OUT]),
     "devrt_tensor_copy_from_host": (c_status, [_P, _P, _S]),
     "devrt_tensor_copy_to_host": (c_status, [_P, _P, _S]),
+    "devrt_tensor_create_view": (c_status, [_P, ctypes.POINTER(_I64), _I32, CDataType, ctypes.c_uint64, _OUT]),
     "devrt_dtype_parse": (c_status, [_STR, ctypes.POINTER(CDataType)]),
     "devrt_dtype_to_string": (c_status, [CDataType, ctypes.c_char_p, _S]),
     "devrt_build_info_json": (c_status, [_OUT]),
@@ -244,6 +252,7 @@ _TOOLCHAIN_PROTOTYPES = {
     "devrt_tc_create_shared": (c_status, [_STR, _P, _S, _P, _S, _STR]),
     "devrt_tc_create_executable": (c_status, [_STR, _P, _S, _P, _S, _STR]),
     "devrt_tc_create_staticlib": (c_status, [_STR, _P, _S, _STR]),
+    "devrt_tc_compile": (c_status, [ctypes.POINTER(CCompileOptions)]),
     "devrt_tc_target_triple": (c_status, [_STR, _OUT]),
     "devrt_tc_global_symbol_sections": (c_status, [_STR, _OUT]),
     "devrt_tc_find_cuda_path": (c_status, [_OUT]),

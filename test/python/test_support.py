@@ -5,14 +5,12 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
-import time
 
 import pytest
 
 import devrt
-from devrt.support import cc, nvcc, popen_pool, rocm, tar, utils
+from devrt.support import cc, nvcc, rocm, tar
 
 pytestmark = pytest.mark.skipif(not devrt._capi.HAS_TOOLCHAIN, reason="libdevrt_c.so was built without devrt_toolchain")
 
@@ -47,6 +45,49 @@ def test_cc_builds_a_shared_library_an_executable_and_an_archive(tmp_path):
     archive = tmp_path / "libadd.a"
     cc.create_staticlib(str(archive), [str(obj)])
     assert archive.read_bytes().startswith(b"!<arch>\n")
+
+
+def _ccache_stats(env):
+    stats = subprocess.run(["ccache", "--print-stats"], env={**os.environ, **env}, capture_output=True, text=True,
+                           check=True).stdout
+    return {key: int(value) for key, value in (line.split("\t")[:2] for line in stats.splitlines() if "\t" in line)}
+
+
+def test_cc_compiles_through_ccache_with_its_environment(tmp_path):
+    if shutil.which("ccache") is None:
+        pytest.skip("no ccache on PATH (Debian package ccache)")
+    source = tmp_path / "add.cc"
+    source.write_text(SOURCE)
+    env = {"CCACHE_DIR": str(tmp_path / "cache")}
+    # Objects: the second compile is served from the cache the first filled, in CCACHE_DIR.
+    for name in ("first.o", "second.o"):
+        cc.create_shared(str(tmp_path / name), [str(source)], options=["-c"], ccache_env=env)
+    stats = _ccache_stats(env)
+    assert stats["cache_miss"] == 1 and stats["direct_cache_hit"] + stats["preprocessed_cache_hit"] == 1
+    # Compile-and-link runs go through ccache too (it passes them to the compiler uncached).
+    cc.create_shared(str(tmp_path / "lib.so"), [str(source)], ccache_env=env)
+    assert ctypes.CDLL(str(tmp_path / "lib.so")).devrt_py_add(1, 2) == 3
+    assert _ccache_stats(env)["called_for_link"] == 1
+
+
+def test_cc_without_ccache_env_does_not_use_ccache(tmp_path, monkeypatch):
+    source = tmp_path / "add.cc"
+    source.write_text(SOURCE)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CCACHE_DIR", str(cache))
+    cc.create_shared(str(tmp_path / "plain.so"), [str(source)], ccache_env=None)
+    assert not cache.exists()
+    monkeypatch.setenv("PATH", str(tmp_path))  # no ccache on PATH
+    with pytest.raises(ValueError) as error:
+        cc.create_shared(str(tmp_path / "x.so"), [str(source)], cc=cc.get_cc() or "c++", ccache_env={})
+    assert "ccache" in str(error.value)
+
+
+def test_cc_runs_in_cwd(tmp_path):
+    (tmp_path / "add.cc").write_text(SOURCE)
+    before = os.getcwd()
+    cc.create_shared("librel.so", ["add.cc"], cwd=str(tmp_path))
+    assert os.getcwd() == before and (tmp_path / "librel.so").exists()
 
 
 def test_cc_failure_carries_the_compiler_output(tmp_path):
@@ -84,6 +125,65 @@ def test_nvcc_facts():
     assert nvcc.have_bf16("8.0") and not nvcc.have_bf16("7.5")
 
 
+# Every form TVM's get_target_compute_version returns, with what TVM's rules say about it.
+COMPUTE_VERSIONS = {
+    "7.5": (7, 5), "8.6": (8, 6), "8.9": (8, 9), "9.0": (9, 0), "9.0.a": (9, 0), "10.0.a": (10, 0),
+    "12.0.f": (12, 0), "sm_86": (8, 6), "sm_90a": (9, 0), "sm_100a": (10, 0), "compute_80": (8, 0),
+}
+
+
+def test_parse_compute_version_takes_every_form_tvm_returns():
+    for text, expected in COMPUTE_VERSIONS.items():
+        assert nvcc.parse_compute_version(text) == expected, text
+    for bad in ("9", "9.0a", "9.0.", "9.0.ab", "sm_", "sm_9", "", "nine.zero"):
+        with pytest.raises(ValueError) as error:
+            nvcc.parse_compute_version(bad)
+        assert isinstance(error.value, RuntimeError)  # TVM raises RuntimeError; devrt's is both
+    with pytest.raises(TypeError):
+        nvcc.parse_compute_version(9.0)
+
+
+def test_capability_rules_hold_over_every_form():
+    for text, (major, minor) in COMPUTE_VERSIONS.items():
+        assert nvcc.have_fp16(text) == ((major, minor) == (5, 3) or major >= 6), text
+        assert nvcc.have_int8(text) == (major >= 6), text
+        assert nvcc.have_tensorcore(text) == (major >= 7), text
+        assert nvcc.have_bf16(text) == (major >= 8), text
+        assert nvcc.have_fp8(text) == ((major, minor) >= (8, 9)), text
+        assert nvcc.have_fp4(text) == ((major, minor) == (10, 0)), text
+
+
+def test_get_target_compute_version_from_targets():
+    assert nvcc.get_target_compute_version("cuda -arch=sm_86") == "8.6"
+    assert nvcc.get_target_compute_version({"kind": "cuda", "arch": "sm_90a"}) == "9.0.a"
+    assert nvcc.get_target_compute_version({"arch": "sm_100a"}) == "10.0.a"
+    assert nvcc.get_target_compute_version({"arch": "sm_120"}) == "12.0"
+
+    class TvmStyleTarget:
+        attrs = {"arch": "sm_75"}
+
+    assert nvcc.get_target_compute_version(TvmStyleTarget()) == "7.5"
+    assert nvcc.parse_compute_version(nvcc.get_target_compute_version("cuda -arch=sm_90a")) == (9, 0)
+    with pytest.raises(ValueError):
+        nvcc.get_target_compute_version({"arch": "sm_x"})
+    if devrt.cuda(0).exist:
+        version = nvcc.get_target_compute_version()
+        assert nvcc.parse_compute_version(version) == nvcc.parse_compute_version(devrt.cuda(0).compute_version)
+    else:
+        with pytest.raises(ValueError) as error:
+            nvcc.get_target_compute_version()
+        assert "no CUDA device" in str(error.value)
+
+
+def test_have_tensorcore_follows_tvms_order():
+    if devrt.cuda(0).exist:
+        pytest.skip("with a CUDA device present, its compute version decides")
+    assert nvcc.have_tensorcore(target={"arch": "sm_80"})
+    assert not nvcc.have_tensorcore(target={"arch": "sm_61"})
+    with pytest.warns(UserWarning):
+        assert nvcc.have_tensorcore() is False
+
+
 def _cuda_path():
     try:
         return nvcc.find_cuda_path()
@@ -95,7 +195,8 @@ def test_nvcc_finds_the_toolkit_and_its_version():
     path = _cuda_path()
     assert os.path.exists(os.path.join(path, "include", "cuda.h")) or os.path.exists(os.path.join(path, "bin", "nvcc"))
     version = nvcc.get_cuda_version(path)
-    assert version >= 10.0 and nvcc.get_cuda_version() == version
+    assert isinstance(version, tuple) and all(isinstance(part, int) for part in version)
+    assert version >= (10, 0) and nvcc.get_cuda_version() == version
     assert nvcc.have_cudagraph()
 
 
@@ -144,79 +245,6 @@ def test_rocm_lld_links_an_amdgpu_object(tmp_path):
     assert (tmp_path / "k.hsaco").read_bytes().startswith(b"\x7fELF")
     with pytest.raises(devrt.DevrtError):
         rocm.rocm_link(str(source), str(tmp_path / "bad.hsaco"))
-
-
-def _square(x):
-    return x * x
-
-
-def _sleep_then(seconds, value):
-    time.sleep(seconds)
-    return value
-
-
-def _raise(message):
-    raise KeyError(message)
-
-
-def _pid():
-    return os.getpid()
-
-
-@pytest.fixture
-def importable_tests(monkeypatch):
-    """The workers import this module to find the functions they run."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
-
-
-def test_popen_pool_runs_times_out_and_reports_errors(importable_tests):
-    with popen_pool.PopenPoolExecutor(max_workers=2, timeout=3) as pool:
-        assert pool.submit(_square, 12).result() == 144
-        assert pool.submit(_pid).result() != os.getpid()
-        results = pool.map_with_error_catching(_square, range(5))
-        assert [r.value for r in results] == [0, 1, 4, 9, 16] and all(r.status for r in results)
-        with pytest.raises(KeyError):
-            pool.submit(_raise, "wanted").result()
-        started = time.monotonic()
-        with pytest.raises(TimeoutError):
-            pool.submit(_sleep_then, 30, "late").result()
-        assert time.monotonic() - started < 20
-        assert pool.submit(_sleep_then, 0, "after a timeout").result() == "after a timeout"
-
-
-def test_popen_pool_restarts_workers_after_maxtasks(importable_tests):
-    with popen_pool.PopenPoolExecutor(max_workers=1, maxtasksperchild=1) as pool:
-        first, second = pool.submit(_pid).result(), pool.submit(_pid).result()
-    assert first != second
-
-
-def test_tempdir_removes_unless_kept():
-    directory = utils.tempdir()
-    path = directory.path
-    with open(directory.relpath("file.txt"), "w") as out:
-        out.write("x")
-    assert directory.listdir() == ["file.txt"]
-    directory.remove()
-    assert not os.path.exists(path)
-    kept = utils.tempdir(keep_for_debug=True)
-    kept.remove()
-    assert os.path.isdir(kept.path)
-    shutil.rmtree(kept.path)
-    with utils.tempdir() as scoped:
-        inside = scoped.path
-    assert not os.path.exists(inside)
-
-
-def test_file_lock_excludes_another_process(tmp_path):
-    path = str(tmp_path / "lock")
-    probe = ("import devrt, sys\nfrom devrt.support import utils\n"
-             "try:\n    utils.FileLock(sys.argv[1], blocking=False)\n    print('got it')\n"
-             "except devrt.UnavailableError:\n    print('held')\n")
-    with utils.FileLock(path):
-        held = subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True, check=True)
-    free = subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True, check=True)
-    assert held.stdout.strip() == "held" and free.stdout.strip() == "got it"
 
 
 def test_tar_and_untar_round_trip_and_refuse_escapes(tmp_path):

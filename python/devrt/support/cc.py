@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """Host compilers (TVM's tvm.contrib.cc), over devrt_toolchain."""
+import ctypes
 import json
 import os
+import shutil
 
 from devrt import _capi
 from devrt._capi import check
 from devrt.support._toolchain import require
+
+
+_SHARED, _EXECUTABLE = 0, 2  # devrt_tc_output_kind
 
 
 def _options(options):
@@ -26,28 +31,47 @@ def get_cc():
         return None
 
 
-def _build(function, output, objects, options, cc, cwd):
-    inputs, count = _capi.string_list(_inputs(objects))
-    flags, flag_count = _capi.string_list(_options(options))
-    compiler = os.fsencode(cc) if cc else None
-    previous = os.getcwd() if cwd else None
-    if cwd:
-        os.chdir(cwd)
-    try:
-        check(function(os.fsencode(output), inputs, count, flags, flag_count, compiler))
-    finally:
-        if previous:
-            os.chdir(previous)
+def _ccache(ccache_env):
+    """([launcher words], ["NAME=value"]) for TVM's ccache_env: None means no ccache; a dict
+    compiles through ccache on PATH with those variables (ValueError when there is no ccache)."""
+    if ccache_env is None:
+        return [], []
+    if not isinstance(ccache_env, dict):
+        raise TypeError(f"cc: ccache_env must be a dict of environment variables or None, not "
+                        f"{type(ccache_env).__name__}")
+    ccache = shutil.which("ccache")
+    if ccache is None:
+        raise ValueError("cc: ccache_env was given but ccache is not on PATH")
+    return [ccache], [f"{key}={value}" for key, value in ccache_env.items()]
+
+
+def _build(kind, output, objects, options, cc, cwd, ccache_env):
+    launcher, env = _ccache(ccache_env)
+    keep = []  # the encoded strings and arrays, alive for the call
+
+    def strings(items):
+        array, count = _capi.string_list(items)
+        keep.append(array)
+        return ctypes.cast(array, ctypes.c_void_p), count
+
+    inputs, num_inputs = strings(_inputs(objects))
+    flags, num_flags = strings(_options(options))
+    launchers, num_launchers = strings(launcher)
+    variables, num_variables = strings(env)
+    request = _capi.CCompileOptions(kind, os.fsencode(output), inputs, num_inputs, flags, num_flags,
+                                    os.fsencode(cc) if cc else None, launchers, num_launchers, variables,
+                                    num_variables, os.fsencode(cwd) if cwd else None)
+    check(require().devrt_tc_compile(ctypes.byref(request)))
 
 
 def create_shared(output, objects, options=None, cc=None, cwd=None, ccache_env=None):
     """Builds a shared library from sources or objects (`cc`: the compiler, default get_cc()).
 
-    Raises ToolFailedError with the compiler's output when it fails. `ccache_env` is accepted for
-    TVM compatibility and ignored (set CXX="ccache g++" instead).
+    `cwd`: the compiler runs there (relative paths are relative to it). `ccache_env`: a dict of
+    environment variables compiles through ccache with them (ValueError when ccache is not on
+    PATH); None compiles without ccache. Raises ToolFailedError with the compiler's output.
     """
-    del ccache_env
-    _build(require().devrt_tc_create_shared, output, objects, options, cc, cwd)
+    _build(_SHARED, output, objects, options, cc, cwd, ccache_env)
 
 
 create_shared.output_format = "so"
@@ -55,8 +79,7 @@ create_shared.output_format = "so"
 
 def create_executable(output, objects, options=None, cc=None, cwd=None, ccache_env=None):
     """Builds an executable from sources or objects (as create_shared)."""
-    del ccache_env
-    _build(require().devrt_tc_create_executable, output, objects, options, cc, cwd)
+    _build(_EXECUTABLE, output, objects, options, cc, cwd, ccache_env)
 
 
 create_executable.output_format = ""
@@ -79,6 +102,9 @@ def get_target_by_dump_machine(compiler):
         except _capi.DevrtError:
             return None
     return get_target_triple
+
+
+create_shared.get_target_triple = get_target_by_dump_machine(None)
 
 
 def cross_compiler(compile_func, options=None, output_format=None, get_target_triple=None, add_files=None):
