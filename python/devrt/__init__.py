@@ -3,23 +3,24 @@
 
 >>> import devrt
 >>> devrt.cpu(0).max_threads_per_block
->>> t = devrt.empty((2, 3), "float32", devrt.cpu(0))
+>>> t = devrt.tensor([[1.0, 2.0], [3.0, 4.0]], devrt.device("cpu", 0))
 >>> import numpy; numpy.from_dlpack(t)
 
-Importing the package loads the available backend plugins (see devrt.backend); the package talks
-to libdevrt_c.so through ctypes (see devrt._capi for how the library is found).
+The names follow TVM's (tvm.device, tvm.runtime.tensor, tvm.support, tvm.backend, tvm.target);
+docs/python.md lists each with its TVM counterpart. The package talks to libdevrt_c.so through
+ctypes (see devrt._capi for how the library is found). Importing it loads the available
+backends once every public name below is defined (see devrt.backend).
 """
 from devrt import _capi
 from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
                          OutOfRangeError, ToolFailedError, UnavailableError, UnsupportedError)
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, ext_dev, hexagon,  # noqa: F401
                            metal, opencl, rocm, vulkan)
-from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack  # noqa: F401
+from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401
+from devrt import target  # noqa: F401
 from devrt import backend
 
 __version__ = _capi.lib.devrt_version().decode()
-
-backend._autoload()
 
 
 def describe():
@@ -34,3 +35,7 @@ def __getattr__(name):
 
         return importlib.import_module("devrt.support")
     raise AttributeError(f"module 'devrt' has no attribute '{name}'")
+
+
+# Last, once every name above exists: backend hooks and entry points may use any of them.
+backend._autoload()

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Autoload with TVM's semantics: plugins, DEVRT_BACKEND_AUTOLOAD, entry points, other CPythons."""
 import glob
+import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -95,6 +97,24 @@ def register():
 
 def explode():
     raise RuntimeError("the demo backend's driver is missing")
+
+
+def uses_everything():
+    # Runs during `import devrt`: every public name must already be there.
+    import contextlib
+    import io
+    import json
+
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        devrt.describe()
+    facts = {"describe": "runtime:" in printed.getvalue(),
+             "support": devrt.support.libinfo()["version"] == devrt.__version__,
+             "device": str(devrt.device("cpu", 0)),
+             "tensor": devrt.tensor([1, 2, 3]).numel(),
+             "target": devrt.target.detect("cpu:0")["kind"],
+             "opencl_hooks": devrt.backend.is_loaded("opencl")}
+    with open(os.environ["DEVRT_DEMO_MARKER"] + ".everything", "w") as out:
+        json.dump(facts, out)
 """
 
 
@@ -118,6 +138,7 @@ def demo_prefix(tmp_path_factory):
         [project.entry-points."devrt.backends"]
         demo = "devrt_demo_backend:register"
         broken = "devrt_demo_backend:explode"
+        everything = "devrt_demo_backend:uses_everything"
 
         [tool.setuptools]
         py-modules = ["devrt_demo_backend"]
@@ -168,6 +189,84 @@ def test_entry_points_wait_for_load_all_when_autoload_is_off(demo_prefix, tmp_pa
     lines = run_python(DEMO_CHECK.format(action="devrt.backend.load_all()"), env).stdout.split("\n")
     assert len(eval(lines[0])) == 1 and lines[1] == "True"
     assert (tmp_path / "marker").read_text() == "called\n"
+
+
+def test_entry_points_run_after_import_finished_and_can_use_every_public_name(demo_prefix, tmp_path):
+    env = _demo_env(demo_prefix, tmp_path)
+    result = run_python(DEMO_CHECK.format(action="pass"), env)
+    assert len(eval(result.stdout.split("\n")[0])) == 1  # only 'broken' warns
+    facts = json.loads((tmp_path / "marker.everything").read_text())
+    assert facts == {"describe": True, "support": True, "device": "cpu:0", "tensor": 3, "target": "llvm",
+                     "opencl_hooks": True}
+
+
+def test_each_in_tree_backend_has_a_module_that_owns_its_loading():
+    for name in ("cuda", "rocm", "vulkan", "opencl", "hexagon", "metal", "webgpu"):
+        module = importlib.import_module(f"devrt.backend.{name}")
+        assert callable(module.register_backend), name
+        assert devrt.backend.is_loaded(name), name  # autoloaded at import
+        assert name in devrt.target.SUPPORTED_DEVICE, name
+    assert devrt.backend.load("cuda") == devrt.backend.load("cuda")  # once: the same answer again
+    assert devrt.backend.load("cpu") == "built_in"
+    assert not devrt.backend.is_loaded("no_such_backend")
+    with pytest.raises(TypeError):
+        devrt.backend.load("")
+
+
+def test_with_autoload_off_nothing_loads_until_asked():
+    code = textwrap.dedent("""
+        import devrt
+        print(devrt.backend.is_loaded("opencl"), sorted(devrt.target.SUPPORTED_DEVICE))
+        try:
+            devrt.target.detect("cpu:0")
+            print("cpu detected")
+        except ValueError as error:
+            print("refused:", error)
+        try:
+            devrt.target.detect("opencl:0")
+        except ValueError as error:
+            print("refused:", "load its backend" in str(error))
+        print(devrt.backend.load("opencl"), devrt.backend.is_loaded("opencl"))
+        if devrt.opencl(0).exist:
+            print(devrt.target.detect("opencl:0")["kind"])
+        else:
+            print("opencl")
+        devrt.backend.load_all()
+        print(all(devrt.backend.is_loaded(n) for n in devrt.backend.BUILTIN_BACKENDS))
+    """)
+    lines = run_python(code, {"DEVRT_BACKEND_AUTOLOAD": "0"}).stdout.split("\n")
+    assert lines[0] == "False ['cpu']"
+    assert lines[1] == "cpu detected"
+    assert lines[2] == "refused: True"
+    assert lines[3].split()[1] == "True" and lines[3].split()[0] in ("built_in", "loaded", "None")
+    assert lines[4] == "opencl"
+    assert lines[5] == "True"
+
+
+def test_a_python_detector_for_an_out_of_tree_device_type(example_plugin, tmp_path):
+    shutil.copy(example_plugin, tmp_path)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("DEVRT_PLUGIN_PATH")]))
+    code = textwrap.dedent("""
+        import devrt
+        try:
+            devrt.target.detect(devrt.ext_dev(0))
+        except ValueError as error:
+            print("before:", "ext_dev" in str(error))
+        devrt.backend.register_device_target_detector(
+            "ext_dev", lambda dev: {"kind": "example", "device": str(dev), "name": dev.device_name})
+        print(devrt.target.detect("ext_dev:0"))
+        try:
+            devrt.target.detect("ext_dev:7")
+        except ValueError as error:
+            print("missing:", "does not exist" in str(error))
+    """)
+    lines = run_python(code, {"DEVRT_PLUGIN_PATH": path}).stdout.split("\n")
+    assert lines[0] == "before: True"
+    target = eval(lines[1])
+    assert target["kind"] == "example" and target["device"] == "ext_dev:0" and target["name"]
+    assert lines[2] == "missing: True"
+    with pytest.raises(TypeError):
+        devrt.target.register_device_target_detector("ext_dev", "not callable")
 
 
 def _other_pythons():
