@@ -7,6 +7,7 @@ holds its own reference; importing gives devrt ownership of the producer's tenso
 runs exactly once, when the last devrt reference is gone.
 """
 import ctypes
+import operator
 
 from devrt import _capi
 from devrt._capi import check, lib
@@ -85,7 +86,10 @@ _DESTRUCTORS = {_UNVERSIONED: ctypes.cast(_destroy_unversioned, ctypes.c_void_p)
 
 
 class DataType:
-    """An element type: DLPack's (code, bits, lanes), written "float32", "int8", "bool", "float16x4"."""
+    """An element type: DLPack's (code, bits, lanes), written as TVM writes it: "float32", "int8",
+    "bool", "float16x4", "handle", "bfloat16", "float8_e4m3fn" (every name TVM parses; see
+    parse_data_type in <devrt/dtype.hpp>). Also takes a NumPy or PyTorch dtype. A name devrt does
+    not know is a ValueError; a value that is not a name a TypeError. A plain value."""
 
     __slots__ = ("_c",)
 
@@ -93,7 +97,16 @@ class DataType:
         if isinstance(spec, DataType):
             self._c = spec._c
             return
-        text = str(spec)
+        if isinstance(spec, str):
+            text = spec
+        elif type(spec).__module__ in ("torch", "numpy"):  # torch.float32, numpy.dtype("float32")
+            text = str(spec)
+        elif isinstance(spec, type) and spec.__module__ == "numpy":  # numpy.float32
+            import numpy
+
+            text = str(numpy.dtype(spec))
+        else:
+            raise TypeError(f"DataType: expected a dtype name such as 'float32', not {type(spec).__name__}")
         if text.startswith("torch."):
             text = text[len("torch."):]
         parsed = _capi.CDataType()
@@ -107,6 +120,7 @@ class DataType:
         return value
 
     code = property(lambda self: self._c.code, doc="DLPack type code (0 int, 1 uint, 2 float, 4 bfloat, 6 bool)")
+    type_code = property(lambda self: self._c.code, doc="DLPack type code (tvm-ffi's name for code)")
     bits = property(lambda self: self._c.bits, doc="bits per lane")
     lanes = property(lambda self: self._c.lanes, doc="vector lanes (1 for scalars)")
     itemsize = property(lambda self: self._c.bits * self._c.lanes // 8, doc="bytes per element")
@@ -221,17 +235,36 @@ class Tensor:
     def nbytes(self):
         return lib.devrt_tensor_nbytes(self._handle)
 
-    @property
+    def numel(self):
+        """The number of elements (the product of the shape)."""
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    def size(self, dim=None):
+        """The shape (dim None), or the extent of dimension `dim` (negative counts from the end),
+        as torch's Tensor.size."""
+        shape = self.shape
+        if dim is None:
+            return shape
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise TypeError(f"Tensor.size: dim must be an int, not {type(dim).__name__}")
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(f"Tensor.size: dimension {dim} of a {len(shape)}-d tensor")
+        return shape[dim]
+
     def data_ptr(self):
-        """DLTensor::data as an int (a handle on backends whose memory is not addressable)."""
+        """DLTensor::data as an int (a handle on backends whose memory is not addressable, such as
+        OpenCL's cl_mem); elements start byte_offset bytes after it."""
         return lib.devrt_tensor_data(self._handle) or 0
 
     @property
     def byte_offset(self):
         return lib.devrt_tensor_byte_offset(self._handle)
 
-    @property
     def is_contiguous(self):
+        """True when the elements are compact in row-major order."""
         return bool(lib.devrt_tensor_is_contiguous(self._handle))
 
     @property
@@ -240,6 +273,35 @@ class Tensor:
 
     def __repr__(self):
         return f"devrt.Tensor(shape={self.shape}, dtype={self.dtype}, device={self.device})"
+
+    def _create_view(self, shape, dtype=None, relative_byte_offset=0):
+        """A compact view of this contiguous tensor's bytes with another shape and dtype (default:
+        this one's), starting relative_byte_offset bytes after its first element (tvm-ffi's
+        _create_view). OutOfRangeError past its end; UnsupportedError for a strided tensor."""
+        dims = _shape_array(shape)
+        if isinstance(relative_byte_offset, bool) or not isinstance(relative_byte_offset, int):
+            raise TypeError("Tensor.view: relative_byte_offset must be an int")
+        if not 0 <= relative_byte_offset < 2**64:
+            raise OverflowError(f"Tensor.view: relative_byte_offset {relative_byte_offset} is out of range")
+        c_dtype = lib.devrt_tensor_dtype(self._handle) if dtype is None else _c_dtype(dtype)
+        out = ctypes.c_void_p()
+        check(lib.devrt_tensor_create_view(self._handle, dims, len(dims._shape), c_dtype, relative_byte_offset,
+                                           ctypes.byref(out)))
+        return Tensor(out)
+
+    def view(self, shape, dtype=None, relative_byte_offset=0):
+        """The public name of _create_view: the same storage seen with another shape and dtype."""
+        return self._create_view(shape, dtype, relative_byte_offset)
+
+    def copyto(self, target, stream=None):
+        """Copies the elements to `target`: a Device (returns a new tensor there) or a Tensor of
+        the same shape and dtype (returns it)."""
+        if isinstance(target, Tensor):
+            check(lib.devrt_tensor_copy(target._handle, self._handle, _stream_ref(target.device, stream)))
+            return target
+        if isinstance(target, (Device, str)):
+            return self.to(target, stream)
+        raise TypeError(f"Tensor.copyto: expected a Device or a Tensor, not {type(target).__name__}")
 
     def to(self, device, stream=None):
         """A compact copy on `device`; host results are complete on return, others ordered on `stream`."""
@@ -265,7 +327,7 @@ class Tensor:
         """The elements as a new NumPy array (copied to the host first when they are not there)."""
         import numpy
 
-        host = self if self.device.device_type in _HOST_ACCESSIBLE and self.is_contiguous else self.to(Device(1, 0))
+        host = self if self.device.device_type in _HOST_ACCESSIBLE and self.is_contiguous() else self.to(Device(1, 0))
         return numpy.from_dlpack(host).copy()
 
     def __dlpack_device__(self):
@@ -340,14 +402,64 @@ def _c_dtype(dtype):
     return c
 
 
+def _shape_array(shape):
+    """A C int64 array of a shape (an int or a sequence of ints): TypeError for anything else,
+    OverflowError past int64, ValueError for a negative extent. The tuple is array._shape."""
+    if isinstance(shape, bool):
+        raise TypeError("a shape is an int or a sequence of ints, not a bool")
+    if hasattr(shape, "__index__"):
+        shape = (shape,)
+    try:
+        extents = tuple(shape)
+    except TypeError:
+        raise TypeError(f"a shape is an int or a sequence of ints, not {type(shape).__name__}") from None
+    checked = []
+    for extent in extents:
+        if isinstance(extent, bool) or not hasattr(extent, "__index__"):
+            raise TypeError(f"a shape's extents are ints, not {type(extent).__name__} ({extent!r})")
+        extent = operator.index(extent)
+        if extent < 0:
+            raise ValueError(f"a shape's extents are >= 0, not {extent}")
+        if extent >= 2**63:
+            raise OverflowError(f"the extent {extent} does not fit in 64 bits")
+        checked.append(extent)
+    array = (ctypes.c_int64 * max(len(checked), 1))(*checked)
+    array._shape = tuple(checked)
+    return array
+
+
+def _as_device(device):
+    return _CPU if device is None else device if isinstance(device, Device) else Device(device)
+
+
 def empty(shape, dtype="float32", device=None):
     """A new compact tensor with uninitialised elements (device default: cpu(0))."""
-    device = _CPU if device is None else device if isinstance(device, Device) else Device(device)
-    shape = (shape,) if isinstance(shape, int) else tuple(int(extent) for extent in shape)
-    dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    device = _as_device(device)
+    dims = _shape_array(shape)
     out = ctypes.c_void_p()
-    check(lib.devrt_tensor_empty(dims, len(shape), _c_dtype(dtype), device._c, ctypes.byref(out)))
+    check(lib.devrt_tensor_empty(dims, len(dims._shape), _c_dtype(dtype), device._c, ctypes.byref(out)))
     return Tensor(out)
+
+
+def tensor(data, device=None, dtype=None):
+    """A new tensor on `device` (default cpu(0)) holding a copy of `data`: a NumPy array, anything
+    NumPy turns into one (lists, scalars), a devrt.Tensor or a DLPack producer such as a torch
+    tensor (TVM's tvm.runtime.tensor). `dtype` converts NumPy data first."""
+    device = _as_device(device)
+    if isinstance(data, Tensor) or (hasattr(data, "__dlpack__") and not _is_numpy(data)):
+        source = data if isinstance(data, Tensor) else from_dlpack(data)
+        if dtype is not None and DataType(dtype) != source.dtype:
+            raise ValueError(f"devrt.tensor: the data is {source.dtype}; converting it to {DataType(dtype)} is "
+                             "NumPy's job (pass a NumPy array)")
+        return source.to(device)
+    import numpy
+
+    array = numpy.ascontiguousarray(data, dtype=None if dtype is None else numpy.dtype(str(DataType(dtype))))
+    return empty(array.shape, str(array.dtype), device).copyfrom(array)
+
+
+def _is_numpy(data):
+    return type(data).__module__ == "numpy"
 
 
 def _consumer_stream(kind, index):

@@ -17,7 +17,7 @@ def test_empty_has_its_shape_dtype_and_device():
     t = devrt.empty((2, 3, 4), "int16")
     assert t.shape == (2, 3, 4) and t.strides == (12, 4, 1) and t.ndim == 3
     assert str(t.dtype) == "int16" and t.dtype == "int16" and t.nbytes == 48
-    assert t.device == devrt.cpu(0) and t.is_contiguous
+    assert t.device == devrt.cpu(0) and t.is_contiguous()
     assert devrt.empty(5).shape == (5,)
     with pytest.raises(ValueError):
         devrt.empty((2, -1))
@@ -31,7 +31,7 @@ def test_numpy_to_devrt_shares_memory_and_releases_the_array_once():
     tensor = devrt.from_dlpack(array)
     assert sys.getrefcount(array) == baseline + 1  # devrt holds NumPy's DLManagedTensor
     assert tensor.shape == (3, 4) and tensor.dtype == "float32"
-    assert tensor.data_ptr == array.ctypes.data
+    assert tensor.data_ptr() == array.ctypes.data
     array[1, 2] = 42.0
     assert np.from_dlpack(tensor)[1, 2] == 42.0
     view = devrt.from_dlpack(tensor)  # a second reference to the same storage
@@ -46,7 +46,7 @@ def test_numpy_to_devrt_shares_memory_and_releases_the_array_once():
 def test_devrt_to_numpy_values_and_lifetime():
     tensor = devrt.empty((2, 5), "float64").copyfrom(np.arange(10.0).reshape(2, 5))
     array = np.from_dlpack(tensor)
-    assert array.ctypes.data == tensor.data_ptr
+    assert array.ctypes.data == tensor.data_ptr()
     del tensor
     gc.collect()
     np.testing.assert_array_equal(array, np.arange(10.0).reshape(2, 5))  # NumPy keeps the storage
@@ -73,7 +73,7 @@ def test_versioned_capsules_round_trip():
     capsule = tensor.__dlpack__(max_version=(1, 2))
     assert "dltensor_versioned" in repr(capsule)
     again = devrt.from_dlpack(capsule)
-    assert again.data_ptr == tensor.data_ptr
+    assert again.data_ptr() == tensor.data_ptr()
     np.testing.assert_array_equal(again.numpy(), [1, 2, 3, 4])
     with pytest.raises(TypeError):
         devrt.from_dlpack(capsule)  # used already
@@ -84,10 +84,10 @@ def test_versioned_capsules_round_trip():
 def test_copy_and_dl_device_requests():
     tensor = devrt.empty((3,), "float32").copyfrom([1, 2, 3])
     copied = devrt.from_dlpack(tensor.__dlpack__(copy=True, max_version=(1, 0)))
-    assert copied.data_ptr != tensor.data_ptr
+    assert copied.data_ptr() != tensor.data_ptr()
     np.testing.assert_array_equal(copied.numpy(), [1, 2, 3])
     same = devrt.from_dlpack(tensor.__dlpack__(dl_device=(1, 0), copy=False))
-    assert same.data_ptr == tensor.data_ptr
+    assert same.data_ptr() == tensor.data_ptr()
     with pytest.raises(BufferError):
         tensor.__dlpack__(dl_device=(4, 0), copy=False)
     with pytest.raises(BufferError):
@@ -98,7 +98,7 @@ def test_torch_to_devrt_and_back():
     source = torch.arange(12, dtype=torch.float32).reshape(3, 4)
     baseline = sys.getrefcount(source)
     tensor = devrt.from_dlpack(source)
-    assert tensor.shape == (3, 4) and tensor.data_ptr == source.data_ptr()
+    assert tensor.shape == (3, 4) and tensor.data_ptr() == source.data_ptr()
     source[2, 3] = -1.0
     assert tensor.numpy()[2, 3] == -1.0
     back = torch.from_dlpack(tensor)
@@ -115,7 +115,7 @@ def test_devrt_to_torch_values_dtypes_and_lifetime():
         values = np.arange(6).reshape(2, 3)
         tensor = devrt.empty((2, 3), dtype).copyfrom(values)
         result = torch.from_dlpack(tensor)
-        assert result.dtype == torch_dtype and result.data_ptr() == tensor.data_ptr
+        assert result.dtype == torch_dtype and result.data_ptr() == tensor.data_ptr()
         del tensor
         gc.collect()
         assert torch.equal(result, torch.from_numpy(np.asarray(values).astype(dtype)))
@@ -146,7 +146,7 @@ def test_cuda_tensors_exchange_with_torch_on_the_consumer_stream():
         pytest.skip("this PyTorch has no CUDA (Debian's python3-torch is CPU-only)")
     source = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
     tensor = devrt.from_dlpack(source)
-    assert tensor.device == devrt.cuda(0) and tensor.data_ptr == source.data_ptr()
+    assert tensor.device == devrt.cuda(0) and tensor.data_ptr() == source.data_ptr()
     back = torch.from_dlpack(tensor)
     torch.cuda.synchronize()
     assert torch.equal(back, source)
@@ -156,3 +156,99 @@ def test_cuda_tensors_exchange_with_torch_on_the_consumer_stream():
     with torch.cuda.stream(stream):
         result = torch.from_dlpack(copy)  # waits on torch's current stream for devrt's copy
         assert torch.equal(result, source)
+
+
+def test_tensor_with_torch_and_tvm_ffi_names():
+    for device in present_devices():
+        array = np.arange(24, dtype="float32").reshape(2, 3, 4)
+        t = devrt.tensor(array, device)
+        assert t.device == device and t.shape == (2, 3, 4) and t.dtype == "float32" and t.ndim == 3
+        assert t.strides == (12, 4, 1) and t.numel() == 24 and t.size() == (2, 3, 4)
+        assert t.size(0) == 2 and t.size(-1) == 4
+        with pytest.raises(IndexError):
+            t.size(3)
+        assert t.is_contiguous() is True and isinstance(t.data_ptr(), int) and t.data_ptr() != 0
+        assert (t.numpy() == array).all()
+        # copyto a device, and into a tensor; copyfrom an array and a tensor.
+        host = t.copyto(devrt.cpu(0))
+        assert host.device == devrt.cpu(0) and (host.numpy() == array).all()
+        other = devrt.empty((2, 3, 4), "float32", device)
+        assert t.copyto(other) is other and (other.numpy() == array).all()
+        other.copyfrom(array * 2)
+        assert (other.numpy() == array * 2).all()
+        assert (t.copyfrom(other).numpy() == array * 2).all()
+        with pytest.raises(TypeError):
+            t.copyto(42)
+
+
+def test_views_of_the_same_storage_on_every_device():
+    for device in present_devices():
+        array = np.arange(16, dtype="int32")
+        t = devrt.tensor(array, device)
+        view = t._create_view((2, 4), "int32", 32)  # the last 8 elements as 2x4
+        assert view.shape == (2, 4) and (view.numpy() == array[8:].reshape(2, 4)).all()
+        wide = t.view((4,), "int64", 16)  # the same bytes as int64
+        assert (wide.numpy() == array[4:12].view("int64")).all()
+        assert (t.view((16,)).numpy() == array).all()
+        view.copyfrom(np.zeros((2, 4), "int32"))  # writes through to the storage
+        assert (t.numpy()[8:] == 0).all() and (t.numpy()[:8] == array[:8]).all()
+        with pytest.raises(devrt.OutOfRangeError):
+            t.view((17,), "int32")
+        with pytest.raises(devrt.OutOfRangeError):
+            t.view((2,), "int64", 56)
+        with pytest.raises(devrt.InvalidArgumentError):
+            t.view((1,), "int64", 4)  # misaligned for int64
+        with pytest.raises(ValueError):
+            t.view((-1,))
+        with pytest.raises(TypeError):
+            t.view((2.5,))
+
+
+def test_a_strided_tensor_has_no_view():
+    strided = devrt.from_dlpack(np.arange(12, dtype="float32").reshape(3, 4)[:, ::2])
+    assert not strided.is_contiguous()
+    with pytest.raises(devrt.UnsupportedError):
+        strided.view((6,))
+
+
+def test_one_call_tensor_from_lists_numpy_and_torch():
+    assert devrt.tensor([[1, 2], [3, 4]]).numpy().tolist() == [[1, 2], [3, 4]]
+    assert devrt.tensor([1.5, 2.5], dtype="float16").dtype == "float16"
+    assert devrt.tensor(np.ones(3, "uint8"), "cpu:0").dtype == "uint8"
+    try:
+        import torch
+    except ImportError:
+        return
+    from_torch = devrt.tensor(torch.arange(6, dtype=torch.int64), devrt.cpu(0))
+    assert from_torch.numpy().tolist() == list(range(6))
+
+
+def test_data_types_parse_every_tvm_name():
+    names = {"int8": (0, 8, 1), "int32": (0, 32, 1), "int": (0, 32, 1), "uint1": (1, 1, 1), "uint64": (1, 64, 1),
+             "float16": (2, 16, 1), "float": (2, 32, 1), "float64x2": (2, 64, 2), "handle": (3, 64, 1),
+             "bfloat16": (4, 16, 1), "complex128": (5, 128, 1), "bool": (6, 8, 1), "float8_e3m4": (7, 8, 1),
+             "float8_e4m3": (8, 8, 1), "float8_e4m3b11fnuz": (9, 8, 1), "float8_e4m3fn": (10, 8, 1),
+             "float8_e4m3fnuz": (11, 8, 1), "float8_e5m2": (12, 8, 1), "float8_e5m2fnuz": (13, 8, 1),
+             "float8_e8m0fnu": (14, 8, 1), "float6_e2m3fn": (15, 6, 1), "float6_e3m2fn": (16, 6, 1),
+             "float4_e2m1fn": (17, 4, 1), "float8_e5m2x4": (12, 8, 4), "void": (3, 0, 0)}
+    for name, (code, bits, lanes) in names.items():
+        dtype = devrt.DataType(name)
+        assert (dtype.type_code, dtype.bits, dtype.lanes) == (code, bits, lanes), name
+        assert devrt.DataType(str(dtype)) == dtype, name
+    assert str(devrt.DataType("handle")) == "handle" and str(devrt.DataType("float")) == "float32"
+    for bad in ("float33", "bfloat32", "complex32", "float8", "int3", "Float32", "float32x0", "quux", "float8_e9m9"):
+        with pytest.raises(ValueError) as error:
+            devrt.DataType(bad)
+        assert bad in str(error.value) and "float8_e4m3fn" in str(error.value)  # names the accepted forms
+    with pytest.raises(TypeError):
+        devrt.DataType(32)
+
+    assert devrt.DataType(np.float32) == devrt.DataType(np.dtype("float32")) == "float32"
+
+
+def test_float8_tensors_exist_on_every_device():
+    for device in present_devices():
+        t = devrt.empty((4, 4), "float8_e4m3fn", device)
+        assert t.dtype.type_code == 10 and t.nbytes == 16
+        with pytest.raises(devrt.UnsupportedError):
+            devrt.empty((4,), "float4_e2m1fn", device)  # sub-byte elements are not stored
