@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# usage: run.sh BUILD_DIR CONSUMER_SOURCE CXX BACKEND...
+# usage: run.sh BUILD_DIR CONSUMER_SOURCE CXX BACKEND... (CXX may be several words: "ccache c++")
 # Installs the build into a scratch prefix, then builds the consumer with nothing but
 # `pkg-config --cflags --libs devrt` (plain -ldevrt, no --whole-archive): once plainly and once
 # with LTO and --gc-sections. Each binary must see every enabled backend.
