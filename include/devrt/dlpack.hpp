@@ -48,6 +48,39 @@ inline constexpr const char* kVersionedCapsuleName = "dltensor_versioned";
 inline constexpr const char* kUsedCapsuleName = "used_dltensor";
 inline constexpr const char* kUsedVersionedCapsuleName = "used_dltensor_versioned";
 
+// DLPack 1.2's C exchange table, which a tensor type offers as the capsule
+// `type(t).__dlpack_c_exchange_api__` (named "dlpack_exchange_api") so that another library
+// exchanges tensors without Python calls (tvm-ffi, PyTorch >= 2.11). Declared here in DLPack
+// 1.2's layout for headers older than 1.2.
+#if defined(DLPACK_MAJOR_VERSION) &&                                                                                   \
+    (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 2))
+using ExchangeAPIHeader = ::DLPackExchangeAPIHeader;
+using ExchangeAPI = ::DLPackExchangeAPI;
+#else
+struct ExchangeAPIHeader {
+  PackVersion version;
+  ExchangeAPIHeader* prev_api;
+};
+struct ExchangeAPI {
+  ExchangeAPIHeader header;
+  // A new tensor of the prototype's dtype, ndim, shape and device; set_error is called exactly
+  // when it returns non-zero.
+  int (*managed_tensor_allocator)(DLTensor* prototype, ManagedTensorVersioned** out, void* error_ctx,
+                                  void (*set_error)(void* error_ctx, const char* kind, const char* message));
+  // The Python object (of the type the table came from) as an owning tensor; -1 with a Python
+  // error set on failure.
+  int (*managed_tensor_from_py_object_no_sync)(void* py_object, ManagedTensorVersioned** out);
+  // Steals `tensor` into a new Python object of the producer's type.
+  int (*managed_tensor_to_py_object_no_sync)(ManagedTensorVersioned* tensor, void** out_py_object);
+  // A borrowed view of the object's tensor, valid until control returns (may be null).
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out);
+  // The producer's current stream on a device (null on the CPU).
+  int (*current_work_stream)(DLDeviceType device_type, std::int32_t device_id, void** out_current_stream);
+};
+#endif
+inline constexpr const char* kExchangeApiCapsuleName = "dlpack_exchange_api";
+inline constexpr std::uint32_t kExchangeApiMinorVersion = 2;
+
 // 32 bytes on 64-bit hosts, 24 on 32-bit ones (firmware).
 static_assert(offsetof(ManagedTensorVersioned, dl_tensor) == 16 + 2 * sizeof(void*),
               "DLManagedTensorVersioned layout (DLPack 1.0)");

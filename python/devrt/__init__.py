@@ -7,11 +7,19 @@
 >>> import numpy; numpy.from_dlpack(t)
 
 The names follow TVM's (tvm.device, tvm.runtime.tensor, tvm.support, tvm.backend, tvm.target);
-docs/python.md lists each with its TVM counterpart. The package talks to libdevrt_c.so through
-ctypes (see devrt._capi for how the library is found). Importing it loads the available
-backends once every public name below is defined (see devrt.backend).
+docs/python.md lists each with its TVM counterpart. Devices, attributes, tensors, DLPack and copies
+run in a compiled module over CPython's stable ABI (devrt._ext); the rest talks to libdevrt_c.so
+through ctypes (see devrt._capi for how the library is found). Importing the package loads the
+available backends once every public name below is defined (see devrt.backend).
 """
-from devrt import _capi
+import pkgutil
+
+# A build tree keeps the compiled devrt._ext in <build>/python/devrt/: put that directory on
+# sys.path (after the sources) and the package finds it there.
+__path__ = pkgutil.extend_path(__path__, __name__)
+
+from devrt import _capi  # noqa: E402 -- loads libdevrt_c.so, which devrt._ext links
+from devrt import _ext  # noqa: E402
 from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
                          OutOfRangeError, ToolFailedError, UnavailableError, UnsupportedError)
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, ext_dev, hexagon,  # noqa: F401
@@ -19,6 +27,8 @@ from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, e
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401
 from devrt import target  # noqa: F401
 from devrt import backend
+
+_ext.register_types(Device, Tensor, {code: _capi.ERROR_TYPES.get(code, DevrtError) for code in range(1, 64)})
 
 __version__ = _capi.lib.devrt_version().decode()
 

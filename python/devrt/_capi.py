@@ -124,14 +124,14 @@ class OutOfMemoryError(DevrtError, MemoryError):
     """An allocation could not be satisfied."""
 
 
-_ERROR_TYPES = {1: InvalidArgumentError, 2: OutOfRangeError, 3: UnavailableError, 4: UnsupportedError,
+ERROR_TYPES = {1: InvalidArgumentError, 2: OutOfRangeError, 3: UnavailableError, 4: UnsupportedError,
                 5: OutOfMemoryError, 8: NotFoundError, 11: ToolFailedError}
 
 
 def last_error(status):
     """The exception for a failed call's status, with this thread's last error message."""
     message = lib.devrt_last_error().decode("utf-8", "replace")
-    return _ERROR_TYPES.get(status, DevrtError)(lib.devrt_status_name(status).decode(), message)
+    return ERROR_TYPES.get(status, DevrtError)(lib.devrt_status_name(status).decode(), message)
 
 
 def check(status):

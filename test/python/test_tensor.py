@@ -21,8 +21,9 @@ def test_empty_has_its_shape_dtype_and_device():
     assert devrt.empty(5).shape == (5,)
     with pytest.raises(ValueError):
         devrt.empty((2, -1))
-    with pytest.raises(devrt.DevrtError):
-        devrt.empty((2,), "float33")
+    with pytest.raises(ValueError) as error:
+        devrt.empty((2,), "float33")  # a bad name is a ValueError (devrt's InvalidArgumentError)
+    assert isinstance(error.value, devrt.InvalidArgumentError)
 
 
 def test_numpy_to_devrt_shares_memory_and_releases_the_array_once():
