@@ -16,7 +16,10 @@ using ManagedVersioned = dlpack::ManagedTensorVersioned;
 
 // ---- export ------------------------------------------------------------------------------------
 
-// One malloc'd block per export: the managed struct followed by shape and strides.
+// One malloc'd block per export: the managed struct followed by shape and strides. A compact tensor
+// exported unversioned has strides = NULL, as DLPack before 1.2 defines compact and as older
+// consumers (PyTorch 1.13) expect; versioned exports always carry strides (DLPack 1.2 requires
+// them).
 template <class Managed>
 void exported_deleter(Managed* self) noexcept {
   if (self == nullptr) return;
@@ -44,7 +47,8 @@ Result<Managed*> export_tensor(const Tensor& tensor, const char* call) noexcept 
   dl.ndim = tensor.ndim();
   dl.dtype = tensor.dtype().to_dlpack();
   dl.shape = dims;
-  dl.strides = dims + ndim;
+  constexpr bool kUnversioned = std::is_same_v<Managed, DLManagedTensor>;
+  dl.strides = kUnversioned && tensor.is_contiguous() ? nullptr : dims + ndim;
   dl.byte_offset = tensor.byte_offset();
   detail::retain(storage);
   managed->manager_ctx = storage;

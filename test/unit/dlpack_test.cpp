@@ -282,9 +282,27 @@ TEST_CASE("export keeps the storage alive until the consumer deletes it", "[dlpa
   DLManagedTensor* m = *exported;
   CHECK(m->dl_tensor.ndim == 2);
   CHECK(m->dl_tensor.shape[0] == 4);
-  CHECK(m->dl_tensor.strides[0] == 5);
+  CHECK(m->dl_tensor.strides == nullptr); // compact, unversioned: DLPack < 1.2's way to say so
   CHECK(static_cast<std::int32_t*>(m->dl_tensor.data)[19] == 57); // still alive
   m->deleter(m); // frees the storage (leak checkers would see it otherwise)
+}
+
+TEST_CASE("strided exports carry strides; versioned exports always do", "[dlpack]") {
+  devrt::Result<Tensor> tensor = Tensor::empty({4, 6}, DataType::int32());
+  REQUIRE(tensor.ok());
+  devrt::Result<Tensor> columns = tensor->slice(1, 1, 3);
+  REQUIRE(columns.ok());
+  devrt::Result<DLManagedTensor*> strided = columns->to_dlpack();
+  REQUIRE(strided.ok());
+  REQUIRE((*strided)->dl_tensor.strides != nullptr);
+  CHECK((*strided)->dl_tensor.strides[0] == 6);
+  CHECK((*strided)->dl_tensor.strides[1] == 1);
+  (*strided)->deleter(*strided);
+  devrt::Result<ManagedVersioned*> versioned = tensor->to_dlpack_versioned();
+  REQUIRE(versioned.ok());
+  REQUIRE((*versioned)->dl_tensor.strides != nullptr);
+  CHECK((*versioned)->dl_tensor.strides[0] == 6);
+  (*versioned)->deleter(*versioned);
 }
 
 TEST_CASE("export then import shares storage and releases the export", "[dlpack]") {
