@@ -15,6 +15,12 @@
  *  - Out parameters are written only on success.
  *  - Every function may be called from any thread. A handle may be used by several threads at
  *    once except where a function says it mutates the handle.
+ *  - Using a handle after its *_release, releasing it twice, or passing a handle of another type
+ *    is undefined behaviour, unless the validation mode is on: with DEVRT_VALIDATE=1 in the
+ *    environment (read once, at the library's first use) every handle carries a generation and a
+ *    type, and each of those mistakes is DEVRT_STATUS_INVALID_ARGUMENT naming the call (a
+ *    *_release that returns void records it as the last error). It costs a table lookup under a
+ *    lock per handle argument (docs/c-api.md has the figures).
  *  - No C++ exception crosses this API; devrt's core does not throw.
  */
 #ifndef DEVRT_DEVRT_H
@@ -75,7 +81,9 @@ DEVRT_C_API const char* devrt_device_kind_name(int32_t kind);
 DEVRT_C_API int32_t devrt_device_count(int32_t kind);
 /* 1 when the device exists and can be used, else 0. Thread-safe. */
 DEVRT_C_API int devrt_device_exists(devrt_device device);
-/* Waits for all work queued on the device. Thread-safe. */
+/* Waits for all work queued on the device. DEVRT_STATUS_UNSUPPORTED on backends that cannot wait
+ * for every stream of a device at once (OpenCL: queues are independent; synchronize each stream
+ * with devrt_stream_synchronize instead). Thread-safe. */
 DEVRT_C_API devrt_status devrt_device_synchronize(devrt_device device);
 
 /* Attribute numbers (devrt::Attribute). */
@@ -184,7 +192,8 @@ typedef struct devrt_stream_ref {
   void* handle;
 } devrt_stream_ref;
 
-/* Allocates nbytes (> 0) on a device; alignment 0 means 64. Thread-safe. */
+/* Allocates nbytes (> 0; 0 is DEVRT_STATUS_INVALID_ARGUMENT) on a device; alignment 0 means 64, else a
+ * power of two. Thread-safe. */
 DEVRT_C_API devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment, devrt_buffer* out);
 /* Frees the memory (after the device has finished with it: synchronize first). NULL is a no-op. */
 DEVRT_C_API void devrt_buffer_release(devrt_buffer buffer);
@@ -194,7 +203,9 @@ DEVRT_C_API devrt_span devrt_buffer_span(devrt_buffer buffer);
 DEVRT_C_API devrt_span devrt_host_span(const void* data, size_t size);
 /* Copies nbytes from src at src_offset to dst at dst_offset, between any two devices, with every
  * range checked (out of range, overlap). Ordered on *stream (NULL: the current stream of the
- * device doing the copy); complete once that stream is synchronized. Thread-safe. */
+ * device doing the copy), which must belong to that device (a staged copy between two devices
+ * runs on the destination's; else DEVRT_STATUS_INVALID_ARGUMENT); complete once that stream is
+ * synchronized. Thread-safe. */
 DEVRT_C_API devrt_status devrt_copy(const devrt_span* src, size_t src_offset, const devrt_span* dst, size_t dst_offset,
                                     size_t nbytes, const devrt_stream_ref* stream);
 
@@ -213,7 +224,8 @@ DEVRT_C_API devrt_stream_ref devrt_stream_get_ref(devrt_stream stream);
 DEVRT_C_API devrt_status devrt_stream_synchronize(devrt_stream_ref stream);
 /* The current stream of a device on this thread (the default stream unless set). Thread-local. */
 DEVRT_C_API devrt_stream_ref devrt_current_stream(devrt_device device);
-/* Sets this thread's current stream of stream.device. The caller keeps the stream alive. */
+/* Sets this thread's current stream of stream.device; a device that does not exist is
+ * DEVRT_STATUS_INVALID_ARGUMENT. The caller keeps the stream alive. */
 DEVRT_C_API devrt_status devrt_set_current_stream(devrt_stream_ref stream);
 
 /* A new event on a device. Owned by the caller. Thread-safe. */

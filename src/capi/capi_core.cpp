@@ -31,6 +31,16 @@ devrt_status null_argument(const char* call, const char* parameter) noexcept {
   return fail(make_error(ErrorCode::invalid_argument, call, ": ", parameter, " is NULL"));
 }
 
+devrt_status check_copy_stream(const char* call, Device src, Device dst, const devrt_stream_ref* stream) noexcept {
+  if (stream == nullptr) return DEVRT_STATUS_OK;
+  Result<Device> runs_on = copy_device(src, dst);
+  if (!runs_on.ok()) return fail(runs_on.status());
+  const Device given = to_cpp(stream->device);
+  if (given == *runs_on) return DEVRT_STATUS_OK;
+  return fail(make_error(ErrorCode::invalid_argument, call, ": the copy ", src, " -> ", dst, " runs on ", *runs_on,
+                         ", but a stream of ", given, " was given (pass one of ", *runs_on, ", or NULL)"));
+}
+
 void copy_out(std::string_view text, char* buffer, std::size_t capacity, std::size_t* length) noexcept {
   if (length != nullptr) *length = text.size();
   if (buffer == nullptr || capacity == 0) return;

@@ -7,6 +7,7 @@
 #include <devrt/devrt.h>
 #include <devrt/devrt.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -46,6 +47,17 @@ devrt_status fail(ErrorCode code, std::string_view message) noexcept;
 // `status` as a devrt_status, recording it when it is an error.
 inline devrt_status to_status(const Status& status) noexcept { return status.ok() ? DEVRT_STATUS_OK : fail(status); }
 
+// Returns a C status from the enclosing function when `expression` (a devrt_status) failed.
+#define DEVRT_CAPI_RETURN_IF_ERROR(expression)                                                                         \
+  do {                                                                                                                 \
+    if (devrt_status capi_status_ = (expression); capi_status_ != DEVRT_STATUS_OK) return capi_status_;                \
+  } while (false)
+
+// A stream the caller named for a copy between src and dst must belong to the device that runs
+// that copy (devrt::copy_device); NULL means that device's current stream. C++'s default
+// StreamRef cannot tell "none" from "the CPU's default stream", so the C API checks here.
+devrt_status check_copy_stream(const char* call, Device src, Device dst, const devrt_stream_ref* stream) noexcept;
+
 // invalid_argument naming the call and the parameter that was NULL.
 devrt_status null_argument(const char* call, const char* parameter) noexcept;
 
@@ -77,11 +89,79 @@ char* duplicate(std::string_view text) noexcept;
 // Hands `text` to a char** out parameter; out_of_memory when the copy fails.
 devrt_status give_string(std::string_view text, char** out, const char* call) noexcept;
 
+// ---- Handles and the validation mode -----------------------------------------------------------
+// A handle is the pointer to its object, unless the validation mode is on (DEVRT_VALIDATE=1 in the
+// environment when the library first looks): then it is a slot number with a generation and a
+// type, so that a released handle, a handle released twice and a handle of another type are
+// invalid_argument naming the call instead of a crash.
+
+// What each handle type is, for the validation mode's messages and checks.
+template <class Object>
+struct HandleKind;
+#define DEVRT_CAPI_HANDLE_KIND(type, number)                                                                           \
+  template <>                                                                                                          \
+  struct HandleKind<type##_t> {                                                                                        \
+    static constexpr std::uint8_t value = number;                                                                      \
+    static constexpr const char* name = #type;                                                                         \
+  }
+DEVRT_CAPI_HANDLE_KIND(devrt_buffer, 1);
+DEVRT_CAPI_HANDLE_KIND(devrt_stream, 2);
+DEVRT_CAPI_HANDLE_KIND(devrt_event, 3);
+DEVRT_CAPI_HANDLE_KIND(devrt_workspace, 4);
+DEVRT_CAPI_HANDLE_KIND(devrt_module, 5);
+DEVRT_CAPI_HANDLE_KIND(devrt_function, 6);
+DEVRT_CAPI_HANDLE_KIND(devrt_tensor, 7);
+#undef DEVRT_CAPI_HANDLE_KIND
+
+// True in the validation mode. Decided once per process. Thread-safe.
+bool validating() noexcept;
+
+namespace handles {
+// The validation mode's table: registers an object and returns its handle value (0 when out of
+// memory); finds (retire: and removes) the object behind a value, or records the error naming
+// `call` and returns nullptr.
+std::uintptr_t register_handle(void* object, std::uint8_t kind) noexcept;
+void* find_handle(std::uintptr_t value, std::uint8_t kind, const char* kind_name, const char* call,
+                  bool retire) noexcept;
+} // namespace handles
+
+// The object behind a handle argument; nullptr, with the last error recorded, for NULL and, in
+// the validation mode, for a handle that is released or of another type.
+template <class Object>
+Object* resolve(Object* handle, const char* call) noexcept {
+  if (handle == nullptr) {
+    null_argument(call, HandleKind<Object>::name);
+    return nullptr;
+  }
+  if (!validating()) [[likely]]
+    return handle;
+  return static_cast<Object*>(handles::find_handle(reinterpret_cast<std::uintptr_t>(handle), HandleKind<Object>::value,
+                                                   HandleKind<Object>::name, call, false));
+}
+
+// The object a *_release call deletes: NULL is a no-op (nullptr, nothing recorded); in the
+// validation mode a released or foreign handle is recorded as an error and nothing is deleted.
+template <class Object>
+Object* retire(Object* handle, const char* call) noexcept {
+  if (handle == nullptr || !validating()) return handle;
+  return static_cast<Object*>(handles::find_handle(reinterpret_cast<std::uintptr_t>(handle), HandleKind<Object>::value,
+                                                   HandleKind<Object>::name, call, true));
+}
+
 // A new Handle{values...} for an out parameter, or out_of_memory naming `call`.
 template <class Handle, class... Values>
 devrt_status give_handle(Handle** out, const char* call, Values&&... values) noexcept {
   auto* handle = new (std::nothrow) Handle{std::forward<Values>(values)...};
   if (handle == nullptr) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle"));
+  if (validating()) {
+    std::uintptr_t value = handles::register_handle(handle, HandleKind<Handle>::value);
+    if (value == 0) {
+      delete handle;
+      return fail(make_error(ErrorCode::out_of_memory, call, ": no memory for the handle table"));
+    }
+    *out = reinterpret_cast<Handle*>(value); // NOLINT(performance-no-int-to-ptr): an opaque handle
+    return DEVRT_STATUS_OK;
+  }
   *out = handle;
   return DEVRT_STATUS_OK;
 }

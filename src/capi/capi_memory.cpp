@@ -45,15 +45,19 @@ extern "C" {
 
 devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment, devrt_buffer* out) {
   if (out == nullptr) return null_argument("devrt_buffer_allocate", "out");
+  if (nbytes == 0) {
+    return fail(make_error(ErrorCode::invalid_argument, "devrt_buffer_allocate on ", to_cpp(device),
+                           ": nbytes is 0 (a buffer holds at least one byte)"));
+  }
   Result<Buffer> buffer = Buffer::allocate(to_cpp(device), nbytes, alignment == 0 ? kDefaultAlignment : alignment);
   if (!buffer.ok()) return fail(buffer.status());
   return give_handle(out, "devrt_buffer_allocate", std::move(*buffer));
 }
 
-void devrt_buffer_release(devrt_buffer buffer) { delete buffer; }
+void devrt_buffer_release(devrt_buffer buffer) { delete retire(buffer, "devrt_buffer_release"); }
 
 devrt_span devrt_buffer_span(devrt_buffer buffer) {
-  return buffer != nullptr ? to_c(buffer->buffer.span()) : devrt_span{};
+  return (buffer = resolve(buffer, "devrt_buffer_span")) != nullptr ? to_c(buffer->buffer.span()) : devrt_span{};
 }
 
 devrt_span devrt_host_span(const void* data, size_t size) { return to_c(host_span(data, size)); }
@@ -62,6 +66,7 @@ devrt_status devrt_copy(const devrt_span* src, size_t src_offset, const devrt_sp
                         size_t nbytes, const devrt_stream_ref* stream) {
   if (src == nullptr) return null_argument("devrt_copy", "src");
   if (dst == nullptr) return null_argument("devrt_copy", "dst");
+  DEVRT_CAPI_RETURN_IF_ERROR(check_copy_stream("devrt_copy", to_cpp(src->device), to_cpp(dst->device), stream));
   return to_status(copy(to_cpp(*src), src_offset, to_cpp(*dst), dst_offset, nbytes, to_cpp(stream)));
 }
 
@@ -72,10 +77,11 @@ devrt_status devrt_stream_create(devrt_device device, devrt_stream* out) {
   return give_handle(out, "devrt_stream_create", std::move(*stream));
 }
 
-void devrt_stream_release(devrt_stream stream) { delete stream; }
+void devrt_stream_release(devrt_stream stream) { delete retire(stream, "devrt_stream_release"); }
 
 devrt_stream_ref devrt_stream_get_ref(devrt_stream stream) {
-  return stream != nullptr ? to_c(stream->stream.ref()) : devrt_stream_ref{};
+  return (stream = resolve(stream, "devrt_stream_get_ref")) != nullptr ? to_c(stream->stream.ref())
+                                                                       : devrt_stream_ref{};
 }
 
 devrt_status devrt_stream_synchronize(devrt_stream_ref stream) { return to_status(synchronize(to_cpp(&stream))); }
@@ -93,21 +99,21 @@ devrt_status devrt_event_create(devrt_device device, devrt_event* out) {
   return give_handle(out, "devrt_event_create", std::move(*event));
 }
 
-void devrt_event_release(devrt_event event) { delete event; }
+void devrt_event_release(devrt_event event) { delete retire(event, "devrt_event_release"); }
 
 devrt_status devrt_event_record(devrt_event event, const devrt_stream_ref* stream) {
-  if (event == nullptr) return null_argument("devrt_event_record", "event");
+  if ((event = resolve(event, "devrt_event_record")) == nullptr) return devrt_last_error_code();
   StreamRef ref = stream != nullptr ? to_cpp(stream) : current_stream(event->event.device());
   return to_status(event->event.record(ref));
 }
 
 devrt_status devrt_event_synchronize(devrt_event event) {
-  if (event == nullptr) return null_argument("devrt_event_synchronize", "event");
+  if ((event = resolve(event, "devrt_event_synchronize")) == nullptr) return devrt_last_error_code();
   return to_status(event->event.synchronize());
 }
 
 devrt_status devrt_event_query(devrt_event event, int* done) {
-  if (event == nullptr) return null_argument("devrt_event_query", "event");
+  if ((event = resolve(event, "devrt_event_query")) == nullptr) return devrt_last_error_code();
   if (done == nullptr) return null_argument("devrt_event_query", "done");
   Result<bool> complete = event->event.query();
   if (!complete.ok()) return fail(complete.status());
@@ -116,7 +122,7 @@ devrt_status devrt_event_query(devrt_event event, int* done) {
 }
 
 devrt_status devrt_event_wait(devrt_event event, const devrt_stream_ref* stream) {
-  if (event == nullptr) return null_argument("devrt_event_wait", "event");
+  if ((event = resolve(event, "devrt_event_wait")) == nullptr) return devrt_last_error_code();
   StreamRef ref = stream != nullptr ? to_cpp(stream) : current_stream(event->event.device());
   return to_status(event->event.wait_on(ref));
 }
@@ -128,10 +134,10 @@ devrt_status devrt_workspace_allocate(devrt_device device, size_t nbytes, devrt_
   return give_handle(out, "devrt_workspace_allocate", std::move(*block), to_cpp(device));
 }
 
-void devrt_workspace_release(devrt_workspace workspace) { delete workspace; }
+void devrt_workspace_release(devrt_workspace workspace) { delete retire(workspace, "devrt_workspace_release"); }
 
 devrt_span devrt_workspace_span(devrt_workspace workspace) {
-  if (workspace == nullptr) return devrt_span{};
+  if ((workspace = resolve(workspace, "devrt_workspace_span")) == nullptr) return devrt_span{};
   return to_c(MemorySpan{workspace->device, workspace->workspace.data(), workspace->workspace.size()});
 }
 
@@ -170,10 +176,10 @@ devrt_status devrt_module_load_file(devrt_device device, int32_t format, const c
   return give_handle(out, "devrt_module_load_file", std::move(*module));
 }
 
-void devrt_module_release(devrt_module module) { delete module; }
+void devrt_module_release(devrt_module module) { delete retire(module, "devrt_module_release"); }
 
 devrt_status devrt_module_function(devrt_module module, const char* name, devrt_function* out) {
-  if (module == nullptr) return null_argument("devrt_module_function", "module");
+  if ((module = resolve(module, "devrt_module_function")) == nullptr) return devrt_last_error_code();
   if (name == nullptr) return null_argument("devrt_module_function", "name");
   if (out == nullptr) return null_argument("devrt_module_function", "out");
   Result<Function> function = module->module.function(name);
@@ -181,7 +187,7 @@ devrt_status devrt_module_function(devrt_module module, const char* name, devrt_
   return give_handle(out, "devrt_module_function", std::move(*function));
 }
 
-void devrt_function_release(devrt_function function) { delete function; }
+void devrt_function_release(devrt_function function) { delete retire(function, "devrt_function_release"); }
 
 devrt_kernel_arg devrt_arg_span(devrt_span span, size_t offset) { return KernelArg(to_cpp(span), offset).raw(); }
 devrt_kernel_arg devrt_arg_i32(int32_t value) { return KernelArg(value).raw(); }
@@ -193,7 +199,7 @@ devrt_kernel_arg devrt_arg_f64(double value) { return KernelArg(value).raw(); }
 devrt_status devrt_function_launch(devrt_function function, const uint32_t grid[3], const uint32_t block[3],
                                    size_t dynamic_shared_bytes, const devrt_kernel_arg* args, size_t num_args,
                                    const devrt_stream_ref* stream) {
-  if (function == nullptr) return null_argument("devrt_function_launch", "function");
+  if ((function = resolve(function, "devrt_function_launch")) == nullptr) return devrt_last_error_code();
   if (grid == nullptr) return null_argument("devrt_function_launch", "grid");
   if (block == nullptr) return null_argument("devrt_function_launch", "block");
   Result<std::vector<KernelArg>> converted = to_kernel_args(args, num_args);

@@ -46,34 +46,46 @@ devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType d
 }
 
 devrt_status devrt_tensor_share(devrt_tensor tensor, devrt_tensor* out) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_share", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_share")) == nullptr) return devrt_last_error_code();
   if (out == nullptr) return null_argument("devrt_tensor_share", "out");
   return give_tensor(Tensor(tensor->tensor), out, "devrt_tensor_share");
 }
 
-void devrt_tensor_release(devrt_tensor tensor) { delete tensor; }
+void devrt_tensor_release(devrt_tensor tensor) { delete retire(tensor, "devrt_tensor_release"); }
 
-int32_t devrt_tensor_ndim(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.ndim() : 0; }
+int32_t devrt_tensor_ndim(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_ndim")) != nullptr ? tensor->tensor.ndim() : 0;
+}
 const int64_t* devrt_tensor_shape(devrt_tensor tensor) {
-  return tensor != nullptr ? tensor->tensor.shape().data() : nullptr;
+  return (tensor = resolve(tensor, "devrt_tensor_shape")) != nullptr ? tensor->tensor.shape().data() : nullptr;
 }
 const int64_t* devrt_tensor_strides(devrt_tensor tensor) {
-  return tensor != nullptr ? tensor->tensor.strides().data() : nullptr;
+  return (tensor = resolve(tensor, "devrt_tensor_strides")) != nullptr ? tensor->tensor.strides().data() : nullptr;
 }
 DLDataType devrt_tensor_dtype(devrt_tensor tensor) {
-  return tensor != nullptr ? to_c(tensor->tensor.dtype()) : DLDataType{};
+  return (tensor = resolve(tensor, "devrt_tensor_dtype")) != nullptr ? to_c(tensor->tensor.dtype()) : DLDataType{};
 }
 devrt_device devrt_tensor_device(devrt_tensor tensor) {
-  return tensor != nullptr ? to_c(tensor->tensor.device()) : devrt_device{};
+  return (tensor = resolve(tensor, "devrt_tensor_device")) != nullptr ? to_c(tensor->tensor.device()) : devrt_device{};
 }
-void* devrt_tensor_data(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.data() : nullptr; }
-uint64_t devrt_tensor_byte_offset(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.byte_offset() : 0; }
-size_t devrt_tensor_nbytes(devrt_tensor tensor) { return tensor != nullptr ? tensor->tensor.nbytes() : 0; }
+void* devrt_tensor_data(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_data")) != nullptr ? tensor->tensor.data() : nullptr;
+}
+uint64_t devrt_tensor_byte_offset(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_byte_offset")) != nullptr ? tensor->tensor.byte_offset() : 0;
+}
+size_t devrt_tensor_nbytes(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_nbytes")) != nullptr ? tensor->tensor.nbytes() : 0;
+}
 int devrt_tensor_is_contiguous(devrt_tensor tensor) {
-  return tensor != nullptr && tensor->tensor.is_contiguous() ? 1 : 0;
+  return (tensor = resolve(tensor, "devrt_tensor_is_contiguous")) != nullptr && tensor->tensor.is_contiguous() ? 1 : 0;
 }
-int devrt_tensor_read_only(devrt_tensor tensor) { return tensor != nullptr && tensor->tensor.read_only() ? 1 : 0; }
-int devrt_tensor_is_copied(devrt_tensor tensor) { return tensor != nullptr && tensor->tensor.is_copied() ? 1 : 0; }
+int devrt_tensor_read_only(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_read_only")) != nullptr && tensor->tensor.read_only() ? 1 : 0;
+}
+int devrt_tensor_is_copied(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_is_copied")) != nullptr && tensor->tensor.is_copied() ? 1 : 0;
+}
 
 devrt_status devrt_tensor_from_dlpack(DLManagedTensor* managed, size_t allocation_bytes, devrt_tensor* out) {
   if (out == nullptr) {
@@ -95,7 +107,7 @@ devrt_status devrt_tensor_from_dlpack_versioned(void* managed_versioned, size_t 
 }
 
 devrt_status devrt_tensor_to_dlpack(devrt_tensor tensor, DLManagedTensor** out) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_to_dlpack", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_to_dlpack")) == nullptr) return devrt_last_error_code();
   if (out == nullptr) return null_argument("devrt_tensor_to_dlpack", "out");
   Result<DLManagedTensor*> managed = tensor->tensor.to_dlpack();
   if (!managed.ok()) return fail(managed.status());
@@ -104,7 +116,7 @@ devrt_status devrt_tensor_to_dlpack(devrt_tensor tensor, DLManagedTensor** out) 
 }
 
 devrt_status devrt_tensor_to_dlpack_versioned(devrt_tensor tensor, void** out) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_to_dlpack_versioned", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_to_dlpack_versioned")) == nullptr) return devrt_last_error_code();
   if (out == nullptr) return null_argument("devrt_tensor_to_dlpack_versioned", "out");
   Result<dlpack::ManagedTensorVersioned*> managed = tensor->tensor.to_dlpack_versioned();
   if (!managed.ok()) return fail(managed.status());
@@ -113,31 +125,34 @@ devrt_status devrt_tensor_to_dlpack_versioned(devrt_tensor tensor, void** out) {
 }
 
 devrt_status devrt_tensor_copy(devrt_tensor dst, devrt_tensor src, const devrt_stream_ref* stream) {
-  if (dst == nullptr) return null_argument("devrt_tensor_copy", "dst");
-  if (src == nullptr) return null_argument("devrt_tensor_copy", "src");
+  if ((dst = resolve(dst, "devrt_tensor_copy")) == nullptr) return devrt_last_error_code();
+  if ((src = resolve(src, "devrt_tensor_copy")) == nullptr) return devrt_last_error_code();
+  DEVRT_CAPI_RETURN_IF_ERROR(
+      check_copy_stream("devrt_tensor_copy", src->tensor.device(), dst->tensor.device(), stream));
   return to_status(dst->tensor.copy_from(src->tensor, to_cpp(stream)));
 }
 
 devrt_status devrt_tensor_to(devrt_tensor tensor, devrt_device device, const devrt_stream_ref* stream,
                              devrt_tensor* out) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_to", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_to")) == nullptr) return devrt_last_error_code();
+  DEVRT_CAPI_RETURN_IF_ERROR(check_copy_stream("devrt_tensor_to", tensor->tensor.device(), to_cpp(device), stream));
   if (out == nullptr) return null_argument("devrt_tensor_to", "out");
   return give_tensor(tensor->tensor.to(to_cpp(device), to_cpp(stream)), out, "devrt_tensor_to");
 }
 
 devrt_status devrt_tensor_copy_from_host(devrt_tensor tensor, const void* data, size_t nbytes) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_copy_from_host", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_copy_from_host")) == nullptr) return devrt_last_error_code();
   return to_status(finish_host_copy(tensor->tensor.copy_from_host(data, nbytes), kHostDevice, tensor->tensor.device()));
 }
 
 devrt_status devrt_tensor_copy_to_host(devrt_tensor tensor, void* data, size_t nbytes) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_copy_to_host", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_copy_to_host")) == nullptr) return devrt_last_error_code();
   return to_status(finish_host_copy(tensor->tensor.copy_to_host(data, nbytes), tensor->tensor.device(), kHostDevice));
 }
 
 devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const int64_t* strides, int32_t ndim,
                                uint64_t byte_offset, devrt_tensor* out) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_view", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_view")) == nullptr) return devrt_last_error_code();
   if (out == nullptr) return null_argument("devrt_tensor_view", "out");
   Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_view", "shape");
   if (!extents.ok()) return fail(extents.status());
@@ -148,7 +163,7 @@ devrt_status devrt_tensor_view(devrt_tensor tensor, const int64_t* shape, const 
 
 devrt_status devrt_tensor_create_view(devrt_tensor tensor, const int64_t* shape, int32_t ndim, DLDataType dtype,
                                       uint64_t relative_byte_offset, devrt_tensor* out) {
-  if (tensor == nullptr) return null_argument("devrt_tensor_create_view", "tensor");
+  if ((tensor = resolve(tensor, "devrt_tensor_create_view")) == nullptr) return devrt_last_error_code();
   if (out == nullptr) return null_argument("devrt_tensor_create_view", "out");
   Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_create_view", "shape");
   if (!extents.ok()) return fail(extents.status());

@@ -19,6 +19,19 @@ struct devrt_filelock_t {
   devrt::toolchain::FileLock lock;
 };
 
+namespace devrt::capi {
+template <>
+struct HandleKind<devrt_tempdir_t> {
+  static constexpr std::uint8_t value = 8;
+  static constexpr const char* name = "devrt_tempdir";
+};
+template <>
+struct HandleKind<devrt_filelock_t> {
+  static constexpr std::uint8_t value = 9;
+  static constexpr const char* name = "devrt_filelock";
+};
+} // namespace devrt::capi
+
 using namespace devrt;
 using namespace devrt::capi;
 namespace tc = devrt::toolchain;
@@ -209,13 +222,15 @@ devrt_status devrt_tc_tempdir_create(const char* prefix, devrt_tempdir* out) {
   return give_handle(out, "devrt_tc_tempdir_create", std::move(*dir));
 }
 
-const char* devrt_tc_tempdir_path(devrt_tempdir dir) { return dir != nullptr ? dir->dir.path().c_str() : nullptr; }
-
-void devrt_tc_tempdir_keep(devrt_tempdir dir) {
-  if (dir != nullptr) dir->dir.keep();
+const char* devrt_tc_tempdir_path(devrt_tempdir dir) {
+  return (dir = resolve(dir, "devrt_tc_tempdir_path")) != nullptr ? dir->dir.path().c_str() : nullptr;
 }
 
-void devrt_tc_tempdir_release(devrt_tempdir dir) { delete dir; }
+void devrt_tc_tempdir_keep(devrt_tempdir dir) {
+  if ((dir = resolve(dir, "devrt_tc_tempdir_keep")) != nullptr) dir->dir.keep();
+}
+
+void devrt_tc_tempdir_release(devrt_tempdir dir) { delete retire(dir, "devrt_tc_tempdir_release"); }
 
 devrt_status devrt_tc_filelock_acquire(const char* path, int wait, devrt_filelock* out) {
   if (path == nullptr) return null_argument("devrt_tc_filelock_acquire", "path");
@@ -225,7 +240,7 @@ devrt_status devrt_tc_filelock_acquire(const char* path, int wait, devrt_fileloc
   return give_handle(out, "devrt_tc_filelock_acquire", std::move(*lock));
 }
 
-void devrt_tc_filelock_release(devrt_filelock lock) { delete lock; }
+void devrt_tc_filelock_release(devrt_filelock lock) { delete retire(lock, "devrt_tc_filelock_release"); }
 
 devrt_status devrt_tc_tar_create(const char* output, const char* const* files, size_t num_files) {
   if (output == nullptr) return null_argument("devrt_tc_tar_create", "output");

@@ -29,6 +29,29 @@ $cxx -std=c++20 -O2 $sanitize "$source" $flags -o "$work/plain"
 $cxx -std=c++20 -Os $sanitize -flto -ffunction-sections -fdata-sections "$source" $flags -Wl,--gc-sections -o "$work/lto"
 "$work/lto" "$@"
 
+# devrt-c, when built: a C99 program builds from `pkg-config --cflags --libs devrt-c` alone (its
+# Cflags name DLPack's directory, since devrt.h includes <dlpack/dlpack.h>) and runs.
+c_pc=$(find "$work/root" -name devrt-c.pc | head -n 1)
+if [ -n "$c_pc" ]; then
+  grep -q '^Cflags:.*-I[^ ]*' "$c_pc" || { echo "FAIL: devrt-c.pc has no include path"; exit 1; }
+  dlpack_dir=$(sed -n 's/^Cflags:.* -I\(\/[^ ]*\).*$/\1/p' "$c_pc")
+  [ -f "$dlpack_dir/dlpack/dlpack.h" ] || { echo "FAIL: devrt-c.pc does not name DLPack's directory ($dlpack_dir)"; exit 1; }
+  c_flags=$(pkg-config --define-variable=prefix="$work/root$prefix" --cflags --libs devrt-c)
+  echo "pkg-config --cflags --libs devrt-c: $c_flags (DLPack from $dlpack_dir)"
+  cat >"$work/c_consumer.c" <<'C'
+#include <devrt/devrt.h>
+#include <stdio.h>
+int main(void) {
+  DLDataType f32;
+  if (devrt_dtype_parse("float32", &f32) != DEVRT_STATUS_OK || f32.bits != 32) return 1;
+  printf("devrt-c consumer: devrt %s, %d cpu device(s)\n", devrt_version(), (int)devrt_device_count(kDLCPU));
+  return 0;
+}
+C
+  cc -std=c99 -Wall -Werror $sanitize "$work/c_consumer.c" $c_flags -o "$work/c_consumer"
+  LD_LIBRARY_PATH="$(dirname "$(find "$work/root" -name 'libdevrt_c.so.0' | head -n 1)")" "$work/c_consumer"
+fi
+
 # devrt-comm, when built: a program using it builds from `pkg-config --cflags --libs devrt-comm`
 # alone (MPI comes through the .pc's Requires) and reports the MPI engine.
 if [ -n "$(find "$work/root" -name devrt-comm.pc)" ]; then
