@@ -20,7 +20,14 @@ case $mode in
   pip)
     "$python" -m pip install --no-build-isolation --no-deps --no-index --disable-pip-version-check --quiet \
       --prefix "$work/prefix" "$source"
-    root=$work/prefix ;;
+    root=$work/prefix
+    # A lean wheel: the package, its libraries and its metadata, nothing for C++ users, and no
+    # path of this machine's build or source tree in any file.
+    extra=$(cd "$root" && find . -type f | grep -v -E '/(dist|site)-packages/(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/)' || true)
+    [ -z "$extra" ] || { echo "FAIL: the wheel installed more than the package:"; echo "$extra"; exit 1; }
+    find "$root" -name '*.so*' -path '*devrt*' | grep -q '_ext.abi3.so' || { echo "FAIL: no devrt/_ext.abi3.so"; exit 1; }
+    if grep -rl -e "$source" -e "$build" "$root" 2>/dev/null; then echo "FAIL: a build-machine path is recorded"; exit 1; fi
+    echo "ok: the wheel holds $(cd "$root" && find . -type f | wc -l) files, the package's only" ;;
   meson)
     meson install -C "$build" --no-rebuild --quiet --destdir "$work/dest" >/dev/null
     root=$work/dest
