@@ -56,9 +56,10 @@ if [ "$mode" = all ] || [ "$mode" = tests ]; then
   done
   conformance "vulkan (descriptor pools, never mapped)" DEVRT_CONFORMANCE_BACKEND=vulkan \
     DEVRT_VULKAN_FORCE_STAGING=1 DEVRT_VULKAN_NO_PUSH_DESCRIPTORS=1
-  # The Python package on that machine's own CPython and PyTorch (with CUDA), libdevrt_c.so built
-  # here for Debian's CPython: devices, and DLPack with CUDA tensors both ways on torch's streams.
-  export DEVRT_LIBRARY=$b/src/capi/libdevrt_c.so.0 PYTHONPATH=/tmp/devrt-gpu-lane/python:$PYTHONPATH
+  # The Python package on that machine's own CPython and PyTorch (with CUDA): libdevrt_c.so and
+  # devrt._ext (an abi3 module of CPython's stable ABI, built here against Debian's 3.11) carried
+  # from this build: devices, and DLPack with CUDA tensors both ways on torch's streams.
+  export DEVRT_LIBRARY=$b/src/capi/libdevrt_c.so.0 PYTHONPATH=/tmp/devrt-gpu-lane/python:$b/python:$PYTHONPATH
   if python3 -c "import pytest" 2>/dev/null; then
     python3 -m pytest -q -rs -p no:cacheprovider /tmp/devrt-gpu-lane/test/python/test_device.py \
       /tmp/devrt-gpu-lane/test/python/test_tensor.py >"$out/python.log" 2>&1 || status=1
@@ -69,7 +70,7 @@ print("no pytest here: the CUDA exchange checked directly")
 print(devrt.cuda(0).exist, devrt.cuda(0).compute_version, devrt.cuda(0).device_name)
 source = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
 tensor = devrt.from_dlpack(source)
-assert tensor.device == devrt.cuda(0) and tensor.data_ptr == source.data_ptr()
+assert tensor.device == devrt.cuda(0) and tensor.data_ptr() == source.data_ptr()
 copy = devrt.empty(tensor.shape, "float32", devrt.cuda(0))
 copy.copyfrom(tensor)
 with torch.cuda.stream(torch.cuda.Stream()):
