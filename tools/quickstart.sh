@@ -3,6 +3,9 @@
 # Fresh Debian 12 machine -> devrt built -> devrt-info --selftest over every available backend.
 set -eu
 cd "$(dirname "$0")/.."
+# Meson compiles through ccache when it is installed (tools/install-deps.sh installs it): keep its
+# cache in this checkout, so that a run is timed from nothing and builds share what they can.
+export CCACHE_DIR="${CCACHE_DIR:-$PWD/.ccache}"
 sh tools/install-deps.sh
 [ -f build/build.ninja ] || meson setup build --buildtype=release
 ninja -C build

@@ -16,6 +16,9 @@
 # firmware hexagon").
 set -u
 cd "$(dirname "$0")/.."
+# Meson compiles through ccache when it is installed (tools/install-deps.sh installs it): keep its
+# cache in this checkout, so that a run is timed from nothing and builds share what they can.
+export CCACHE_DIR="${CCACHE_DIR:-$PWD/.ccache}"
 sh tools/install-deps.sh || exit 1
 configs=${DEVRT_TEST_CONFIGS:-plain plugins asan valgrind tsan fuzz firmware hexagon}
 logs=""
