@@ -71,8 +71,8 @@ Status sync_stream_from_to(StreamRef from, StreamRef to) noexcept;
 StreamRef current_stream(Device device) noexcept;
 // Sets the calling thread's current stream for stream.device (handle nullptr restores the
 // default). Up to 16 devices per thread may have a non-default current stream (out_of_range
-// beyond). A device that does not exist is invalid_argument (its backend missing: unavailable).
-// The stream must outlive its use as current.
+// beyond). The device is not looked up (the C API's devrt_set_current_stream refuses one that does
+// not exist). The stream must outlive its use as current.
 Status set_current_stream(StreamRef stream) noexcept;
 
 // An owned event. Move-only; `unsupported` on backends without events.

@@ -89,6 +89,11 @@ devrt_status devrt_stream_synchronize(devrt_stream_ref stream) { return to_statu
 devrt_stream_ref devrt_current_stream(devrt_device device) { return to_c(current_stream(to_cpp(device))); }
 
 devrt_status devrt_set_current_stream(devrt_stream_ref stream) {
+  // As the header promises: a device that does not exist has no stream to make current.
+  if (!device_exists(to_cpp(stream.device))) {
+    return fail(make_error(ErrorCode::invalid_argument, "devrt_set_current_stream: device ", to_cpp(stream.device),
+                           " does not exist"));
+  }
   return to_status(set_current_stream(to_cpp(&stream)));
 }
 

@@ -84,10 +84,6 @@ StreamRef current_stream(Device device) noexcept {
 }
 
 Status set_current_stream(StreamRef stream) noexcept {
-  // A device that does not exist has no streams to make current.
-  Result<BackendRef> backend = Registry::global().get(stream.device.kind);
-  if (!backend.ok()) return std::move(backend).status();
-  DEVRT_RETURN_IF_ERROR(backend->check_device(stream.device.id));
   CurrentStreams& table = t_current;
   for (int i = 0; i < table.count; ++i) {
     if (table.entries[i].device != stream.device) continue;
