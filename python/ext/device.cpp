@@ -132,12 +132,7 @@ PyObject* device_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) noexc
   return self;
 }
 
-void device_dealloc(PyObject* self) noexcept {
-  PyTypeObject* type = Py_TYPE(self);
-  auto free_slot = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
-  free_slot(self);
-  Py_DECREF(type);
-}
+void device_dealloc(PyObject* self) noexcept { free_instance(self); }
 
 devrt_device of(PyObject* self) noexcept { return reinterpret_cast<DeviceObject*>(self)->device; }
 
@@ -277,10 +272,7 @@ PyTypeObject* make_device_type(PyObject* module) noexcept {
       {0, nullptr},
   };
   PyType_Spec spec = {"devrt._ext.Device", sizeof(DeviceObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
-  PyObject* type = PyType_FromModuleAndSpec(module, &spec, nullptr);
-  if (type == nullptr || PyModule_AddType(module, reinterpret_cast<PyTypeObject*>(type)) != 0) return nullptr;
-  Py_DECREF(type); // the module holds it
-  return reinterpret_cast<PyTypeObject*>(type);
+  return add_type(module, &spec);
 }
 
 PyObject* new_device(devrt_device device) noexcept {

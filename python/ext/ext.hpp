@@ -80,6 +80,11 @@ bool to_device(PyObject* value, devrt_device* out) noexcept;
 // An optional stream: None, or a (kind, index, handle) tuple; *use is false for None.
 bool to_stream(PyObject* value, devrt_stream_ref* out, bool* use) noexcept;
 
+// A heap type from `spec`, added to the module (which holds the reference returned).
+PyTypeObject* add_type(PyObject* module, PyType_Spec* spec) noexcept;
+// The end of a tp_dealloc: frees the object's memory and drops its reference to its heap type.
+void free_instance(PyObject* self) noexcept;
+
 // New objects of the registered classes.
 PyObject* new_device(devrt_device device) noexcept;
 PyObject* new_tensor(devrt_tensor handle) noexcept; // steals handle (released on failure)

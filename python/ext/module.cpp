@@ -141,6 +141,21 @@ bool to_stream(PyObject* value, devrt_stream_ref* out, bool* use) noexcept {
   return true;
 }
 
+PyTypeObject* add_type(PyObject* module, PyType_Spec* spec) noexcept {
+  PyObject* type = PyType_FromModuleAndSpec(module, spec, nullptr);
+  if (type == nullptr) return nullptr;
+  const int added = PyModule_AddType(module, reinterpret_cast<PyTypeObject*>(type));
+  Py_DECREF(type); // the module holds it once added
+  return added == 0 ? reinterpret_cast<PyTypeObject*>(type) : nullptr;
+}
+
+void free_instance(PyObject* self) noexcept {
+  PyTypeObject* type = Py_TYPE(self);
+  auto free_slot = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
+  free_slot(self);
+  Py_DECREF(reinterpret_cast<PyObject*>(type));
+}
+
 namespace {
 
 PyObject* register_types(PyObject*, PyObject* args) noexcept {

@@ -26,13 +26,10 @@ PyObject* tensor_new(PyTypeObject*, PyObject*, PyObject*) noexcept {
 }
 
 void tensor_dealloc(PyObject* self) noexcept {
-  PyTypeObject* type = Py_TYPE(self);
   auto* tensor = reinterpret_cast<TensorObject*>(self);
   if (tensor->handle != nullptr) devrt_tensor_release(tensor->handle);
   Py_XDECREF(tensor->shape);
-  auto free_slot = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
-  free_slot(self);
-  Py_DECREF(type);
+  free_instance(self);
 }
 
 PyObject* int64_tuple(const std::int64_t* values, std::int32_t count) noexcept {
@@ -272,10 +269,7 @@ PyTypeObject* make_tensor_type(PyObject* module) noexcept {
       {0, nullptr},
   };
   PyType_Spec spec = {"devrt._ext.Tensor", sizeof(TensorObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
-  PyObject* type = PyType_FromModuleAndSpec(module, &spec, nullptr);
-  if (type == nullptr || PyModule_AddType(module, reinterpret_cast<PyTypeObject*>(type)) != 0) return nullptr;
-  Py_DECREF(type);
-  return reinterpret_cast<PyTypeObject*>(type);
+  return add_type(module, &spec);
 }
 
 PyObject* new_tensor(devrt_tensor handle) noexcept {
