@@ -35,75 +35,98 @@ def load(path):
     return data.get("context", {}), times, counters
 
 
-def main():
-    context, t, counters = load(sys.argv[1])
-    for extra in sys.argv[2:]:
-        more_context, more, more_counters = load(extra)
-        t.update(more)
-        counters.update(more_counters)
-        context.update(more_context)
-    print(f"host: {context.get('num_cpus')} cpus @ {context.get('mhz_per_cpu')} MHz, "
-          f"(libbenchmark itself built as {context.get('library_build_type')}); with repetitions, the fastest")
+class Figures:
+    """The fastest time (ns) and counters of each benchmark across the files read."""
+
+    def __init__(self, paths):
+        self.context, self.times, self.counters = load(paths[0])
+        for extra in paths[1:]:
+            more_context, more, more_counters = load(extra)
+            self.times.update(more)
+            self.counters.update(more_counters)
+            self.context.update(more_context)
+
+    def ns(self, name):
+        return self.times[name][0] if name in self.times else None
+
+
+def call_rows(f):
     rows = []
-
-    def ns(name):
-        return t[name][0] if name in t else None
-
-    direct, table = ns("call/direct"), ns("call/table")
+    direct, table = f.ns("call/direct"), f.ns("call/table")
     if direct and table:
-        rows.append(("type-erased call - direct call (64 B copy)", f"{table - direct:+.2f} ns",
-                     "goal <= +1 ns"))
+        rows.append(("type-erased call - direct call (64 B copy)", f"{table - direct:+.2f} ns", "goal <= +1 ns"))
     for name in ("call/backend_ref", "call/devrt_copy", "call/compile_time_copy"):
-        if ns(name) and direct:
-            rows.append((f"{name} - direct", f"{ns(name) - direct:+.2f} ns", "checked path"))
-    checked, raw = ns("call/compile_time_copy"), ns("call/memcpy")
+        if f.ns(name) and direct:
+            rows.append((f"{name} - direct", f"{f.ns(name) - direct:+.2f} ns", "checked path"))
+    checked, raw = f.ns("call/compile_time_copy"), f.ns("call/memcpy")
     if checked and raw:
         rows.append((f"compile-time copy 64 B: {checked:.2f} ns vs memcpy {raw:.2f} ns (checks, no table)",
                      f"{checked - raw:+.2f} ns", "same checks as devrt::copy"))
-    copy, table = ns("call/devrt_copy"), ns("call/table")
+    copy, table = f.ns("call/devrt_copy"), f.ns("call/table")
     if copy and table:
         rows.append((f"devrt::copy 64 B host->host: {copy:.2f} ns vs backend call {table:.2f} ns",
                      f"{copy - table:+.2f} ns", "goal <= 6 ns and <= backend call + 4 ns"))
+    return rows
+
+
+def copy_rows(f):
+    rows = []
     for size in (64, 4 << 10, 1 << 20, 16 << 20, 32 << 20, 64 << 20, 256 << 20):
-        raw, ours = t.get(f"copy/memcpy/{size}"), t.get(f"copy/devrt/{size}")
-        if raw and ours and raw[1] and ours[1]:
-            if size == 64:
-                rows.append((f"copy 64 B: devrt {ours[0]:.2f} ns vs memcpy {raw[0]:.2f} ns (checks + call)",
-                             f"{ours[0] - raw[0]:+.2f} ns", "goal: devrt <= 6 ns"))
-                continue
-            goal = "goal >= 0.95x" if size <= 4 << 10 else ("goal >= 1.2x past the LLC" if size >= 32 << 20
-                                                            else "goal >= 0.98x")
-            rows.append((f"copy {size} B: devrt {ours[1] / 1e9:.1f} GB/s vs memcpy {raw[1] / 1e9:.1f} GB/s",
-                         f"{ours[1] / raw[1]:.2f}x", goal))
+        raw, ours = f.times.get(f"copy/memcpy/{size}"), f.times.get(f"copy/devrt/{size}")
+        if not (raw and ours and raw[1] and ours[1]):
+            continue
+        if size == 64:
+            rows.append((f"copy 64 B: devrt {ours[0]:.2f} ns vs memcpy {raw[0]:.2f} ns (checks + call)",
+                         f"{ours[0] - raw[0]:+.2f} ns", "goal: devrt <= 6 ns"))
+            continue
+        goal = "goal >= 0.95x" if size <= 4 << 10 else ("goal >= 1.2x past the LLC" if size >= 32 << 20
+                                                        else "goal >= 0.98x")
+        rows.append((f"copy {size} B: devrt {ours[1] / 1e9:.1f} GB/s vs memcpy {raw[1] / 1e9:.1f} GB/s",
+                     f"{ours[1] / raw[1]:.2f}x", goal))
+    return rows
+
+
+def allocation_rows(f):
+    rows = []
     for size in (64, 4 << 10, 1 << 20):
-        raw, ours = ns(f"alloc/aligned_alloc/{size}"), ns(f"alloc/workspace_pool/{size}")
+        raw, ours = f.ns(f"alloc/aligned_alloc/{size}"), f.ns(f"alloc/workspace_pool/{size}")
         if raw and ours:
             rows.append((f"pool alloc+free {size} B: {ours:.1f} ns vs aligned_alloc+free {raw:.1f} ns",
                          f"{raw / ours:.1f}x faster", "goal >= 4x"))
-        table, ours, uncached = (ns(f"alloc/{v}/{size}") for v in ("backend_table", "buffer", "buffer_uncached"))
+        table, ours, uncached = (f.ns(f"alloc/{v}/{size}") for v in ("backend_table", "buffer", "buffer_uncached"))
         if table and ours:
             rows.append((f"Buffer::allocate+free {size} B: {ours:.1f} ns cached, "
                          f"{uncached or 0:.1f} ns uncached, backend table {table:.1f} ns",
                          f"{ours:.1f} ns", "goal <= 15 ns from the cache"))
-    threads = ns(f"alloc/buffer_threads/{4 << 10}/real_time/threads:2")
+    threads = f.ns(f"alloc/buffer_threads/{4 << 10}/real_time/threads:2")
     if threads:
         rows.append(("Buffer::allocate+free 4 KiB on 2 threads at once", f"{threads:.1f} ns", "per-thread caches"))
+    return rows
+
+
+def tensor_rows(f):
+    rows = []
     for name, goal in (("dlpack/roundtrip", "goal <= 100 ns"), ("dlpack/roundtrip_versioned", "goal <= 100 ns"),
                        ("dlpack/import_foreign", "import + release")):
-        if ns(name):
-            rows.append((f"{name}: export + import + release", f"{ns(name):.1f} ns", goal))
+        if f.ns(name):
+            rows.append((f"{name}: export + import + release", f"{f.ns(name):.1f} ns", goal))
     for size in (64, 4 << 10, 1 << 20, 64 << 20):
-        raw, ours = ns(f"tensor_copy/raw_backend/{size}"), ns(f"tensor_copy/devrt/{size}")
+        raw, ours = f.ns(f"tensor_copy/raw_backend/{size}"), f.ns(f"tensor_copy/devrt/{size}")
         if raw and ours:
             rows.append((f"Tensor::copy_from {size} B: {ours:.1f} ns vs raw backend copy {raw:.1f} ns",
                          f"{raw / ours:.2f}x", "goal <= 8 ns" if size == 64 else "ratio raw/devrt, goal ~1.0x"))
-    cold, warm = ns("target/detect_cpu_uncached"), ns("target/detect_cpu_cached")
+    cold, warm = f.ns("target/detect_cpu_uncached"), f.ns("target/detect_cpu_cached")
     if cold and warm:
         rows.append((f"CPU target detection: {cold / 1e3:.1f} us uncached, {warm:.0f} ns cached",
                      f"{cold / warm:.0f}x", "cache gain"))
-    start = next((b for b in counters if b.startswith("startup/modes")), None)
+    return rows
+
+
+def startup_rows(f):
+    rows = []
+    start = next((b for b in f.counters if b.startswith("startup/modes")), None)
     if start:
-        c = counters[start]
+        c = f.counters[start]
         empty, ready, off = c.get("empty_main_us"), c.get("registry_ready_us"), c.get("autoload_off_us")
         if empty and ready:
             rows.append((f"process start to registry ready: {ready:.0f} us (empty main {empty:.0f} us), "
@@ -115,72 +138,100 @@ def main():
             if key in c and off:
                 rows.append((f"{label}: {c[key]:.0f} us vs autoload off {off:.0f} us", f"{c[key] - off:+.0f} us",
                              goal))
-    if ns("plugins/load_backend_absent"):
+    if f.ns("plugins/load_backend_absent"):
         rows.append(("load_backend of an absent name (search path, stat per directory)",
-                     f"{ns('plugins/load_backend_absent') / 1e3:.1f} us", "not_found"))
+                     f"{f.ns('plugins/load_backend_absent') / 1e3:.1f} us", "not_found"))
     for backend in ("opencl", "vulkan"):
-        if ns(f"plugins/device_count/{backend}"):
-            rows.append((f"{backend} device_count through its table", f"{ns(f'plugins/device_count/{backend}'):.2f} ns",
-                         "equal static vs plugin"))
-    # bench-kernels: one set of rows per device, named by the run's context ("device opencl:1").
-    devices = sorted({name.split("/")[0] for name in t if ":" in name.split("/")[0]},
-                     key=lambda d: ("(GPU)" not in context.get(f"device {d}", ""), d))
+        if f.ns(f"plugins/device_count/{backend}"):
+            rows.append((f"{backend} device_count through its table",
+                         f"{f.ns(f'plugins/device_count/{backend}'):.2f} ns", "equal static vs plugin"))
+    return rows
+
+
+def device_rows(f, device):
+    """bench-kernels: one device's rows, named by the run's context ("device opencl:1")."""
+    rows = []
+    label = f"{device} [{f.context.get(f'device {device}', '?')}]"
+    raw, ours = f.ns(f"{device}/launch_sync/raw/real_time"), f.ns(f"{device}/launch_sync/devrt/real_time")
+    if raw and ours:
+        rows.append((f"{label} empty launch + sync: {ours / 1e3:.1f} us vs raw {raw / 1e3:.1f} us",
+                     f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.05x"))
+    raw, ours = f.ns(f"{device}/launch_1000/raw/real_time"), f.ns(f"{device}/launch_1000/devrt/real_time")
+    if raw and ours:
+        rows.append((f"{label} 1000 launches + sync: {ours / 1e6:.2f} vs raw {raw / 1e6:.2f} us/launch",
+                     f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.1x"))
+    single = f.ns(f"{device}/launch_1000/single_submit/real_time")
+    if single and ours:
+        rows.append((f"{label} batched vs one submit per dispatch", f"{single / ours:.2f}x",
+                     "throughput gain, goal >= 1.9x"))
+    size = 1 << 20
+    raw, ours, pool = (f.ns(f"{device}/alloc_free/{v}/{size}") for v in ("raw", "devrt", "pool"))
+    if raw and ours and pool:
+        rows.append((f"{label} 1 MiB alloc+free: raw {raw:.0f} ns, devrt {ours:.0f} ns, pool {pool:.1f} ns",
+                     f"{raw / pool:.0f}x", "pool vs raw create, goal >= 10x"))
+    for direction, goal in (("write", "raw/devrt time, goal >= 0.95x"), ("read", "raw/devrt time, goal >= 0.9x")):
+        for size in (1 << 20, 64 << 20):
+            raw = f.ns(f"{device}/{direction}/raw/{size}/real_time")
+            ours = f.ns(f"{device}/{direction}/devrt/{size}/real_time")
+            if raw and ours:
+                rows.append((f"{label} {direction} {size >> 20} MiB: {size / ours:.2f} vs raw "
+                             f"{size / raw:.2f} GB/s", f"{raw / ours:.2f}x", goal))
+    return rows
+
+
+def kernel_rows(f):
+    rows = []
+    devices = sorted({name.split("/")[0] for name in f.times if ":" in name.split("/")[0]},
+                     key=lambda d: ("(GPU)" not in f.context.get(f"device {d}", ""), d))
     for device in devices:
-        label = f"{device} [{context.get(f'device {device}', '?')}]"
-        raw, ours = ns(f"{device}/launch_sync/raw/real_time"), ns(f"{device}/launch_sync/devrt/real_time")
-        if raw and ours:
-            rows.append((f"{label} empty launch + sync: {ours / 1e3:.1f} us vs raw {raw / 1e3:.1f} us",
-                         f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.05x"))
-        raw, ours = ns(f"{device}/launch_1000/raw/real_time"), ns(f"{device}/launch_1000/devrt/real_time")
-        if raw and ours:
-            rows.append((f"{label} 1000 launches + sync: {ours / 1e6:.2f} vs raw {raw / 1e6:.2f} us/launch",
-                         f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.1x"))
-        single = ns(f"{device}/launch_1000/single_submit/real_time")
-        if single and ours:
-            rows.append((f"{label} batched vs one submit per dispatch", f"{single / ours:.2f}x",
-                         "throughput gain, goal >= 1.9x"))
-        size = 1 << 20
-        raw, ours, pool = (ns(f"{device}/alloc_free/{v}/{size}") for v in ("raw", "devrt", "pool"))
-        if raw and ours and pool:
-            rows.append((f"{label} 1 MiB alloc+free: raw {raw:.0f} ns, devrt {ours:.0f} ns, pool {pool:.1f} ns",
-                         f"{raw / pool:.0f}x", "pool vs raw create, goal >= 10x"))
-        for direction, goal in (("write", "raw/devrt time, goal >= 0.95x"), ("read", "raw/devrt time, goal >= 0.9x")):
-            for size in (1 << 20, 64 << 20):
-                raw = ns(f"{device}/{direction}/raw/{size}/real_time")
-                ours = ns(f"{device}/{direction}/devrt/{size}/real_time")
-                if raw and ours:
-                    rows.append((f"{label} {direction} {size >> 20} MiB: {size / ours:.2f} vs raw "
-                                 f"{size / raw:.2f} GB/s", f"{raw / ours:.2f}x", goal))
-    for key in sorted(k for k in context if k.startswith("skipped ")):
-        rows.append((f"{key[len('skipped '):]}: skipped ({context[key]})", "-", "no device"))
-    raw, ours = ns("cuda/launch_sync/raw/real_time"), ns("cuda/launch_sync/devrt/real_time")
+        rows += device_rows(f, device)
+    for key in sorted(k for k in f.context if k.startswith("skipped ")):
+        rows.append((f"{key[len('skipped '):]}: skipped ({f.context[key]})", "-", "no device"))
+    return rows
+
+
+def cuda_rows(f):
+    rows = []
+    raw, ours = f.ns("cuda/launch_sync/raw/real_time"), f.ns("cuda/launch_sync/devrt/real_time")
     if raw and ours:
         rows.append((f"cuda empty launch + sync: {ours / 1e3:.2f} us vs raw {raw / 1e3:.2f} us",
                      f"{ours / raw:.3f}x", "devrt/raw, goal <= 1.02x"))
-    raw, ours = ns("cuda/launch_1000/raw/real_time"), ns("cuda/launch_1000/devrt/real_time")
+    raw, ours = f.ns("cuda/launch_1000/raw/real_time"), f.ns("cuda/launch_1000/devrt/real_time")
     if raw and ours:
         rows.append((f"cuda 1000 launches + sync: {ours / 1e3:.2f} vs raw {raw / 1e3:.2f} ns/launch",
                      f"{ours / raw:.3f}x", "devrt/raw, goal <= 1.02x"))
-    raw, pool = ns(f"cuda/alloc_free/raw/{1 << 20}"), ns(f"cuda/alloc_free/pool/{1 << 20}")
+    raw, pool = f.ns(f"cuda/alloc_free/raw/{1 << 20}"), f.ns(f"cuda/alloc_free/pool/{1 << 20}")
     if raw and pool:
         rows.append((f"cuda 1 MiB cuMemAlloc+cuMemFree {raw:.0f} ns vs pool {pool:.1f} ns",
                      f"{raw / pool:.0f}x", "pool vs raw, goal >= 20x"))
-    raw, asynchronous, buffer = (ns(f"cuda/alloc_free/{v}/{1 << 20}") for v in ("raw", "async", "buffer"))
+    raw, asynchronous, buffer = (f.ns(f"cuda/alloc_free/{v}/{1 << 20}") for v in ("raw", "async", "buffer"))
     if raw and buffer:
         rows.append((f"cuda 1 MiB Buffer alloc+free {buffer:.0f} ns vs cuMemAlloc+Free {raw:.0f} ns, "
                      f"cuMemAllocAsync+FreeAsync {asynchronous or 0:.0f} ns", f"{buffer:.0f} ns", "goal <= 1 us"))
     for direction in ("h2d", "d2h"):
         for size in (1 << 20, 256 << 20):
             for pinned, label in ((1, "pinned"), (0, "pageable")):
-                raw = ns(f"cuda/{direction}/raw/{size}/{pinned}/real_time")
-                ours = ns(f"cuda/{direction}/devrt/{size}/{pinned}/real_time")
+                raw = f.ns(f"cuda/{direction}/raw/{size}/{pinned}/real_time")
+                ours = f.ns(f"cuda/{direction}/devrt/{size}/{pinned}/real_time")
                 if raw and ours:
                     rows.append((f"cuda {direction} {size >> 20} MiB {label}: {size / ours:.2f} vs raw "
                                  f"{size / raw:.2f} GB/s", f"{ours / raw:.3f}x", "devrt/raw time, goal <= 1.02x"))
-    cold, cached = ns("nvrtc/compile/cold"), ns("nvrtc/compile/cached")
+    cold, cached = f.ns("nvrtc/compile/cold"), f.ns("nvrtc/compile/cached")
     if cold and cached:
         rows.append((f"NVRTC compile of test/kernels/kernels.cu: cold {cold / 1e6:.1f} ms, cached "
                      f"{cached / 1e6:.3f} ms", f"{cold / cached:.0f}x", "cached goal <= 1 ms"))
+    return rows
+
+
+SECTIONS = (call_rows, copy_rows, allocation_rows, tensor_rows, startup_rows, kernel_rows, cuda_rows)
+
+
+def main():
+    figures = Figures(sys.argv[1:])
+    context = figures.context
+    print(f"host: {context.get('num_cpus')} cpus @ {context.get('mhz_per_cpu')} MHz, "
+          f"(libbenchmark itself built as {context.get('library_build_type')}); with repetitions, the fastest")
+    rows = [row for section in SECTIONS for row in section(figures)]
     if not rows:
         print("no figures in these files")
         return

@@ -1,66 +1,75 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Checks devrt's size limits on its own sources: no file over --max-file lines and no function
-over --max-function lines in src/ (generated tables and tests excepted). clang-format lays out
-every function the same way, so a definition is a line that ends in `{` after a parameter list
-at namespace or class depth, and it ends at the `}` with the same indentation."""
+over --max-function lines, in the trees given (CI: src, include, tools, bench; tests are exempt).
+
+Functions come from a parser, universal-ctags (Debian's universal-ctags): every C and C++
+function definition (kind f, with its end line, whatever the layout of its signature) and every
+Python function and method (kinds f and m). A lambda is part of the function that holds it.
+
+usage: source-limits.py [--max-file N] [--max-function N] [--list N] [--count] DIR...
+"""
 import argparse
+import json
 import pathlib
-import re
+import shutil
+import subprocess
 import sys
 
-SIGNATURE_END = re.compile(r"\)\s*(const\s*)?(noexcept\s*)?(override\s*)?(->\s*[^{]+)?\{\s*$")
-NOT_A_FUNCTION = re.compile(r"^\s*(if|for|while|switch|catch|do|else|return|case)\b|=\s*\[|\]\s*\(.*\)\s*(mutable\s*)?(->[^{]*)?\{\s*$")
+SOURCE_SUFFIXES = {".c", ".h", ".cpp", ".hpp", ".py"}
+FUNCTION_KINDS = {"C": {"function"}, "C++": {"function"}, "Python": {"function", "member"}}
 
 
-def functions(lines):
-    """Yields (name line, first line, last line) of each function definition, 1-based."""
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        indent = len(line) - len(line.lstrip())
-        if SIGNATURE_END.search(line) and not NOT_A_FUNCTION.search(line) and indent <= 2:
-            start = i
-            # A signature that wraps starts at the last line with less indentation.
-            while start > 0 and lines[start - 1].strip() and not lines[start - 1].rstrip().endswith((";", "}", "{", ":")) \
-                    and not lines[start - 1].lstrip().startswith(("//", "#")):
-                start -= 1
-            head_indent = len(lines[start]) - len(lines[start].lstrip())
-            closing = " " * head_indent + "}"
-            end = i + 1
-            while end < len(lines) and not lines[end].startswith(closing):
-                end += 1
-            yield lines[start].strip(), start + 1, end + 1
-            i = end + 1
+def source_files(roots):
+    for root in roots:
+        for path in sorted(pathlib.Path(root).rglob("*")):
+            if path.suffix in SOURCE_SUFFIXES and path.is_file():
+                yield path
+
+
+def functions(paths):
+    """(path, name, first line, last line) of every function definition ctags finds."""
+    ctags = shutil.which("ctags")
+    if ctags is None:
+        sys.exit("source-limits: universal-ctags is not installed (Debian package universal-ctags)")
+    # .h files are parsed as C++ (devrt's C headers are valid C++ too).
+    command = [ctags, "--output-format=json", "--fields=+nKel", "--kinds-C=f", "--kinds-C++=f",
+               "--kinds-Python=fm", "--languages=C,C++,Python", "--map-C++=+.h", "-f", "-"]
+    listing = subprocess.run(command + [str(path) for path in paths], capture_output=True, text=True, check=True)
+    for line in listing.stdout.splitlines():
+        tag = json.loads(line)
+        if tag.get("_type") != "tag" or tag.get("kind") not in FUNCTION_KINDS.get(tag.get("language"), ()):
             continue
-        i += 1
+        if "end" not in tag:
+            continue  # a declaration ctags saw without a body
+        yield tag["path"], tag.get("scope", "") + ("::" if tag.get("scope") else "") + tag["name"], tag["line"], \
+            tag["end"]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("root", type=pathlib.Path)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("roots", nargs="+", type=pathlib.Path)
     parser.add_argument("--max-file", type=int, default=700)
     parser.add_argument("--max-function", type=int, default=80)
     parser.add_argument("--list", type=int, default=0, help="also print the N longest functions")
     args = parser.parse_args()
+    paths = list(source_files(args.roots))
     failures = []
+    for path in paths:
+        count = len(path.read_text(encoding="utf-8").splitlines())
+        if count > args.max_file:
+            failures.append(f"{path}: {count} lines (limit {args.max_file})")
     found = []
-    for path in sorted(args.root.rglob("*")):
-        if path.suffix not in (".cpp", ".hpp", ".h", ".c") or not path.is_file():
-            continue
-        lines = path.read_text(encoding="utf-8").splitlines()
-        if len(lines) > args.max_file:
-            failures.append(f"{path}: {len(lines)} lines (limit {args.max_file})")
-        for head, first, last in functions(lines):
-            length = last - first + 1
-            found.append((length, f"{path}:{first}: {head[:70]}"))
-            if length > args.max_function:
-                failures.append(f"{path}:{first}: function of {length} lines (limit {args.max_function}): {head[:70]}")
+    for path, name, first, last in functions(paths):
+        length = last - first + 1
+        found.append((length, f"{path}:{first}: {name}"))
+        if length > args.max_function:
+            failures.append(f"{path}:{first}: function of {length} lines (limit {args.max_function}): {name}")
     for length, where in sorted(found, reverse=True)[: args.list]:
         print(f"{length:4d} {where}")
     for failure in failures:
         print(failure)
-    print(f"{len(found)} functions checked; {len(failures)} over the limits")
+    print(f"{len(paths)} files, {len(found)} functions checked; {len(failures)} over the limits")
     return 1 if failures else 0
 
 

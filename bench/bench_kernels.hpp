@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// What bench-kernels' files share: the raw vendor API's side of each benchmark, behind one
+// interface per device, and the sizes every side uses.
+#ifndef DEVRT_BENCH_BENCH_KERNELS_HPP
+#define DEVRT_BENCH_BENCH_KERNELS_HPP
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace bench_kernels {
+
+constexpr int kBatch = 1000;
+constexpr std::uint32_t kBlock = 64;
+constexpr std::size_t kLaunchBufferBytes = 1 << 20;
+
+// The whole file at `path` ("" when it cannot be read).
+std::string read_file(const char* path);
+
+// The raw API's view of one device: launch, allocation and copies done by hand. Each backend
+// implements it for the device matched by name; `error` says why it could not be opened.
+class RawDevice {
+public:
+  virtual ~RawDevice() = default;
+  virtual void launch_sync(benchmark::State& state) = 0;
+  virtual void launch_batch(benchmark::State& state) = 0;
+  virtual void alloc_free(benchmark::State& state) = 0;
+  virtual void copy(benchmark::State& state, bool write) = 0;
+  bool gpu = false;
+  std::string error;        // the device could not be opened: no raw row runs
+  std::string launch_error; // no kernel: the launch rows do not run
+};
+
+// The raw side of the OpenCL device called `name` on any platform (bench_kernels_opencl.cpp).
+std::shared_ptr<RawDevice> open_raw_opencl(const std::string& name);
+// The raw side of the Vulkan physical device called `name` (bench_kernels_vulkan.cpp).
+std::shared_ptr<RawDevice> open_raw_vulkan(const std::string& name);
+
+} // namespace bench_kernels
+
+#endif // DEVRT_BENCH_BENCH_KERNELS_HPP
