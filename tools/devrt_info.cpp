@@ -20,6 +20,12 @@
 
 namespace {
 
+// A device kind's name, or its number for a kind devrt does not name (a new backend's own).
+std::string kind_label(devrt::DeviceKind kind) {
+  std::string_view name = devrt::device_kind_name(kind);
+  return name.empty() ? std::to_string(static_cast<int>(kind)) : std::string(name);
+}
+
 using devrt::Attribute;
 using devrt::AttributeValue;
 using devrt::BackendRef;
@@ -101,7 +107,7 @@ int list_text() {
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
     BackendState state = probe(backend);
-    fmt::print("\nbackend {} (device kind {}):", backend.name(), devrt::device_kind_name(backend.kind()));
+    fmt::print("\nbackend {} (device kind {}):", backend.name(), kind_label(backend.kind()));
     if (!state.status.ok()) {
       fmt::print(" unavailable: {}\n", state.status.message());
       continue;
@@ -139,9 +145,8 @@ int list_json() {
     out += fmt::format("{}\n    {{\n      \"name\": {},\n      \"device_kind\": {},\n      \"device_kind_id\": {},\n"
                        "      \"capabilities\": [{}],\n      \"available\": {},\n      \"reason\": {},\n"
                        "      \"devices\": [",
-                       i == 0 ? "" : ",", json_string(backend.name()),
-                       json_string(devrt::device_kind_name(backend.kind())), static_cast<int>(backend.kind()),
-                       capabilities, state.status.ok() ? "true" : "false",
+                       i == 0 ? "" : ",", json_string(backend.name()), json_string(kind_label(backend.kind())),
+                       static_cast<int>(backend.kind()), capabilities, state.status.ok() ? "true" : "false",
                        state.status.ok() ? "null" : json_string(state.status.message()));
     for (std::int32_t id = 0; id < state.devices; ++id) {
       Device device{backend.kind(), id};

@@ -12,6 +12,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -345,6 +346,21 @@ constexpr devrt_backend_table make_backend_table() noexcept {
 }
 
 namespace detail {
+// A backend type's name, for DEVRT_REGISTER_BACKEND's check that it matches the identifier.
+template <class B>
+inline constexpr std::string_view backend_name_v = B::name;
+
+// True when no two of the device kinds are equal: the compiled-in backends' kinds must be (the
+// generated list of built-in backends static_asserts it; Meson refuses the build first).
+constexpr bool device_kinds_distinct(std::initializer_list<std::int32_t> kinds) noexcept {
+  for (const std::int32_t* a = kinds.begin(); a != kinds.end(); ++a) {
+    for (const std::int32_t* b = a + 1; b != kinds.end(); ++b) {
+      if (*a == *b) return false;
+    }
+  }
+  return true;
+}
+
 // Adds a table to Registry::global() at static-initialisation time; failures are logged.
 struct BackendRegistrar {
   explicit BackendRegistrar(const devrt_backend_table* table) noexcept;
@@ -361,6 +377,8 @@ struct BackendRegistrar {
 // the registrar. Use at namespace scope, once per backend. Compiled with DEVRT_BUILDING_PLUGIN defined (a plugin), only
 // the anchor is defined: the plugin's DEVRT_PLUGIN_ENTRY hands its tables to the loader instead.
 #define DEVRT_BACKEND_ANCHOR(id, ...)                                                                                  \
+  static_assert(::devrt::detail::backend_name_v<__VA_ARGS__> == #id,                                                   \
+                "DEVRT_REGISTER_BACKEND(" #id ", ...): the type's `name` must be \"" #id "\"");                        \
   extern "C" constinit const ::devrt_backend_table devrt_backend_table_##id =                                          \
       ::devrt::make_backend_table<__VA_ARGS__>();                                                                      \
   extern "C" const ::devrt_backend_table* devrt_backend_anchor_##id(void) noexcept { return &devrt_backend_table_##id; }

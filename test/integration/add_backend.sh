@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Adding a backend takes the edits src/backends/null/README.md lists, and no others: copy null/ to
-# a new backend `foo` in a scratch tree, rename it, make the README's two edits outside the folder
-# (the option, the name in all_backends), then configure, build and run the conformance suite
-# against it. The copied backend answers "unsupported", so the suite must report foo as
-# registered and dispatching into the copied code: skipped with foo's own reason.
+# Adding a backend takes the steps src/backends/null/README.md lists, and no others: copy null/ to
+# a new backend `foo` in a scratch tree and rename it, then the README's steps (the option, the
+# name in all_backends, foo's own device kind), with -Dnull=enabled beside it. Before step 1 the
+# copy still has null's kind: configure must refuse that, naming both. Then configure, build and
+# run the conformance suite against foo. The copied backend answers "unsupported", so the suite
+# must report foo as registered and dispatching into the copied code: skipped with foo's own
+# reason.
 # Usage: add_backend.sh <source root> <c++ compiler...>
 set -eu
 root=$1
@@ -20,18 +22,33 @@ for file in "$tree"/src/backends/foo/*; do
   sed -i 's/null/foo/g; s/Null/Foo/g; s/NULL/FOO/g' "$file"
   case $file in *null*) mv "$file" "$(echo "$file" | sed 's/null_/foo_/')" ;; esac
 done
-# Edit 1 of the README: the option.
+# Step 2 of the README: the option.
 echo "option('foo', type: 'feature', value: 'auto', description: 'The foo backend')" >>"$tree/meson_options.txt"
-# Edit 2: the name, in all_backends.
+# Step 3: the name, in all_backends.
 sed -i "s/^all_backends = \['cpu', /all_backends = ['cpu', 'foo', /" "$tree/meson.build"
 grep -q "'foo'" "$tree/meson.build" || { echo "FAIL: all_backends not found in meson.build"; exit 1; }
-# Edits 3 and 4 (the folder's meson.build and the registrar) are what the rename above wrote.
 grep -q "DEVRT_REGISTER_BACKEND(foo," "$tree/src/backends/foo/foo_backend.cpp" ||
   { echo "FAIL: the copied sources do not end in foo's registrar"; exit 1; }
+options="-Dfoo=enabled -Dnull=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled -Drocm=disabled \
+  -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled"
 
-meson setup "$work/build" "$tree" -Dfoo=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled \
-  -Drocm=disabled -Dtoolchain=disabled -Dbench=disabled -Dtests=enabled >"$work/setup.log" 2>&1 ||
-  { cat "$work/setup.log"; exit 1; }
+# Without step 1 the copy keeps null's kind: refused at configure time, naming both backends.
+# shellcheck disable=SC2086
+if meson setup "$work/clash" "$tree" $options >"$work/clash.log" 2>&1; then
+  echo "FAIL: configure accepted two backends with one device kind"; exit 1
+fi
+refusal=$(grep -o "Backends .* both declare device kind 31" "$work/clash.log" || true)
+case $refusal in
+  *"null (src/backends/null)"*"foo (src/backends/foo)"* | *"foo (src/backends/foo)"*"null (src/backends/null)"*)
+    echo "ok: a copy that keeps null's kind is refused: $refusal" ;;
+  *) echo "FAIL: the refusal does not name both backends:"; tail -5 "$work/clash.log"; exit 1 ;;
+esac
+# Step 1: foo's own kind, in its meson.build and nowhere else.
+sed -i "s/'kinds': {'foo': 31}/'kinds': {'foo': 30}/" "$tree/src/backends/foo/meson.build"
+grep -q "'kinds': {'foo': 30}" "$tree/src/backends/foo/meson.build" || { echo "FAIL: no kinds in foo's meson.build"; exit 1; }
+
+# shellcheck disable=SC2086
+meson setup "$work/build" "$tree" $options >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
 grep -E "^ +foo +: YES" "$work/setup.log" || { echo "FAIL: the summary does not build foo:"; cat "$work/setup.log"; exit 1; }
 ninja -C "$work/build" test/test-conformance tools/devrt-info >"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; exit 1; }
@@ -48,10 +65,10 @@ case $log in
 esac
 info=$("$work/build/tools/devrt-info" --json)
 case $info in
-  *'"backends": "cpu,foo"'*) echo "ok: build info lists foo" ;;
-  *) echo "FAIL: devrt-info --json does not list foo:"; echo "$info"; exit 1 ;;
+  *'"backends": "cpu,foo,null"'*) echo "ok: build info lists foo beside null" ;;
+  *) echo "FAIL: devrt-info --json does not list foo and null:"; echo "$info"; exit 1 ;;
 esac
 case $info in
-  *'"name": "foo"'*'"device_kind": "ext_dev"'*) echo "ok: the registry holds foo" ;;
-  *) echo "FAIL: the registry does not hold foo:"; echo "$info"; exit 1 ;;
+  *'"name": "foo"'*'"device_kind_id": 30'*'"name": "null"'*'"device_kind_id": 31'*) echo "ok: the registry holds foo and null" ;;
+  *) echo "FAIL: the registry does not hold foo (kind 30) and null (kind 31):"; echo "$info"; exit 1 ;;
 esac

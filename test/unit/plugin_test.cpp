@@ -69,7 +69,9 @@ TEST_CASE("broken plugins are refused with their cause and change nothing", "[pl
   expect_refused(fault_path("abi_version"), ErrorCode::abi_mismatch, "ABI version 42");
   expect_refused(fault_path("table_size"), ErrorCode::abi_mismatch, "16 bytes");
   expect_refused(fault_path("bad_table"), ErrorCode::invalid_argument, "invalid backend name");
-  expect_refused(fault_path("half_group"), ErrorCode::already_exists, "claims device kind");
+  // A plugin's backend whose kind is taken: refused, naming the backend that has it.
+  expect_refused(fault_path("half_group"), ErrorCode::already_exists,
+                 "claims device kind cpu, already served by backend 'cpu'");
   CHECK_FALSE(devrt::Registry::global().find("half_first"));
 }
 

@@ -38,7 +38,7 @@ extern const ModuleOps* g_module_ops;
 class CpuBackend {
 public:
   static constexpr std::string_view name = "cpu";
-  static constexpr DeviceKind kind = DeviceKind::cpu;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_CPU); // declared in meson.build
   static constexpr bool host_accessible = true;
   static constexpr bool synchronous = true;
 

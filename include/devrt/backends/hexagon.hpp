@@ -18,6 +18,7 @@
 
 #include <devrt/backend.hpp>
 #include <devrt/backends/cpu.hpp>
+#include <devrt/config.hpp>
 #include <devrt/detail/host_copy.hpp>
 #include <devrt/direct.hpp>
 
@@ -44,7 +45,7 @@ struct VtcmStats {
 class HexagonBackend {
 public:
   static constexpr std::string_view name = "hexagon";
-  static constexpr DeviceKind kind = DeviceKind::hexagon;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_HEXAGON); // declared in meson.build
   static constexpr bool host_accessible = true;
   static constexpr bool synchronous = true;
 

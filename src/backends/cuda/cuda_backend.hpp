@@ -12,6 +12,7 @@
 #define DEVRT_SRC_BACKENDS_CUDA_CUDA_BACKEND_HPP
 
 #include <devrt/backend.hpp>
+#include <devrt/config.hpp>
 
 #include "core/gpu_driver.hpp"
 
@@ -24,7 +25,7 @@ struct CudaDriver; // cuda_backend.cpp
 class CudaBackend : public detail::GpuDriverOperations<CudaDriver> {
 public:
   static constexpr std::string_view name = "cuda";
-  static constexpr DeviceKind kind = DeviceKind::cuda;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_CUDA); // declared in meson.build
   static constexpr bool addressable = true;
 
   // availability(): unavailable, with the root cause: no libcuda.so.1, the toolkit's stub library
@@ -55,7 +56,7 @@ public:
 class CudaHostBackend {
 public:
   static constexpr std::string_view name = "cuda_host";
-  static constexpr DeviceKind kind = DeviceKind::cuda_host;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_CUDA_HOST); // declared in meson.build
   static constexpr bool host_accessible = true;
 
   DEVRT_BACKEND_DECLARE_DISCOVERY

@@ -10,13 +10,14 @@
 #define DEVRT_SRC_BACKENDS_OPENCL_OPENCL_BACKEND_HPP
 
 #include <devrt/backend.hpp>
+#include <devrt/config.hpp>
 
 namespace devrt::opencl {
 
 class OpenclBackend {
 public:
   static constexpr std::string_view name = "opencl";
-  static constexpr DeviceKind kind = DeviceKind::opencl;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_OPENCL); // declared in meson.build
 
   // availability(): unavailable when libOpenCL.so.1 cannot be opened, no platform (ICD) is
   // installed, or the platforms have no devices; the message says which.

@@ -11,6 +11,7 @@
 #define DEVRT_SRC_BACKENDS_ROCM_ROCM_BACKEND_HPP
 
 #include <devrt/backend.hpp>
+#include <devrt/config.hpp>
 
 #include "core/gpu_driver.hpp"
 
@@ -23,7 +24,7 @@ struct RocmDriver; // rocm_backend.cpp
 class RocmBackend : public detail::GpuDriverOperations<RocmDriver> {
 public:
   static constexpr std::string_view name = "rocm";
-  static constexpr DeviceKind kind = DeviceKind::rocm;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_ROCM); // declared in meson.build
   static constexpr bool addressable = true;
 
   // availability(): unavailable with the root cause: no libamdhip64, or no device

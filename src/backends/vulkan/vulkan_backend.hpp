@@ -13,13 +13,14 @@
 #define DEVRT_SRC_BACKENDS_VULKAN_VULKAN_BACKEND_HPP
 
 #include <devrt/backend.hpp>
+#include <devrt/config.hpp>
 
 namespace devrt::vulkan {
 
 class VulkanBackend {
 public:
   static constexpr std::string_view name = "vulkan";
-  static constexpr DeviceKind kind = DeviceKind::vulkan;
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_VULKAN); // declared in meson.build
 
   // availability(): unavailable when libvulkan.so.1 cannot be opened, vkCreateInstance fails (no
   // ICD) or there is no physical device; the message says which.
