@@ -3,6 +3,8 @@
 // prints the ratios. Names: <what>/<devrt|raw variant>/<size>.
 #include <devrt/devrt.hpp>
 #include <devrt/direct.hpp>
+#include <devrt/plugin.hpp>
+#include <devrt/registry.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -6,6 +6,7 @@
 // ratios. Without a CUDA device the cuda/* rows report an error and the nvrtc/* rows still run.
 #include <devrt/devrt.hpp>
 #include <devrt/nvrtc.hpp>
+#include <devrt/workspace_pool.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -7,6 +7,7 @@
 // in the context as "skipped <backend>"), never aborting the run. bench/report.py prints the
 // ratios, one row per device.
 #include <devrt/devrt.hpp>
+#include <devrt/workspace_pool.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -2,6 +2,7 @@
 // Spawned by bench-core to time process start: `registry` makes the registry ready and counts
 // the CPU devices (what any devrt program does first); `empty` does nothing.
 #include <devrt/devrt.hpp>
+#include <devrt/registry.hpp>
 
 #include <cstring>
 

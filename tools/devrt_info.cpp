@@ -6,8 +6,12 @@
 //   devrt-info --json      the same as JSON (keys documented in docs/devrt-info.md)
 //   devrt-info --selftest  allocate -> copy -> verify on every available device; exit 1 on failure
 //   devrt-info --build     how this devrt was built, and what it finds at run time
+#include <devrt/attribute_value.hpp>
+#include <devrt/build_info.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/format.hpp>
+#include <devrt/plugin.hpp>
+#include <devrt/registry.hpp>
 
 #include <fmt/format.h>
 

@@ -4,11 +4,13 @@
 #ifndef DEVRT_ATTRIBUTE_HPP
 #define DEVRT_ATTRIBUTE_HPP
 
-#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include <devrt/device.hpp>
+#include <devrt/status.hpp>
 
 namespace devrt {
 
@@ -44,10 +46,6 @@ struct Dim3 {
   std::int64_t x = 0, y = 0, z = 0;
   friend constexpr bool operator==(const Dim3&, const Dim3&) = default;
 };
-
-// An attribute's value; std::monostate means "this backend does not report it", which is not an
-// error. Value type; thread-safe to read.
-using AttributeValue = std::variant<std::monostate, bool, std::int64_t, std::string, Dim3>;
 
 enum class AttributeType : std::int32_t { boolean, integer, string, dim3 };
 
@@ -90,6 +88,36 @@ using attribute_t = typename AttributeTraits<A>::type;
 AttributeType attribute_type(Attribute attribute) noexcept;
 // Stable snake_case name ("max_threads_per_block"), "" for an out-of-range value. Thread-safe.
 std::string_view attribute_name(Attribute attribute) noexcept;
+
+// Number of devices of a kind; 0 when the backend is missing or unavailable. Thread-safe.
+std::int32_t device_count(DeviceKind kind) noexcept;
+
+// True when the backend is registered and available and the device exists. Never fails.
+bool device_exists(Device device) noexcept;
+
+namespace detail {
+// The attribute into *out, left empty when the backend does not report it or reports another
+// type. One per value type, so that the typed get_attribute<A>() needs no std::variant.
+Status read_attribute(Device device, Attribute attribute, std::optional<bool>* out) noexcept;
+Status read_attribute(Device device, Attribute attribute, std::optional<std::int64_t>* out) noexcept;
+Status read_attribute(Device device, Attribute attribute, std::optional<std::string>* out) noexcept;
+Status read_attribute(Device device, Attribute attribute, std::optional<Dim3>* out) noexcept;
+} // namespace detail
+
+// One attribute with its static type: std::nullopt when the backend does not report it (not an
+// error). `exist` never fails. The run-time form, get_attribute(device, attribute), is in
+// <devrt/attribute_value.hpp>. Thread-safe.
+template <Attribute A>
+Result<std::optional<attribute_t<A>>> get_attribute(Device device) noexcept {
+  if constexpr (A == Attribute::exist) {
+    return std::optional<bool>(device_exists(device));
+  } else {
+    std::optional<attribute_t<A>> value;
+    Status status = detail::read_attribute(device, A, &value);
+    if (!status.ok()) return status;
+    return value;
+  }
+}
 
 } // namespace devrt
 

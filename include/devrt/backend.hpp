@@ -6,6 +6,10 @@
 // host-accessible memory) are detected with smaller concepts. make_backend_table<B>() turns any
 // conforming type into a devrt_backend_table at compile time; DEVRT_REGISTER_BACKEND(id, B) adds
 // it to the process-wide registry. src/backends/null/ is the template for a new backend.
+//
+// This is the backend author's header: it includes the application API (<devrt/devrt.hpp>) and
+// adds the C ABI, the registry and BackendRef, run-time attribute values, module images and
+// workspace pools. Applications include <devrt/devrt.hpp> alone.
 #ifndef DEVRT_BACKEND_HPP
 #define DEVRT_BACKEND_HPP
 
@@ -19,16 +23,44 @@
 #include <variant>
 
 #include <devrt/attribute.hpp>
+#include <devrt/attribute_value.hpp>
 #include <devrt/backend_abi.h>
 #include <devrt/detail/no_destroy.hpp>
 #include <devrt/device.hpp>
+#include <devrt/devrt.hpp>
 #include <devrt/module.hpp>
+#include <devrt/module_image.hpp>
+#include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 #include <devrt/target.hpp>
+#include <devrt/workspace_pool.hpp>
 
 namespace devrt {
 
 using CopyDesc = devrt_copy_desc;
+
+// A bounded, NUL-terminated text buffer a backend writes its build log into. Not thread-safe.
+class BuildLog {
+public:
+  BuildLog(char* data, std::size_t capacity) noexcept : data_(data), capacity_(data != nullptr ? capacity : 0) {
+    if (capacity_ > 0) data_[0] = '\0';
+  }
+  // Appends as much of `text` as fits.
+  void append(std::string_view text) noexcept {
+    if (capacity_ == 0) return;
+    std::size_t room = capacity_ - 1 - size_;
+    std::size_t n = text.size() < room ? text.size() : room;
+    if (n > 0) std::char_traits<char>::copy(data_ + size_, text.data(), n);
+    size_ += n;
+    data_[size_] = '\0';
+  }
+  std::string_view view() const noexcept { return std::string_view(data_ != nullptr ? data_ : "", size_); }
+
+private:
+  char* data_;
+  std::size_t capacity_;
+  std::size_t size_ = 0;
+};
 
 // Static identity: `static constexpr std::string_view name = "cpu";` (a string literal) and
 // `static constexpr DeviceKind kind = DeviceKind::cpu;`.
@@ -197,7 +229,7 @@ std::int32_t export_json(std::string_view json, char* out, std::size_t capacity,
                          devrt_error* err) noexcept;
 
 // Copies `bytes` into out[0..capacity), or returns out_of_range with *needed set.
-std::int32_t export_bytes(std::span<const unsigned char> bytes, void* out, std::size_t capacity, std::size_t* needed,
+std::int32_t export_bytes(std::string_view bytes, void* out, std::size_t capacity, std::size_t* needed,
                           devrt_error* err) noexcept;
 
 // Stores a Result's value through `out` (converted to the C type) or exports its error.

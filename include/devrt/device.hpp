@@ -4,7 +4,6 @@
 #define DEVRT_DEVICE_HPP
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -13,6 +12,9 @@
 
 #include <devrt/detail/message.hpp>
 #include <devrt/status.hpp>
+
+// A backend's C table (devrt/backend_abi.h), held by pointer in application types.
+struct devrt_backend_table;
 
 namespace devrt {
 
@@ -65,18 +67,26 @@ struct Device {
   DLDevice to_dlpack() const noexcept {
     DLDevice device{};
     auto type = static_cast<detail::DLDeviceTypeBits>(kind);
-    std::memcpy(&device.device_type, &type, sizeof type);
+    std::char_traits<char>::copy(reinterpret_cast<char*>(&device.device_type), reinterpret_cast<const char*>(&type),
+                                 sizeof type);
     device.device_id = id;
     return device;
   }
   static Device from_dlpack(const DLDevice& device) noexcept {
     detail::DLDeviceTypeBits type = 0;
-    std::memcpy(&type, &device.device_type, sizeof type);
+    std::char_traits<char>::copy(reinterpret_cast<char*>(&type), reinterpret_cast<const char*>(&device.device_type),
+                                 sizeof type);
     return Device{static_cast<DeviceKind>(type), device.device_id};
   }
 };
 
 inline constexpr Device kHostDevice{DeviceKind::cpu, 0};
+
+// The backend side, for backend authors and tools (<devrt/registry.hpp>, <devrt/backend_abi.h>).
+// Application types (Buffer, Stream, Module, ...) hold a backend by its table pointer and name
+// these types only in declarations, so that applications do not compile the backend API.
+class BackendRef;
+class Registry;
 
 // "cpu:0", "cuda:1"; an unknown kind prints as "kind<N>:id". Thread-safe.
 std::string to_string(Device device);

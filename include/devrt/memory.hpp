@@ -6,10 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <utility>
 
 #include <devrt/device.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>
 #include <devrt/workspace.hpp>
@@ -45,17 +43,17 @@ class Buffer {
 public:
   Buffer() noexcept = default;
   Buffer(Buffer&& other) noexcept
-      : backend_(std::exchange(other.backend_, BackendRef())), device_(other.device_),
-        data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
-        cache_(std::exchange(other.cache_, nullptr)), size_class_(other.size_class_) {}
+      : backend_(detail::exchange(other.backend_, nullptr)), device_(other.device_),
+        data_(detail::exchange(other.data_, nullptr)), size_(detail::exchange(other.size_, 0)),
+        cache_(detail::exchange(other.cache_, nullptr)), size_class_(other.size_class_) {}
   Buffer& operator=(Buffer&& other) noexcept {
     if (this != &other) {
       static_cast<void>(reset());
-      backend_ = std::exchange(other.backend_, BackendRef());
+      backend_ = detail::exchange(other.backend_, nullptr);
       device_ = other.device_;
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-      cache_ = std::exchange(other.cache_, nullptr);
+      data_ = detail::exchange(other.data_, nullptr);
+      size_ = detail::exchange(other.size_, 0);
+      cache_ = detail::exchange(other.cache_, nullptr);
       size_class_ = other.size_class_;
     }
     return *this;
@@ -79,14 +77,15 @@ public:
   bool empty() const noexcept { return size_ == 0; }
   MemorySpan span() const noexcept { return MemorySpan{device_, data_, size_}; }
   operator MemorySpan() const noexcept { return span(); }
-  BackendRef backend() const noexcept { return backend_; }
+  // The backend that owns the memory (<devrt/registry.hpp>).
+  BackendRef backend() const noexcept;
 
   // Frees the memory now (into the cache when it came from one). Returns the backend's answer
   // (the destructor logs it instead).
   Status reset() noexcept;
 
 private:
-  BackendRef backend_;
+  const devrt_backend_table* backend_ = nullptr;
   Device device_;
   void* data_ = nullptr;
   std::size_t size_ = 0;

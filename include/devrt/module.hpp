@@ -11,20 +11,16 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
-#include <devrt/backend_abi.h>
 #include <devrt/device.hpp>
 #include <devrt/dtype.hpp>
+#include <devrt/kernel_abi.h>
 #include <devrt/memory.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>
 
@@ -46,46 +42,10 @@ enum class ModuleFormat : std::int32_t {
 // "opencl_c", "spirv", ...; "unknown" for values outside the enum. Thread-safe.
 std::string_view module_format_name(ModuleFormat format) noexcept;
 
-// What a module image is, read from its headers alone (no driver, no device): the format and the
-// architectures it carries, e.g. cubin {"sm_90"}, fatbin {"sm_80", "sm_90", "compute_90"}, PTX
-// {"compute_90"}, hsaco {"gfx90a"}. Backends check images with it before the driver sees them.
-struct ModuleImageInfo {
-  ModuleFormat format = ModuleFormat::ptx;
-  std::vector<std::string> architectures;
-};
-
-// Recognises PTX text, CUDA cubin (ELF, EM_CUDA) and fatbin, AMD GPU code objects (ELF, EM_AMDGPU,
-// or clang offload bundles), SPIR-V and host ELF shared objects. invalid_argument names what is
-// wrong (truncated header, entries past the end, unrecognised leading bytes). Thread-safe.
-Result<ModuleImageInfo> inspect_module_image(std::span<const std::byte> image) noexcept;
-
-// A bounded, NUL-terminated text buffer a backend writes its build log into. Not thread-safe.
-class BuildLog {
-public:
-  BuildLog(char* data, std::size_t capacity) noexcept : data_(data), capacity_(data != nullptr ? capacity : 0) {
-    if (capacity_ > 0) data_[0] = '\0';
-  }
-  // Appends as much of `text` as fits.
-  void append(std::string_view text) noexcept {
-    if (capacity_ == 0) return;
-    std::size_t room = capacity_ - 1 - size_;
-    std::size_t n = text.size() < room ? text.size() : room;
-    if (n > 0) std::memcpy(data_ + size_, text.data(), n);
-    size_ += n;
-    data_[size_] = '\0';
-  }
-  std::string_view view() const noexcept { return std::string_view(data_ != nullptr ? data_ : "", size_); }
-
-private:
-  char* data_;
-  std::size_t capacity_;
-  std::size_t size_ = 0;
-};
-
 // A module as bytes that Module::load accepts again.
 struct ModuleBinary {
   ModuleFormat format = ModuleFormat::opencl_binary;
-  std::vector<unsigned char> bytes;
+  std::string bytes; // raw bytes, not text
 };
 
 // One kernel argument: device memory (a Buffer or MemorySpan, with a byte offset) or a scalar of
@@ -112,7 +72,8 @@ public:
     arg_.type_code = static_cast<std::uint8_t>(type.code);
     arg_.type_bits = type.bits;
     arg_.value.u64 = 0;
-    std::memcpy(arg_.value.bytes, &value, sizeof(T));
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+    for (std::size_t i = 0; i < sizeof(T); ++i) arg_.value.bytes[i] = bytes[i];
   }
 
   // A scalar of `type` whose little-endian bytes are the first type.bits / 8 of `value`.
@@ -170,7 +131,7 @@ public:
 
 private:
   friend class Module;
-  BackendRef backend_;
+  const devrt_backend_table* backend_ = nullptr;
   Device device_;
   void* handle_ = nullptr;
   std::string name_;
@@ -182,15 +143,15 @@ class Module {
 public:
   Module() noexcept = default;
   Module(Module&& other) noexcept
-      : backend_(std::exchange(other.backend_, BackendRef())), device_(other.device_), format_(other.format_),
-        handle_(std::exchange(other.handle_, nullptr)) {}
+      : backend_(detail::exchange(other.backend_, nullptr)), device_(other.device_), format_(other.format_),
+        handle_(detail::exchange(other.handle_, nullptr)) {}
   Module& operator=(Module&& other) noexcept {
     if (this != &other) {
       reset();
-      backend_ = std::exchange(other.backend_, BackendRef());
+      backend_ = detail::exchange(other.backend_, nullptr);
       device_ = other.device_;
       format_ = other.format_;
-      handle_ = std::exchange(other.handle_, nullptr);
+      handle_ = detail::exchange(other.handle_, nullptr);
     }
     return *this;
   }
@@ -222,7 +183,7 @@ public:
   void reset() noexcept;
 
 private:
-  BackendRef backend_;
+  const devrt_backend_table* backend_ = nullptr;
   Device device_;
   ModuleFormat format_ = ModuleFormat::host_table;
   void* handle_ = nullptr;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The backend registry: fixed capacity, no heap, lock-free lookup by kind and by name.
+// The backend registry: fixed capacity, no heap, lock-free lookup by kind and by name. For backend
+// authors and tools (through <devrt/backend.hpp>); applications use <devrt/devrt.hpp>.
 #ifndef DEVRT_REGISTRY_HPP
 #define DEVRT_REGISTRY_HPP
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include <devrt/attribute.hpp>
+#include <devrt/attribute_value.hpp>
 #include <devrt/backend_abi.h>
 #include <devrt/detail/mutex.hpp>
 #include <devrt/device.hpp>
@@ -84,8 +86,7 @@ public:
   Status module_unload(std::int32_t id, void* module) const noexcept;
   Result<void*> module_function(std::int32_t id, void* module, const char* name) const noexcept;
   // The module's bytes in *out and their format in *format; unsupported without module_binary.
-  Status module_binary(std::int32_t id, void* module, std::int32_t* format,
-                       std::vector<unsigned char>* out) const noexcept;
+  Status module_binary(std::int32_t id, void* module, std::int32_t* format, std::string* out) const noexcept;
   // One launch; the caller has checked the arguments. Errors name `kernel`, grid and block.
   Status launch(std::int32_t id, void* function, const devrt_launch_desc& desc, std::string_view kernel) const noexcept;
 
@@ -147,29 +148,6 @@ private:
 
 // Shorthand for Registry::global().get(device.kind) followed by check_device(device.id).
 Result<BackendRef> backend_for(Device device) noexcept;
-
-// Number of devices of a kind; 0 when the backend is missing or unavailable. Thread-safe.
-std::int32_t device_count(DeviceKind kind) noexcept;
-
-// True when the backend is registered and available and the device exists. Never fails.
-bool device_exists(Device device) noexcept;
-
-// One attribute by run-time id; monostate when the backend does not report it. Thread-safe.
-Result<AttributeValue> get_attribute(Device device, Attribute attribute) noexcept;
-
-// One attribute with its static type: std::nullopt when the backend does not report it (not an
-// error). `exist` never fails. Thread-safe.
-template <Attribute A>
-Result<std::optional<attribute_t<A>>> get_attribute(Device device) noexcept {
-  if constexpr (A == Attribute::exist) {
-    return std::optional<bool>(device_exists(device));
-  } else {
-    Result<AttributeValue> value = get_attribute(device, A);
-    if (!value.ok()) return std::move(value).status();
-    if (const auto* typed = std::get_if<attribute_t<A>>(&*value)) return std::optional<attribute_t<A>>(*typed);
-    return std::optional<attribute_t<A>>();
-  }
-}
 
 } // namespace devrt
 

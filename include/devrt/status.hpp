@@ -4,20 +4,40 @@
 #define DEVRT_STATUS_HPP
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 
-#include <devrt/backend_abi.h>
 #include <devrt/config.hpp>
 #include <devrt/detail/message.hpp>
+#include <devrt/kernel_abi.h>
 
 namespace devrt {
 
-// Error codes. The numeric values are part of the backend C ABI (devrt/backend_abi.h).
+namespace detail {
+// std::move, std::forward and std::exchange, so that the application headers need not include
+// <utility> (two more headers for every program that includes devrt; {fmt} avoids it as well).
+template <class T>
+constexpr std::remove_reference_t<T>&& move(T&& value) noexcept {
+  return static_cast<std::remove_reference_t<T>&&>(value);
+}
+template <class T>
+constexpr T&& forward(std::remove_reference_t<T>& value) noexcept {
+  return static_cast<T&&>(value);
+}
+template <class T, class U = T>
+constexpr T exchange(T& object, U&& replacement) noexcept {
+  T old = static_cast<T&&>(object);
+  object = static_cast<U&&>(replacement);
+  return old;
+}
+
+// An error message's heap copy (null when it cannot be made) and its release (src/core/status.cpp).
+char* duplicate_message(std::string_view text) noexcept;
+void free_message(char* message) noexcept;
+} // namespace detail
+
+// Error codes. The numeric values are part of the C ABI (DEVRT_STATUS_*, devrt/kernel_abi.h).
 enum class ErrorCode : std::int32_t {
   ok = 0,
   invalid_argument = 1, // the caller passed something malformed (null, bad alignment, bad id)
@@ -67,22 +87,22 @@ public:
   Status(const Status& other) noexcept
       : code_(other.code_), message_(other.message_ ? duplicate(other.message_) : nullptr) {}
   Status(Status&& other) noexcept
-      : code_(std::exchange(other.code_, ErrorCode::ok)), message_(std::exchange(other.message_, nullptr)) {}
+      : code_(detail::exchange(other.code_, ErrorCode::ok)), message_(detail::exchange(other.message_, nullptr)) {}
   Status& operator=(const Status& other) noexcept {
     if (this != &other) *this = Status(other);
     return *this;
   }
   Status& operator=(Status&& other) noexcept {
     if (this != &other) {
-      if (message_ != nullptr) std::free(message_);
-      code_ = std::exchange(other.code_, ErrorCode::ok);
-      message_ = std::exchange(other.message_, nullptr);
+      if (message_ != nullptr) detail::free_message(message_);
+      code_ = detail::exchange(other.code_, ErrorCode::ok);
+      message_ = detail::exchange(other.message_, nullptr);
     }
     return *this;
   }
   // The ok path must cost nothing: no call into free() for a null message.
   ~Status() {
-    if (message_ != nullptr) std::free(message_);
+    if (message_ != nullptr) detail::free_message(message_);
   }
 
   bool ok() const noexcept { return code_ == ErrorCode::ok; }
@@ -93,15 +113,8 @@ public:
   }
 
 private:
-  static char* duplicate(std::string_view text) noexcept {
-    // A failed allocation leaves the message empty; the code still says what happened.
-    char* copy = static_cast<char*>(std::malloc(text.size() + 1));
-    if (copy != nullptr) {
-      if (!text.empty()) std::memcpy(copy, text.data(), text.size());
-      copy[text.size()] = '\0';
-    }
-    return copy;
-  }
+  // A failed allocation leaves the message empty; the code still says what happened.
+  static char* duplicate(std::string_view text) noexcept { return detail::duplicate_message(text); }
 
   ErrorCode code_ = ErrorCode::ok;
   char* message_ = nullptr;
@@ -141,7 +154,7 @@ public:
     ::new (static_cast<void*>(&value_)) T(value);
   }
   Result(T&& value) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {
-    ::new (static_cast<void*>(&value_)) T(std::move(value));
+    ::new (static_cast<void*>(&value_)) T(detail::move(value));
   }
   // Constrained away from Result and Status, so it hides neither copy nor move construction.
   // clang-format off
@@ -150,11 +163,11 @@ public:
              !std::is_same_v<std::remove_cvref_t<U>, Status> && !std::is_same_v<std::remove_cvref_t<U>, Result>)
   Result(U&& value) noexcept(std::is_nothrow_constructible_v<T, U&&>) // NOLINT(bugprone-forwarding-reference-overload)
       : has_value_(true) {
-    ::new (static_cast<void*>(&value_)) T(std::forward<U>(value));
+    ::new (static_cast<void*>(&value_)) T(detail::forward<U>(value));
   }
   // clang-format on
   // An error. An ok Status without a value is a programming error and becomes `internal`.
-  Result(Status status) noexcept : status_(std::move(status)) {
+  Result(Status status) noexcept : status_(detail::move(status)) {
     if (status_.ok()) status_ = Status(ErrorCode::internal, "Result constructed from an ok Status without a value");
   }
   Result(const Result& other) noexcept(std::is_nothrow_copy_constructible_v<T>)
@@ -162,15 +175,15 @@ public:
     if (has_value_) ::new (static_cast<void*>(&value_)) T(other.value_);
   }
   Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
-      : status_(std::move(other.status_)), has_value_(other.has_value_) {
-    if (has_value_) ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
+      : status_(detail::move(other.status_)), has_value_(other.has_value_) {
+    if (has_value_) ::new (static_cast<void*>(&value_)) T(detail::move(other.value_));
   }
   Result& operator=(const Result& other) {
     if (this != &other) assign(other.status_, other.has_value_, other.value_);
     return *this;
   }
   Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
-    if (this != &other) assign(std::move(other.status_), other.has_value_, std::move(other.value_));
+    if (this != &other) assign(detail::move(other.status_), other.has_value_, detail::move(other.value_));
     return *this;
   }
   ~Result() {
@@ -181,7 +194,7 @@ public:
   explicit operator bool() const noexcept { return has_value_; }
   // The error, or an ok Status when this holds a value.
   const Status& status() const& noexcept { return status_; }
-  Status status() && noexcept { return std::move(status_); }
+  Status status() && noexcept { return detail::move(status_); }
 
   T& value() & noexcept {
     check();
@@ -193,17 +206,17 @@ public:
   }
   T&& value() && noexcept {
     check();
-    return std::move(value_);
+    return detail::move(value_);
   }
   T& operator*() & noexcept { return value(); }
   const T& operator*() const& noexcept { return value(); }
-  T&& operator*() && noexcept { return std::move(*this).value(); }
+  T&& operator*() && noexcept { return detail::move(*this).value(); }
   T* operator->() noexcept { return &value(); }
   const T* operator->() const noexcept { return &value(); }
 
   template <class U>
   T value_or(U&& fallback) const& {
-    return has_value_ ? value_ : static_cast<T>(std::forward<U>(fallback));
+    return has_value_ ? value_ : static_cast<T>(detail::forward<U>(fallback));
   }
 
 private:
@@ -217,9 +230,9 @@ private:
   void assign(S&& status, bool has_value, V&& value) {
     if (has_value_) value_.~T();
     has_value_ = false;
-    status_ = std::forward<S>(status);
+    status_ = detail::forward<S>(status);
     if (has_value) {
-      ::new (static_cast<void*>(&value_)) T(std::forward<V>(value));
+      ::new (static_cast<void*>(&value_)) T(detail::forward<V>(value));
       has_value_ = true;
     }
   }
@@ -244,8 +257,8 @@ private:
 #define DEVRT_DETAIL_CONCAT(a, b) DEVRT_DETAIL_CONCAT_INNER(a, b)
 #define DEVRT_DETAIL_ASSIGN_OR_RETURN(tmp, lhs, expr)                                                                  \
   auto tmp = (expr);                                                                                                   \
-  if (!tmp.ok()) return std::move(tmp).status();                                                                       \
-  lhs = std::move(tmp).value()
+  if (!tmp.ok()) return ::devrt::detail::move(tmp).status();                                                           \
+  lhs = ::devrt::detail::move(tmp).value()
 
 // `DEVRT_ASSIGN_OR_RETURN(auto buffer, Buffer::allocate(dev, n));` declares and assigns the
 // value of a Result, or returns its error from the enclosing function.

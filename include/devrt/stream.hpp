@@ -3,10 +3,7 @@
 #ifndef DEVRT_STREAM_HPP
 #define DEVRT_STREAM_HPP
 
-#include <utility>
-
 #include <devrt/device.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 
 namespace devrt {
@@ -26,12 +23,12 @@ class Stream {
 public:
   Stream() noexcept = default;
   Stream(Stream&& other) noexcept
-      : backend_(std::exchange(other.backend_, BackendRef())), ref_(std::exchange(other.ref_, StreamRef{})) {}
+      : backend_(detail::exchange(other.backend_, nullptr)), ref_(detail::exchange(other.ref_, StreamRef{})) {}
   Stream& operator=(Stream&& other) noexcept {
     if (this != &other) {
       reset();
-      backend_ = std::exchange(other.backend_, BackendRef());
-      ref_ = std::exchange(other.ref_, StreamRef{});
+      backend_ = detail::exchange(other.backend_, nullptr);
+      ref_ = detail::exchange(other.ref_, StreamRef{});
     }
     return *this;
   }
@@ -50,7 +47,7 @@ public:
   void reset() noexcept;
 
 private:
-  BackendRef backend_;
+  const devrt_backend_table* backend_ = nullptr;
   StreamRef ref_;
 };
 
@@ -80,14 +77,14 @@ class Event {
 public:
   Event() noexcept = default;
   Event(Event&& other) noexcept
-      : backend_(std::exchange(other.backend_, BackendRef())), device_(other.device_),
-        handle_(std::exchange(other.handle_, nullptr)) {}
+      : backend_(detail::exchange(other.backend_, nullptr)), device_(other.device_),
+        handle_(detail::exchange(other.handle_, nullptr)) {}
   Event& operator=(Event&& other) noexcept {
     if (this != &other) {
       reset();
-      backend_ = std::exchange(other.backend_, BackendRef());
+      backend_ = detail::exchange(other.backend_, nullptr);
       device_ = other.device_;
-      handle_ = std::exchange(other.handle_, nullptr);
+      handle_ = detail::exchange(other.handle_, nullptr);
     }
     return *this;
   }
@@ -107,7 +104,7 @@ public:
   void reset() noexcept;
 
 private:
-  BackendRef backend_;
+  const devrt_backend_table* backend_ = nullptr;
   Device device_;
   void* handle_ = nullptr;
 };

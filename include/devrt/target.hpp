@@ -4,14 +4,14 @@
 #ifndef DEVRT_TARGET_HPP
 #define DEVRT_TARGET_HPP
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <variant>
-#include <vector>
+#include <type_traits>
 
 #include <devrt/device.hpp>
 #include <devrt/status.hpp>
@@ -20,31 +20,60 @@ namespace devrt {
 
 // A target: a kind ("llvm", "cuda", "opencl", "vulkan", "rocm") and typed attributes keyed as in
 // TVM's target dicts ("mtriple", "mcpu", "mattr", "arch", "max_threads_per_block",
-// "thread_warp_size", "max_shared_memory_per_block", ...). Attributes keep insertion order.
-// Serialises to a JSON object {"kind": ..., key: value, ...} and parses it back. A value type;
-// not thread-safe to mutate concurrently.
+// "thread_warp_size", "max_shared_memory_per_block", ...). Each value is a boolean, an integer, a
+// string or a list of strings. Attributes keep insertion order. Serialises to a JSON object
+// {"kind": ..., key: value, ...} and parses it back. A value type (its attributes live on the heap,
+// so that this header needs neither std::vector nor std::variant); not thread-safe to mutate
+// concurrently.
 class Target {
 public:
-  using Value = std::variant<bool, std::int64_t, std::string, std::vector<std::string>>;
-  using Attribute = std::pair<std::string, Value>;
+  enum class ValueType : std::uint8_t { boolean, integer, string, string_list };
 
-  Target() = default;
-  explicit Target(std::string kind) : kind_(std::move(kind)) {}
+  Target() noexcept = default;
+  explicit Target(std::string kind) noexcept : kind_(static_cast<std::string&&>(kind)) {}
+  Target(const Target& other);
+  Target(Target&& other) noexcept : kind_(static_cast<std::string&&>(other.kind_)), attributes_(other.attributes_) {
+    other.attributes_ = nullptr;
+  }
+  Target& operator=(const Target& other);
+  Target& operator=(Target&& other) noexcept;
+  ~Target();
 
   const std::string& kind() const noexcept { return kind_; }
-  const std::vector<Attribute>& attributes() const noexcept { return attributes_; }
 
   // Sets or replaces one attribute ("kind" names the kind and is not an attribute).
-  void set(std::string_view key, Value value);
-  // The value of `key`, or nullptr.
-  const Value* find(std::string_view key) const noexcept;
-  // The value of `key` if it holds a T.
+  void set(std::string_view key, bool value);
+  void set(std::string_view key, std::int64_t value);
+  void set(std::string_view key, std::string_view value);
+  void set(std::string_view key, const char* value) { set(key, std::string_view(value)); }
+  void set(std::string_view key, const std::string& value) { set(key, std::string_view(value)); }
+  void set(std::string_view key, std::span<const std::string> items);
+  void set(std::string_view key, std::initializer_list<std::string_view> items);
+
+  // The attributes in insertion order: size(), and the key and value type of each.
+  std::size_t size() const noexcept;
+  std::string_view key(std::size_t index) const noexcept;
+  ValueType type(std::size_t index) const noexcept;
+  bool contains(std::string_view key) const noexcept;
+
+  // The value of `key` if it holds a T: bool, std::int64_t, std::string, or a list of strings as
+  // std::span<const std::string> (valid until this Target changes).
   template <class T>
   std::optional<T> get(std::string_view key) const {
-    const Value* value = find(key);
-    if (value == nullptr) return std::nullopt;
-    if (const T* typed = std::get_if<T>(value)) return *typed;
-    return std::nullopt;
+    if constexpr (std::is_same_v<T, bool>) {
+      const bool* value = find_boolean(key);
+      return value != nullptr ? std::optional<T>(*value) : std::nullopt;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      const std::int64_t* value = find_integer(key);
+      return value != nullptr ? std::optional<T>(*value) : std::nullopt;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      const std::string* value = find_string(key);
+      return value != nullptr ? std::optional<T>(*value) : std::nullopt;
+    } else {
+      static_assert(std::is_same_v<T, std::span<const std::string>>,
+                    "Target::get<T>: T is bool, std::int64_t, std::string or std::span<const std::string>");
+      return find_list(key);
+    }
   }
   // True when the string list `key` contains `item` ("mattr" contains "+avx2").
   bool has(std::string_view key, std::string_view item) const noexcept;
@@ -57,11 +86,20 @@ public:
   // or arrays of strings. Errors are invalid_argument naming line, column and byte offset.
   static Result<Target> from_json(std::string_view json) noexcept;
 
-  friend bool operator==(const Target&, const Target&) = default;
+  // Same kind and the same attributes in the same order.
+  friend bool operator==(const Target& a, const Target& b) noexcept;
 
 private:
+  struct Attributes; // src/core/target.cpp
+
+  const bool* find_boolean(std::string_view key) const noexcept;
+  const std::int64_t* find_integer(std::string_view key) const noexcept;
+  const std::string* find_string(std::string_view key) const noexcept;
+  std::optional<std::span<const std::string>> find_list(std::string_view key) const noexcept;
+  Attributes& attributes();
+
   std::string kind_;
-  std::vector<Attribute> attributes_;
+  Attributes* attributes_ = nullptr; // owned; null while there are none
 };
 
 // Describes `device` as a compiler target; the result is cached per device after the first call.

@@ -4,8 +4,13 @@
 #ifndef DEVRT_CAPI_CAPI_INTERNAL_HPP
 #define DEVRT_CAPI_CAPI_INTERNAL_HPP
 
+#include <devrt/attribute_value.hpp>
+#include <devrt/build_info.hpp>
 #include <devrt/devrt.h>
 #include <devrt/devrt.hpp>
+#include <devrt/plugin.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/workspace_pool.hpp>
 
 #include <cstdint>
 #include <cstring>

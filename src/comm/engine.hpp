@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include <devrt/comm/communicator.hpp>
+#include <devrt/registry.hpp>
 
 namespace devrt::comm::detail {
 

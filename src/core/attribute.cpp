@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/attribute.hpp>
+#include <devrt/attribute_value.hpp>
 #include <devrt/backend.hpp>
 
 #include <cstring>
@@ -50,6 +51,31 @@ AttributeType attribute_type(Attribute attribute) noexcept {
 }
 
 namespace detail {
+namespace {
+
+template <class T>
+Status read_typed_attribute(Device device, Attribute attribute, std::optional<T>* out) noexcept {
+  *out = std::nullopt;
+  Result<AttributeValue> value = get_attribute(device, attribute);
+  if (!value.ok()) return std::move(value).status();
+  if (const T* typed = std::get_if<T>(&*value)) *out = *typed;
+  return {};
+}
+
+} // namespace
+
+Status read_attribute(Device device, Attribute attribute, std::optional<bool>* out) noexcept {
+  return read_typed_attribute(device, attribute, out);
+}
+Status read_attribute(Device device, Attribute attribute, std::optional<std::int64_t>* out) noexcept {
+  return read_typed_attribute(device, attribute, out);
+}
+Status read_attribute(Device device, Attribute attribute, std::optional<std::string>* out) noexcept {
+  return read_typed_attribute(device, attribute, out);
+}
+Status read_attribute(Device device, Attribute attribute, std::optional<Dim3>* out) noexcept {
+  return read_typed_attribute(device, attribute, out);
+}
 
 void export_attribute(const AttributeValue& value, devrt_attribute_value* out) noexcept {
   out->type = DEVRT_VALUE_NONE;
@@ -87,14 +113,14 @@ std::int32_t export_json(std::string_view json, char* out, std::size_t capacity,
   return 0;
 }
 
-std::int32_t export_bytes(std::span<const unsigned char> bytes, void* out, std::size_t capacity, std::size_t* needed,
+std::int32_t export_bytes(std::string_view bytes, void* out, std::size_t capacity, std::size_t* needed,
                           devrt_error* err) noexcept {
   *needed = bytes.size();
   if (out == nullptr || capacity < bytes.size()) {
     return export_status(
         make_error(ErrorCode::out_of_range, "module binary needs ", bytes.size(), " bytes, ", capacity, " given"), err);
   }
-  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
+  bytes.copy(static_cast<char*>(out), bytes.size());
   return 0;
 }
 

@@ -4,6 +4,8 @@
 #include <devrt/config.hpp>
 #include <devrt/detail/checks.hpp>
 #include <devrt/log.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/workspace_pool.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -245,7 +247,7 @@ Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t a
       Result<void*> block = cache->allocate_block(nbytes, &size_class);
       if (!block.ok()) return std::move(block).status();
       Buffer buffer;
-      buffer.backend_ = cache->backend();
+      buffer.backend_ = cache->backend().table();
       buffer.device_ = device;
       buffer.data_ = *block;
       buffer.size_ = nbytes;
@@ -265,12 +267,14 @@ Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::si
   Result<void*> data = backend->allocate(device.id, nbytes, alignment);
   if (!data.ok()) return std::move(data).status();
   Buffer buffer;
-  buffer.backend_ = *backend;
+  buffer.backend_ = backend->table();
   buffer.device_ = device;
   buffer.data_ = *data;
   buffer.size_ = nbytes;
   return buffer;
 }
+
+BackendRef Buffer::backend() const noexcept { return BackendRef(backend_); }
 
 Status Buffer::reset() noexcept {
   Status status;
@@ -280,7 +284,8 @@ Status Buffer::reset() noexcept {
       // Work queued before this free may still use the memory: cache it only once the device has
       // finished that work (what the backend's own free waits for). If the device cannot say, the
       // memory goes back to the backend, whose free reports what is wrong.
-      Status idle = backend_.has_capability(DEVRT_CAP_SYNCHRONOUS) ? Status() : backend_.device_synchronize(device_.id);
+      BackendRef backend(backend_);
+      Status idle = backend.has_capability(DEVRT_CAP_SYNCHRONOUS) ? Status() : backend.device_synchronize(device_.id);
       if (idle.ok()) [[likely]] {
         cache_->free_block(data_, size_class_, size_);
       } else {
@@ -288,10 +293,10 @@ Status Buffer::reset() noexcept {
         status = cache_->discard_block(data_, size_class_, size_);
       }
     } else {
-      status = backend_.free(device_.id, data_);
+      status = BackendRef(backend_).free(device_.id, data_);
     }
 #else
-    status = backend_.free(device_.id, data_);
+    status = BackendRef(backend_).free(device_.id, data_);
 #endif
   }
   if (!status.ok()) DEVRT_LOG(error, "Buffer: ", status.message());

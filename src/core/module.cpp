@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/module.hpp>
+#include <devrt/registry.hpp>
 
 #include <devrt/detail/checks.hpp>
 #include <devrt/log.hpp>
@@ -114,7 +115,7 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
   devrt_kernel_arg raw[kMaxKernelArgs];
   devrt_launch_desc desc;
   DEVRT_RETURN_IF_ERROR(detail::check_launch(device_, name_, config, args, stream, raw, desc));
-  return backend_.launch(device_.id, handle_, desc, name_);
+  return BackendRef(backend_).launch(device_.id, handle_, desc, name_);
 }
 
 namespace detail {
@@ -183,7 +184,7 @@ Result<Module> Module::load(Device device, ModuleFormat format, std::span<const 
                                               options_text.c_str(), build_log);
   if (!handle.ok()) return std::move(handle).status();
   Module module;
-  module.backend_ = *backend;
+  module.backend_ = backend->table();
   module.device_ = device;
   module.format_ = format;
   module.handle_ = *handle;
@@ -213,7 +214,7 @@ Result<Function> Module::function(std::string_view name) const noexcept {
   if (name_text.empty() || name_text.find('\0') != std::string::npos) {
     return make_error(ErrorCode::invalid_argument, device_, " function: the name is empty or contains a NUL");
   }
-  Result<void*> handle = backend_.module_function(device_.id, handle_, name_text.c_str());
+  Result<void*> handle = BackendRef(backend_).module_function(device_.id, handle_, name_text.c_str());
   if (!handle.ok()) return std::move(handle).status();
   Function function;
   function.backend_ = backend_;
@@ -227,14 +228,14 @@ Result<ModuleBinary> Module::binary() const noexcept {
   if (handle_ == nullptr) return make_error(ErrorCode::invalid_argument, "binary: empty Module");
   ModuleBinary binary;
   std::int32_t format = 0;
-  DEVRT_RETURN_IF_ERROR(backend_.module_binary(device_.id, handle_, &format, &binary.bytes));
+  DEVRT_RETURN_IF_ERROR(BackendRef(backend_).module_binary(device_.id, handle_, &format, &binary.bytes));
   binary.format = static_cast<ModuleFormat>(format);
   return binary;
 }
 
 void Module::reset() noexcept {
   if (handle_ == nullptr) return;
-  Status status = backend_.module_unload(device_.id, handle_);
+  Status status = BackendRef(backend_).module_unload(device_.id, handle_);
   if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());
   handle_ = nullptr;
 }

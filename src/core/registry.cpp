@@ -585,8 +585,7 @@ Result<void*> BackendRef::module_function(std::int32_t id, void* module, const c
   return function;
 }
 
-Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* format,
-                                 std::vector<unsigned char>* out) const noexcept {
+Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* format, std::string* out) const noexcept {
   if (!DEVRT_BACKEND_TABLE_HAS(table_, module_binary)) {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " module_binary: the ", table_->name,
                       " backend cannot return a loaded module's bytes");

@@ -27,6 +27,17 @@ std::string_view error_code_name(ErrorCode code) noexcept {
 
 namespace detail {
 
+char* duplicate_message(std::string_view text) noexcept {
+  char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+  if (copy != nullptr) {
+    if (!text.empty()) std::char_traits<char>::copy(copy, text.data(), text.size());
+    copy[text.size()] = '\0';
+  }
+  return copy;
+}
+
+void free_message(char* message) noexcept { std::free(message); }
+
 void append_message_parts(MessageBuilder& m, const MessagePart* parts, std::size_t count) noexcept {
   for (std::size_t i = 0; i < count; ++i) {
     const MessagePart& part = parts[i];

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <devrt/registry.hpp>
 #include <devrt/stream.hpp>
 
 #include <devrt/detail/mutex.hpp>
@@ -30,23 +31,23 @@ Result<Stream> Stream::create(const Registry& registry, Device device) noexcept 
   Result<void*> handle = backend->stream_create(device.id);
   if (!handle.ok()) return std::move(handle).status();
   Stream stream;
-  stream.backend_ = *backend;
+  stream.backend_ = backend->table();
   stream.ref_ = StreamRef{device, *handle};
   return stream;
 }
 
 Status Stream::synchronize() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Stream::synchronize: empty stream");
-  return backend_.stream_synchronize(ref_.device.id, ref_.handle);
+  return BackendRef(backend_).stream_synchronize(ref_.device.id, ref_.handle);
 }
 
 void Stream::reset() noexcept {
   if (backend_ && ref_.handle != nullptr) {
     if (current_stream(ref_.device) == ref_) static_cast<void>(set_current_stream(StreamRef{ref_.device, nullptr}));
-    Status status = backend_.stream_destroy(ref_.device.id, ref_.handle);
+    Status status = BackendRef(backend_).stream_destroy(ref_.device.id, ref_.handle);
     if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
   }
-  backend_ = BackendRef();
+  backend_ = nullptr;
   ref_ = StreamRef{};
 }
 
@@ -111,7 +112,7 @@ Result<Event> Event::create(Device device) noexcept {
   Result<void*> handle = backend->event_create(device.id);
   if (!handle.ok()) return std::move(handle).status();
   Event event;
-  event.backend_ = *backend;
+  event.backend_ = backend->table();
   event.device_ = device;
   event.handle_ = *handle;
   return event;
@@ -120,31 +121,31 @@ Result<Event> Event::create(Device device) noexcept {
 Status Event::record(StreamRef stream) const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::record: empty event");
   if (stream.device != device_) return mismatch("Event::record", device_, stream.device);
-  return backend_.event_record(device_.id, handle_, stream.handle);
+  return BackendRef(backend_).event_record(device_.id, handle_, stream.handle);
 }
 
 Status Event::synchronize() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::synchronize: empty event");
-  return backend_.event_synchronize(device_.id, handle_);
+  return BackendRef(backend_).event_synchronize(device_.id, handle_);
 }
 
 Result<bool> Event::query() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::query: empty event");
-  return backend_.event_query(device_.id, handle_);
+  return BackendRef(backend_).event_query(device_.id, handle_);
 }
 
 Status Event::wait_on(StreamRef stream) const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::wait_on: empty event");
   if (stream.device != device_) return mismatch("Event::wait_on", device_, stream.device);
-  return backend_.stream_wait_event(device_.id, stream.handle, handle_);
+  return BackendRef(backend_).stream_wait_event(device_.id, stream.handle, handle_);
 }
 
 void Event::reset() noexcept {
   if (backend_ && handle_ != nullptr) {
-    Status status = backend_.event_destroy(device_.id, handle_);
+    Status status = BackendRef(backend_).event_destroy(device_.id, handle_);
     if (!status.ok()) DEVRT_LOG(error, "Event: ", status.message());
   }
-  backend_ = BackendRef();
+  backend_ = nullptr;
   handle_ = nullptr;
 }
 

@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "core/json.hpp"
 
@@ -17,27 +20,110 @@ using detail::append_json_string;
 
 // ---- attributes --------------------------------------------------------------------------------
 
-void Target::set(std::string_view key, Value value) {
-  for (Attribute& attribute : attributes_) {
-    if (attribute.first == key) {
-      attribute.second = std::move(value);
-      return;
+namespace {
+using Value = std::variant<bool, std::int64_t, std::string, std::vector<std::string>>;
+using Entry = std::pair<std::string, Value>;
+} // namespace
+
+struct Target::Attributes {
+  std::vector<Entry> entries;
+
+  const Value* find(std::string_view key) const noexcept {
+    for (const Entry& entry : entries) {
+      if (entry.first == key) return &entry.second;
     }
+    return nullptr;
   }
-  attributes_.emplace_back(std::string(key), std::move(value));
+  void set(std::string_view key, Value value) {
+    for (Entry& entry : entries) {
+      if (entry.first == key) {
+        entry.second = std::move(value);
+        return;
+      }
+    }
+    entries.emplace_back(std::string(key), std::move(value));
+  }
+};
+
+Target::Target(const Target& other)
+    : kind_(other.kind_), attributes_(other.attributes_ != nullptr ? new Attributes(*other.attributes_) : nullptr) {}
+
+Target& Target::operator=(const Target& other) {
+  if (this != &other) *this = Target(other);
+  return *this;
 }
 
-const Target::Value* Target::find(std::string_view key) const noexcept {
-  for (const Attribute& attribute : attributes_) {
-    if (attribute.first == key) return &attribute.second;
+Target& Target::operator=(Target&& other) noexcept {
+  if (this != &other) {
+    delete attributes_;
+    kind_ = std::move(other.kind_);
+    attributes_ = std::exchange(other.attributes_, nullptr);
   }
-  return nullptr;
+  return *this;
+}
+
+Target::~Target() { delete attributes_; }
+
+Target::Attributes& Target::attributes() {
+  if (attributes_ == nullptr) attributes_ = new Attributes();
+  return *attributes_;
+}
+
+void Target::set(std::string_view key, bool value) { attributes().set(key, value); }
+void Target::set(std::string_view key, std::int64_t value) { attributes().set(key, value); }
+void Target::set(std::string_view key, std::string_view value) { attributes().set(key, std::string(value)); }
+void Target::set(std::string_view key, std::span<const std::string> items) {
+  attributes().set(key, std::vector<std::string>(items.begin(), items.end()));
+}
+void Target::set(std::string_view key, std::initializer_list<std::string_view> items) {
+  attributes().set(key, std::vector<std::string>(items.begin(), items.end()));
+}
+
+std::size_t Target::size() const noexcept { return attributes_ != nullptr ? attributes_->entries.size() : 0; }
+
+std::string_view Target::key(std::size_t index) const noexcept {
+  return index < size() ? std::string_view(attributes_->entries[index].first) : std::string_view();
+}
+
+Target::ValueType Target::type(std::size_t index) const noexcept {
+  if (index >= size()) return ValueType::boolean;
+  return static_cast<ValueType>(attributes_->entries[index].second.index());
+}
+
+bool Target::contains(std::string_view key) const noexcept {
+  return attributes_ != nullptr && attributes_->find(key) != nullptr;
+}
+
+namespace {
+template <class T>
+const T* get_if(const Value* value) noexcept {
+  return value != nullptr ? std::get_if<T>(value) : nullptr;
+}
+} // namespace
+
+const bool* Target::find_boolean(std::string_view key) const noexcept {
+  return get_if<bool>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+}
+const std::int64_t* Target::find_integer(std::string_view key) const noexcept {
+  return get_if<std::int64_t>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+}
+const std::string* Target::find_string(std::string_view key) const noexcept {
+  return get_if<std::string>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+}
+std::optional<std::span<const std::string>> Target::find_list(std::string_view key) const noexcept {
+  const auto* list = get_if<std::vector<std::string>>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+  if (list == nullptr) return std::nullopt;
+  return std::span<const std::string>(*list);
 }
 
 bool Target::has(std::string_view key, std::string_view item) const noexcept {
-  const Value* value = find(key);
-  const auto* list = value != nullptr ? std::get_if<std::vector<std::string>>(value) : nullptr;
-  return list != nullptr && std::find(list->begin(), list->end(), item) != list->end();
+  std::optional<std::span<const std::string>> list = find_list(key);
+  return list && std::find(list->begin(), list->end(), item) != list->end();
+}
+
+bool operator==(const Target& a, const Target& b) noexcept {
+  if (a.kind_ != b.kind_ || a.size() != b.size()) return false;
+  return a.size() == 0 || a.attributes_->entries == b.attributes_->entries;
 }
 
 // ---- JSON out ----------------------------------------------------------------------------------
@@ -52,7 +138,7 @@ void append_integer(std::string& out, std::int64_t value) {
 
 // One value, as JSON or as TVM's command-line form (strings bare, quoted when they hold
 // blanks; lists comma-joined).
-void append_value(std::string& out, const Target::Value& value, bool json) {
+void append_value(std::string& out, const Value& value, bool json) {
   auto append_text = [&](const std::string& text) {
     if (json) {
       append_json_string(out, text);
@@ -86,11 +172,13 @@ void append_value(std::string& out, const Target::Value& value, bool json) {
 std::string Target::to_json() const {
   std::string out = "{\"kind\":";
   append_json_string(out, kind_);
-  for (const Attribute& attribute : attributes_) {
-    out += ',';
-    append_json_string(out, attribute.first);
-    out += ':';
-    append_value(out, attribute.second, true);
+  if (attributes_ != nullptr) {
+    for (const Entry& entry : attributes_->entries) {
+      out += ',';
+      append_json_string(out, entry.first);
+      out += ':';
+      append_value(out, entry.second, true);
+    }
   }
   out += '}';
   return out;
@@ -98,11 +186,13 @@ std::string Target::to_json() const {
 
 std::string Target::to_string() const {
   std::string out = kind_;
-  for (const Attribute& attribute : attributes_) {
-    out += " -";
-    out += attribute.first;
-    out += '=';
-    append_value(out, attribute.second, false);
+  if (attributes_ != nullptr) {
+    for (const Entry& entry : attributes_->entries) {
+      out += " -";
+      out += entry.first;
+      out += '=';
+      append_value(out, entry.second, false);
+    }
   }
   return out;
 }
@@ -118,7 +208,7 @@ public:
   explicit TargetJsonReader(std::string_view text) noexcept : json_(text, "target JSON") {}
 
   Result<Target> read() noexcept {
-    Target target;
+    std::string kind;
     bool have_kind = false;
     json_.skip_space();
     if (!json_.consume('{')) return json_.error("expected '{' to start the target object");
@@ -137,25 +227,14 @@ public:
         if (have_kind) return json_.error_at(key_at, "duplicate key \"kind\"");
         std::size_t value_at = json_.position();
         if (json_.peek() != '"') return json_.error("\"kind\" must be a string");
-        std::string kind;
         DEVRT_RETURN_IF_ERROR(json_.read_string(&kind));
         if (kind.empty()) return json_.error_at(value_at, "\"kind\" is empty");
-        target = Target(std::move(kind));
         have_kind = true;
-        // Attributes read before "kind" were kept in `pending_`.
-        for (Target::Attribute& attribute : pending_) target.set(attribute.first, std::move(attribute.second));
-        pending_.clear();
       } else {
-        if ((have_kind ? target.find(key) : find_pending(key)) != nullptr) {
-          return json_.error_at(key_at, "duplicate key");
-        }
-        Target::Value value;
+        if (find(key) != nullptr) return json_.error_at(key_at, "duplicate key");
+        Value value;
         DEVRT_RETURN_IF_ERROR(read_value(&value));
-        if (have_kind) {
-          target.set(key, std::move(value));
-        } else {
-          pending_.emplace_back(std::move(key), std::move(value));
-        }
+        entries_.emplace_back(std::move(key), std::move(value));
       }
       json_.skip_space();
       if (json_.consume(',')) continue;
@@ -165,18 +244,30 @@ public:
     json_.skip_space();
     if (!json_.at_end()) return json_.error("unexpected text after the target object");
     if (!have_kind) return json_.error_at(0, "missing \"kind\"");
+    Target target(std::move(kind));
+    for (const Entry& entry : entries_) {
+      std::visit([&](const auto& value) { set_value(target, entry.first, value); }, entry.second);
+    }
     return target;
   }
 
 private:
-  const Target::Value* find_pending(std::string_view key) const noexcept {
-    for (const Target::Attribute& attribute : pending_) {
-      if (attribute.first == key) return &attribute.second;
+  static void set_value(Target& target, std::string_view key, const std::vector<std::string>& list) {
+    target.set(key, std::span<const std::string>(list));
+  }
+  template <class T>
+  static void set_value(Target& target, std::string_view key, const T& value) {
+    target.set(key, value);
+  }
+
+  const Value* find(std::string_view key) const noexcept {
+    for (const Entry& entry : entries_) {
+      if (entry.first == key) return &entry.second;
     }
     return nullptr;
   }
 
-  Status read_value(Target::Value* out) noexcept {
+  Status read_value(Value* out) noexcept {
     int c = json_.peek();
     if (c == '"') {
       std::string s;
@@ -223,7 +314,7 @@ private:
   }
 
   detail::JsonReader json_;
-  std::vector<Target::Attribute> pending_;
+  std::vector<Entry> entries_;
 };
 
 } // namespace

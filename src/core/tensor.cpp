@@ -2,6 +2,7 @@
 // Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
 #include "core/tensor_internal.hpp"
 
+#include <devrt/registry.hpp>
 #include <devrt/workspace.hpp>
 
 #include <cstdlib>

@@ -18,6 +18,7 @@
 
 #include <devrt/comm.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/registry.hpp>
 
 namespace {
 

@@ -13,6 +13,7 @@
 
 #include <devrt/comm.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/registry.hpp>
 
 namespace {
 

@@ -5,6 +5,7 @@
 #ifndef DEVRT_TEST_CONFORMANCE_HPP
 #define DEVRT_TEST_CONFORMANCE_HPP
 
+#include <devrt/backend.hpp>
 #include <devrt/devrt.hpp>
 
 #include <catch2/catch.hpp>

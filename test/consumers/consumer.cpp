@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// A program that only includes <devrt/devrt.hpp> and links libdevrt the plain way. Its arguments
+// A program that includes <devrt/devrt.hpp> and <devrt/registry.hpp> (to list the registered
+// backends) and links libdevrt the plain way. Its arguments
 // are the backends the build enabled; it fails unless every one of them is registered, which is
 // what proves registration survives static linking without --whole-archive.
 #include <devrt/devrt.hpp>
+#include <devrt/registry.hpp>
 
 #include <cstdio>
 #include <cstring>

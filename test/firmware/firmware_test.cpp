@@ -10,6 +10,7 @@
 //                                  Hexagon runtime that does not walk .init_array/.ctors
 #include <devrt/cpu_kernels.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/registry.hpp>
 
 #include <array>
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <devrt/cpu_kernels.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/direct.hpp>
+#include <devrt/registry.hpp>
 
 #include <cstdint>
 #include <cstdio>

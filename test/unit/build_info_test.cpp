@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <devrt/build_info.hpp>
 #include <devrt/devrt.hpp>
 
 #include <catch2/catch.hpp>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <devrt/config.hpp>
+#include <devrt/module_image.hpp>
 #include <devrt/nvrtc.hpp>
 
 using devrt::ErrorCode;

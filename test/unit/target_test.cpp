@@ -39,7 +39,8 @@ TEST_CASE("targets serialise to JSON and parse back", "[target][json]") {
   CHECK_FALSE(back->has("arch", "sm_90"));
 
   t.set("arch", std::string("sm_80")); // replaces, keeps the order
-  CHECK(t.attributes()[0].first == "arch");
+  CHECK(t.key(0) == "arch");
+  CHECK(t.type(0) == Target::ValueType::string);
   CHECK(t.get<std::string>("arch") == "sm_80");
   CHECK(t.to_string().rfind("cuda -arch=sm_80 -max_threads_per_block=1024", 0) == 0);
 }
@@ -135,14 +136,14 @@ TEST_CASE("the CPU detector describes this host", "[target][detect][cpu]") {
   REQUIRE(t->get<std::string>("mtriple").has_value());
   REQUIRE(t->get<std::string>("mcpu").has_value());
   CHECK_FALSE(t->get<std::string>("mcpu")->empty());
-  REQUIRE(t->get<std::vector<std::string>>("mattr").has_value());
+  REQUIRE(t->get<std::span<const std::string>>("mattr").has_value());
   CHECK(t->get<std::int64_t>("num-cores").value_or(0) >= 1);
   std::int64_t lanes = t->get<std::int64_t>("simd-32bit-lanes").value_or(0);
   CHECK((lanes == 4 || lanes == 8 || lanes == 16 || lanes > 16));
 #if defined(__x86_64__)
   CHECK(t->get<std::string>("mtriple") == "x86_64-pc-linux-gnu");
   CHECK(t->has("mattr", "+sse2"));
-  CHECK(lanes == devrt::cpu::simd_32bit_lanes(*t->get<std::vector<std::string>>("mattr")));
+  CHECK(lanes == devrt::cpu::simd_32bit_lanes(*t->get<std::span<const std::string>>("mattr")));
 #endif
   // Cached: the same answer again.
   devrt::Result<Target> again = devrt::detect_target(devrt::kHostDevice);
@@ -156,12 +157,13 @@ TEST_CASE("the CPU detector describes this host", "[target][detect][cpu]") {
 
 TEST_CASE("SIMD lanes follow TVM's get_simd_32bit_lanes", "[target][cpu]") {
   using devrt::cpu::simd_32bit_lanes;
-  CHECK(simd_32bit_lanes({"+sse4.2"}) == 4);
-  CHECK(simd_32bit_lanes({"+avx", "+avx2"}) == 8);
-  CHECK(simd_32bit_lanes({"+avx2", "+avx512f"}) == 8); // avx512f without avx512bw
-  CHECK(simd_32bit_lanes({"+avx2", "+avx512f", "+avx512bw"}) == 16);
-  CHECK(simd_32bit_lanes({"+neon"}) == 4);
-  CHECK(simd_32bit_lanes({"+neon", "+sve"}, 32) == 8);
+  using Strings = std::vector<std::string>;
+  CHECK(simd_32bit_lanes(Strings{"+sse4.2"}) == 4);
+  CHECK(simd_32bit_lanes(Strings{"+avx", "+avx2"}) == 8);
+  CHECK(simd_32bit_lanes(Strings{"+avx2", "+avx512f"}) == 8); // avx512f without avx512bw
+  CHECK(simd_32bit_lanes(Strings{"+avx2", "+avx512f", "+avx512bw"}) == 16);
+  CHECK(simd_32bit_lanes(Strings{"+neon"}) == 4);
+  CHECK(simd_32bit_lanes(Strings{"+neon", "+sve"}, 32) == 8);
 }
 
 TEST_CASE("x86 CPU names come from cpuid and never claim more than the features", "[target][cpu]") {

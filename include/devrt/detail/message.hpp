@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #include <type_traits>
 
@@ -70,8 +69,8 @@ private:
 // The length of a C string stored in a buffer of `capacity` bytes, which may lack its terminator
 // (strnlen, which a freestanding C library need not declare).
 inline std::size_t bounded_length(const char* text, std::size_t capacity) noexcept {
-  const void* end = std::memchr(text, '\0', capacity);
-  return end != nullptr ? static_cast<std::size_t>(static_cast<const char*>(end) - text) : capacity;
+  const char* end = std::char_traits<char>::find(text, capacity, '\0');
+  return end != nullptr ? static_cast<std::size_t>(end - text) : capacity;
 }
 
 inline void append_part(MessageBuilder& m, std::string_view s) noexcept { m.append(s); }

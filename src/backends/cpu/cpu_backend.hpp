@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,7 @@ namespace devrt::cpu {
 // The SIMD width in 32-bit lanes that LLVM-style features give (TVM's get_simd_32bit_lanes):
 // 16 with +avx512f and +avx512bw, 8 with +avx2, else 4; for SVE, the vector length in lanes when
 // `sve_vector_bytes` is known. Thread-safe.
-std::int64_t simd_32bit_lanes(const std::vector<std::string>& mattr, std::int64_t sve_vector_bytes = 0) noexcept;
+std::int64_t simd_32bit_lanes(std::span<const std::string> mattr, std::int64_t sve_vector_bytes = 0) noexcept;
 
 // LLVM's -mcpu name for an x86 CPU from its cpuid vendor/family/model/stepping, or "" when
 // unknown. `level` is the x86-64 micro-architecture level (1..4) the features reach; a name

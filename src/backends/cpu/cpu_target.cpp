@@ -17,7 +17,7 @@
 
 namespace devrt::cpu {
 
-std::int64_t simd_32bit_lanes(const std::vector<std::string>& mattr, std::int64_t sve_vector_bytes) noexcept {
+std::int64_t simd_32bit_lanes(std::span<const std::string> mattr, std::int64_t sve_vector_bytes) noexcept {
   auto has = [&](std::string_view feature) { return std::find(mattr.begin(), mattr.end(), feature) != mattr.end(); };
   if (has("+avx512f") && has("+avx512bw")) return 16;
   if (has("+avx2")) return 8;

@@ -324,7 +324,7 @@ Result<ModuleBinary> OpenclBackend::module_binary(std::int32_t, void* handle) no
   ModuleBinary binary;
   binary.format = ModuleFormat::opencl_binary;
   binary.bytes.resize(size);
-  unsigned char* pointer = binary.bytes.data();
+  auto* pointer = reinterpret_cast<unsigned char*>(binary.bytes.data());
   DEVRT_CL_CHECK("clGetProgramInfo(CL_PROGRAM_BINARIES)",
                  api.clGetProgramInfo(module->program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr));
   return binary;
