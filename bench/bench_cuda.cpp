@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "backends/cuda/cuda_api.hpp"
-#include "core/dynamic_library.hpp"
+#include "support/dynamic_library.hpp"
 
 #define DEVRT_BENCH_STRINGIFY_(x) #x
 #define DEVRT_BENCH_STRINGIFY(x) DEVRT_BENCH_STRINGIFY_(x)

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backends/vulkan/vulkan_api.hpp"
-#include "core/dynamic_library.hpp"
+#include "support/dynamic_library.hpp"
 
 namespace bench_kernels {
 namespace {

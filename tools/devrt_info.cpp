@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/json.hpp"
+#include "support/json.hpp"
 
 namespace {
 
@@ -138,7 +138,7 @@ int list_json() {
   devrt::Registry& registry = devrt::Registry::global();
   std::string out =
       fmt::format("{{\n  \"schema_version\": {},\n  \"devrt_version\": {},\n  \"build\": {},\n  \"backends\": [",
-                  kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), devrt::detail::build_info_json());
+                  kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), devrt::build_info_json());
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
     BackendState state = probe(backend);

@@ -113,8 +113,7 @@ Result<std::optional<attribute_t<A>>> get_attribute(Device device) noexcept {
     return std::optional<bool>(device_exists(device));
   } else {
     std::optional<attribute_t<A>> value;
-    Status status = detail::read_attribute(device, A, &value);
-    if (!status.ok()) return status;
+    DEVRT_RETURN_IF_ERROR(detail::read_attribute(device, A, &value));
     return value;
   }
 }

@@ -212,6 +212,11 @@ B& backend_instance() noexcept {
   }
 }
 
+// A failure crosses the C table as a code and a reason in err->message, which the core prefixes
+// with backend, device and call. When the caller's buffer accepts it (DEVRT_ERROR_ACCEPTS_HANDOVER,
+// devrt/backend_abi.h; the core's calls do), the thunk hands over the Status's own message instead
+// of copying it into the buffer: untruncated, and not copied back out.
+
 inline std::int32_t export_status(const Status& status, devrt_error* err) noexcept {
   if (status.ok()) return 0;
   if (err != nullptr) {
@@ -221,6 +226,18 @@ inline std::int32_t export_status(const Status& status, devrt_error* err) noexce
     err->message[n] = '\0';
   }
   return static_cast<std::int32_t>(status.code());
+}
+
+inline std::int32_t export_status(Status&& status, devrt_error* err) noexcept {
+  if (!status.ok() && err != nullptr && err->message[0] == '\0' && err->message[1] == DEVRT_ERROR_ACCEPTS_HANDOVER) {
+    auto code = static_cast<std::int32_t>(status.code());
+    char* message = StatusAccess::release(status);
+    std::char_traits<char>::copy(err->message + DEVRT_ERROR_HANDOVER_OFFSET, reinterpret_cast<const char*>(&message),
+                                 sizeof message);
+    err->message[1] = DEVRT_ERROR_HANDED_OVER;
+    return code;
+  }
+  return export_status(static_cast<const Status&>(status), err);
 }
 
 void export_attribute(const AttributeValue& value, devrt_attribute_value* out) noexcept;
@@ -235,7 +252,7 @@ std::int32_t export_bytes(std::string_view bytes, void* out, std::size_t capacit
 // Stores a Result's value through `out` (converted to the C type) or exports its error.
 template <class T, class Out>
 std::int32_t export_result(Result<T>&& result, Out* out, devrt_error* err) noexcept {
-  if (!result.ok()) return export_status(result.status(), err);
+  if (!result.ok()) return export_status(detail::move(result).status(), err);
   *out = static_cast<Out>(*result);
   return 0;
 }
@@ -251,7 +268,7 @@ struct Thunks {
   static std::int32_t get_attribute(std::int32_t device, std::int32_t attribute, devrt_attribute_value* out,
                                     devrt_error* err) noexcept {
     Result<AttributeValue> value = self().get_attribute(device, static_cast<Attribute>(attribute));
-    if (!value.ok()) return export_status(value.status(), err);
+    if (!value.ok()) return export_status(detail::move(value).status(), err);
     export_attribute(*value, out);
     return 0;
   }
@@ -318,14 +335,14 @@ struct Thunks {
   static std::int32_t module_binary(std::int32_t device, void* module, std::int32_t* out_format, void* out,
                                     std::size_t capacity, std::size_t* needed, devrt_error* err) noexcept {
     Result<ModuleBinary> binary = self().module_binary(device, module);
-    if (!binary.ok()) return export_status(binary.status(), err);
+    if (!binary.ok()) return export_status(detail::move(binary).status(), err);
     *out_format = static_cast<std::int32_t>(binary->format);
     return export_bytes(binary->bytes, out, capacity, needed, err);
   }
   static std::int32_t detect_target(std::int32_t device, char* json, std::size_t capacity, std::size_t* needed,
                                     devrt_error* err) noexcept {
     Result<Target> target = self().detect_target(device);
-    if (!target.ok()) return export_status(target.status(), err);
+    if (!target.ok()) return export_status(detail::move(target).status(), err);
     return export_json(target->to_json(), json, capacity, needed, err);
   }
 };

@@ -33,6 +33,16 @@ typedef struct devrt_error {
   char message[DEVRT_ERROR_MESSAGE_CAPACITY];
 } devrt_error;
 
+/* Handing a message over instead of copying it. A caller may open the buffer with message[0] = 0
+ * and message[1] = DEVRT_ERROR_ACCEPTS_HANDOVER. A backend that fails may then, instead of writing
+ * text, store a `char*` to a NUL-terminated message allocated with malloc() at
+ * message + DEVRT_ERROR_HANDOVER_OFFSET (unaligned: copy its bytes) and set message[1] =
+ * DEVRT_ERROR_HANDED_OVER; the caller then owns the message and frees it with free(). Backends
+ * made with make_backend_table (devrt/backend.hpp) do; a backend may always write text instead. */
+#define DEVRT_ERROR_ACCEPTS_HANDOVER 1
+#define DEVRT_ERROR_HANDED_OVER 2
+#define DEVRT_ERROR_HANDOVER_OFFSET 8
+
 /* devrt_attribute_value.type */
 #define DEVRT_VALUE_NONE 0   /* the backend does not report this attribute */
 #define DEVRT_VALUE_BOOL 1   /* ints[0] is 0 or 1 */

@@ -42,6 +42,11 @@ const BuildInfo& build_info() noexcept;
 // now (or why not) and their devices. May load drivers (it asks every backend). Thread-safe.
 std::string describe();
 
+// build_info() as one JSON object (devrt-info's "build" key, the C API's devrt_build_info_json):
+// flags are JSON booleans; each backend built against vendor headers adds "<name>": "<version>".
+// Thread-safe.
+std::string build_info_json();
+
 } // namespace devrt
 
 #endif // DEVRT_BUILD_INFO_HPP

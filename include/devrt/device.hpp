@@ -3,6 +3,7 @@
 #ifndef DEVRT_DEVICE_HPP
 #define DEVRT_DEVICE_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -81,6 +82,11 @@ struct Device {
 };
 
 inline constexpr Device kHostDevice{DeviceKind::cpu, 0};
+
+// The alignment of device allocations (Buffer, Workspace) unless one asks for another, and the
+// largest one may ask for.
+inline constexpr std::size_t kDefaultAlignment = 64;
+inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
 
 // The backend side, for backend authors and tools (<devrt/registry.hpp>, <devrt/backend_abi.h>).
 // Application types (Buffer, Stream, Module, ...) hold a backend by its table pointer and name

@@ -7,8 +7,8 @@
 //   devrt::Status s = devrt::direct::copy<Cpu>(devrt::host_span(in, 256), *buffer);
 //
 // The semantics are the run-time path's (devrt/memory.hpp, stream.hpp, module.hpp): the same
-// argument checks (devrt/detail/checks.hpp is shared by both), the same error codes, messages that
-// name the device and the call. What differs:
+// argument checks (devrt/detail/memory_checks.hpp and module_checks.hpp are shared by both), the same error codes,
+// messages that name the device and the call. What differs:
 // - only backend B's devices and host memory (cpu:0) are reachable: a copy to another backend's
 //   memory is invalid_argument (the run-time path stages it);
 // - there is no current stream: an omitted stream is the device's default stream (null handle);
@@ -26,7 +26,8 @@
 #include <utility>
 
 #include <devrt/backend.hpp>
-#include <devrt/detail/checks.hpp>
+#include <devrt/detail/memory_checks.hpp>
+#include <devrt/detail/module_checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/module.hpp>
@@ -52,8 +53,7 @@ template <Backend B>
   Result<std::int32_t> count = backend<B>().device_count();
   if (!count.ok()) return std::move(count).status();
   if (*count == 0) {
-    Status reason = backend<B>().availability();
-    if (!reason.ok()) return reason;
+    DEVRT_RETURN_IF_ERROR(backend<B>().availability());
   }
   return make_error(ErrorCode::invalid_argument, "no device ", device, " (the ", B::name, " backend has ", *count,
                     *count == 1 ? " device)" : " devices)");

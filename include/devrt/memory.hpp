@@ -14,10 +14,6 @@
 
 namespace devrt {
 
-inline constexpr std::size_t kDefaultAlignment = 64;
-// The largest alignment an allocation may ask for.
-inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
-
 // A non-owning view of `size` bytes of memory on `device`. For backends whose memory is not
 // addressable (OpenCL cl_mem, Vulkan buffers) `data` is the allocation's handle and offsets are
 // applied by the backend. Host memory is DeviceKind::cpu. A plain value.

@@ -35,6 +35,10 @@ constexpr T exchange(T& object, U&& replacement) noexcept {
 // An error message's heap copy (null when it cannot be made) and its release (src/core/status.cpp).
 char* duplicate_message(std::string_view text) noexcept;
 void free_message(char* message) noexcept;
+
+// Takes an error's message out of a Status, and makes a Status own one, without copying: how a
+// built-in backend hands its error to the core (devrt/backend.hpp, export_status).
+struct StatusAccess;
 } // namespace detail
 
 // Error codes. The numeric values are part of the C ABI (DEVRT_STATUS_*, devrt/kernel_abi.h).
@@ -113,12 +117,31 @@ public:
   }
 
 private:
+  friend struct detail::StatusAccess;
+
   // A failed allocation leaves the message empty; the code still says what happened.
   static char* duplicate(std::string_view text) noexcept { return detail::duplicate_message(text); }
 
   ErrorCode code_ = ErrorCode::ok;
   char* message_ = nullptr;
 };
+
+namespace detail {
+struct StatusAccess {
+  // The message (null for none), which the caller now owns; `status` is left ok.
+  static char* release(Status& status) noexcept {
+    status.code_ = ErrorCode::ok;
+    return detail::exchange(status.message_, nullptr);
+  }
+  // An error of `code` owning `message` (from release(), or null).
+  static Status adopt(ErrorCode code, char* message) noexcept {
+    Status status;
+    status.code_ = code;
+    status.message_ = message;
+    return status;
+  }
+};
+} // namespace detail
 
 // Builds an error Status from message parts (strings, integers, devices, pointers) without
 // the heap except for the final message copy. Thread-safe.

@@ -7,7 +7,7 @@
 #include <string>
 #include <variant>
 
-#include "core/json.hpp"
+#include "support/json.hpp"
 
 namespace devrt::capi {
 
@@ -265,7 +265,7 @@ devrt_status devrt_plugin_search_path(char** text) {
 }
 
 devrt_status devrt_build_info_json(char** json) {
-  return give_string(detail::build_info_json(), json, "devrt_build_info_json");
+  return give_string(build_info_json(), json, "devrt_build_info_json");
 }
 
 devrt_status devrt_describe(char** text) { return give_string(describe(), text, "devrt_describe"); }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "capi/capi_internal.hpp"
-#include "core/json.hpp"
+#include "support/json.hpp"
 
 struct devrt_tempdir_t {
   devrt::toolchain::TempDir dir;

@@ -242,9 +242,9 @@ Status submit(detail::Engine& engine, Call& call, const DeviceRange& send, std::
                       "the stream belongs to " + std::string(device_kind_name(call.stream.device.kind)) + ":" +
                           std::to_string(call.stream.device.id) + ", not to the communicator's device");
   }
-  if (Status status = resolve_range(engine, call, "send", send, send_bytes, call.send); !status.ok()) return status;
-  if (Status status = resolve_range(engine, call, "recv", recv, recv_bytes, call.recv); !status.ok()) return status;
-  if (Status status = classify_overlap(engine, call); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(resolve_range(engine, call, "send", send, send_bytes, call.send));
+  DEVRT_RETURN_IF_ERROR(resolve_range(engine, call, "recv", recv, recv_bytes, call.recv));
+  DEVRT_RETURN_IF_ERROR(classify_overlap(engine, call));
   if (Status status = engine.supports(call); !status.ok())
     return call_error(engine, call, status.code(), status.message());
   if (call.count == 0 && call.op != Operation::barrier) return {};
@@ -286,7 +286,7 @@ Status Communicator::all_reduce(const DeviceRange& send, const DeviceRange& recv
   Call call{Operation::all_reduce, count, dtype, op, 0, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
   return submit(*engine_, call, send, bytes, recv, bytes);
 }
 
@@ -296,7 +296,7 @@ Status Communicator::all_gather(const DeviceRange& send, const DeviceRange& recv
   Call call{Operation::all_gather, count, dtype, ReduceOp::sum, 0, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
   return submit(*engine_, call, send, bytes, recv, group);
 }
 
@@ -306,7 +306,7 @@ Status Communicator::reduce_scatter(const DeviceRange& send, const DeviceRange& 
   Call call{Operation::reduce_scatter, count, dtype, op, 0, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
   return submit(*engine_, call, send, group, recv, bytes);
 }
 
@@ -316,8 +316,8 @@ Status Communicator::broadcast(const DeviceRange& send, const DeviceRange& recv,
   Call call{Operation::broadcast, count, dtype, ReduceOp::sum, root, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
-  if (Status status = check_rank(*engine_, call, "root"); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
+  DEVRT_RETURN_IF_ERROR(check_rank(*engine_, call, "root"));
   return submit(*engine_, call, send, root == engine_->rank() ? bytes : 0, recv, bytes);
 }
 
@@ -327,8 +327,8 @@ Status Communicator::reduce(const DeviceRange& send, const DeviceRange& recv, st
   Call call{Operation::reduce, count, dtype, op, root, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
-  if (Status status = check_rank(*engine_, call, "root"); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
+  DEVRT_RETURN_IF_ERROR(check_rank(*engine_, call, "root"));
   return submit(*engine_, call, send, bytes, recv, root == engine_->rank() ? bytes : 0);
 }
 
@@ -338,8 +338,8 @@ Status Communicator::send(const DeviceRange& data, std::size_t count, DataType d
   Call call{Operation::send, count, dtype, ReduceOp::sum, peer, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
-  if (Status status = check_rank(*engine_, call, "peer"); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
+  DEVRT_RETURN_IF_ERROR(check_rank(*engine_, call, "peer"));
   return submit(*engine_, call, data, bytes, DeviceRange{}, 0);
 }
 
@@ -349,8 +349,8 @@ Status Communicator::recv(const DeviceRange& data, std::size_t count, DataType d
   Call call{Operation::recv, count, dtype, ReduceOp::sum, peer, {}, {}, false, stream};
   std::size_t bytes = 0;
   std::size_t group = 0;
-  if (Status status = byte_sizes(*engine_, call, bytes, group); !status.ok()) return status;
-  if (Status status = check_rank(*engine_, call, "peer"); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(byte_sizes(*engine_, call, bytes, group));
+  DEVRT_RETURN_IF_ERROR(check_rank(*engine_, call, "peer"));
   return submit(*engine_, call, DeviceRange{}, 0, data, bytes);
 }
 
@@ -402,8 +402,8 @@ Status tensor_range(const Communicator& comm, std::string_view op, const char* r
 // (ratio 0: send = recv * size()).
 Status tensor_pair(const Communicator& comm, std::string_view op, const Tensor& send, const Tensor& recv, int ratio,
                    DeviceRange& send_range, DeviceRange& recv_range) {
-  if (Status status = tensor_range(comm, op, "send", send, false, send_range); !status.ok()) return status;
-  if (Status status = tensor_range(comm, op, "recv", recv, true, recv_range); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_range(comm, op, "send", send, false, send_range));
+  DEVRT_RETURN_IF_ERROR(tensor_range(comm, op, "recv", recv, true, recv_range));
   if (send.dtype() != recv.dtype()) {
     return make_error(ErrorCode::invalid_argument, op, ": send is ", send.dtype(), " but recv is ", recv.dtype());
   }
@@ -425,7 +425,7 @@ Status Communicator::all_reduce(const Tensor& send, const Tensor& recv, ReduceOp
   if (!engine_) return invalid_communicator("all_reduce");
   DeviceRange s;
   DeviceRange r;
-  if (Status status = tensor_pair(*this, "all_reduce", send, recv, 1, s, r); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_pair(*this, "all_reduce", send, recv, 1, s, r));
   return all_reduce(s, r, static_cast<std::size_t>(send.numel()), send.dtype(), op, stream);
 }
 
@@ -433,7 +433,7 @@ Status Communicator::all_gather(const Tensor& send, const Tensor& recv, StreamRe
   if (!engine_) return invalid_communicator("all_gather");
   DeviceRange s;
   DeviceRange r;
-  if (Status status = tensor_pair(*this, "all_gather", send, recv, size(), s, r); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_pair(*this, "all_gather", send, recv, size(), s, r));
   return all_gather(s, r, static_cast<std::size_t>(send.numel()), send.dtype(), stream);
 }
 
@@ -441,7 +441,7 @@ Status Communicator::reduce_scatter(const Tensor& send, const Tensor& recv, Redu
   if (!engine_) return invalid_communicator("reduce_scatter");
   DeviceRange s;
   DeviceRange r;
-  if (Status status = tensor_pair(*this, "reduce_scatter", send, recv, 0, s, r); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_pair(*this, "reduce_scatter", send, recv, 0, s, r));
   return reduce_scatter(s, r, static_cast<std::size_t>(recv.numel()), recv.dtype(), op, stream);
 }
 
@@ -449,7 +449,7 @@ Status Communicator::broadcast(const Tensor& send, const Tensor& recv, int root,
   if (!engine_) return invalid_communicator("broadcast");
   DeviceRange s;
   DeviceRange r;
-  if (Status status = tensor_pair(*this, "broadcast", send, recv, 1, s, r); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_pair(*this, "broadcast", send, recv, 1, s, r));
   return broadcast(s, r, static_cast<std::size_t>(recv.numel()), recv.dtype(), root, stream);
 }
 
@@ -457,21 +457,21 @@ Status Communicator::reduce(const Tensor& send, const Tensor& recv, ReduceOp op,
   if (!engine_) return invalid_communicator("reduce");
   DeviceRange s;
   DeviceRange r;
-  if (Status status = tensor_pair(*this, "reduce", send, recv, 1, s, r); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_pair(*this, "reduce", send, recv, 1, s, r));
   return reduce(s, r, static_cast<std::size_t>(send.numel()), send.dtype(), op, root, stream);
 }
 
 Status Communicator::send(const Tensor& data, int peer, StreamRef stream) noexcept {
   if (!engine_) return invalid_communicator("send");
   DeviceRange range;
-  if (Status status = tensor_range(*this, "send", "send", data, false, range); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_range(*this, "send", "send", data, false, range));
   return send(range, static_cast<std::size_t>(data.numel()), data.dtype(), peer, stream);
 }
 
 Status Communicator::recv(const Tensor& data, int peer, StreamRef stream) noexcept {
   if (!engine_) return invalid_communicator("recv");
   DeviceRange range;
-  if (Status status = tensor_range(*this, "recv", "recv", data, true, range); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(tensor_range(*this, "recv", "recv", data, true, range));
   return recv(range, static_cast<std::size_t>(data.numel()), data.dtype(), peer, stream);
 }
 

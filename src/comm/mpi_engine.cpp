@@ -174,7 +174,7 @@ public:
   Status run(const Call& call) noexcept override {
     if (host_accessible(device().kind)) {
       // Work queued on the stream before the call writes or reads these bytes.
-      if (Status status = devrt::synchronize(call.stream); !status.ok()) return status;
+      DEVRT_RETURN_IF_ERROR(devrt::synchronize(call.stream));
       return run_host(call, call.send.host(), call.recv.host());
     }
     return run_staged(call);
@@ -226,7 +226,7 @@ private:
     if (is_reduction(call.op)) {
       MPI_Datatype type = reduction_type(call.dtype);
       MPI_Op op = MPI_OP_NULL;
-      if (Status status = reduction_op(call.dtype, call.reduce, op); !status.ok()) return status;
+      DEVRT_RETURN_IF_ERROR(reduction_op(call.dtype, call.reduce, op));
       Status status;
       std::byte* result = recv;
       if (call.op == Operation::all_reduce) {
@@ -264,7 +264,7 @@ private:
     }
     MPI_Datatype type = MPI_DATATYPE_NULL;
     if (call.op != Operation::barrier) {
-      if (Status status = element_type(call.dtype, type); !status.ok()) return status;
+      DEVRT_RETURN_IF_ERROR(element_type(call.dtype, type));
     }
     switch (call.op) {
     case Operation::all_gather:
@@ -324,8 +324,8 @@ private:
         return make_error(status.code(), "staging through host memory, device to host: ", status.message());
       }
     }
-    if (Status status = devrt::synchronize(call.stream); !status.ok()) return status;
-    if (Status status = run_host(call, host + send_at, host + recv_at); !status.ok()) return status;
+    DEVRT_RETURN_IF_ERROR(devrt::synchronize(call.stream));
+    DEVRT_RETURN_IF_ERROR(run_host(call, host + send_at, host + recv_at));
     if (recv.bytes == 0) return {};
     if (Status status = copy(host_span(host + recv_at, recv.bytes), 0, recv.span, recv.offset, recv.bytes, call.stream);
         !status.ok()) {
@@ -386,7 +386,7 @@ Result<std::string> probe_mpi() noexcept {
 namespace devrt::comm {
 
 Result<Communicator> create(MPI_Comm comm, Device device, Options options) noexcept {
-  if (Status status = detail::check_mpi_ready("devrt::comm::create"); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(detail::check_mpi_ready("devrt::comm::create"));
   if (comm == MPI_COMM_NULL)
     return make_error(ErrorCode::invalid_argument, "devrt::comm::create: comm is MPI_COMM_NULL");
   if (Result<BackendRef> backend = backend_for(device); !backend.ok()) {
@@ -404,7 +404,7 @@ Result<Communicator> create(MPI_Comm comm, Device device, Options options) noexc
   if (int rc = MPI_Comm_idup(comm, &duplicate, &request); rc != MPI_SUCCESS) {
     return detail::mpi_error("devrt::comm::create: MPI_Comm_idup", rc);
   }
-  if (Status status = detail::wait(request, timeout, "devrt::comm::create: MPI_Comm_idup"); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(detail::wait(request, timeout, "devrt::comm::create: MPI_Comm_idup"));
   MPI_Comm_set_errhandler(duplicate, MPI_ERRORS_RETURN);
   int rank = 0;
   int size = 0;

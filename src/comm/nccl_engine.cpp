@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "comm/engine.hpp"
-#include "core/dynamic_library.hpp"
+#include "support/dynamic_library.hpp"
 
 namespace devrt::comm::detail {
 namespace {
@@ -277,7 +277,7 @@ public:
   Status synchronize(StreamRef stream) noexcept override {
     Result<Event> event = Event::create(device());
     if (!event.ok()) return event.status();
-    if (Status status = event->record(stream); !status.ok()) return status;
+    DEVRT_RETURN_IF_ERROR(event->record(stream));
     auto deadline = std::chrono::steady_clock::now() + timeout();
     for (;;) {
       Result<bool> done = event->query();
@@ -321,7 +321,7 @@ Result<Library*> ready(comm::Engine kind) {
 // runtime's current device): devrt's CUDA and ROCm backends leave the device's context current
 // after a call on it.
 Status make_current(Device device) {
-  if (Status status = devrt::synchronize(device); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(devrt::synchronize(device));
   return {};
 }
 
@@ -346,12 +346,12 @@ Result<std::unique_ptr<Engine>> create_nccl_engine(comm::Engine kind, int rank, 
   Result<Library*> lib = ready(kind);
   if (!lib.ok()) return lib.status();
   const NcclApi& api = (*lib)->api;
-  if (Status status = make_current(device); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(make_current(device));
   NcclUniqueId id{};
   if (rank == 0) {
     if (NcclResult r = api.ncclGetUniqueId(&id); r != kNcclSuccess) return nccl_error(**lib, "ncclGetUniqueId", r);
   }
-  if (Status status = exchange(exchange_context, &id, sizeof id); !status.ok()) return status;
+  DEVRT_RETURN_IF_ERROR(exchange(exchange_context, &id, sizeof id));
   Result<Buffer> scratch = Buffer::allocate(device, sizeof(std::int32_t));
   if (!scratch.ok()) return scratch.status();
   NcclComm comm = nullptr;
@@ -370,7 +370,7 @@ Result<std::vector<Communicator>> create_local_nccl(comm::Engine kind, std::span
   std::vector<int> ordinals;
   std::vector<Buffer> scratch;
   for (const Device& device : devices) {
-    if (Status status = make_current(device); !status.ok()) return status;
+    DEVRT_RETURN_IF_ERROR(make_current(device));
     Result<Buffer> buffer = Buffer::allocate(device, sizeof(std::int32_t));
     if (!buffer.ok()) return buffer.status();
     scratch.push_back(std::move(buffer).value());

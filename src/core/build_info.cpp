@@ -7,6 +7,7 @@
 
 #include "build_info_config.hpp"
 #include "build_revision.hpp"
+#include "support/json.hpp"
 
 namespace devrt {
 namespace {
@@ -106,6 +107,40 @@ std::string describe() {
     for (const std::string& name : plugin.backends) names += (names.empty() ? "" : ", ") + name;
     line(out, "plugin", plugin.path + " (" + names + ")");
   }
+  return out;
+}
+
+std::string build_info_json() {
+  const BuildInfo& build = build_info();
+  std::string out = "{";
+  auto key = [&out](std::string_view name) {
+    if (out.size() > 1) out += ", ";
+    detail::append_json_string(out, name);
+    out += ": ";
+  };
+  auto text = [&](std::string_view name, std::string_view value) {
+    key(name);
+    detail::append_json_string(out, value);
+  };
+  auto flag = [&](std::string_view name, bool value) {
+    key(name);
+    out += value ? "true" : "false";
+  };
+  text("git_revision", build.git_revision);
+  text("compiler", build.compiler);
+  text("compiler_version", build.compiler_version);
+  text("cpp_standard", build.cpp_standard);
+  text("build_type", build.build_type);
+  text("sanitizers", build.sanitizers);
+  text("backends", build.backends);
+  flag("plugins", build.plugins);
+  flag("logging", build.logging);
+  text("dlpack", build.dlpack_version);
+  text("fmt", build.fmt_version);
+  for (const BuiltBackend& backend : build.built_backends) {
+    if (backend.header_version != "none") text(backend.name, backend.header_version);
+  }
+  out += "}";
   return out;
 }
 

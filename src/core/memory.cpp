@@ -2,7 +2,7 @@
 #include <devrt/memory.hpp>
 
 #include <devrt/config.hpp>
-#include <devrt/detail/checks.hpp>
+#include <devrt/detail/memory_checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/workspace_pool.hpp>

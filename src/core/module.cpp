@@ -2,7 +2,7 @@
 #include <devrt/module.hpp>
 #include <devrt/registry.hpp>
 
-#include <devrt/detail/checks.hpp>
+#include <devrt/detail/module_checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/stream.hpp>

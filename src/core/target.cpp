@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/json.hpp"
+#include "support/json.hpp"
 
 namespace devrt {
 

@@ -3,7 +3,7 @@
 // point and what they make of its answers, over a table of plain functions standing in for one
 // API's shape. The backends themselves run against real drivers in the conformance suite.
 #include "core/gpu_driver.hpp"
-#include "core/over_aligned.hpp"
+#include "support/over_aligned.hpp"
 
 #include <catch2/catch.hpp>
 

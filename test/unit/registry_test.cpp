@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -264,4 +266,45 @@ TEST_CASE("every DEVRT_STATUS_* a backend returns keeps its code and reason", "[
       CHECK(contains(status.message(), "unknown status " + std::to_string(code)));
     }
   }
+}
+
+namespace {
+// Fails availability with a reason longer than the C ABI's text buffer.
+struct LongReasonBackend : MinimalBackend {
+  static constexpr std::string_view name = "long_reason";
+  static constexpr DeviceKind kind = DeviceKind::vpi;
+  devrt::Status availability() noexcept {
+    return devrt::Status(ErrorCode::unavailable, std::string(1000, 'r') + " (the end)");
+  }
+};
+constexpr devrt_backend_table kLongReasonTable = devrt::make_backend_table<LongReasonBackend>();
+} // namespace
+
+TEST_CASE("a built-in backend's error reaches the caller whole, without the text buffer", "[registry]") {
+  devrt::Status status = BackendRef(&kLongReasonTable).availability();
+  CHECK(status.code() == ErrorCode::unavailable);
+  CHECK(status.message().size() > 1000);
+  CHECK(contains(status.message(), "long_reason availability: rrrr"));
+  CHECK(contains(status.message(), "r (the end)"));
+}
+
+TEST_CASE("a caller that does not accept a handed-over message gets text, truncated to the buffer", "[registry]") {
+  devrt_error err{};
+  CHECK(kLongReasonTable.availability(&err) == DEVRT_STATUS_UNAVAILABLE);
+  std::string_view text(err.message);
+  CHECK(text.size() == DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  CHECK(text.find_first_not_of('r') == std::string_view::npos);
+}
+
+TEST_CASE("a caller that accepts a handed-over message owns it", "[registry]") {
+  devrt_error err{};
+  err.message[1] = DEVRT_ERROR_ACCEPTS_HANDOVER;
+  CHECK(kLongReasonTable.availability(&err) == DEVRT_STATUS_UNAVAILABLE);
+  REQUIRE(err.message[0] == '\0');
+  REQUIRE(err.message[1] == DEVRT_ERROR_HANDED_OVER);
+  char* message = nullptr;
+  std::memcpy(&message, err.message + DEVRT_ERROR_HANDOVER_OFFSET, sizeof message);
+  REQUIRE(message != nullptr);
+  CHECK(std::string_view(message).size() == 1010);
+  std::free(message);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/backends/hexagon.hpp>
 
-#include <devrt/detail/checks.hpp>
+#include <devrt/detail/memory_checks.hpp>
 #include <devrt/detail/mutex.hpp>
 
 #include <cstdint>

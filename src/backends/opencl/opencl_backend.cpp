@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/lazy_runtime.hpp"
 #include "opencl_state.hpp"
+#include "support/lazy_runtime.hpp"
 
 namespace devrt::opencl {
 

@@ -14,8 +14,8 @@
 
 #include <devrt/backend.hpp>
 
-#include "core/dynamic_library.hpp"
 #include "opencl_api.hpp"
+#include "support/dynamic_library.hpp"
 
 namespace devrt::opencl {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "core/dynamic_library.hpp"
 #include "core/gpu_driver.hpp"
 #include "core/gpu_launch.hpp"
-#include "core/lazy_runtime.hpp"
-#include "core/over_aligned.hpp"
 #include "rocm_api.hpp"
+#include "support/dynamic_library.hpp"
+#include "support/lazy_runtime.hpp"
+#include "support/over_aligned.hpp"
 
 namespace devrt::rocm {
 

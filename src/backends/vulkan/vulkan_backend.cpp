@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/lazy_runtime.hpp"
+#include "support/lazy_runtime.hpp"
 #include "vulkan_state.hpp"
 
 namespace devrt::vulkan {

@@ -20,8 +20,8 @@
 
 #include <devrt/backend.hpp>
 
-#include "core/dynamic_library.hpp"
 #include "core/kernel_signature.hpp"
+#include "support/dynamic_library.hpp"
 #include "vulkan_api.hpp"
 #include "vulkan_memory.hpp"
 #include "vulkan_spirv.hpp"

@@ -19,8 +19,8 @@
 #include <devrt/log.hpp>
 #include <devrt/target.hpp>
 
-#include "core/dynamic_library.hpp"
-#include "core/lazy_runtime.hpp"
+#include "support/dynamic_library.hpp"
+#include "support/lazy_runtime.hpp"
 
 namespace devrt::nvrtc {
 

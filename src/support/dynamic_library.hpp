@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Opening vendor runtimes at run time (hosted platforms only): the first of several sonames that
 // loads wins, and every refusal is kept for the "unavailable" message. Not public API.
-#ifndef DEVRT_SRC_CORE_DYNAMIC_LIBRARY_HPP
-#define DEVRT_SRC_CORE_DYNAMIC_LIBRARY_HPP
+#ifndef DEVRT_SRC_SUPPORT_DYNAMIC_LIBRARY_HPP
+#define DEVRT_SRC_SUPPORT_DYNAMIC_LIBRARY_HPP
 
 #include <initializer_list>
 #include <string>
@@ -70,4 +70,4 @@ private:
     SYMBOLS(DEVRT_DETAIL_RESOLVE_OPTIONAL_ONE)                                                                         \
   } while (0)
 
-#endif // DEVRT_SRC_CORE_DYNAMIC_LIBRARY_HPP
+#endif // DEVRT_SRC_SUPPORT_DYNAMIC_LIBRARY_HPP

@@ -2,8 +2,8 @@
 // Allocations whose requested alignment exceeds what a vendor allocator guarantees: the backend
 // allocates `alignment - 1` extra bytes, hands out the aligned address and records the base here
 // so that free() can find it. Not public API.
-#ifndef DEVRT_SRC_CORE_OVER_ALIGNED_HPP
-#define DEVRT_SRC_CORE_OVER_ALIGNED_HPP
+#ifndef DEVRT_SRC_SUPPORT_OVER_ALIGNED_HPP
+#define DEVRT_SRC_SUPPORT_OVER_ALIGNED_HPP
 
 #include <atomic>
 #include <cstdint>
@@ -44,4 +44,4 @@ private:
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_OVER_ALIGNED_HPP
+#endif // DEVRT_SRC_SUPPORT_OVER_ALIGNED_HPP

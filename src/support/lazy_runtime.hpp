@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The state a dlopen-based backend builds on first use: created once, thread-safely, by
 // `Discover`, and never destroyed (vendor drivers outlive static destructors). Not public API.
-#ifndef DEVRT_SRC_CORE_LAZY_RUNTIME_HPP
-#define DEVRT_SRC_CORE_LAZY_RUNTIME_HPP
+#ifndef DEVRT_SRC_SUPPORT_LAZY_RUNTIME_HPP
+#define DEVRT_SRC_SUPPORT_LAZY_RUNTIME_HPP
 
 #include <devrt/status.hpp>
 
@@ -22,4 +22,4 @@ Runtime& lazy_runtime() noexcept {
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_LAZY_RUNTIME_HPP
+#endif // DEVRT_SRC_SUPPORT_LAZY_RUNTIME_HPP

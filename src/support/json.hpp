@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A strict RFC 8259 reader's pieces and JSON string escaping, shared by the target parser
 // (core/target.cpp) and devrt-info's JSON output. Internal: not installed.
-#ifndef DEVRT_SRC_CORE_JSON_HPP
-#define DEVRT_SRC_CORE_JSON_HPP
+#ifndef DEVRT_SRC_SUPPORT_JSON_HPP
+#define DEVRT_SRC_SUPPORT_JSON_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -17,10 +17,6 @@ namespace devrt::detail {
 void append_json_string(std::string& out, std::string_view text);
 // `text` as a JSON string.
 std::string json_string(std::string_view text);
-
-// build_info() as one JSON object: devrt-info's "build" key and the C API's devrt_build_info_json.
-// Flags are JSON booleans; each backend built against vendor headers adds "<name>": "<version>".
-std::string build_info_json();
 
 // Reads JSON tokens from `text`; a parser drives it value by value. Errors are invalid_argument,
 // "<prefix>: <what> at line L, column C (byte B)". Strings must be valid UTF-8; numbers are
@@ -65,4 +61,4 @@ private:
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_JSON_HPP
+#endif // DEVRT_SRC_SUPPORT_JSON_HPP

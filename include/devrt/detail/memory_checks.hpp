@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The argument checks of copies, allocations and launches, shared by the run-time path
-// (devrt::copy, Buffer::allocate, Function::launch) and the compile-time path (devrt/direct.hpp),
-// so that both refuse the same inputs with the same codes and messages. The tests are inline (a
-// compile-time copy is a straight line); the errors are built out of line, in libdevrt.
-#ifndef DEVRT_DETAIL_CHECKS_HPP
-#define DEVRT_DETAIL_CHECKS_HPP
+// The argument checks of copies and allocations, shared by the run-time path (devrt::copy,
+// Buffer::allocate) and the compile-time path (devrt/direct.hpp), so that both refuse the same
+// inputs with the same codes and messages. The tests are inline (a compile-time copy is a straight
+// line); the errors are built out of line, in memory.cpp.
+#ifndef DEVRT_DETAIL_MEMORY_CHECKS_HPP
+#define DEVRT_DETAIL_MEMORY_CHECKS_HPP
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
-#include <string_view>
 
 #include <devrt/backend_abi.h>
 #include <devrt/device.hpp>
 #include <devrt/memory.hpp>
-#include <devrt/module.hpp>
 #include <devrt/status.hpp>
-#include <devrt/stream.hpp>
 
 namespace devrt::detail {
 
@@ -77,14 +73,7 @@ inline bool alignment_ok(std::size_t alignment) noexcept {
 [[gnu::cold]] Status allocation_alignment_error(Device device, std::size_t nbytes, std::size_t alignment) noexcept;
 // out_of_memory: more than PTRDIFF_MAX bytes.
 [[gnu::cold]] Status allocation_size_error(Device device, std::size_t nbytes, std::size_t alignment) noexcept;
-// Checks a launch of `function_name` on `device` and fills `desc` (whose args point at `raw`,
-// kMaxKernelArgs entries): extents >= 1 whose product fits 32 bits, at most kMaxKernelArgs
-// arguments, buffers on `device` with offsets inside them, valid scalar types, the stream on
-// `device`. Errors name the kernel, grid and block.
-Status check_launch(Device device, std::string_view function_name, const LaunchConfig& config,
-                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw,
-                    devrt_launch_desc& desc) noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_DETAIL_CHECKS_HPP
+#endif // DEVRT_DETAIL_MEMORY_CHECKS_HPP

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/dynamic_library.hpp"
+#include "support/dynamic_library.hpp"
 
 #include <dlfcn.h>
 

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// The argument checks of kernel launches, shared by Function::launch and devrt/direct.hpp; built
+// in module.cpp.
+#ifndef DEVRT_DETAIL_MODULE_CHECKS_HPP
+#define DEVRT_DETAIL_MODULE_CHECKS_HPP
+
+#include <span>
+#include <string_view>
+
+#include <devrt/backend_abi.h>
+#include <devrt/device.hpp>
+#include <devrt/module.hpp>
+#include <devrt/status.hpp>
+#include <devrt/stream.hpp>
+
+namespace devrt::detail {
+
+// Checks a launch of `function_name` on `device` and fills `desc` (whose args point at `raw`,
+// kMaxKernelArgs entries): extents >= 1 whose product fits 32 bits, at most kMaxKernelArgs
+// arguments, buffers on `device` with offsets inside them, valid scalar types, the stream on
+// `device`. Errors name the kernel, grid and block.
+Status check_launch(Device device, std::string_view function_name, const LaunchConfig& config,
+                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw,
+                    devrt_launch_desc& desc) noexcept;
+
+} // namespace devrt::detail
+
+#endif // DEVRT_DETAIL_MODULE_CHECKS_HPP

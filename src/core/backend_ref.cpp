@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+// BackendRef: C++ calls over one backend table, each error naming backend, device and call.
+#include <devrt/registry.hpp>
+
+#include <devrt/log.hpp>
+#include <devrt/module.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace devrt {
+namespace {
+
+// A device in messages: "opencl:0"; a backend whose name is not its device kind's name also
+// shows the device, "example (ext_dev:0)", so that messages always carry devrt::to_string(device).
+struct DeviceLabel {
+  const devrt_backend_table* table;
+  std::int32_t id;
+};
+void append_part(detail::MessageBuilder& m, const DeviceLabel& label) noexcept {
+  std::string_view kind = device_kind_name(static_cast<DeviceKind>(label.table->device_kind));
+  m.append(label.table->name);
+  if (kind != label.table->name) {
+    m.append(" (");
+    m.append(kind);
+  }
+  m.append(":");
+  m.append_signed(label.id);
+  if (kind != label.table->name) m.append(")");
+}
+
+// The error buffer of one table call: accepts a handed-over message (devrt/backend_abi.h) and
+// frees one that no error took.
+class ErrorBuffer {
+public:
+  ErrorBuffer() noexcept {
+    err_.message[0] = '\0';
+    err_.message[1] = DEVRT_ERROR_ACCEPTS_HANDOVER;
+  }
+  ErrorBuffer(const ErrorBuffer&) = delete;
+  ErrorBuffer& operator=(const ErrorBuffer&) = delete;
+  ~ErrorBuffer() { static_cast<void>(reason()); }
+
+  devrt_error* get() noexcept { return &err_; }
+
+  // What the backend said (empty for nothing); valid while this buffer lives.
+  std::string_view reason() noexcept {
+    if (err_.message[0] == '\0' && err_.message[1] == DEVRT_ERROR_HANDED_OVER) {
+      char* message = nullptr;
+      std::char_traits<char>::copy(reinterpret_cast<char*>(&message), err_.message + DEVRT_ERROR_HANDOVER_OFFSET,
+                                   sizeof message);
+      handed_ = detail::StatusAccess::adopt(ErrorCode::internal, message);
+      err_.message[1] = '\0';
+    }
+    if (!handed_.ok()) return handed_.message();
+    return std::string_view(err_.message, detail::bounded_length(err_.message, DEVRT_ERROR_MESSAGE_CAPACITY));
+  }
+
+private:
+  devrt_error err_;
+  Status handed_;
+};
+
+// "<backend>:<id> <call>: <reason>", with the backend's own reason when it gave one.
+[[gnu::cold, gnu::noinline]] Status backend_error(const devrt_backend_table* table, std::int32_t id, const char* call,
+                                                  std::int32_t code, ErrorBuffer& err) noexcept {
+  ErrorCode error = static_cast<ErrorCode>(code);
+  if (code <= 0 || code > DEVRT_STATUS_LAST) {
+    return make_error(ErrorCode::internal, table->name, " ", call, ": backend returned unknown status ", code);
+  }
+  detail::MessageBuilder m;
+  if (id >= 0) {
+    append_part(m, DeviceLabel{table, id});
+  } else {
+    m.append(table->name);
+  }
+  m.append(" ");
+  m.append(call);
+  m.append(": ");
+  std::string_view reason = err.reason();
+  if (reason.empty()) reason = error_code_name(error);
+  if (m.view().size() + reason.size() >= detail::MessageBuilder::kCapacity) {
+    // A long reason (a build log) is kept whole, as the backend gave it.
+    std::string whole(m.view());
+    whole += reason;
+    return Status(error, whole);
+  }
+  m.append(reason);
+  return Status(error, m.view());
+}
+
+// Calls one table function with a fresh error buffer and turns its status into a Status.
+template <class Fn, class... Args>
+Status invoke(const devrt_backend_table* table, std::int32_t id, const char* call, Fn fn, Args... args) noexcept {
+  ErrorBuffer err;
+  std::int32_t code = fn(args..., err.get());
+  if (code == 0) return Status();
+  return backend_error(table, id, call, code, err);
+}
+
+Status unsupported_events(const devrt_backend_table* table, std::int32_t id, const char* call) noexcept {
+  return make_error(ErrorCode::unsupported, DeviceLabel{table, id}, " ", call, ": the ", table->name,
+                    " backend has no events");
+}
+
+Status unsupported_modules(const devrt_backend_table* table, std::int32_t id, const char* call) noexcept {
+  return make_error(ErrorCode::unsupported, DeviceLabel{table, id}, " ", call, ": the ", table->name,
+                    " backend has no kernel modules");
+}
+
+} // namespace
+
+// ---- BackendRef ------------------------------------------------------------------------------
+
+Status BackendRef::availability() const noexcept { return invoke(table_, -1, "availability", table_->availability); }
+
+Result<std::int32_t> BackendRef::device_count() const noexcept {
+  std::int32_t count = 0;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, -1, "device_count", table_->device_count, &count));
+  return count;
+}
+
+namespace {
+[[gnu::cold, gnu::noinline]] Status device_error(const devrt_backend_table* table, std::int32_t id, std::int32_t code,
+                                                 std::int32_t count, ErrorBuffer& err) noexcept {
+  if (code != 0) return backend_error(table, id, "device_count", code, err);
+  if (count == 0) { // an unavailable backend: say why rather than "no device"
+    ErrorBuffer reason;
+    std::int32_t unavailable = table->availability(reason.get());
+    if (unavailable != 0) return backend_error(table, id, "availability", unavailable, reason);
+  }
+  return make_error(ErrorCode::invalid_argument, "no device ", DeviceLabel{table, id}, " (the ", table->name,
+                    " backend has ", count, count == 1 ? " device)" : " devices)");
+}
+} // namespace
+
+Status BackendRef::check_device(std::int32_t id) const noexcept {
+  std::int32_t count = 0;
+  ErrorBuffer err;
+  std::int32_t code = table_->device_count(&count, err.get());
+  if (code == 0 && id >= 0 && id < count) [[likely]]
+    return Status();
+  return device_error(table_, id, code, count, err);
+}
+
+Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribute) const noexcept {
+  auto index = static_cast<std::int32_t>(attribute);
+  if (index < 0 || index >= kAttributeCount) {
+    return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " get_attribute: unknown attribute ",
+                      index);
+  }
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  devrt_attribute_value value;
+  value.type = DEVRT_VALUE_NONE;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "get_attribute", table_->get_attribute, id, index, &value));
+  switch (value.type) {
+  case DEVRT_VALUE_NONE: return AttributeValue();
+  case DEVRT_VALUE_BOOL: return AttributeValue(value.ints[0] != 0);
+  case DEVRT_VALUE_INT: return AttributeValue(value.ints[0]);
+  case DEVRT_VALUE_STRING:
+    value.string[DEVRT_ATTRIBUTE_STRING_CAPACITY - 1] = '\0';
+    return AttributeValue(std::string(value.string));
+  case DEVRT_VALUE_DIM3: return AttributeValue(Dim3{value.ints[0], value.ints[1], value.ints[2]});
+  default:
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " get_attribute(", attribute_name(attribute),
+                      "): backend returned unknown value type ", value.type);
+  }
+}
+
+Result<std::string> BackendRef::detect_target(std::int32_t id) const noexcept {
+  if (!has_target_detection()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " detect_target: the ", table_->name,
+                      " backend cannot describe its devices as targets");
+  }
+  DEVRT_RETURN_IF_ERROR(availability());
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  std::string json(1024, '\0');
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::size_t needed = 0;
+    ErrorBuffer err;
+    std::int32_t code = table_->detect_target(id, json.data(), json.size(), &needed, err.get());
+    if (code == 0) {
+      json.resize(detail::bounded_length(json.data(), json.size()));
+      return json;
+    }
+    if (code != static_cast<std::int32_t>(ErrorCode::out_of_range) || needed <= json.size() || attempt == 1) {
+      return backend_error(table_, id, "detect_target", code, err);
+    }
+    json.assign(needed, '\0');
+  }
+  return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " detect_target: unreachable");
+}
+
+Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (std::size_t{1} << 20)) {
+    return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
+                      alignment, "): alignment must be a power of two no larger than 1048576");
+  }
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (nbytes == 0) return static_cast<void*>(nullptr);
+  if (nbytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
+    return make_error(ErrorCode::out_of_memory, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
+                      alignment, "): larger than any allocation can be");
+  }
+  void* ptr = nullptr;
+  ErrorBuffer err;
+  std::int32_t code = table_->allocate(id, nbytes, alignment, &ptr, err.get());
+  if (code != 0) {
+    detail::MessageBuilder call;
+    detail::append_parts(call, "allocate(", nbytes, " bytes, align ", alignment, ")");
+    return backend_error(table_, id, call.c_str(), code, err);
+  }
+  if (ptr == nullptr) {
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " allocate(", nbytes,
+                      " bytes): backend returned null without an error");
+  }
+  return ptr;
+}
+
+Status BackendRef::free(std::int32_t id, void* ptr) const noexcept {
+  if (ptr == nullptr) return Status();
+  return invoke(table_, id, "free", table_->free, id, ptr);
+}
+
+Status BackendRef::copy(std::int32_t id, const devrt_copy_desc& desc) const noexcept {
+  return invoke(table_, id, "copy", table_->copy, &desc);
+}
+
+Status BackendRef::device_synchronize(std::int32_t id) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (has_capability(DEVRT_CAP_SYNCHRONOUS)) return Status();
+  if (!has_device_synchronize()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " device_synchronize: the ", table_->name,
+                      " backend cannot wait for all of a device's streams; synchronize each stream instead");
+  }
+  return invoke(table_, id, "device_synchronize", table_->device_synchronize, id);
+}
+
+Result<void*> BackendRef::stream_create(std::int32_t id) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  void* stream = nullptr;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "stream_create", table_->stream_create, id, &stream));
+  return stream;
+}
+
+Status BackendRef::stream_destroy(std::int32_t id, void* stream) const noexcept {
+  if (stream == nullptr) return Status();
+  return invoke(table_, id, "stream_destroy", table_->stream_destroy, id, stream);
+}
+
+Status BackendRef::stream_synchronize(std::int32_t id, void* stream) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  return invoke(table_, id, "stream_synchronize", table_->stream_synchronize, id, stream);
+}
+
+Result<void*> BackendRef::event_create(std::int32_t id) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_create");
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  void* event = nullptr;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_create", table_->event_create, id, &event));
+  return event;
+}
+
+Status BackendRef::event_destroy(std::int32_t id, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_destroy");
+  if (event == nullptr) return Status();
+  return invoke(table_, id, "event_destroy", table_->event_destroy, id, event);
+}
+
+Status BackendRef::event_record(std::int32_t id, void* event, void* stream) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_record");
+  return invoke(table_, id, "event_record", table_->event_record, id, event, stream);
+}
+
+Status BackendRef::event_synchronize(std::int32_t id, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_synchronize");
+  return invoke(table_, id, "event_synchronize", table_->event_synchronize, id, event);
+}
+
+Result<bool> BackendRef::event_query(std::int32_t id, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "event_query");
+  std::int32_t complete = 0;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_query", table_->event_query, id, event, &complete));
+  return complete != 0;
+}
+
+Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept {
+  if (!has_events()) return unsupported_events(table_, id, "stream_wait_event");
+  return invoke(table_, id, "stream_wait_event", table_->stream_wait_event, id, stream, event);
+}
+
+// ---- Kernel modules --------------------------------------------------------------------------
+
+Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
+                                      const char* options, std::string* log) const noexcept {
+  if (!has_modules()) return unsupported_modules(table_, id, "module_load");
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  // Big enough for any build log a person reads; longer ones are cut.
+  constexpr std::size_t kLogCapacity = 64 * 1024;
+  std::string text(kLogCapacity, '\0');
+  void* module = nullptr;
+  ErrorBuffer err;
+  std::int32_t code = table_->module_load(id, format, data, size, options != nullptr ? options : "", &module,
+                                          text.data(), text.size(), err.get());
+  text.resize(detail::bounded_length(text.data(), text.size()));
+  if (log != nullptr) *log = text;
+  if (code == 0) {
+    if (module == nullptr) {
+      return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_load: backend returned no module");
+    }
+    return module;
+  }
+  detail::MessageBuilder call;
+  detail::append_parts(call, "module_load(", module_format_name(static_cast<ModuleFormat>(format)), ", ", size,
+                       " bytes)");
+  Status status = backend_error(table_, id, call.c_str(), code, err);
+  if (text.empty()) return status;
+  // The log can be long: it goes after the short message, outside the bounded builder.
+  std::string message(status.message());
+  message += "\n--- build log ---\n";
+  message += text;
+  return Status(status.code(), message);
+}
+
+Status BackendRef::module_unload(std::int32_t id, void* module) const noexcept {
+  if (!has_modules()) return unsupported_modules(table_, id, "module_unload");
+  if (module == nullptr) return Status();
+  return invoke(table_, id, "module_unload", table_->module_unload, id, module);
+}
+
+Result<void*> BackendRef::module_function(std::int32_t id, void* module, const char* name) const noexcept {
+  if (!has_modules()) return unsupported_modules(table_, id, "module_function");
+  void* function = nullptr;
+  ErrorBuffer err;
+  std::int32_t code = table_->module_function(id, module, name, &function, err.get());
+  if (code != 0) {
+    detail::MessageBuilder call;
+    detail::append_parts(call, "function(\"", name, "\")");
+    return backend_error(table_, id, call.c_str(), code, err);
+  }
+  if (function == nullptr) {
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " function(\"", name,
+                      "\"): backend returned no function");
+  }
+  return function;
+}
+
+Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* format, std::string* out) const noexcept {
+  if (!DEVRT_BACKEND_TABLE_HAS(table_, module_binary)) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " module_binary: the ", table_->name,
+                      " backend cannot return a loaded module's bytes");
+  }
+  out->resize(64 * 1024);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::size_t needed = 0;
+    ErrorBuffer err;
+    std::int32_t code = table_->module_binary(id, module, format, out->data(), out->size(), &needed, err.get());
+    if (code == 0) {
+      out->resize(needed);
+      return Status();
+    }
+    if (code != static_cast<std::int32_t>(ErrorCode::out_of_range) || needed <= out->size() || attempt == 1) {
+      return backend_error(table_, id, "module_binary", code, err);
+    }
+    out->resize(needed);
+  }
+  return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_binary: unreachable");
+}
+
+Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_desc& desc,
+                          std::string_view kernel) const noexcept {
+  ErrorBuffer err;
+  std::int32_t code = table_->launch(id, function, &desc, err.get());
+  if (code == 0) [[likely]]
+    return Status();
+  detail::MessageBuilder call;
+  detail::append_parts(call, "launch(", kernel, ", grid ", desc.grid[0], "x", desc.grid[1], "x", desc.grid[2],
+                       ", block ", desc.block[0], "x", desc.block[1], "x", desc.block[2]);
+  if (desc.dynamic_shared_bytes != 0) detail::append_parts(call, ", ", desc.dynamic_shared_bytes, " B shared");
+  call.append(")");
+  return backend_error(table_, id, call.c_str(), code, err);
+}
+
+} // namespace devrt

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks devrt's include graph against the rooms of docs/architecture.md.
+
+Reads the table between "<!-- rooms: begin -->" and "<!-- rooms: end -->": each row is a room,
+the file patterns it holds and the rooms (or single headers, as backticked paths) it may include.
+Every C/C++ file under include/, src/, tools/, python/ext/, bench/ and test/ goes to the first
+room whose pattern matches; then every include of a project file is checked against the
+including file's room. Fails on a file in no room, an include its room may not make, and a cycle
+between components of the library's own rooms (see the section's text for what a component is).
+
+usage: include-graph.py [SOURCE_ROOT]
+"""
+import collections
+import os
+import re
+import sys
+
+SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cpp", ".cpp.in", ".hpp.in")
+SCANNED_DIRECTORIES = ("include", "src", "tools", "python/ext", "bench", "test")
+# Rooms whose components must form no cycle.
+ACYCLIC_ROOMS = {"application", "backend-author", "core", "support", "nvrtc", "backend helpers"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
+
+
+class Room:
+    def __init__(self, name, patterns, allowed):
+        self.name = name
+        self.patterns = [compile_pattern(p) for p in patterns]
+        self.rooms = {a for a in allowed if "/" not in a}
+        self.headers = {a for a in allowed if "/" in a}
+
+    def match(self, path):
+        """The room's name for `path` ("backend cpu" for a {name} room), or None."""
+        for pattern in self.patterns:
+            found = pattern.fullmatch(path)
+            if found:
+                instance = found.groupdict().get("name")
+                return self.name.replace("{name}", instance) if instance else self.name
+        return None
+
+
+def compile_pattern(pattern):
+    """A glob as a regex: ** any path, * one name part, {name} one directory, {a,b} a choice."""
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern.startswith("{name}", i):
+            out += "(?P<name>[^/]+)"
+            i += len("{name}")
+        elif pattern[i] == "{":
+            end = pattern.index("}", i)
+            out += "(?:" + "|".join(re.escape(choice) for choice in pattern[i + 1:end].split(",")) + ")"
+            i = end + 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    return re.compile(out)
+
+
+def read_rooms(architecture):
+    text = open(architecture, encoding="utf-8").read()
+    try:
+        table = text.split("<!-- rooms: begin -->", 1)[1].split("<!-- rooms: end -->", 1)[0]
+    except IndexError:
+        sys.exit(f"include-graph: {architecture} has no rooms table")
+    rooms = []
+    for line in table.strip().splitlines()[2:]:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 3:
+            sys.exit(f"include-graph: malformed rooms row: {line}")
+        patterns = re.findall(r"`([^`]+)`", cells[1])
+        allowed = []
+        for part in re.split(r",\s*", cells[2]) if cells[2] else []:
+            allowed.append(part.strip("`"))
+        rooms.append(Room(cells[0], patterns, allowed))
+    return rooms
+
+
+def room_of(rooms, path):
+    for room in rooms:
+        name = room.match(path)
+        if name:
+            return room, name
+    return None, None
+
+
+def resolve(root, including, quote, target):
+    """The source-tree path of an included project file, or None for system and generated ones."""
+    candidates = []
+    if target.startswith("devrt/"):
+        candidates += ["include/" + target, "include/" + target + ".in"]
+    if quote == '"':
+        candidates += [os.path.normpath(os.path.join(os.path.dirname(including), target)), "src/" + target]
+        if target.startswith("test/") or target.startswith("bench/"):
+            candidates.append(target)
+    for candidate in candidates:
+        if os.path.isfile(os.path.join(root, candidate)):
+            return candidate
+    return None
+
+
+def stem(path):
+    base = os.path.basename(path)
+    for suffix in (".cpp.in", ".hpp.in", ".hpp", ".cpp", ".h", ".c"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def component(path, header_stems):
+    """The component a file belongs to (the docs' rule)."""
+    name = stem(path)
+    if path.startswith("include/devrt/detail/") and "_" in name:
+        owner = name.split("_", 1)[0]
+        if owner in header_stems:
+            return owner
+    if name.endswith("_internal"):
+        return name[: -len("_internal")]
+    if path.endswith((".cpp", ".cpp.in", ".c")) and name not in header_stems:
+        return "source:" + path  # no header of its name: nothing can include it
+    return name
+
+
+def find_cycles(edges):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(node):
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                cycles.append(sorted(members))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def shortest_loop(edges, members):
+    """One shortest cycle through the first member, as a list of components ending where it began."""
+    start = members[0]
+    inside = set(members)
+    previous = {start: None}
+    queue = collections.deque([start])
+    while queue:
+        node = queue.popleft()
+        for nxt in sorted(edges.get(node, ())):
+            if nxt == start:
+                path = [node]
+                while previous[path[-1]] is not None:
+                    path.append(previous[path[-1]])
+                return list(reversed(path)) + [start]
+            if nxt in inside and nxt not in previous:
+                previous[nxt] = node
+                queue.append(nxt)
+    return members
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    rooms = read_rooms(os.path.join(root, "docs", "architecture.md"))
+    files = []
+    for directory in SCANNED_DIRECTORIES:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(root, directory)):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".", "build"))]
+            for filename in filenames:
+                if filename.endswith(SOURCE_SUFFIXES):
+                    files.append(os.path.relpath(os.path.join(dirpath, filename), root))
+    files.sort()
+
+    problems = []
+    includes = {}
+    for path in files:
+        room, _ = room_of(rooms, path)
+        if room is None:
+            problems.append(f"{path}: in no room of docs/architecture.md")
+            continue
+        text = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
+        includes[path] = []
+        for quote, target in INCLUDE.findall(text):
+            resolved = resolve(root, path, quote, target)
+            if resolved is not None:
+                includes[path].append(resolved)
+
+    checked = 0
+    for path, targets in includes.items():
+        room, name = room_of(rooms, path)
+        for target in targets:
+            target_room, target_name = room_of(rooms, target)
+            checked += 1
+            if target_room is None or target_name == name:
+                continue
+            allowed = target_room.name in room.rooms or target in room.headers
+            if allowed and "{name}" in target_room.name and "{name}" in room.name:
+                allowed = False  # one backend never includes another
+            if not allowed:
+                problems.append(f"{path} ({name}) includes {target} ({target_name})")
+
+    header_stems = {stem(p) for p in includes if p.endswith((".h", ".hpp", ".hpp.in"))}
+    edges = collections.defaultdict(set)
+    reasons = collections.defaultdict(list)
+    for path, targets in includes.items():
+        if room_of(rooms, path)[0].name not in ACYCLIC_ROOMS:
+            continue
+        source = component(path, header_stems)
+        for target in targets:
+            if room_of(rooms, target)[0].name not in ACYCLIC_ROOMS:
+                continue
+            sink = component(target, header_stems)
+            if sink != source:
+                edges[source].add(sink)
+                reasons[(source, sink)].append(f"{path} -> {target}")
+    for members in find_cycles(edges):
+        loop = shortest_loop(edges, members)
+        lines = [f"include cycle: {' -> '.join(loop)}"]
+        for a, b in zip(loop, loop[1:]):
+            lines += [f"    {reason}" for reason in reasons[(a, b)]]
+        problems.append("\n".join(lines))
+
+    print(f"include-graph: {len(files)} files in {len(rooms)} rooms, {checked} includes of project files, "
+          f"{len(edges)} components with dependencies")
+    for problem in problems:
+        print("FAIL: " + problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
