@@ -125,8 +125,7 @@ PyObject* device_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) noexc
     }
   }
   device.id = static_cast<std::int32_t>(index);
-  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
-  PyObject* self = alloc(type, 0);
+  PyObject* self = alloc_instance(type);
   if (self == nullptr) return nullptr;
   reinterpret_cast<DeviceObject*>(self)->device = device;
   return self;
@@ -277,8 +276,7 @@ PyTypeObject* make_device_type(PyObject* module) noexcept {
 
 PyObject* new_device(devrt_device device) noexcept {
   PyTypeObject* type = state().device_type;
-  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
-  PyObject* self = alloc(type, 0);
+  PyObject* self = alloc_instance(type);
   if (self != nullptr) reinterpret_cast<DeviceObject*>(self)->device = device;
   return self;
 }

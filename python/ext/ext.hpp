@@ -84,6 +84,8 @@ bool to_stream(PyObject* value, devrt_stream_ref* out, bool* use) noexcept;
 PyTypeObject* add_type(PyObject* module, PyType_Spec* spec) noexcept;
 // The end of a tp_dealloc: frees the object's memory and drops its reference to its heap type.
 void free_instance(PyObject* self) noexcept;
+// A new, zeroed instance of a heap type from its tp_alloc slot (nullptr with an exception set).
+PyObject* alloc_instance(PyTypeObject* type) noexcept;
 
 // New objects of the registered classes.
 PyObject* new_device(devrt_device device) noexcept;

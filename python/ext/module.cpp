@@ -149,6 +149,11 @@ PyTypeObject* add_type(PyObject* module, PyType_Spec* spec) noexcept {
   return added == 0 ? reinterpret_cast<PyTypeObject*>(type) : nullptr;
 }
 
+PyObject* alloc_instance(PyTypeObject* type) noexcept {
+  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
+  return alloc(type, 0);
+}
+
 void free_instance(PyObject* self) noexcept {
   PyTypeObject* type = Py_TYPE(self);
   auto free_slot = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));

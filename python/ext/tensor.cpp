@@ -274,8 +274,7 @@ PyTypeObject* make_tensor_type(PyObject* module) noexcept {
 
 PyObject* new_tensor(devrt_tensor handle) noexcept {
   PyTypeObject* type = state().tensor_type;
-  auto alloc = reinterpret_cast<allocfunc>(PyType_GetSlot(type, Py_tp_alloc));
-  PyObject* self = alloc(type, 0);
+  PyObject* self = alloc_instance(type);
   if (self == nullptr) {
     devrt_tensor_release(handle);
     return nullptr;
