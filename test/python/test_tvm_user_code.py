@@ -4,7 +4,13 @@ import os
 import subprocess
 import sys
 
+import pytest
 
+import devrt
+
+
+@pytest.mark.skipif(not devrt._capi.HAS_TOOLCHAIN, reason="the code compiles with devrt.support.cc: this build has no "
+                    "devrt_toolchain")
 def test_tvm_user_code_runs_with_an_import_alias():
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tvm_user_code.py")
     # As a user runs it: a script, so its functions live in __main__ and travel with cloudpickle.
