@@ -9,7 +9,7 @@ import pytest
 import devrt
 
 
-@pytest.mark.skipif(not devrt._capi.HAS_TOOLCHAIN, reason="the code compiles with devrt.support.cc: this build has no "
+@pytest.mark.skipif(not devrt._capi.HAS_TOOLCHAIN, reason="the code calls devrt.support.nvcc and cc: this build has no "
                     "devrt_toolchain")
 def test_tvm_user_code_runs_with_an_import_alias():
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tvm_user_code.py")
