@@ -12,6 +12,7 @@ between components of the library's own rooms (see the section's text for what a
 usage: include-graph.py [SOURCE_ROOT]
 """
 import collections
+import functools
 import os
 import re
 import sys
@@ -83,7 +84,9 @@ def read_rooms(architecture):
     return rooms
 
 
+@functools.lru_cache(maxsize=None)
 def room_of(rooms, path):
+    """(room, its name for `path`) of the first matching room, or (None, None). `rooms`: a tuple."""
     for room in rooms:
         name = room.match(path)
         if name:
@@ -183,7 +186,7 @@ def shortest_loop(edges, members):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    rooms = read_rooms(os.path.join(root, "docs", "architecture.md"))
+    rooms = tuple(read_rooms(os.path.join(root, "docs", "architecture.md")))
     files = []
     for directory in SCANNED_DIRECTORIES:
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, directory)):

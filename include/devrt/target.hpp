@@ -30,9 +30,9 @@ public:
   enum class ValueType : std::uint8_t { boolean, integer, string, string_list };
 
   Target() noexcept = default;
-  explicit Target(std::string kind) noexcept : kind_(static_cast<std::string&&>(kind)) {}
+  explicit Target(std::string kind) noexcept : kind_(detail::move(kind)) {}
   Target(const Target& other);
-  Target(Target&& other) noexcept : kind_(static_cast<std::string&&>(other.kind_)), attributes_(other.attributes_) {
+  Target(Target&& other) noexcept : kind_(detail::move(other.kind_)), attributes_(other.attributes_) {
     other.attributes_ = nullptr;
   }
   Target& operator=(const Target& other);

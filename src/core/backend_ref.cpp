@@ -40,24 +40,28 @@ public:
   }
   ErrorBuffer(const ErrorBuffer&) = delete;
   ErrorBuffer& operator=(const ErrorBuffer&) = delete;
-  ~ErrorBuffer() { static_cast<void>(reason()); }
+  ~ErrorBuffer() { take_handed(); }
 
   devrt_error* get() noexcept { return &err_; }
 
   // What the backend said (empty for nothing); valid while this buffer lives.
   std::string_view reason() noexcept {
-    if (err_.message[0] == '\0' && err_.message[1] == DEVRT_ERROR_HANDED_OVER) {
-      char* message = nullptr;
-      std::char_traits<char>::copy(reinterpret_cast<char*>(&message), err_.message + DEVRT_ERROR_HANDOVER_OFFSET,
-                                   sizeof message);
-      handed_ = detail::StatusAccess::adopt(ErrorCode::internal, message);
-      err_.message[1] = '\0';
-    }
+    take_handed();
     if (!handed_.ok()) return handed_.message();
     return std::string_view(err_.message, detail::bounded_length(err_.message, DEVRT_ERROR_MESSAGE_CAPACITY));
   }
 
 private:
+  // Owns a handed-over message, if the backend left one (freed with handed_).
+  void take_handed() noexcept {
+    if (err_.message[0] != '\0' || err_.message[1] != DEVRT_ERROR_HANDED_OVER) return;
+    char* message = nullptr;
+    std::char_traits<char>::copy(reinterpret_cast<char*>(&message), err_.message + DEVRT_ERROR_HANDOVER_OFFSET,
+                                 sizeof message);
+    handed_ = detail::StatusAccess::adopt(ErrorCode::internal, message);
+    err_.message[1] = '\0';
+  }
+
   devrt_error err_;
   Status handed_;
 };

@@ -43,6 +43,12 @@ struct Target::Attributes {
     }
     entries.emplace_back(std::string(key), std::move(value));
   }
+  // The value of `key` in `attributes` (null for none) if it holds a T.
+  template <class T>
+  static const T* get(const Attributes* attributes, std::string_view key) noexcept {
+    const Value* value = attributes != nullptr ? attributes->find(key) : nullptr;
+    return value != nullptr ? std::get_if<T>(value) : nullptr;
+  }
 };
 
 Target::Target(const Target& other)
@@ -94,24 +100,17 @@ bool Target::contains(std::string_view key) const noexcept {
   return attributes_ != nullptr && attributes_->find(key) != nullptr;
 }
 
-namespace {
-template <class T>
-const T* get_if(const Value* value) noexcept {
-  return value != nullptr ? std::get_if<T>(value) : nullptr;
-}
-} // namespace
-
 const bool* Target::find_boolean(std::string_view key) const noexcept {
-  return get_if<bool>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+  return Attributes::get<bool>(attributes_, key);
 }
 const std::int64_t* Target::find_integer(std::string_view key) const noexcept {
-  return get_if<std::int64_t>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+  return Attributes::get<std::int64_t>(attributes_, key);
 }
 const std::string* Target::find_string(std::string_view key) const noexcept {
-  return get_if<std::string>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+  return Attributes::get<std::string>(attributes_, key);
 }
 std::optional<std::span<const std::string>> Target::find_list(std::string_view key) const noexcept {
-  const auto* list = get_if<std::vector<std::string>>(attributes_ != nullptr ? attributes_->find(key) : nullptr);
+  const auto* list = Attributes::get<std::vector<std::string>>(attributes_, key);
   if (list == nullptr) return std::nullopt;
   return std::span<const std::string>(*list);
 }
