@@ -15,6 +15,7 @@
 
 #include "comm/engine.hpp"
 #include "support/dynamic_library.hpp"
+#include "support/fault_injection.hpp"
 
 namespace devrt::comm::detail {
 namespace {
@@ -176,6 +177,8 @@ Library& load(comm::Engine kind) {
       path = info.dli_fname;
     }
     lib.description = std::string(name) + " " + version_text(version) + " (" + path + ")";
+    // Fault-injection builds: NCCL and RCCL share one set of wrappers, so only one is wrapped.
+    if (kind == comm::Engine::nccl) DEVRT_FAULT_WRAP_SYMBOLS("nccl", lib.api, DEVRT_NCCL_SYMBOLS);
   });
   return libraries[index];
 }

@@ -15,6 +15,7 @@
 #include "core/gpu_launch.hpp"
 #include "cuda_api.hpp"
 #include "support/dynamic_library.hpp"
+#include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 #include "support/over_aligned.hpp"
 
@@ -83,6 +84,8 @@ Status discover(Runtime& rt) {
   }
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_CUDA_SYMBOLS, " (the driver is too old for devrt)");
   DEVRT_RESOLVE_OPTIONAL_SYMBOLS(rt.library, rt.api, DEVRT_CUDA_OPTIONAL_SYMBOLS);
+  DEVRT_FAULT_WRAP_SYMBOLS("cuda", rt.api, DEVRT_CUDA_SYMBOLS);
+  DEVRT_FAULT_WRAP_SYMBOLS("cuda", rt.api, DEVRT_CUDA_OPTIONAL_SYMBOLS);
   const Api& api = rt.api;
   CUresult code = api.cuInit(0);
   if (code == CUDA_ERROR_STUB_LIBRARY) {

@@ -12,6 +12,7 @@
 #include "core/gpu_launch.hpp"
 #include "rocm_api.hpp"
 #include "support/dynamic_library.hpp"
+#include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 #include "support/over_aligned.hpp"
 
@@ -60,6 +61,8 @@ Status discover(Runtime& rt) {
   }
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_HIP_SYMBOLS, "");
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_HIP_TYPED_SYMBOLS, "");
+  DEVRT_FAULT_WRAP_SYMBOLS("rocm", rt.api, DEVRT_HIP_SYMBOLS);
+  DEVRT_FAULT_WRAP_SYMBOLS("rocm", rt.api, DEVRT_HIP_TYPED_SYMBOLS);
   const Api& api = rt.api;
   static_cast<void>(api.hipDriverGetVersion(&rt.driver_version));
   int count = 0;
