@@ -13,7 +13,13 @@ void append_param(MessageBuilder& m, const KernelParam& param) {
   case KernelParam::Kind::scalar:
     m.append(to_string(DataType{static_cast<DataTypeCode>(param.code), param.bits, 1}));
     break;
-  case KernelParam::Kind::any_scalar: append_parts(m, "scalar of ", unsigned{param.bits}, " bits"); break;
+  case KernelParam::Kind::any_scalar:
+    if (param.bits == 0) {
+      m.append("scalar");
+    } else {
+      append_parts(m, "scalar of ", unsigned{param.bits}, " bits");
+    }
+    break;
   }
 }
 
@@ -30,7 +36,8 @@ bool matches(const KernelParam& param, const devrt_kernel_arg& arg) noexcept {
   case KernelParam::Kind::buffer: return arg.kind == DEVRT_ARG_BUFFER;
   case KernelParam::Kind::scalar:
     return arg.kind == DEVRT_ARG_SCALAR && arg.type_code == param.code && arg.type_bits == param.bits;
-  case KernelParam::Kind::any_scalar: return arg.kind == DEVRT_ARG_SCALAR && arg.type_bits == param.bits;
+  case KernelParam::Kind::any_scalar:
+    return arg.kind == DEVRT_ARG_SCALAR && (param.bits == 0 || arg.type_bits == param.bits);
   }
   return false;
 }

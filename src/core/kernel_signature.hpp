@@ -18,7 +18,7 @@ struct KernelParam {
   enum class Kind : std::uint8_t { buffer, scalar, any_scalar };
   Kind kind = Kind::buffer;
   std::uint8_t code = 0; // scalar: DLPack type code
-  std::uint8_t bits = 0; // scalar and any_scalar: size in bits
+  std::uint8_t bits = 0; // scalar and any_scalar: size in bits (0 for an any_scalar of unknown size)
 };
 
 // A kernel's parameters. `known` is false when the backend cannot tell (then only what the

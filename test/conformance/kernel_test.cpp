@@ -571,3 +571,25 @@ TEST_CASE("backend specifics: fixed SPIR-V local sizes, CPU shared objects", "[c
     }
   }
 }
+
+// Its size is known only to the driver: clSetKernelArg checks it where the driver does (PoCL
+// does not), so only the good launch is tested.
+TEST_CASE("a scalar parameter declared through a typedef launches", "[conformance][kernel]") {
+  if (conformance::backend().name() != "opencl") {
+    WARN("skip: typedef parameters are an OpenCL C case (the other formats carry no type names)");
+    return;
+  }
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale_counted");
+    const std::size_t n = 100;
+    std::vector<float> values = iota_values(n, 1.0f, 1.0f);
+    Buffer data = upload_floats(device, values);
+    devrt::Status launched = scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}},
+                                                   {data, 2.0f, static_cast<std::int32_t>(n)});
+    INFO(launched.message());
+    REQUIRE(launched.ok());
+    std::vector<float> out = download_floats(data, n);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(out[i] == 2.0f * values[i]);
+  }
+}

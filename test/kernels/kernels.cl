@@ -34,3 +34,11 @@ __kernel void scale(__global float* values, float factor, int n) {
   int i = get_global_id(0);
   if (i < n) values[i] *= factor;
 }
+
+// A scalar parameter declared through a typedef: the driver reports the typedef's name, so only
+// the launch's clSetKernelArg can check its size (OpenCL only).
+typedef int element_count;
+__kernel void scale_counted(__global float* values, float factor, element_count n) {
+  int i = get_global_id(0);
+  if (i < n) values[i] *= factor;
+}

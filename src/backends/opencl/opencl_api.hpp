@@ -21,6 +21,7 @@ namespace devrt::opencl {
   X(clGetDeviceIDs)                                                                                                    \
   X(clGetDeviceInfo)                                                                                                   \
   X(clCreateContext)                                                                                                   \
+  X(clReleaseContext)                                                                                                  \
   X(clCreateCommandQueue)                                                                                              \
   X(clReleaseCommandQueue)                                                                                             \
   X(clFinish)                                                                                                          \

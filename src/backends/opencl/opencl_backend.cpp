@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <devrt/log.hpp>
+
 #include "opencl_state.hpp"
+#include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 
 namespace devrt::opencl {
@@ -63,20 +66,105 @@ Status cl_error(const char* call, cl_int code) {
 
 namespace {
 
-std::string device_string(const Api& api, cl_device_id device, cl_device_info what) {
+// clGetDeviceInfo's text for `what`, or the call's error.
+Status device_string(const Api& api, cl_device_id device, cl_device_info what, const char* call, std::string& out) {
   std::size_t size = 0;
-  if (api.clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
-  std::string text(size, '\0');
-  if (api.clGetDeviceInfo(device, what, size, text.data(), nullptr) != CL_SUCCESS) return {};
-  text.resize(std::strlen(text.c_str()));
-  return text;
+  DEVRT_CL_CHECK(call, api.clGetDeviceInfo(device, what, 0, nullptr, &size));
+  out.assign(size, '\0');
+  if (size != 0) DEVRT_CL_CHECK(call, api.clGetDeviceInfo(device, what, size, out.data(), nullptr));
+  out.resize(std::strlen(out.c_str()));
+  return Status();
 }
 
 template <class T>
-T device_value(const Api& api, cl_device_id device, cl_device_info what) {
-  T value{};
-  if (api.clGetDeviceInfo(device, what, sizeof value, &value, nullptr) != CL_SUCCESS) return T{};
-  return value;
+Status device_value(const Api& api, cl_device_id device, cl_device_info what, const char* call, T& out) {
+  DEVRT_CL_CHECK(call, api.clGetDeviceInfo(device, what, sizeof out, &out, nullptr));
+  return Status();
+}
+
+// The name of a clGetDeviceInfo query in messages: "clGetDeviceInfo(CL_DEVICE_NAME)".
+#define DEVRT_CL_INFO(what) CL_##what, "clGetDeviceInfo(CL_" #what ")"
+
+// Every property devrt reports or checks against. A query that fails fails the device (a limit
+// read as zero would refuse every allocation or launch); the optional ones (a figure for
+// attributes only, or one OpenCL 1.2 lacks) stay 0, which the attributes report as absent.
+Status describe_device(const Api& api, ClDevice& d) {
+  cl_device_id id = d.id;
+  DEVRT_RETURN_IF_ERROR(device_string(api, id, DEVRT_CL_INFO(DEVICE_NAME), d.name));
+  DEVRT_RETURN_IF_ERROR(device_string(api, id, DEVRT_CL_INFO(DEVICE_VERSION), d.version));
+  DEVRT_RETURN_IF_ERROR(device_string(api, id, DEVRT_CL_INFO(DRIVER_VERSION), d.driver_version));
+  DEVRT_RETURN_IF_ERROR(device_string(api, id, DEVRT_CL_INFO(DEVICE_OPENCL_C_VERSION), d.c_version));
+  DEVRT_RETURN_IF_ERROR(device_string(api, id, DEVRT_CL_INFO(DEVICE_EXTENSIONS), d.extensions));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_TYPE), d.type));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_MAX_WORK_GROUP_SIZE), d.max_work_group_size));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_MAX_WORK_ITEM_SIZES), d.max_work_item_sizes));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_LOCAL_MEM_SIZE), d.local_memory));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_GLOBAL_MEM_SIZE), d.global_memory));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_MAX_MEM_ALLOC_SIZE), d.max_allocation));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_MEM_BASE_ADDR_ALIGN), d.base_address_align_bits));
+  DEVRT_RETURN_IF_ERROR(device_value(api, id, DEVRT_CL_INFO(DEVICE_MAX_COMPUTE_UNITS), d.compute_units));
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_GLOBAL_MEM_CACHE_SIZE), d.global_cache));
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_MAX_CLOCK_FREQUENCY), d.clock_mhz));
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE_PITCH_ALIGNMENT), d.image_pitch_alignment));
+  // OpenCL 3.0's device-wide figure; older devices only report it per kernel.
+  static_cast<void>(
+      device_value(api, id, DEVRT_CL_INFO(DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE), d.preferred_multiple));
+  if (d.max_allocation == 0 || d.max_work_group_size == 0 || d.max_work_item_sizes[0] == 0) {
+    return make_error(ErrorCode::driver_error, "the driver reports a zero allocation or work-group limit");
+  }
+  return Status();
+}
+#undef DEVRT_CL_INFO
+
+void release_device(const Api& api, ClDevice& d) {
+  if (d.queue != nullptr) static_cast<void>(api.clReleaseCommandQueue(d.queue));
+  if (d.context != nullptr) static_cast<void>(api.clReleaseContext(d.context));
+  d.queue = nullptr;
+  d.context = nullptr;
+}
+
+// A context and a default queue for one device, and its properties.
+Status open_device(const Api& api, ClDevice& d) {
+  cl_int err = CL_SUCCESS;
+  d.context = api.clCreateContext(nullptr, 1, &d.id, nullptr, nullptr, &err);
+  if (d.context == nullptr || err != CL_SUCCESS) {
+    d.context = nullptr;
+    return cl_error("clCreateContext", err != CL_SUCCESS ? err : CL_INVALID_CONTEXT);
+  }
+  d.queue = api.clCreateCommandQueue(d.context, d.id, 0, &err);
+  if (d.queue == nullptr || err != CL_SUCCESS) {
+    d.queue = nullptr;
+    return cl_error("clCreateCommandQueue", err != CL_SUCCESS ? err : CL_INVALID_COMMAND_QUEUE);
+  }
+  return describe_device(api, d);
+}
+
+// The devices of one platform; a device that cannot be opened is skipped with its reason kept in
+// `failure` (the first one).
+Status open_platform(const Api& api, cl_platform_id platform, std::vector<ClDevice>& devices, Status& failure) {
+  cl_uint count = 0;
+  cl_int code = api.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count);
+  if (code == CL_DEVICE_NOT_FOUND || (code == CL_SUCCESS && count == 0)) return Status();
+  DEVRT_CL_CHECK("clGetDeviceIDs", code);
+  std::vector<cl_device_id> ids(count);
+  DEVRT_CL_CHECK("clGetDeviceIDs", api.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr));
+  char platform_name[256] = {};
+  DEVRT_CL_CHECK("clGetPlatformInfo(CL_PLATFORM_NAME)",
+                 api.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, nullptr));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ClDevice d;
+    d.platform = platform;
+    d.id = ids[i];
+    d.platform_name = platform_name;
+    Status s = open_device(api, d);
+    if (!s.ok()) {
+      release_device(api, d);
+      if (failure.ok()) failure = make_error(s.code(), "platform '", platform_name, "' device ", i, ": ", s.message());
+      continue;
+    }
+    devices.push_back(std::move(d));
+  }
+  return Status();
 }
 
 Status discover(Runtime& rt) {
@@ -85,6 +173,7 @@ Status discover(Runtime& rt) {
     return make_error(ErrorCode::unavailable, "no OpenCL loader: ", reason);
   }
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_OPENCL_SYMBOLS, " (an OpenCL 1.2 loader is needed)");
+  DEVRT_FAULT_WRAP_SYMBOLS("opencl", rt.api, DEVRT_OPENCL_SYMBOLS);
   const Api& api = rt.api;
   cl_uint platform_count = 0;
   cl_int code = api.clGetPlatformIDs(0, nullptr, &platform_count);
@@ -96,49 +185,20 @@ Status discover(Runtime& rt) {
   DEVRT_CL_CHECK("clGetPlatformIDs", code);
   std::vector<cl_platform_id> platforms(platform_count);
   DEVRT_CL_CHECK("clGetPlatformIDs", api.clGetPlatformIDs(platform_count, platforms.data(), nullptr));
+  Status failure;
   for (cl_platform_id platform : platforms) {
-    cl_uint count = 0;
-    if (api.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
-    std::vector<cl_device_id> ids(count);
-    if (api.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, ids.data(), nullptr) != CL_SUCCESS) continue;
-    char platform_name[256] = {};
-    static_cast<void>(
-        api.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name, nullptr));
-    for (cl_device_id id : ids) {
-      ClDevice d;
-      d.platform = platform;
-      d.id = id;
-      d.platform_name = platform_name;
-      cl_int err = CL_SUCCESS;
-      d.context = api.clCreateContext(nullptr, 1, &id, nullptr, nullptr, &err);
-      if (err != CL_SUCCESS) continue;
-      d.queue = api.clCreateCommandQueue(d.context, id, 0, &err);
-      if (err != CL_SUCCESS) continue;
-      d.name = device_string(api, id, CL_DEVICE_NAME);
-      d.version = device_string(api, id, CL_DEVICE_VERSION);
-      d.driver_version = device_string(api, id, CL_DRIVER_VERSION);
-      d.c_version = device_string(api, id, CL_DEVICE_OPENCL_C_VERSION);
-      d.extensions = device_string(api, id, CL_DEVICE_EXTENSIONS);
-      d.type = device_value<cl_device_type>(api, id, CL_DEVICE_TYPE);
-      d.max_work_group_size = device_value<std::size_t>(api, id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
-      static_cast<void>(api.clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof d.max_work_item_sizes,
-                                            d.max_work_item_sizes, nullptr));
-      d.local_memory = device_value<cl_ulong>(api, id, CL_DEVICE_LOCAL_MEM_SIZE);
-      d.global_memory = device_value<cl_ulong>(api, id, CL_DEVICE_GLOBAL_MEM_SIZE);
-      d.max_allocation = device_value<cl_ulong>(api, id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-      d.global_cache = device_value<cl_ulong>(api, id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
-      d.compute_units = device_value<cl_uint>(api, id, CL_DEVICE_MAX_COMPUTE_UNITS);
-      d.clock_mhz = device_value<cl_uint>(api, id, CL_DEVICE_MAX_CLOCK_FREQUENCY);
-      d.base_address_align_bits = device_value<cl_uint>(api, id, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
-      d.image_pitch_alignment = device_value<cl_uint>(api, id, CL_DEVICE_IMAGE_PITCH_ALIGNMENT);
-      // OpenCL 3.0's device-wide figure; older devices only report it per kernel.
-      d.preferred_multiple = device_value<std::size_t>(api, id, CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE);
-      rt.devices.push_back(std::move(d));
-    }
+    Status s = open_platform(api, platform, rt.devices, failure);
+    if (!s.ok() && failure.ok()) failure = std::move(s);
   }
   if (rt.devices.empty()) {
-    return make_error(ErrorCode::unavailable, platform_count, " OpenCL platform(s) found but no usable device");
+    // Nothing usable: why, if a driver call said so (discovery is then tried again), else final.
+    if (!failure.ok()) {
+      return make_error(failure.code(), platform_count,
+                        " OpenCL platform(s) found but no usable device: ", failure.message());
+    }
+    return make_error(ErrorCode::unavailable, platform_count, " OpenCL platform(s) found but no device");
   }
+  if (!failure.ok()) DEVRT_LOG(warning, "opencl: a device was skipped: ", failure.message());
   return Status();
 }
 
@@ -148,22 +208,25 @@ struct ClEvent {
   cl_event marker = nullptr;
 };
 
-// A reference to the event's latest marker (nullptr when never recorded); release it after use.
-cl_event retain_marker(const Api& api, ClEvent& event) {
+// A reference to the event's latest marker (nullptr when never recorded), to release after use;
+// an error when the driver refused the reference (the event keeps its own).
+Result<cl_event> retain_marker(const Api& api, ClEvent& event) {
   std::lock_guard<std::mutex> lock(event.mutex);
-  if (event.marker != nullptr) static_cast<void>(api.clRetainEvent(event.marker));
+  if (event.marker != nullptr) DEVRT_CL_CHECK("clRetainEvent", api.clRetainEvent(event.marker));
   return event.marker;
 }
+
+using Discovery = detail::LazyRuntime<Runtime, discover>;
 } // namespace
 
-Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
+Runtime& runtime() noexcept { return Discovery::get(); }
 
 // ---- Discovery -------------------------------------------------------------------------------
 
-Status OpenclBackend::availability() noexcept { return runtime().status; }
+Status OpenclBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> OpenclBackend::device_count() noexcept {
-  const Runtime& rt = runtime();
+  const Runtime& rt = Discovery::get_retrying();
   return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
 }
 
@@ -176,7 +239,8 @@ Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribu
   case Attribute::warp_size: return integer(d.preferred_multiple != 0 ? d.preferred_multiple : 1);
   case Attribute::max_shared_memory_per_block: return integer(d.local_memory);
   case Attribute::device_name: return AttributeValue(d.name);
-  case Attribute::max_clock_rate: return integer(std::int64_t{d.clock_mhz} * 1000);
+  case Attribute::max_clock_rate:
+    return d.clock_mhz != 0 ? integer(std::int64_t{d.clock_mhz} * 1000) : AttributeValue();
   case Attribute::multi_processor_count: return integer(d.compute_units);
   case Attribute::max_thread_dimensions:
     return AttributeValue(Dim3{static_cast<std::int64_t>(d.max_work_item_sizes[0]),
@@ -191,7 +255,8 @@ Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribu
   case Attribute::driver_version: return AttributeValue(d.driver_version);
   case Attribute::l2_cache_size_bytes: return d.global_cache != 0 ? integer(d.global_cache) : AttributeValue();
   case Attribute::total_global_memory: return integer(d.global_memory);
-  case Attribute::image_pitch_alignment: return integer(d.image_pitch_alignment);
+  case Attribute::image_pitch_alignment:
+    return d.image_pitch_alignment != 0 ? integer(d.image_pitch_alignment) : AttributeValue();
   case Attribute::buffer_offset_alignment: return integer(buffer_offset_alignment(d));
   default: return AttributeValue();
   }
@@ -298,15 +363,17 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
   // Two devices, two contexts: through the host, after the source's default stream.
   void* bounce = std::malloc(desc.nbytes);
   if (bounce == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a bounce buffer");
+  const char* call = "clEnqueueReadBuffer";
   cl_int code =
       api.clEnqueueReadBuffer(device_of(desc.src_device_id).queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),
                               CL_TRUE, desc.src_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
   if (code == CL_SUCCESS) {
+    call = "clEnqueueWriteBuffer";
     code = api.clEnqueueWriteBuffer(queue_of(desc.dst_device_id, desc.stream), static_cast<cl_mem>(desc.dst), CL_TRUE,
                                     desc.dst_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
   }
   std::free(bounce);
-  DEVRT_CL_CHECK("cross-device copy", code);
+  DEVRT_CL_CHECK(call, code);
   return Status();
 }
 
@@ -323,8 +390,10 @@ Result<void*> OpenclBackend::stream_create(std::int32_t device) noexcept {
 Status OpenclBackend::stream_destroy(std::int32_t, void* stream) noexcept {
   const Api& api = runtime().api;
   auto queue = static_cast<cl_command_queue>(stream);
-  DEVRT_CL_CHECK("clFinish", api.clFinish(queue));
+  // The queue is released even when its work failed: clReleaseCommandQueue waits for it.
+  cl_int finished = api.clFinish(queue);
   DEVRT_CL_CHECK("clReleaseCommandQueue", api.clReleaseCommandQueue(queue));
+  DEVRT_CL_CHECK("clFinish", finished);
   return Status();
 }
 
@@ -352,8 +421,13 @@ Status OpenclBackend::event_record(std::int32_t device, void* handle, void* stre
   cl_event marker = nullptr;
   DEVRT_CL_CHECK("clEnqueueMarkerWithWaitList",
                  api.clEnqueueMarkerWithWaitList(queue_of(device, stream), 0, nullptr, &marker));
-  // Markers are only waited on after a flush has sent them to the device.
-  DEVRT_CL_CHECK("clFlush", api.clFlush(queue_of(device, stream)));
+  // Markers are only waited on after a flush has sent them to the device; one that was not sent
+  // is not recorded (the event keeps its previous marker).
+  cl_int flushed = api.clFlush(queue_of(device, stream));
+  if (flushed != CL_SUCCESS) {
+    static_cast<void>(api.clReleaseEvent(marker));
+    return cl_error("clFlush", flushed);
+  }
   cl_event old = nullptr;
   {
     std::lock_guard<std::mutex> lock(event->mutex);
@@ -366,7 +440,7 @@ Status OpenclBackend::event_record(std::int32_t device, void* handle, void* stre
 
 Status OpenclBackend::event_synchronize(std::int32_t, void* handle) noexcept {
   const Api& api = runtime().api;
-  cl_event marker = retain_marker(api, *static_cast<ClEvent*>(handle));
+  DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, *static_cast<ClEvent*>(handle)));
   if (marker == nullptr) return Status();
   cl_int code = api.clWaitForEvents(1, &marker);
   static_cast<void>(api.clReleaseEvent(marker));
@@ -376,7 +450,7 @@ Status OpenclBackend::event_synchronize(std::int32_t, void* handle) noexcept {
 
 Result<bool> OpenclBackend::event_query(std::int32_t, void* handle) noexcept {
   const Api& api = runtime().api;
-  cl_event marker = retain_marker(api, *static_cast<ClEvent*>(handle));
+  DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, *static_cast<ClEvent*>(handle)));
   if (marker == nullptr) return true;
   cl_int state = CL_QUEUED;
   cl_int code = api.clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr);
@@ -388,7 +462,7 @@ Result<bool> OpenclBackend::event_query(std::int32_t, void* handle) noexcept {
 
 Status OpenclBackend::stream_wait_event(std::int32_t device, void* stream, void* handle) noexcept {
   const Api& api = runtime().api;
-  cl_event marker = retain_marker(api, *static_cast<ClEvent*>(handle));
+  DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, *static_cast<ClEvent*>(handle)));
   if (marker == nullptr) return Status();
   cl_int code = api.clEnqueueBarrierWithWaitList(queue_of(device, stream), 1, &marker, nullptr);
   static_cast<void>(api.clReleaseEvent(marker));

@@ -66,18 +66,21 @@ bool scalar_of(std::string_view type, detail::KernelParam& out) {
   return false;
 }
 
-// Reads the kernel's parameters from clGetKernelArgInfo (available for programs built with
-// -cl-kernel-arg-info; binaries may lack it).
-void describe_kernel(const Api& api, ClFunction& f) {
+// Reads the kernel's parameters from clGetKernelArgInfo. A program without argument information
+// (a binary built without -cl-kernel-arg-info) leaves the signature unknown; any other failure is
+// the call's error, and nothing is cached.
+Status describe_kernel(const Api& api, ClFunction& f) {
   f.signature.known = true;
   for (cl_uint i = 0; i < f.total_args; ++i) {
     cl_kernel_arg_address_qualifier address = 0;
-    if (api.clGetKernelArgInfo(f.kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof address, &address, nullptr) !=
-        CL_SUCCESS) {
+    cl_int code =
+        api.clGetKernelArgInfo(f.kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof address, &address, nullptr);
+    if (code == CL_KERNEL_ARG_INFO_NOT_AVAILABLE) {
       f.signature = detail::KernelSignature();
       f.local_arg = -1;
-      return;
+      return Status();
     }
+    DEVRT_CL_CHECK("clGetKernelArgInfo(CL_KERNEL_ARG_ADDRESS_QUALIFIER)", code);
     if (address == CL_KERNEL_ARG_ADDRESS_LOCAL) {
       f.local_arg = static_cast<std::int32_t>(i);
       continue;
@@ -87,11 +90,23 @@ void describe_kernel(const Api& api, ClFunction& f) {
       continue;
     }
     char type[128] = {};
-    static_cast<void>(api.clGetKernelArgInfo(f.kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr));
+    DEVRT_CL_CHECK("clGetKernelArgInfo(CL_KERNEL_ARG_TYPE_NAME)",
+                   api.clGetKernelArgInfo(f.kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr));
+    // A typedef or a vector: a scalar argument of a size only clSetKernelArg can check.
     detail::KernelParam param;
     if (!scalar_of(type, param)) param = detail::KernelParam{detail::KernelParam::Kind::any_scalar, 0, 0};
     f.signature.add(param);
   }
+  return Status();
+}
+
+Status describe_function(const Api& api, const ClDevice& device, ClFunction& f) {
+  DEVRT_CL_CHECK("clGetKernelInfo(CL_KERNEL_NUM_ARGS)",
+                 api.clGetKernelInfo(f.kernel, CL_KERNEL_NUM_ARGS, sizeof f.total_args, &f.total_args, nullptr));
+  DEVRT_CL_CHECK("clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)",
+                 api.clGetKernelWorkGroupInfo(f.kernel, device.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof f.work_group_limit,
+                                              &f.work_group_limit, nullptr));
+  return describe_kernel(api, f);
 }
 
 void append_build_log(const Api& api, cl_program program, cl_device_id device, BuildLog& log) {
@@ -154,8 +169,11 @@ Result<void*> OpenclBackend::module_load(std::int32_t device, ModuleFormat forma
     program = api.clCreateProgramWithBinary(d.context, 1, &d.id, &length, &binary, &binary_status, &err);
     if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {
       if (program != nullptr) static_cast<void>(api.clReleaseProgram(program));
+      cl_int code = err != CL_SUCCESS ? err : binary_status;
+      // A binary the device cannot take is the caller's; anything else is the driver's.
+      if (code != CL_INVALID_BINARY && code != CL_INVALID_VALUE) return cl_error("clCreateProgramWithBinary", code);
       return make_error(ErrorCode::invalid_argument, "clCreateProgramWithBinary refused the ", data.size(),
-                        "-byte binary: ", error_name(err != CL_SUCCESS ? err : binary_status));
+                        "-byte binary: ", error_name(code), " (", code, ")");
     }
   } else {
     return make_error(ErrorCode::unsupported, "the opencl backend loads opencl_c and opencl_binary modules, not ",
@@ -199,15 +217,19 @@ Result<void*> OpenclBackend::module_function(std::int32_t device, void* handle, 
     return make_error(ErrorCode::not_found, "the program has no kernel '", name, "'");
   }
   if (err != CL_SUCCESS) return cl_error("clCreateKernel", err);
-  auto function = std::make_unique<ClFunction>();
+  auto function = std::unique_ptr<ClFunction>(new (std::nothrow) ClFunction());
+  if (function == nullptr) {
+    static_cast<void>(api.clReleaseKernel(kernel));
+    return make_error(ErrorCode::out_of_memory, "no memory for a kernel");
+  }
   function->kernel = kernel;
   function->name = name;
-  static_cast<void>(
-      api.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof function->total_args, &function->total_args, nullptr));
-  static_cast<void>(api.clGetKernelWorkGroupInfo(kernel, device_of(device).id, CL_KERNEL_WORK_GROUP_SIZE,
-                                                 sizeof function->work_group_limit, &function->work_group_limit,
-                                                 nullptr));
-  describe_kernel(api, *function);
+  // A kernel is cached only once everything about it is known.
+  Status described = describe_function(api, device_of(device), *function);
+  if (!described.ok()) {
+    static_cast<void>(api.clReleaseKernel(kernel));
+    return described;
+  }
   void* result = function.get();
   module->functions.push_back(std::move(function));
   return result;
