@@ -27,6 +27,7 @@ namespace devrt::vulkan {
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                                                          \
   X(vkEnumerateDeviceExtensionProperties)                                                                              \
   X(vkCreateDevice)                                                                                                    \
+  X(vkDestroyDevice)                                                                                                   \
   X(vkGetDeviceProcAddr)
 
 #define DEVRT_VULKAN_DEVICE_SYMBOLS(X)                                                                                 \
@@ -71,6 +72,13 @@ namespace devrt::vulkan {
   X(vkUpdateDescriptorSets)                                                                                            \
   X(vkCreateSemaphore)                                                                                                 \
   X(vkDestroySemaphore)
+
+// Device functions outside DEVRT_VULKAN_DEVICE_SYMBOLS: Vulkan 1.2's timeline waits and
+// VK_KHR_push_descriptor's, where the device has them.
+#define DEVRT_VULKAN_DEVICE_EXTRA_SYMBOLS(X)                                                                           \
+  X(vkWaitSemaphores)                                                                                                  \
+  X(vkGetSemaphoreCounterValue)                                                                                        \
+  X(vkCmdPushDescriptorSetKHR)
 
 struct GlobalApi {
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;

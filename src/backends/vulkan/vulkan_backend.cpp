@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 #include "vulkan_state.hpp"
 
@@ -68,13 +69,17 @@ bool has_extension(const std::vector<VkExtensionProperties>& all, const char* na
                      [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
-void describe_physical_device(const GlobalApi& api, std::uint32_t instance_version, DeviceState& d) {
+Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_version, DeviceState& d) {
   api.vkGetPhysicalDeviceProperties(d.physical, &d.properties);
   api.vkGetPhysicalDeviceMemoryProperties(d.physical, &d.memory);
+  // The extension list decides features: a failed query is an error, never "none".
   std::uint32_t count = 0;
-  api.vkEnumerateDeviceExtensionProperties(d.physical, nullptr, &count, nullptr);
+  DEVRT_VK_CHECK("vkEnumerateDeviceExtensionProperties",
+                 api.vkEnumerateDeviceExtensionProperties(d.physical, nullptr, &count, nullptr));
   std::vector<VkExtensionProperties> extensions(count);
-  api.vkEnumerateDeviceExtensionProperties(d.physical, nullptr, &count, extensions.data());
+  VkResult listed = api.vkEnumerateDeviceExtensionProperties(d.physical, nullptr, &count, extensions.data());
+  if (listed != VK_SUCCESS && listed != VK_INCOMPLETE) return vk_error("vkEnumerateDeviceExtensionProperties", listed);
+  extensions.resize(count);
   std::uint32_t version = std::min(d.properties.apiVersion, instance_version);
   d.has_push_descriptor = has_extension(extensions, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   d.has_storage_buffer_class =
@@ -109,7 +114,10 @@ void describe_physical_device(const GlobalApi& api, std::uint32_t instance_versi
     if ((family[i].queueFlags & VK_QUEUE_COMPUTE_BIT) == 0) continue;
     if (d.compute_family == UINT32_MAX || (family[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) == 0) d.compute_family = i;
   }
+  return Status();
 }
+
+Status find_devices(Runtime& rt);
 
 Status discover(Runtime& rt) {
   std::string reason;
@@ -125,7 +133,11 @@ Status discover(Runtime& rt) {
 #undef DEVRT_VULKAN_GLOBAL
   if (api.vkCreateInstance == nullptr)
     return make_error(ErrorCode::unavailable, "the Vulkan loader lacks vkCreateInstance");
-  if (api.vkEnumerateInstanceVersion != nullptr) api.vkEnumerateInstanceVersion(&rt.instance_version);
+  DEVRT_FAULT_WRAP_SYMBOLS("vulkan", api, DEVRT_VULKAN_GLOBAL_SYMBOLS);
+  // A failed version query must not read as Vulkan 1.0 (which would hide every 1.2 feature).
+  if (api.vkEnumerateInstanceVersion != nullptr) {
+    DEVRT_VK_CHECK("vkEnumerateInstanceVersion", api.vkEnumerateInstanceVersion(&rt.instance_version));
+  }
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   app.pApplicationName = "devrt";
@@ -140,10 +152,20 @@ Status discover(Runtime& rt) {
                       "no Vulkan driver: vkCreateInstance found no ICD (VK_ERROR_INCOMPATIBLE_DRIVER; the loader "
                       "reads VK_ICD_FILENAMES / VK_DRIVER_FILES or /usr/share/vulkan/icd.d)");
   }
-  if (result != VK_SUCCESS) {
-    return make_error(ErrorCode::unavailable, "vkCreateInstance failed: ", result_name(result), " (",
-                      static_cast<std::int32_t>(result), ")");
+  // Any other failure may pass (out of memory): discovery is tried again.
+  DEVRT_VK_CHECK("vkCreateInstance", result);
+  Status found = find_devices(rt);
+  if (!found.ok()) {
+    rt.devices.clear();
+    if (rt.api.vkDestroyInstance != nullptr) rt.api.vkDestroyInstance(rt.instance, nullptr);
+    rt.instance = VK_NULL_HANDLE;
   }
+  return found;
+}
+
+// The instance's entry points and its physical devices.
+Status find_devices(Runtime& rt) {
+  GlobalApi& api = rt.api;
 #define DEVRT_VULKAN_INSTANCE(name)                                                                                    \
   api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(rt.instance, #name));                              \
   if (api.name == nullptr && std::strcmp(#name, "vkGetPhysicalDeviceProperties2") != 0 &&                              \
@@ -152,6 +174,7 @@ Status discover(Runtime& rt) {
   }
   DEVRT_VULKAN_INSTANCE_SYMBOLS(DEVRT_VULKAN_INSTANCE)
 #undef DEVRT_VULKAN_INSTANCE
+  DEVRT_FAULT_WRAP_SYMBOLS("vulkan", api, DEVRT_VULKAN_INSTANCE_SYMBOLS);
   std::uint32_t count = 0;
   DEVRT_VK_CHECK("vkEnumeratePhysicalDevices", api.vkEnumeratePhysicalDevices(rt.instance, &count, nullptr));
   if (count == 0) return make_error(ErrorCode::unavailable, "the Vulkan driver reports no physical device");
@@ -161,7 +184,7 @@ Status discover(Runtime& rt) {
     auto d = std::make_unique<DeviceState>();
     d->index = static_cast<std::int32_t>(i);
     d->physical = physical[i];
-    describe_physical_device(api, rt.instance_version, *d);
+    DEVRT_RETURN_IF_ERROR(describe_physical_device(api, rt.instance_version, *d));
     rt.devices.push_back(std::move(d));
   }
   return Status();
@@ -172,7 +195,7 @@ Status discover(Runtime& rt) {
 // process tears the driver down.
 void wait_idle_at_exit() noexcept {
   for (const auto& device : runtime().devices) {
-    if (device->device != VK_NULL_HANDLE && device->status.ok())
+    if (device->opened.load(std::memory_order_acquire) && !device->lost.load(std::memory_order_acquire))
       static_cast<void>(device->api.vkDeviceWaitIdle(device->device));
   }
 }
@@ -213,7 +236,13 @@ Status init_device(DeviceState& d) {
   create.enabledExtensionCount = d.use_push_descriptors ? 1 : 0;
   create.ppEnabledExtensionNames = extensions;
   DEVRT_VK_CHECK("vkCreateDevice", rt.api.vkCreateDevice(d.physical, &create, nullptr, &d.device));
+#if DEVRT_FAULT_INJECTION
+  // One wrapper serves every device: through the loader's trampolines, which dispatch on the
+  // handle, rather than each driver's own entry points.
+  auto get = [&rt](VkDevice, const char* name) { return rt.api.vkGetInstanceProcAddr(rt.instance, name); };
+#else
   auto get = rt.api.vkGetDeviceProcAddr;
+#endif
 #define DEVRT_VULKAN_DEVICE(name)                                                                                      \
   d.api.name = reinterpret_cast<PFN_##name>(get(d.device, #name));                                                     \
   if (d.api.name == nullptr) return make_error(ErrorCode::unavailable, "the Vulkan device lacks ", #name);
@@ -230,6 +259,8 @@ Status init_device(DeviceState& d) {
         reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(get(d.device, "vkCmdPushDescriptorSetKHR"));
     d.use_push_descriptors = d.api.vkCmdPushDescriptorSetKHR != nullptr;
   }
+  DEVRT_FAULT_WRAP_SYMBOLS("vulkan", d.api, DEVRT_VULKAN_DEVICE_SYMBOLS);
+  DEVRT_FAULT_WRAP_SYMBOLS("vulkan", d.api, DEVRT_VULKAN_DEVICE_EXTRA_SYMBOLS);
   d.api.vkGetDeviceQueue(d.device, d.compute_family, 0, &d.queue);
 
   // Memory types by purpose (vulkan_memory.hpp). DEVRT_VULKAN_FORCE_STAGING=1 never maps buffers,
@@ -250,27 +281,72 @@ std::string version_text(std::uint32_t version) {
          std::to_string(VK_API_VERSION_PATCH(version));
 }
 
+using Discovery = detail::LazyRuntime<Runtime, discover>;
+
 } // namespace
 
-Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
+Runtime& runtime() noexcept { return Discovery::get(); }
+
+namespace {
+
+// Undoes a partly opened device, so that opening can be tried again.
+void close_device(DeviceState& d) noexcept {
+  if (d.device == VK_NULL_HANDLE) return;
+  if (d.default_stream != nullptr) {
+    static_cast<void>(destroy_stream(d, d.default_stream));
+    d.default_stream = nullptr;
+  }
+  runtime().api.vkDestroyDevice(d.device, nullptr);
+  d.device = VK_NULL_HANDLE;
+}
+
+[[gnu::cold, gnu::noinline]] Status lost_error(const DeviceState& d) {
+  return make_error(ErrorCode::driver_error, d.properties.deviceName, " was lost (VK_ERROR_DEVICE_LOST from ",
+                    d.lost_call, "); every later call to it fails");
+}
+
+[[gnu::cold, gnu::noinline]] Result<DeviceState*> open_device(DeviceState& d) noexcept {
+  std::lock_guard<std::mutex> lock(d.open_mutex);
+  if (d.opened.load(std::memory_order_acquire)) return &d;
+  ErrorCode last = d.status.code();
+  if (!d.status.ok() && (last == ErrorCode::unavailable || last == ErrorCode::unsupported)) return d.status;
+  d.status = init_device(d);
+  if (!d.status.ok()) {
+    close_device(d);
+    return d.status;
+  }
+  static const bool registered = std::atexit(&wait_idle_at_exit) == 0;
+  static_cast<void>(registered);
+  d.opened.store(true, std::memory_order_release);
+  return &d;
+}
+
+} // namespace
 
 Result<DeviceState*> device_of(std::int32_t id) noexcept {
   DeviceState& d = *runtime().devices[static_cast<std::size_t>(id)];
-  std::call_once(d.once, [&] {
-    d.status = init_device(d);
-    static const bool registered = std::atexit(&wait_idle_at_exit) == 0;
-    static_cast<void>(registered);
-  });
-  if (!d.status.ok()) return d.status;
+  if (!d.opened.load(std::memory_order_acquire)) [[unlikely]]
+    return open_device(d);
+  if (d.lost.load(std::memory_order_acquire)) [[unlikely]]
+    return lost_error(d);
   return &d;
+}
+
+Status device_error(DeviceState& d, const char* call, VkResult result) noexcept {
+  if (result == VK_ERROR_DEVICE_LOST && !d.lost.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(d.open_mutex);
+    if (d.lost_call == nullptr) d.lost_call = call;
+    d.lost.store(true, std::memory_order_release);
+  }
+  return vk_error(call, result);
 }
 
 // ---- Discovery -------------------------------------------------------------------------------
 
-Status VulkanBackend::availability() noexcept { return runtime().status; }
+Status VulkanBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> VulkanBackend::device_count() noexcept {
-  const Runtime& rt = runtime();
+  const Runtime& rt = Discovery::get_retrying();
   return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
 }
 

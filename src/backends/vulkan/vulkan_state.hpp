@@ -173,8 +173,14 @@ struct DeviceState {
   bool use_push_descriptors = false; // has_push_descriptor, enabled on the device
   std::uint32_t compute_family = UINT32_MAX;
 
-  std::once_flag once;
+  // Opening (device_of): `opened` once it succeeded; a failure is kept in `status` and tried
+  // again on the next use unless final (code unavailable or unsupported).
+  std::mutex open_mutex;
+  std::atomic<bool> opened{false};
   Status status;
+  // Set by the first VK_ERROR_DEVICE_LOST: every later call to the device fails with `lost_call`.
+  std::atomic<bool> lost{false};
+  const char* lost_call = nullptr;
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   std::mutex queue_mutex;
@@ -199,8 +205,12 @@ struct Runtime {
 
 // The backend's process-wide state, discovered on first use.
 Runtime& runtime() noexcept;
-// The device, opened on its first use (once; the failure is kept and returned every time).
+// The device, opened on its first use; after a loss, the loss. Thread-safe.
 Result<DeviceState*> device_of(std::int32_t id) noexcept;
+// A device that device_of() opened, lost or not: for destroying what was made on it.
+inline DeviceState& opened_device(std::int32_t id) noexcept { return *runtime().devices[static_cast<std::size_t>(id)]; }
+// vk_error for a call on `d`; VK_ERROR_DEVICE_LOST also marks the device lost for good.
+[[gnu::cold]] Status device_error(DeviceState& d, const char* call, VkResult result) noexcept;
 
 #define DEVRT_VK_DEVICE(var, id)                                                                                       \
   Result<DeviceState*> var##_result = device_of(id);                                                                   \
@@ -210,6 +220,8 @@ Result<DeviceState*> device_of(std::int32_t id) noexcept;
 // ---- Streams (vulkan_stream.cpp) --------------------------------------------------------------
 
 Status create_stream(DeviceState& d, StreamState*& out);
+// Finishes the stream's work and destroys it (whatever the work's outcome, which it returns).
+Status destroy_stream(DeviceState& d, StreamState* s);
 // The stream a handle names; null is the device's default stream.
 StreamState& stream_of(DeviceState& d, void* handle) noexcept;
 // Starts a command buffer for the stream when it has none recording. Caller holds s.mutex.

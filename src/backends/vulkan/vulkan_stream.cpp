@@ -118,6 +118,25 @@ void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFla
   s.device->api.vkCmdPipelineBarrier(s.recording, src_stages, dst_stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
 }
 
+// After a failed end or submit: the recorded commands never run. The command buffer and the
+// descriptor pools go back for reuse and the stream records afresh; the error names the call.
+Status discard_recording(StreamState& s, const char* call, VkResult result) {
+  DeviceState& d = *s.device;
+  if (s.recording != VK_NULL_HANDLE) {
+    static_cast<void>(d.api.vkResetCommandBuffer(s.recording, 0));
+    s.free_commands.push_back(s.recording);
+  }
+  for (VkDescriptorPool pool : s.recording_pools) {
+    static_cast<void>(d.api.vkResetDescriptorPool(d.device, pool, 0));
+    s.free_pools.push_back(pool);
+  }
+  s.recording_pools.clear();
+  s.waits.clear();
+  s.recording = VK_NULL_HANDLE;
+  s.commands = 0;
+  return device_error(d, call, result);
+}
+
 // Submits what was recorded (and any pending waits). Caller holds the lock.
 Status flush(StreamState& s) {
   if (s.recording == VK_NULL_HANDLE && s.waits.empty()) return Status();
@@ -128,7 +147,7 @@ Status flush(StreamState& s) {
     barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     VkResult result = d.api.vkEndCommandBuffer(s.recording);
-    if (result != VK_SUCCESS) return vk_error("vkEndCommandBuffer", result);
+    if (result != VK_SUCCESS) return discard_recording(s, "vkEndCommandBuffer", result);
     batch.commands = s.recording;
   }
   std::uint64_t value = s.submitted + 1;
@@ -161,7 +180,7 @@ Status flush(StreamState& s) {
     std::lock_guard<std::mutex> lock(d.queue_mutex);
     result = d.api.vkQueueSubmit(d.queue, 1, &submit, VK_NULL_HANDLE);
   }
-  if (result != VK_SUCCESS) return vk_error("vkQueueSubmit", result);
+  if (result != VK_SUCCESS) return discard_recording(s, "vkQueueSubmit", result);
   s.submitted = value;
   batch.value = value;
   batch.pools = std::move(s.recording_pools);
@@ -179,7 +198,8 @@ Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value) {
   wait.semaphoreCount = 1;
   wait.pSemaphores = &semaphore;
   wait.pValues = &value;
-  DEVRT_VK_CHECK("vkWaitSemaphores", d.api.vkWaitSemaphores(d.device, &wait, UINT64_MAX));
+  VkResult result = d.api.vkWaitSemaphores(d.device, &wait, UINT64_MAX);
+  if (result != VK_SUCCESS) return device_error(d, "vkWaitSemaphores", result);
   return Status();
 }
 
@@ -443,7 +463,8 @@ Status VulkanBackend::device_synchronize(std::int32_t device) noexcept {
 }
 
 Status VulkanBackend::free(std::int32_t device, void* ptr) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+  // A lost device still destroys what it holds (Vulkan allows it): nothing leaks.
+  DeviceState& d = opened_device(device);
   // Recorded or submitted commands of any stream may still use the buffer (as with cuMemFree,
   // freeing waits for them): submit what is recorded and wait for it, then destroy.
   Status status = device_synchronize(device);
@@ -492,8 +513,10 @@ Result<void*> VulkanBackend::stream_create(std::int32_t device) noexcept {
 }
 
 Status VulkanBackend::stream_destroy(std::int32_t device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device);
-  auto* s = static_cast<StreamState*>(handle);
+  return destroy_stream(opened_device(device), static_cast<StreamState*>(handle));
+}
+
+Status destroy_stream(DeviceState& d, StreamState* s) {
   {
     std::lock_guard<std::mutex> lock(d.streams_mutex);
     d.streams.erase(std::find(d.streams.begin(), d.streams.end(), s));
@@ -564,8 +587,8 @@ Result<bool> VulkanBackend::event_query(std::int32_t device, void* handle) noexc
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return true;
   std::uint64_t reached = 0;
-  DEVRT_VK_CHECK("vkGetSemaphoreCounterValue",
-                 d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached));
+  VkResult result = d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached);
+  if (result != VK_SUCCESS) return device_error(d, "vkGetSemaphoreCounterValue", result);
   return reached >= value;
 }
 
