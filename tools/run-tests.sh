@@ -46,7 +46,8 @@ for config in $configs; do
       setup build-plugins -Dplugins=true && meson test -C build-plugins --print-errorlogs --logbase plugins
       logs="$logs build-plugins/meson-logs/plugins.json" ;;
     asan)
-      setup build-asan -Db_sanitize=address,undefined -Db_lundef=false &&
+      # With the fault-injection seam: the fault sweep (test/fault) runs here, under ASan+UBSan+LSan.
+      setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfault_injection=true &&
         meson test -C build-asan --print-errorlogs --logbase asan
       logs="$logs build-asan/meson-logs/asan.json" ;;
     valgrind)
