@@ -119,21 +119,22 @@ def test_creating_a_directory_after_exit_began_is_a_clear_error():
 @pytest.mark.skipif(not devrt._capi.HAS_TOOLCHAIN, reason="FileLock is devrt_toolchain's; this build has none")
 def test_file_lock_blocks_another_process_until_released(tmp_path):
     path = str(tmp_path / "lock")
+    released = tmp_path / "released"
+    # Ordering, not timing: the waiter reports whether the holder had released when it got the lock.
     waiter = textwrap.dedent("""
-        import sys, time
+        import os, sys
         from devrt.support import utils
-        started = time.monotonic()
         lock = utils.filelock(sys.argv[1])
-        print(round(time.monotonic() - started, 2))
+        print("after release" if os.path.exists(sys.argv[2]) else "while held")
         lock.release()
     """)
     lock = utils.FileLock(path)
-    process = subprocess.Popen([sys.executable, "-c", waiter, path], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-c", waiter, path, str(released)], stdout=subprocess.PIPE, text=True)
     time.sleep(1.0)
     assert process.poll() is None  # still waiting for the lock
+    released.touch()
     lock.release()
-    waited = float(process.communicate(timeout=60)[0])
-    assert waited >= 0.9
+    assert process.communicate(timeout=60)[0].strip() == "after release"
     lock.release()  # idempotent
 
 
