@@ -38,8 +38,9 @@ struct LoadedPlugin {
 // Registry::global(). Idempotent; thread-safe (concurrent calls for one name load it once).
 // Errors: not_found (no such file on the search path; the message lists the directories),
 // unsupported (this devrt cannot load plugins: firmware builds), or the plugin's failure with its
-// path and cause (dlopen text, missing entry symbol, ABI version or size, registration refused);
-// on error the registry is unchanged.
+// path and cause (dlopen text, missing entry symbol, ABI version or size, registration refused,
+// or distrust: a file or directory that another user can write, or that belongs to neither this
+// user nor root); on error the registry is unchanged.
 Result<PluginLoad> load_backend(std::string_view name) noexcept;
 
 // Loads one plugin file (an out-of-tree backend) into Registry::global(). Same errors and
@@ -67,8 +68,10 @@ std::vector<PluginFailure> plugin_failures();
 // others still load. unsupported where plugins cannot be loaded. Thread-safe.
 Result<std::size_t> load_all_backends() noexcept;
 
-// The directories searched, in order: DEVRT_PLUGIN_PATH, the directory of the binary holding
-// devrt + "/devrt", the install directory. Thread-safe.
+// The directories searched, in order: DEVRT_PLUGIN_PATH's absolute entries (relative ones are
+// refused and listed in plugin_failures(); a set-user-ID or set-group-ID program ignores the
+// variable), the directory of the binary holding devrt + "/devrt", the install directory.
+// Thread-safe.
 std::vector<std::string> plugin_search_path();
 
 } // namespace devrt

@@ -96,8 +96,9 @@ struct Library {
 };
 
 // The environment is read once, under load()'s call_once.
+// secure_getenv: a set-user-ID or set-group-ID program loads no library the caller names.
 const char* environment(const char* name) noexcept {
-  return std::getenv(name); // NOLINT(concurrency-mt-unsafe)
+  return ::secure_getenv(name); // NOLINT(concurrency-mt-unsafe)
 }
 
 // Where the library may be: the environment's explicit path, the dynamic loader's search

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -229,12 +230,13 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
     path[directory.size() + suffix.size()] = '\0';
     return holds_plugin(path);
   };
-  if (const char* list = std::getenv("DEVRT_PLUGIN_PATH")) { // NOLINT(concurrency-mt-unsafe)
+  // secure_getenv: a set-user-ID or set-group-ID program ignores the caller's search path.
+  if (const char* list = ::secure_getenv("DEVRT_PLUGIN_PATH")) { // NOLINT(concurrency-mt-unsafe)
     std::string_view rest = list;
     while (!rest.empty()) {
       std::size_t end = rest.find(':');
       std::string_view item = rest.substr(0, end);
-      if (!item.empty() && holds_plugin_in(item, "")) return true;
+      if (!item.empty() && item.front() == '/' && holds_plugin_in(item, "")) return true;
       if (end == std::string_view::npos) break;
       rest.remove_prefix(end + 1);
     }
@@ -274,6 +276,35 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
   return holds_plugin(detail::kPluginInstallDir);
 }
 
+// Why the plugin at `path` must not be loaded, or "" when it may: the file (after symbolic links)
+// and the directory that names it belong to this user or root, and no other user can write
+// them (a writable directory lets another user swap the file). Group write is accepted only for
+// the user's own group (the user-private-group convention of umask 002).
+std::string distrust(const std::string& path) {
+  if (path.empty() || path.front() != '/') return "its path is not absolute";
+  auto check = [](const std::string& checked, const char* what) -> std::string {
+    struct stat info {};
+    if (::stat(checked.c_str(), &info) != 0) {
+      return std::string("cannot check its ") + what + " " + checked + ": " + std::strerror(errno);
+    }
+    const uid_t user = ::geteuid();
+    if (info.st_uid != 0 && info.st_uid != user) {
+      return std::string("its ") + what + " " + checked + " belongs to uid " + std::to_string(info.st_uid) +
+             ", neither root nor this user (uid " + std::to_string(user) + ")";
+    }
+    bool others_write = (info.st_mode & S_IWOTH) != 0 || ((info.st_mode & S_IWGRP) != 0 && info.st_gid != ::getegid());
+    if (others_write) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+      return std::string("its ") + what + " " + checked + " is writable by other users (mode " + mode + ")";
+    }
+    return {};
+  };
+  std::string why = check(path, "file");
+  if (why.empty()) why = check(directory_of(path), "directory");
+  return why;
+}
+
 // Remembers that `path` failed to load (once per file: a retry's reason replaces the old one).
 // Caller holds the mutex.
 void record_failure(const std::string& path, std::string_view reason) {
@@ -285,6 +316,17 @@ void record_failure(const std::string& path, std::string_view reason) {
     }
   }
   state().failures.push_back(PluginFailure{path, std::string(reason)});
+}
+
+// Records a refusal for each relative DEVRT_PLUGIN_PATH entry (plugin_search_path() leaves them
+// out). Caller holds the mutex.
+void refuse_relative_entries() {
+  for (const std::string& entry : split_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':')) {
+    if (entry.front() != '/') {
+      record_failure(entry, "DEVRT_PLUGIN_PATH entry '" + entry +
+                                "' is relative (it would name another directory in each working directory): refused");
+    }
+  }
 }
 
 bool loaded_from(std::string_view path) {
@@ -308,6 +350,9 @@ bool recorded(std::string_view backend) {
 // Opens `path`, checks its entry point and registers its tables into `registry` all or none.
 // `expected` (may be empty) is a backend name the plugin must provide. Caller holds the mutex.
 Status load_file(Registry& registry, const std::string& path, std::string_view expected) {
+  if (std::string why = distrust(path); !why.empty()) {
+    return make_error(ErrorCode::invalid_argument, "plugin ", path, " refused: ", why);
+  }
   dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -374,6 +419,7 @@ Result<PluginLoad> load_stem(std::string_view stem, std::string_view expected) {
   BackendRef existing = registry.find(expected);
   if (existing && (existing.table()->capabilities & DEVRT_CAP_PLACEHOLDER) == 0) return PluginLoad::built_in;
   std::vector<std::string> directories = plugin_search_path();
+  refuse_relative_entries();
   std::string path = find_plugin(stem, directories);
   if (path.empty()) {
     return make_error(ErrorCode::not_found, "load_backend(", expected, "): no ", kPrefix, stem, kSuffix,
@@ -386,7 +432,10 @@ Result<PluginLoad> load_stem(std::string_view stem, std::string_view expected) {
 } // namespace
 
 std::vector<std::string> plugin_search_path() {
-  std::vector<std::string> directories = split_list(std::getenv("DEVRT_PLUGIN_PATH"), ':');
+  std::vector<std::string> directories;
+  for (std::string& entry : split_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':')) {
+    if (entry.front() == '/') directories.push_back(std::move(entry));
+  }
   std::string binary = binary_directory();
   if (!binary.empty()) directories.push_back(binary + "/devrt");
   directories.emplace_back(detail::kPluginInstallDir);
@@ -478,6 +527,7 @@ Result<std::size_t> load_all_backends() noexcept {
   Registry& registry = Registry::global(); // autoload first, outside the loader's lock
   std::lock_guard<std::mutex> lock(state().mutex);
   std::vector<std::string> directories = plugin_search_path();
+  refuse_relative_entries();
   std::size_t count = 0;
   for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
     const detail::BuiltinPlugin& plugin = detail::kBuiltinPlugins[i];
@@ -500,6 +550,7 @@ namespace {
 void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
   std::lock_guard<std::mutex> lock(state().mutex);
   std::vector<std::string> directories = plugin_search_path();
+  refuse_relative_entries();
   // Built-in plugins: loaded, or a placeholder per backend saying why not.
   for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) {
     const BuiltinPlugin& plugin = kBuiltinPlugins[i];

@@ -197,7 +197,7 @@ Result<int> version() noexcept {
 }
 
 std::string cache_directory() {
-  const char* devrt_dir = std::getenv("DEVRT_CACHE_DIR");
+  const char* devrt_dir = ::secure_getenv("DEVRT_CACHE_DIR");
   if (devrt_dir != nullptr && devrt_dir[0] != '\0') return std::string(devrt_dir) + "/nvrtc";
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] != '\0') return std::string(xdg) + "/devrt/nvrtc";

@@ -11,7 +11,7 @@
 namespace devrt::toolchain {
 
 Result<std::string> find_ndk_compiler() noexcept {
-  const char* cc = std::getenv("DEVRT_NDK_CC"); // NOLINT(concurrency-mt-unsafe)
+  const char* cc = ::secure_getenv("DEVRT_NDK_CC"); // NOLINT(concurrency-mt-unsafe)
   if (cc != nullptr && cc[0] != '\0') return find_program(cc);
   const char* home = std::getenv("ANDROID_NDK_HOME"); // NOLINT(concurrency-mt-unsafe)
   if (home != nullptr && home[0] != '\0') {

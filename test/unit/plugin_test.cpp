@@ -12,6 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 
@@ -31,10 +35,31 @@ std::string fault_path(const char* fault) {
   return std::string(DEVRT_TEST_PLUGIN_DIR) + "/libdevrt_fault_" + fault + ".so";
 }
 
+// A directory of this process's own (mode 0700): /tmp itself is writable by every user, and the
+// loader refuses plugins there.
+const std::filesystem::path& private_directory() {
+  static const std::filesystem::path directory = [] {
+    std::string pattern = (std::filesystem::temp_directory_path() / "devrt-plugin-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    return std::filesystem::path(pattern);
+  }();
+  return directory;
+}
+
 std::string write_temp(const std::string& name, const std::string& bytes) {
-  std::filesystem::path path = std::filesystem::temp_directory_path() / name;
+  std::filesystem::path path = private_directory() / name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path.string();
+}
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  ::pclose(pipe);
+  return out;
 }
 
 // Loads `path`, expects failure with `code` and `text` (and the path) in the message, and an
@@ -152,4 +177,84 @@ TEST_CASE("eight threads loading one plugin load it once", "[plugins][concurrenc
   std::size_t examples = 0;
   for (const std::string& name : registry_names()) examples += name == "example" ? 1 : 0;
   CHECK(examples == 1);
+}
+
+TEST_CASE("plugins that another user could have replaced are refused, with the reason", "[plugins][trust]") {
+  namespace fs = std::filesystem;
+  fs::path directory = private_directory() / "trust";
+  fs::create_directories(directory);
+  fs::permissions(directory, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                 fs::perms::others_read | fs::perms::others_exec);
+  fs::path plugin = directory / "libdevrt_trusted_copy.so";
+  fs::copy_file(std::string(DEVRT_TEST_PLUGIN_DIR) + "/libdevrt_example.so", plugin,
+                fs::copy_options::overwrite_existing);
+  auto expect_distrusted = [&](const std::string& reason) {
+    expect_refused(plugin.string(), ErrorCode::invalid_argument, reason);
+    bool listed = false;
+    static_cast<void>(devrt::load_all_backends());
+    for (const devrt::PluginFailure& failure : devrt::plugin_failures()) {
+      listed = listed || (failure.path == plugin.string() && failure.reason.find(reason) != std::string::npos);
+    }
+    CHECK(listed); // the failure list (devrt-info shows it) says why
+  };
+
+  // A file anyone may write.
+  REQUIRE(::chmod(plugin.c_str(), 0666) == 0);
+  auto saved = ::getenv("DEVRT_PLUGIN_PATH");
+  std::string saved_path = saved != nullptr ? saved : "";
+  REQUIRE(::setenv("DEVRT_PLUGIN_PATH", directory.c_str(), 1) == 0);
+  expect_distrusted("is writable by other users (mode 0666)");
+  // A directory anyone may write (the file could be swapped).
+  REQUIRE(::chmod(plugin.c_str(), 0755) == 0);
+  REQUIRE(::chmod(directory.c_str(), 0777) == 0);
+  expect_distrusted("directory " + directory.string() + " is writable by other users (mode 0777)");
+  REQUIRE(::chmod(directory.c_str(), 0755) == 0);
+  // A file that belongs to another user (needs root to make).
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(plugin.c_str(), 12345, 12345) == 0);
+    expect_distrusted("belongs to uid 12345, neither root nor this user");
+  } else {
+    WARN("skip: making a file of another user needs root");
+  }
+  REQUIRE(::setenv("DEVRT_PLUGIN_PATH", saved_path.c_str(), 1) == 0);
+  fs::remove(plugin);
+}
+
+TEST_CASE("relative search path entries are refused and listed", "[plugins][trust]") {
+  auto saved = ::getenv("DEVRT_PLUGIN_PATH");
+  std::string saved_path = saved != nullptr ? saved : "";
+  REQUIRE(::setenv("DEVRT_PLUGIN_PATH", "relative/plugins", 1) == 0);
+  for (const std::string& directory : devrt::plugin_search_path()) CHECK(directory.front() == '/');
+  static_cast<void>(devrt::load_all_backends());
+  bool listed = false;
+  for (const devrt::PluginFailure& failure : devrt::plugin_failures()) {
+    listed = listed || (failure.path == "relative/plugins" && failure.reason.find("is relative") != std::string::npos);
+  }
+  CHECK(listed);
+  REQUIRE(::setenv("DEVRT_PLUGIN_PATH", saved_path.c_str(), 1) == 0);
+}
+
+TEST_CASE("a set-user-ID program ignores DEVRT_PLUGIN_PATH", "[plugins][trust]") {
+  if (::geteuid() != 0) {
+    WARN("skip: making a set-user-ID program of another user needs root");
+    return;
+  }
+  namespace fs = std::filesystem;
+  fs::path directory = private_directory() / "setuid";
+  fs::create_directories(directory);
+  REQUIRE(::chmod(directory.c_str(), 0755) == 0);
+  REQUIRE(::chmod(private_directory().c_str(), 0755) == 0);
+  fs::path program = directory / "search-path";
+  fs::copy_file(DEVRT_TEST_SEARCH_PATH_EXE, program, fs::copy_options::overwrite_existing);
+  const std::string run = "DEVRT_PLUGIN_PATH=/devrt-test-marker " + program.string();
+  // The plain copy honours the variable: the check below is meaningful.
+  CHECK_THAT(command_output(run), Catch::Contains("/devrt-test-marker"));
+  // Owned by nobody and set-user-ID: run by root, the process is set-user-ID (AT_SECURE).
+  REQUIRE(::chown(program.c_str(), 65534, 65534) == 0);
+  REQUIRE(::chmod(program.c_str(), 04755) == 0);
+  std::string output = command_output(run);
+  INFO(output);
+  CHECK_FALSE(output.empty());
+  CHECK_THAT(output, !Catch::Contains("/devrt-test-marker"));
+  REQUIRE(::chmod(private_directory().c_str(), 0700) == 0);
 }
