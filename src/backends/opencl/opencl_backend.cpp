@@ -323,7 +323,11 @@ Result<void*> OpenclBackend::allocate(std::int32_t device, std::size_t nbytes, s
                       " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
   }
   cl_int err = CL_SUCCESS;
-  cl_mem mem = rt.api.clCreateBuffer(d.context, CL_MEM_READ_WRITE, nbytes, nullptr, &err);
+  // A CPU device's memory is the host's: asking for host memory makes the driver allocate it
+  // now, so that exhaustion is this call's error (PoCL otherwise allocates at first use, and
+  // aborts there when it cannot).
+  cl_mem_flags flags = CL_MEM_READ_WRITE | ((d.type & CL_DEVICE_TYPE_CPU) != 0 ? CL_MEM_ALLOC_HOST_PTR : 0);
+  cl_mem mem = rt.api.clCreateBuffer(d.context, flags, nbytes, nullptr, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateBuffer", err);
   return static_cast<void*>(mem);
 }
