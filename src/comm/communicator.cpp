@@ -6,6 +6,7 @@
 #include <devrt/comm/communicator.hpp>
 
 #include "comm/engine.hpp"
+#include "support/environment.hpp"
 
 namespace devrt::comm {
 namespace detail {
@@ -28,9 +29,10 @@ std::chrono::milliseconds resolve_timeout(std::chrono::milliseconds requested) n
   if (requested.count() >= 0) return requested;
   // NOLINTNEXTLINE(concurrency-mt-unsafe): read when a communicator is made, as MPI and NCCL read theirs
   if (const char* text = std::getenv("DEVRT_COMM_TIMEOUT_MS"); text != nullptr && *text != '\0') {
-    char* end = nullptr;
-    long long value = std::strtoll(text, &end, 10);
-    if (end != nullptr && *end == '\0' && value >= 0) return std::chrono::milliseconds(value);
+    std::uint64_t value = 0;
+    if (::devrt::detail::parse_unsigned(text, value) && value <= std::uint64_t{INT64_MAX} / 1000000) {
+      return std::chrono::milliseconds(static_cast<std::int64_t>(value));
+    }
   }
   return kDefaultTimeout;
 }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "support/environment.hpp"
+
 #if defined(__x86_64__) && !DEVRT_BARE_METAL
 #include <immintrin.h>
 #include <unistd.h>
@@ -33,9 +35,10 @@ constexpr std::size_t kMaxThreshold = std::size_t{16} << 20;
 std::size_t decide_threshold() noexcept {
   if (const char* text = std::getenv("DEVRT_NT_COPY_THRESHOLD"); // NOLINT(concurrency-mt-unsafe)
       text != nullptr && text[0] != '\0') {
-    char* end = nullptr;
-    unsigned long long value = std::strtoull(text, &end, 10);
-    if (end != nullptr && *end == '\0') return value == 0 ? kNever : static_cast<std::size_t>(value);
+    std::uint64_t value = 0;
+    if (detail::parse_unsigned(text, value) && value <= SIZE_MAX) {
+      return value == 0 ? kNever : static_cast<std::size_t>(value);
+    }
   }
   // Half the last-level cache (source and destination both pass through it), kept within what a
   // core can use: hypervisors report whole-socket or made-up sizes, and per-core-complex caches

@@ -15,6 +15,8 @@
 
 #include <devrt/detail/host_copy.hpp>
 
+#include "support/environment.hpp"
+
 namespace devrt {
 namespace {
 
@@ -140,9 +142,8 @@ bool env_says_off(const char* name) noexcept {
 std::size_t cache_limit_from_env() noexcept {
   const char* text = std::getenv("DEVRT_BUFFER_CACHE_LIMIT"); // NOLINT(concurrency-mt-unsafe)
   if (text == nullptr || text[0] == '\0') return kDefaultCacheLimit;
-  char* end = nullptr;
-  unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == nullptr || *end != '\0') {
+  std::uint64_t value = 0;
+  if (!detail::parse_unsigned(text, value) || value > SIZE_MAX) {
     DEVRT_LOG(warning, "DEVRT_BUFFER_CACHE_LIMIT=", text, " is not a number of bytes; using ", kDefaultCacheLimit);
     return kDefaultCacheLimit;
   }

@@ -27,6 +27,7 @@
 
 #include "core/builtin_backends.hpp"
 #include "core/plugin_loader.hpp"
+#include "support/environment.hpp"
 
 // The main executable's text, from the GNU and LLVM linkers' default scripts. Weak, so a linker
 // without them leaves them null (a shared object has no __executable_start), and hidden, so that
@@ -152,19 +153,7 @@ std::string binary_directory() {
   return directory_of(exe);
 }
 
-std::vector<std::string> split_list(const char* text, char separator) {
-  std::vector<std::string> items;
-  if (text == nullptr) return items;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    std::size_t end = rest.find(separator);
-    std::string_view item = rest.substr(0, end);
-    if (!item.empty()) items.emplace_back(item);
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end + 1);
-  }
-  return items;
-}
+using detail::split_list;
 
 bool is_disabled(std::string_view name) {
   for (const std::string& item : split_list(std::getenv("DEVRT_DISABLE"), ',')) {

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "support/environment.hpp"
+
+#include <limits>
+
+namespace devrt::detail {
+
+bool parse_unsigned(std::string_view text, std::uint64_t& out) noexcept {
+  if (text.empty()) return false;
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    auto digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
+    value = value * 10 + digit;
+  }
+  out = value;
+  return true;
+}
+
+std::vector<std::string> split_list(const char* text, char separator) {
+  std::vector<std::string> items;
+  if (text == nullptr) return items;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    std::size_t end = rest.find(separator);
+    std::string_view item = rest.substr(0, end);
+    if (!item.empty()) items.emplace_back(item);
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return items;
+}
+
+} // namespace devrt::detail

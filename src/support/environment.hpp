@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading DEVRT_* variables strictly: a number is digits only, without sign, space or overflow
+// (never wrapped or truncated), and a list keeps its non-empty items. Pure functions, fuzzed
+// (test/fuzz/environment_fuzz.cpp). Not public API.
+#ifndef DEVRT_SRC_SUPPORT_ENVIRONMENT_HPP
+#define DEVRT_SRC_SUPPORT_ENVIRONMENT_HPP
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace devrt::detail {
+
+// The unsigned decimal `text` stands for, or false (empty, a sign, any non-digit, or more than
+// UINT64_MAX). Thread-safe.
+bool parse_unsigned(std::string_view text, std::uint64_t& out) noexcept;
+
+// The non-empty items of `text` between `separator`s ("a::b:" gives a, b); none for null. Thread-safe.
+std::vector<std::string> split_list(const char* text, char separator);
+
+} // namespace devrt::detail
+
+#endif // DEVRT_SRC_SUPPORT_ENVIRONMENT_HPP
