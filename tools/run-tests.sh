@@ -65,7 +65,7 @@ for config in $configs; do
       logs="$logs build-tsan/meson-logs/tsan.json" ;;
     fuzz)
       if [ ! -f build-fuzz/build.ninja ]; then
-        CXX=clang++-14 meson setup build-fuzz --werror -Dbench=disabled -Dfuzzing=true \
+        CXX=clang++-14 meson setup build-fuzz --werror -Dbench=disabled -Dfuzzing=true -Dfault_injection=true \
           -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled -Dtools=false \
           >build-fuzz.setup.log 2>&1 || cat build-fuzz.setup.log
       fi

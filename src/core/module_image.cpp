@@ -127,7 +127,16 @@ Result<ModuleImageInfo> inspect_offload_bundle(std::span<const std::byte> image)
     offset += triple_size;
     if (triple.find("amdgcn") == std::string_view::npos) continue; // the host entry
     std::string_view processor = triple.substr(triple.rfind('-') + 1);
-    info.architectures.emplace_back(processor.substr(0, processor.find(':')));
+    processor = processor.substr(0, processor.find(':'));
+    // A processor name is letters, digits and '_' ("gfx90a"): anything else is a broken triple.
+    bool named = !processor.empty() && processor.size() <= 32 &&
+                 processor.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                     std::string_view::npos;
+    if (!named) {
+      return make_error(ErrorCode::invalid_argument, "offload bundle entry ", i,
+                        ": its target triple names no processor (after the last '-')");
+    }
+    info.architectures.emplace_back(processor);
   }
   if (info.architectures.empty()) {
     return make_error(ErrorCode::invalid_argument, "the offload bundle holds no amdgcn code object");

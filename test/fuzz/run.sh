@@ -8,5 +8,6 @@ seconds=${DEVRT_FUZZ_SECONDS:-60}
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts"
 cp "$seeds"/* "$work/corpus/"
-exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+# libFuzzer's own failure exit code is 77, which meson reads as "skipped": a finding must fail.
+exec "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -error_exitcode=1 \
   -artifact_prefix="$work/artifacts/" "$work/corpus"

@@ -209,10 +209,20 @@ Status reflect_push_constants(const Reflection& r, std::uint32_t block_type, Spi
       return make_error(ErrorCode::unsupported, "SPIR-V: push-constant member ", m,
                         " is not a scalar; devrt passes scalar arguments as push constants");
     }
+    std::uint32_t width = type->second.width;
+    if (width != 8 && width != 16 && width != 32 && width != 64) {
+      return make_error(ErrorCode::invalid_argument, "SPIR-V: push-constant member ", m, " is ", width,
+                        " bits wide (8, 16, 32 or 64)");
+    }
     SpirvPushMember member;
     auto offset = r.member_offset.find((std::uint64_t{block_type} << 32) | m);
     member.offset = offset != r.member_offset.end() ? offset->second : 0;
-    member.bits = static_cast<std::uint8_t>(type->second.width);
+    // Push-constant blocks are a few hundred bytes (maxPushConstantsSize): an offset past 64 KiB
+    // is a broken module, and would overflow the block's size.
+    if (member.offset > 65536) {
+      return make_error(ErrorCode::invalid_argument, "SPIR-V: push-constant member ", m, " has offset ", member.offset);
+    }
+    member.bits = static_cast<std::uint8_t>(width);
     member.code = static_cast<std::uint8_t>(type->second.opcode == kOpTypeFloat ? DataTypeCode::floating
                                             : type->second.is_signed            ? DataTypeCode::signed_int
                                                                                 : DataTypeCode::unsigned_int);
@@ -278,7 +288,16 @@ Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noex
   }
   SpirvModuleInfo info;
   apply_workgroup_sizes(reflection, info);
-  for (auto& [function, entry] : reflection.entries) info.entry_points.push_back(std::move(entry));
+  for (auto& [function, entry] : reflection.entries) {
+    // A fixed workgroup extent of 0 can never be dispatched (a specialised one is set at launch).
+    for (int d = 0; d < 3; ++d) {
+      if (entry.local_size[d] == 0 && info.local_size_spec_id[d] < 0) {
+        return make_error(ErrorCode::invalid_argument, "SPIR-V: entry point '", entry.name,
+                          "' has a workgroup size of 0 in dimension ", d);
+      }
+    }
+    info.entry_points.push_back(std::move(entry));
+  }
   DEVRT_RETURN_IF_ERROR(reflect_variables(reflection, info));
   return info;
 }

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: the Vulkan backend's SPIR-V reflection (src/backends/vulkan/vulkan_spirv.cpp)
+// over arbitrary words. A refusal is invalid_argument or unsupported with a reason; what is
+// accepted is consistent (no fixed workgroup extent of 0, bindings ascending and distinct, push
+// members inside the push block).
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "backends/vulkan/vulkan_spirv.hpp"
+
+namespace {
+[[noreturn]] void broken(const char* invariant) {
+  std::fprintf(stderr, "invariant broken: %s\n", invariant);
+  __builtin_trap();
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::uint32_t> words(size / 4);
+  if (!words.empty()) std::memcpy(words.data(), data, words.size() * 4);
+  devrt::Result<devrt::vulkan::SpirvModuleInfo> info = devrt::vulkan::reflect_spirv(words);
+  if (!info.ok()) {
+    devrt::ErrorCode code = info.status().code();
+    if (code != devrt::ErrorCode::invalid_argument && code != devrt::ErrorCode::unsupported) broken("error code");
+    if (info.status().message().empty()) broken("a reason");
+    return 0;
+  }
+  for (const devrt::vulkan::SpirvEntryPoint& entry : info->entry_points) {
+    for (int d = 0; d < 3; ++d) {
+      if (entry.local_size[d] == 0 && info->local_size_spec_id[d] < 0) broken("a non-zero fixed local size");
+    }
+  }
+  for (std::size_t i = 1; i < info->storage_bindings.size(); ++i) {
+    if (info->storage_bindings[i - 1] >= info->storage_bindings[i]) broken("bindings ascending and distinct");
+  }
+  for (const devrt::vulkan::SpirvPushMember& member : info->push_members) {
+    if (member.bits == 0 || member.offset + member.bits / 8u > info->push_constant_bytes) {
+      broken("push members inside the push block");
+    }
+  }
+  return 0;
+}
