@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Selects the backend from DEVRT_CONFORMANCE_BACKEND; exits 77 (meson: SKIP) with the reason when
 // it is not available here.
-#define CATCH_CONFIG_RUNNER
 #include "conformance.hpp"
 
 #include <cstdio>
@@ -17,6 +16,9 @@ namespace conformance {
 devrt::BackendRef backend() { return g_backend; }
 std::vector<devrt::Device> devices() { return g_devices; }
 } // namespace conformance
+
+// Catch2's session (test/catch_runner.cpp).
+int catch_run(int argc, char** argv);
 
 int main(int argc, char** argv) {
   const char* name = std::getenv("DEVRT_CONFORMANCE_BACKEND");
@@ -48,5 +50,5 @@ int main(int argc, char** argv) {
   }
   for (std::int32_t id = 0; id < *count; ++id) g_devices.push_back(devrt::Device{g_backend.kind(), id});
   std::printf("conformance-%s: %d device(s)\n", name, static_cast<int>(*count));
-  return Catch::Session().run(argc, argv);
+  return catch_run(argc, argv);
 }
