@@ -5,15 +5,9 @@
 #include <devrt/module_image.hpp>
 
 #include <cstdint>
-#include <cstdio>
 #include <span>
 
-namespace {
-[[noreturn]] void broken(const char* invariant) {
-  std::fprintf(stderr, "invariant broken: %s\n", invariant);
-  __builtin_trap();
-}
-} // namespace
+#include "fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::byte> image(reinterpret_cast<const std::byte*>(data), size);

@@ -4,18 +4,11 @@
 // accepted is consistent (no fixed workgroup extent of 0, bindings ascending and distinct, push
 // members inside the push block).
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "backends/vulkan/vulkan_spirv.hpp"
-
-namespace {
-[[noreturn]] void broken(const char* invariant) {
-  std::fprintf(stderr, "invariant broken: %s\n", invariant);
-  __builtin_trap();
-}
-} // namespace
+#include "fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::uint32_t> words(size / 4);
