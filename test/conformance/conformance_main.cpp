@@ -17,8 +17,8 @@ devrt::BackendRef backend() { return g_backend; }
 std::vector<devrt::Device> devices() { return g_devices; }
 } // namespace conformance
 
-// Catch2's session (test/catch_runner.cpp).
-int catch_run(int argc, char** argv);
+// Catch2's main, renamed (test/meson.build, test/catch_runner.cpp).
+extern "C" int devrt_catch_session_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   const char* name = std::getenv("DEVRT_CONFORMANCE_BACKEND");
@@ -50,5 +50,5 @@ int main(int argc, char** argv) {
   }
   for (std::int32_t id = 0; id < *count; ++id) g_devices.push_back(devrt::Device{g_backend.kind(), id});
   std::printf("conformance-%s: %d device(s)\n", name, static_cast<int>(*count));
-  return catch_run(argc, argv);
+  return devrt_catch_session_main(argc, argv);
 }

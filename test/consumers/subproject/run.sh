@@ -17,12 +17,7 @@ options=""
 for name in "$@"; do
   case "$name" in cpu) ;; *) options="$options,$name=enabled" ;; esac
 done
-if [ -n "${DEVRT_CONSUMER_SANITIZE:-}" ]; then
-  sanitize="-Db_sanitize=$DEVRT_CONSUMER_SANITIZE -Db_lundef=false"
-else
-  sanitize=""
-fi
-meson setup "$work/build" "$work/project" --force-fallback-for=devrt $sanitize \
+meson setup "$work/build" "$work/project" --force-fallback-for=devrt \
   "-Ddevrt_options=tests=disabled,bench=disabled$options" >"$work/setup.log" 2>&1 ||
   { cat "$work/setup.log"; exit 1; }
 ninja -C "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
