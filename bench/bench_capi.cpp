@@ -21,7 +21,7 @@ DLDataType float32() {
 void capi_tensor_nbytes(benchmark::State& state) {
   const std::int64_t shape[2] = {16, 16};
   devrt_tensor tensor = nullptr;
-  if (devrt_tensor_empty(shape, 2, float32(), devrt_device{1, 0}, &tensor) != DEVRT_STATUS_OK) {
+  if (devrt_tensor_empty(shape, 2, float32(), devrt_device{1, 0}, nullptr, &tensor) != DEVRT_STATUS_OK) {
     state.SkipWithError(devrt_last_error());
     return;
   }
@@ -40,7 +40,7 @@ BENCHMARK(cpp_tensor_nbytes);
 void capi_tensor_share_release(benchmark::State& state) {
   const std::int64_t shape[1] = {64};
   devrt_tensor tensor = nullptr;
-  if (devrt_tensor_empty(shape, 1, float32(), devrt_device{1, 0}, &tensor) != DEVRT_STATUS_OK) {
+  if (devrt_tensor_empty(shape, 1, float32(), devrt_device{1, 0}, nullptr, &tensor) != DEVRT_STATUS_OK) {
     state.SkipWithError(devrt_last_error());
     return;
   }

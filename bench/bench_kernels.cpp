@@ -131,6 +131,27 @@ void devrt_copy(benchmark::State& state, devrt::Device device, bool write) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n));
 }
 
+// The same through a texture-scoped tensor (global.texture, rows of kTextureWidth float32 RGBA
+// texels): copy_from_host + synchronize, or copy_to_host (complete on return).
+void devrt_texture_copy(benchmark::State& state, devrt::Device device, bool write) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  const auto rows = static_cast<std::int64_t>(n / kTextureRowBytes);
+  std::vector<unsigned char> host(n, 1);
+  devrt::TensorOptions options;
+  options.scope = devrt::MemoryScope::texture;
+  devrt::Result<devrt::Tensor> texture = devrt::Tensor::empty({rows, static_cast<std::int64_t>(kTextureWidth), 4},
+                                                              devrt::DataType::float32(), device, options);
+  if (!texture.ok()) return state.SkipWithError(std::string(texture.status().message()).c_str());
+  devrt::StreamRef stream = devrt::current_stream(device);
+  for (auto _ : state) {
+    devrt::Status s =
+        write ? texture->copy_from_host(host.data(), n, stream) : texture->copy_to_host(host.data(), n, stream);
+    if (s.ok() && write) s = devrt::synchronize(stream);
+    if (!s.ok()) return state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n));
+}
+
 // ---- What each backend registers ----------------------------------------------------------------
 
 struct Entry {
@@ -195,6 +216,20 @@ void register_entry(const Entry& e) {
         ->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "/" + direction + "/devrt").c_str(),
                                  [device, write](benchmark::State& s) { devrt_copy(s, device, write); })
+        ->Arg(1 << 20)
+        ->Arg(64 << 20)
+        ->UseRealTime();
+    // The same bytes as a texture: compare with the buffer rows above and the raw API's image copy.
+    const std::string texture = prefix + "/texture_" + direction;
+    benchmark::RegisterBenchmark((texture + "/raw").c_str(),
+                                 [raw, write](benchmark::State& s) {
+                                   if (raw_ready(*raw, s)) raw->texture_copy(s, write);
+                                 })
+        ->Arg(1 << 20)
+        ->Arg(64 << 20)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((texture + "/devrt").c_str(),
+                                 [device, write](benchmark::State& s) { devrt_texture_copy(s, device, write); })
         ->Arg(1 << 20)
         ->Arg(64 << 20)
         ->UseRealTime();

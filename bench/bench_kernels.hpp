@@ -16,6 +16,10 @@ namespace bench_kernels {
 constexpr int kBatch = 1000;
 constexpr std::uint32_t kBlock = 64;
 constexpr std::size_t kLaunchBufferBytes = 1 << 20;
+// Textures are rows of this many float32 RGBA texels (16 KiB); a benchmark of n bytes copies
+// n / 16 KiB rows.
+constexpr std::size_t kTextureWidth = 1024;
+constexpr std::size_t kTextureRowBytes = kTextureWidth * 4 * sizeof(float);
 
 // The whole file at `path` ("" when it cannot be read).
 std::string read_file(const char* path);
@@ -29,6 +33,11 @@ public:
   virtual void launch_batch(benchmark::State& state) = 0;
   virtual void alloc_free(benchmark::State& state) = 0;
   virtual void copy(benchmark::State& state, bool write) = 0;
+  // The same bytes into or out of a 2-D float32 RGBA texture (kTextureWidth texels per row).
+  virtual void texture_copy(benchmark::State& state, bool write) {
+    static_cast<void>(write);
+    state.SkipWithError("the raw side has no textures for this API");
+  }
   bool gpu = false;
   std::string error;        // the device could not be opened: no raw row runs
   std::string launch_error; // no kernel: the launch rows do not run

@@ -115,6 +115,32 @@ public:
     api_.clReleaseMemObject(mem);
     state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n));
   }
+  void texture_copy(benchmark::State& state, bool write) override {
+    auto n = static_cast<std::size_t>(state.range(0));
+    std::vector<unsigned char> host(n, 1);
+    const cl_image_format format{CL_RGBA, CL_FLOAT};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = kTextureWidth;
+    desc.image_height = n / kTextureRowBytes;
+    cl_int err = 0;
+    cl_mem image = api_.clCreateImage(context_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+    if (err != CL_SUCCESS) return state.SkipWithError(("raw clCreateImage failed: " + std::to_string(err)).c_str());
+    const std::size_t origin[3] = {0, 0, 0};
+    const std::size_t region[3] = {desc.image_width, desc.image_height, 1};
+    for (auto _ : state) {
+      if (write) {
+        api_.clEnqueueWriteImage(queue_, image, CL_FALSE, origin, region, kTextureRowBytes, 0, host.data(), 0, nullptr,
+                                 nullptr);
+        api_.clFinish(queue_);
+      } else {
+        api_.clEnqueueReadImage(queue_, image, CL_TRUE, origin, region, kTextureRowBytes, 0, host.data(), 0, nullptr,
+                                nullptr);
+      }
+    }
+    api_.clReleaseMemObject(image);
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n));
+  }
 
 private:
   void enqueue() {

@@ -176,6 +176,15 @@ def device_rows(f, device):
             if raw and ours:
                 rows.append((f"{label} {direction} {size >> 20} MiB: {size / ours:.2f} vs raw "
                              f"{size / raw:.2f} GB/s", f"{raw / ours:.2f}x", goal))
+            # The same bytes as a texture (global.texture), against the raw image copy and the buffer.
+            raw_texture = f.ns(f"{device}/texture_{direction}/raw/{size}/real_time")
+            texture = f.ns(f"{device}/texture_{direction}/devrt/{size}/real_time")
+            if raw_texture and texture:
+                rows.append((f"{label} texture {direction} {size >> 20} MiB: {size / texture:.2f} vs raw image "
+                             f"{size / raw_texture:.2f} GB/s", f"{raw_texture / texture:.2f}x", goal))
+            if texture and ours:
+                rows.append((f"{label} texture {direction} {size >> 20} MiB vs buffer", f"{ours / texture:.2f}x",
+                             "buffer/texture time (informational)"))
     return rows
 
 

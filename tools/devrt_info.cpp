@@ -61,6 +61,38 @@ std::vector<std::string> capability_names(BackendRef backend) {
   return names;
 }
 
+// The memory scopes `device` has, each with its limits: text ("global, global.texture 16384x16384
+// (float16)") or a JSON array of objects.
+std::string scopes_text(Device device) {
+  std::string out;
+  for (std::int32_t i = 0; i < devrt::kMemoryScopeCount; ++i) {
+    auto scope = static_cast<devrt::MemoryScope>(i);
+    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, scope);
+    if (!limits.ok()) continue;
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", devrt::to_string(scope));
+    if (devrt::is_texture_scope(scope)) {
+      out += fmt::format(" {}x{}{}", limits->max_width, limits->max_height, limits->half_texels ? " (float16)" : "");
+    } else if (limits->max_bytes > 0) {
+      out += fmt::format(" {} bytes", limits->max_bytes);
+    }
+  }
+  return out;
+}
+
+std::string scopes_json(Device device) {
+  std::string out;
+  for (std::int32_t i = 0; i < devrt::kMemoryScopeCount; ++i) {
+    auto scope = static_cast<devrt::MemoryScope>(i);
+    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, scope);
+    if (!limits.ok()) continue;
+    out += fmt::format("{}{{\"scope\": {}, \"max_width\": {}, \"max_height\": {}, \"max_bytes\": {}, "
+                       "\"half_texels\": {}}}",
+                       out.empty() ? "" : ", ", json_string(devrt::to_string(scope)), limits->max_width,
+                       limits->max_height, limits->max_bytes, limits->half_texels ? "true" : "false");
+  }
+  return "[" + out + "]";
+}
+
 // The device's Buffer cache in one line: its figures, or why it has none.
 std::string buffer_cache_text(BackendRef backend, Device device) {
   if (!devrt::buffer_cache_enabled()) return "off (DEVRT_BUFFER_CACHE=0 or set_buffer_cache_enabled(false))";
@@ -129,6 +161,7 @@ int list_text() {
       fmt::print("    {:<30} {}\n", "target",
                  target.ok() ? target->to_string() : fmt::format("(not detected: {})", target.status().message()));
       fmt::print("    {:<30} {}\n", "buffer_cache", buffer_cache_text(backend, Device{backend.kind(), id}));
+      fmt::print("    {:<30} {}\n", "memory_scopes", scopes_text(Device{backend.kind(), id}));
     }
   }
   return 0;
@@ -165,10 +198,10 @@ int list_json() {
       }
       devrt::Result<devrt::Target> target = devrt::detect_target(device);
       out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {},\n"
-                         "          \"buffer_cache\": {}\n        }}",
+                         "          \"buffer_cache\": {},\n          \"memory_scopes\": {}\n        }}",
                          target.ok() ? target->to_json() : "null",
                          target.ok() ? "null" : json_string(target.status().message()),
-                         buffer_cache_json(backend, device));
+                         buffer_cache_json(backend, device), scopes_json(device));
     }
     out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
   }

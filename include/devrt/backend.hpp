@@ -165,6 +165,24 @@ concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) 
   { b.module_binary(device, handle) } -> std::same_as<Result<ModuleBinary>>;
 };
 
+// Optional: memory scopes besides "global" (devrt/device.hpp). scope_limits answers
+// `unsupported` for a scope the device lacks.
+template <class B>
+concept BackendScopes = requires(B& b, std::int32_t device, MemoryScope scope) {
+  { b.scope_limits(device, scope) } -> std::same_as<Result<ScopeLimits>>;
+};
+
+// Optional, with BackendScopes: textures. texture_allocate gets a desc checked against
+// scope_limits; texture_copy moves a whole texture to or from compact rows of linear memory.
+template <class B>
+concept BackendTextures = BackendScopes<B> &&
+    requires(B& b, std::int32_t device, void* texture, const devrt_texture_desc& desc,
+             const devrt_texture_copy_desc& copy) {
+  { b.texture_allocate(device, desc) } -> std::same_as<Result<void*>>;
+  { b.texture_free(device, texture) } -> std::same_as<Status>;
+  { b.texture_copy(copy) } -> std::same_as<Status>;
+};
+
 // The members each concept above requires, declared for a backend class that defines them in its
 // .cpp: every signature is written once, here, beside its concept. A backend comments its own
 // semantics of an operation above the macro that declares it.
@@ -176,6 +194,11 @@ concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) 
   ::devrt::Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;            \
   ::devrt::Status free(std::int32_t device, void* ptr) noexcept;                                                       \
   ::devrt::Status copy(const ::devrt::CopyDesc& desc) noexcept;
+#define DEVRT_BACKEND_DECLARE_TEXTURES                                                                                 \
+  ::devrt::Result<::devrt::ScopeLimits> scope_limits(std::int32_t device, ::devrt::MemoryScope scope) noexcept;        \
+  ::devrt::Result<void*> texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept;               \
+  ::devrt::Status texture_free(std::int32_t device, void* texture) noexcept;                                           \
+  ::devrt::Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
 #define DEVRT_BACKEND_DECLARE_STREAMS                                                                                  \
   ::devrt::Result<void*> stream_create(std::int32_t device) noexcept;                                                  \
   ::devrt::Status stream_destroy(std::int32_t device, void* stream) noexcept;                                          \
@@ -339,6 +362,23 @@ struct Thunks {
     *out_format = static_cast<std::int32_t>(binary->format);
     return export_bytes(binary->bytes, out, capacity, needed, err);
   }
+  static std::int32_t scope_limits(std::int32_t device, std::int32_t scope, devrt_scope_limits* out,
+                                   devrt_error* err) noexcept {
+    Result<ScopeLimits> limits = self().scope_limits(device, static_cast<MemoryScope>(scope));
+    if (!limits.ok()) return export_status(detail::move(limits).status(), err);
+    *out = devrt_scope_limits{limits->max_width, limits->max_height, limits->max_bytes, limits->half_texels ? 1 : 0, 0};
+    return 0;
+  }
+  static std::int32_t texture_allocate(std::int32_t device, const devrt_texture_desc* desc, void** out,
+                                       devrt_error* err) noexcept {
+    return export_result(self().texture_allocate(device, *desc), out, err);
+  }
+  static std::int32_t texture_free(std::int32_t device, void* texture, devrt_error* err) noexcept {
+    return export_status(self().texture_free(device, texture), err);
+  }
+  static std::int32_t texture_copy(const devrt_texture_copy_desc* desc, devrt_error* err) noexcept {
+    return export_status(self().texture_copy(*desc), err);
+  }
   static std::int32_t detect_target(std::int32_t device, char* json, std::size_t capacity, std::size_t* needed,
                                     devrt_error* err) noexcept {
     Result<Target> target = self().detect_target(device);
@@ -390,6 +430,12 @@ constexpr devrt_backend_table make_backend_table() noexcept {
     }
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
     if constexpr (BackendDeviceSynchronize<B>) table.device_synchronize = &T::device_synchronize;
+    if constexpr (BackendScopes<B>) table.scope_limits = &T::scope_limits;
+    if constexpr (BackendTextures<B>) {
+      table.texture_allocate = &T::texture_allocate;
+      table.texture_free = &T::texture_free;
+      table.texture_copy = &T::texture_copy;
+    }
   }
   return table;
 }

@@ -86,6 +86,40 @@ typedef struct devrt_launch_desc {
   void* stream; /* NULL: the device's default stream */
 } devrt_launch_desc;
 
+/* ---- Memory scopes (devrt/device.hpp) ---------------------------------------------- */
+/* What a device offers in one scope (devrt::ScopeLimits). */
+typedef struct devrt_scope_limits {
+  uint64_t max_width;  /* textures: texels per row */
+  uint64_t max_height; /* textures: rows */
+  uint64_t max_bytes;  /* the most one allocation in the scope may take (0: no limit of its own) */
+  int32_t half_texels; /* textures: 1 when texels of 4 float16 channels are available */
+  int32_t reserved;
+} devrt_scope_limits;
+/* A texture: `height` rows of `width` texels of 4 channels of one element type. */
+typedef struct devrt_texture_desc {
+  int32_t scope;     /* a texture scope: devrt::MemoryScope 1..3 */
+  uint8_t type_code; /* each channel's DLPack type: kDLInt 0, kDLUInt 1, kDLFloat 2 */
+  uint8_t type_bits; /* 8, 16 or 32 */
+  uint16_t reserved;
+  uint64_t width;  /* checked against the device's scope limits by the caller */
+  uint64_t height; /* likewise */
+} devrt_texture_desc;
+/* A whole texture copied to or from compact rows of linear memory (width * 4 channels per row):
+ * host memory (kind 1), or an allocation of this backend on the texture's device. `stream`
+ * belongs to the texture's device (NULL: its default stream). The rule of devrt::copy applies:
+ * a copy into the texture may read the host rows until the stream is synchronized; a copy out of it
+ * into host memory has finished on return. */
+typedef struct devrt_texture_copy_desc {
+  void* texture;
+  int32_t device_id;  /* the texture's device */
+  int32_t to_texture; /* 1: linear -> texture; 0: texture -> linear */
+  const devrt_texture_desc* desc;
+  void* linear;
+  size_t linear_offset;
+  int32_t linear_kind; /* 1 (host memory) or this backend's kind (the texture's device) */
+  int32_t reserved;
+  void* stream;
+} devrt_texture_copy_desc;
 /* devrt_backend_table.capabilities */
 #define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
 #define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
@@ -148,6 +182,13 @@ typedef struct devrt_backend_table {
    * (cuCtxSynchronize). A backend that has it gets devrt's Buffer cache: a freed Buffer's memory is
    * kept for reuse once this has returned, as safe as the backend's own free that waits. */
   int32_t (*device_synchronize)(int32_t device_id, devrt_error* err);
+  /* Optional: memory scopes other than "global". scope_limits answers DEVRT_STATUS_UNSUPPORTED for
+   * a scope the device lacks. The texture functions are all present or all NULL; texture_allocate
+   * receives a desc the caller checked against scope_limits. */
+  int32_t (*scope_limits)(int32_t device_id, int32_t scope, devrt_scope_limits* out, devrt_error* err);
+  int32_t (*texture_allocate)(int32_t device_id, const devrt_texture_desc* desc, void** out, devrt_error* err);
+  int32_t (*texture_free)(int32_t device_id, void* texture, devrt_error* err);
+  int32_t (*texture_copy)(const devrt_texture_copy_desc* desc, devrt_error* err);
 } devrt_backend_table;
 
 /* The smallest struct_size a table may have: everything before the optional tail. */

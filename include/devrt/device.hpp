@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -104,6 +105,66 @@ namespace detail {
 void append_part(MessageBuilder& m, Device device) noexcept;
 void append_part(MessageBuilder& m, DeviceKind kind) noexcept;
 } // namespace detail
+
+// ---- Memory scopes ----------------------------------------------------------------------------
+//
+// Where a tensor's memory lives on its device, by TVM's names. "global" is plain device memory
+// (every device); "global.texture", "global.texture-nhwc" and "global.texture-weight" are 2-D
+// RGBA images (OpenCL image2d_t), TVM's layouts for Adreno-class GPUs; "global.vtcm" is the Hexagon
+// vector unit's tightly coupled memory. docs/memory-scopes.md has the rules.
+// The numbers are ABI (devrt_texture_desc.scope, the C API).
+enum class MemoryScope : std::int32_t {
+  global = 0,
+  texture = 1,        // "global.texture": activations, [N, C, H, W, 4] -> rows N*C*H, width W
+  texture_nhwc = 2,   // "global.texture-nhwc": [N, H, W, C, 4] -> rows N*H, width W*C
+  texture_weight = 3, // "global.texture-weight": [O, I, H, W, 4] -> rows O, width I*H*W
+  vtcm = 4,           // "global.vtcm"
+};
+inline constexpr std::int32_t kMemoryScopeCount = 5;
+
+// TVM's name of `scope` ("global.texture"). Thread-safe.
+std::string_view to_string(MemoryScope scope) noexcept;
+// The scope a TVM name gives: "" and "global" are global. Anything else is invalid_argument naming
+// the text (never a guess: "texture" is not "global.texture"). Thread-safe.
+Result<MemoryScope> parse_memory_scope(std::string_view name) noexcept;
+
+constexpr bool is_texture_scope(MemoryScope scope) noexcept {
+  return scope == MemoryScope::texture || scope == MemoryScope::texture_nhwc || scope == MemoryScope::texture_weight;
+}
+
+// A texture in texels of 4 channels (RGBA): `height` rows of `width` texels. A plain value.
+struct TextureExtent {
+  std::uint64_t width = 0;
+  std::uint64_t height = 0;
+  friend constexpr bool operator==(const TextureExtent&, const TextureExtent&) = default;
+};
+
+// The texels of 4 channels a texture needs.
+inline constexpr std::int64_t kTextureChannels = 4;
+
+// TVM's flattening of a shape into a texture (its DefaultTextureLayoutSeparator and
+// ApplyTexture2DFlattening): the last axis is the 4 channels of a texel; of the others, those
+// before the scope's separator multiply into the height and the rest into the width. The
+// separator is rank - 2 for "global.texture", 1 for "global.texture-weight", and 1 (rank 3) or 2
+// for "global.texture-nhwc". Because rows and texels follow the shape's row-major order, a compact
+// tensor's bytes are the texture's rows one after the other. Errors (invalid_argument, naming the
+// shape): a scope that is no texture, fewer than 2 axes (3 for texture-nhwc),
+// a last axis other than 4, a zero or negative extent, a size that overflows. Thread-safe.
+Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
+
+// What a device offers in one scope. Textures: the largest width and height in texels, and
+// whether 16-bit float texels are available; VTCM: the arena's bytes. A plain value.
+struct ScopeLimits {
+  MemoryScope scope = MemoryScope::global;
+  std::uint64_t max_width = 0;
+  std::uint64_t max_height = 0;
+  std::uint64_t max_bytes = 0; // the most one allocation in this scope may take
+  bool half_texels = false;
+};
+
+// `device`'s limits in `scope`. Errors: invalid_argument (no such device), unsupported naming the
+// scope and the device when it has no such memory, unavailable. Thread-safe.
+Result<ScopeLimits> scope_limits(Device device, MemoryScope scope) noexcept;
 
 } // namespace devrt
 

@@ -45,7 +45,7 @@ extern "C" {
 
 /* The C API's version: bumped on an incompatible change. Compare devrt_api_version() at run time
  * with the DEVRT_C_API_VERSION a program was compiled against. */
-#define DEVRT_C_API_VERSION 1
+#define DEVRT_C_API_VERSION 2
 
 typedef int32_t devrt_status;
 
@@ -304,9 +304,14 @@ DEVRT_C_API devrt_status devrt_function_launch(devrt_function function, const ui
 /* An n-d array sharing reference-counted storage (devrt::Tensor). */
 typedef struct devrt_tensor_t* devrt_tensor;
 
-/* A new compact tensor on a device, contents uninitialised. Owned by the caller. Thread-safe. */
+/* A new compact tensor on a device, contents uninitialised, in memory scope `scope`: TVM's name
+ * ("global.texture", ...; NULL or "" is "global"; devrt/device.hpp lists them). An unknown name is
+ * DEVRT_STATUS_INVALID_ARGUMENT, a scope the device lacks DEVRT_STATUS_UNSUPPORTED naming both.
+ * Owned by the caller. Thread-safe. (API version 2 added `scope`.) */
 DEVRT_C_API devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
-                                            devrt_tensor* out);
+                                            const char* scope, devrt_tensor* out);
+/* The tensor's memory scope, TVM's name ("global"). Static storage; NULL for an invalid handle. */
+DEVRT_C_API const char* devrt_tensor_scope(devrt_tensor tensor);
 /* Another handle to the same tensor (shares the storage). Owned by the caller. */
 DEVRT_C_API devrt_status devrt_tensor_share(devrt_tensor tensor, devrt_tensor* out);
 /* Drops this handle; the storage lives while other handles or exported DLPack tensors use it. */

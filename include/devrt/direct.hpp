@@ -357,7 +357,8 @@ public:
     if (stream == StreamRef{}) stream.device = device_;
     devrt_kernel_arg raw[kMaxKernelArgs];
     LaunchDesc desc;
-    DEVRT_RETURN_IF_ERROR(devrt::detail::check_launch(device_, name_, config, args, stream, raw, desc));
+    DEVRT_RETURN_IF_ERROR(
+        devrt::detail::check_launch(device_, name_, config, args, stream, raw, desc, BackendTextures<B>));
     Status status = backend<B>().launch(device_.id, handle_, desc);
     if (!status.ok()) [[unlikely]]
       return detail::call_error(device_, "launch", status);

@@ -48,8 +48,9 @@ extern "C" {
 #define DEVRT_MODULE_FORMAT_COUNT 10
 
 /* devrt_kernel_arg.kind */
-#define DEVRT_ARG_BUFFER 1 /* device memory: buffer (allocation handle) + offset, size bytes visible from offset */
-#define DEVRT_ARG_SCALAR 2 /* a scalar of DLPack type (type_code, type_bits), little-endian in value.bytes */
+#define DEVRT_ARG_BUFFER 1  /* device memory: buffer (allocation handle) + offset, size bytes visible from offset */
+#define DEVRT_ARG_SCALAR 2  /* a scalar of DLPack type (type_code, type_bits), little-endian in value.bytes */
+#define DEVRT_ARG_TEXTURE 3 /* a texture (devrt/device.hpp): buffer = its handle, size = its bytes */
 
 typedef struct devrt_kernel_arg {
   int32_t kind;

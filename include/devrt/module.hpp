@@ -26,6 +26,8 @@
 
 namespace devrt {
 
+class Tensor;
+
 // What the bytes given to Module::load are.
 enum class ModuleFormat : std::int32_t {
   host_table = DEVRT_MODULE_HOST_TABLE,       // CPU: the name of a table given to cpu::register_kernel_table
@@ -75,6 +77,11 @@ public:
     const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
     for (std::size_t i = 0; i < sizeof(T); ++i) arg_.value.bytes[i] = bytes[i];
   }
+
+  // A texture-scoped tensor (devrt/device.hpp), for an image parameter (OpenCL image2d_t).
+  // A tensor in another scope gives an argument the launch refuses. The tensor must outlive the
+  // launch's completion.
+  static KernelArg texture(const Tensor& texture) noexcept;
 
   // A scalar of `type` whose little-endian bytes are the first type.bits / 8 of `value`.
   static KernelArg scalar(DataType type, std::uint64_t value) noexcept;

@@ -90,6 +90,15 @@ public:
   // One launch; the caller has checked the arguments. Errors name `kernel`, grid and block.
   Status launch(std::int32_t id, void* function, const devrt_launch_desc& desc, std::string_view kernel) const noexcept;
 
+  // Memory scopes (prefer devrt::scope_limits and Tensor::empty with a scope). scope_limits is
+  // unsupported, naming scope and device, for a scope the device lacks; "global" is the backend's
+  // own memory on every device.
+  bool has_textures() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, texture_copy); }
+  Result<ScopeLimits> scope_limits(std::int32_t id, MemoryScope scope) const noexcept;
+  Result<void*> texture_allocate(std::int32_t id, const devrt_texture_desc& desc) const noexcept;
+  Status texture_free(std::int32_t id, void* texture) const noexcept;
+  Status texture_copy(const devrt_texture_copy_desc& desc) const noexcept;
+
   friend constexpr bool operator==(BackendRef a, BackendRef b) noexcept { return a.table_ == b.table_; }
 
 private:

@@ -32,6 +32,10 @@ void release(TensorStorage* storage) noexcept;
 struct TensorOptions {
   // Take the memory from the device's workspace pool instead of a fresh backend allocation.
   bool from_workspace = false;
+  // The memory scope (devrt/device.hpp). A texture-scoped tensor is an image of the device:
+  // its shape follows TVM's texture rule (texture_extent), it is copied whole with copy_from/to
+  // and to(), and it has no byte addresses: no views, no host data, no DLPack export.
+  MemoryScope scope = MemoryScope::global;
 };
 
 struct ImportOptions {
@@ -82,6 +86,7 @@ public:
   Result<dlpack::ManagedTensorVersioned*> to_dlpack_versioned() const noexcept;
 
   bool defined() const noexcept { return storage_ != nullptr; }
+  MemoryScope scope() const noexcept { return scope_; }
   Device device() const noexcept { return device_; }
   DataType dtype() const noexcept { return dtype_; }
   std::int32_t ndim() const noexcept { return ndim_; }
@@ -158,6 +163,7 @@ private:
   // view() with another element type; `call` names the public call in errors.
   Result<Tensor> view_as(const char* call, DataType dtype, std::span<const std::int64_t> shape,
                          std::span<const std::int64_t> strides, std::uint64_t byte_offset) const noexcept;
+  bool textured() const noexcept { return is_texture_scope(scope_); }
   // copy_from's every check and every case (strided, errors).
   [[gnu::noinline]] Status copy_from_checked(const Tensor& src, StreamRef stream) const noexcept;
 
@@ -172,6 +178,7 @@ private:
   bool copied_ = false;
   bool host_accessible_ = false;
   bool contiguous_ = true; // is_compact(shape, strides), kept in step with the dimensions
+  MemoryScope scope_ = MemoryScope::global;
   std::int64_t inline_dims_[2 * kInlineDims] = {};
 };
 

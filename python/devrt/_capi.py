@@ -218,7 +218,8 @@ _PROTOTYPES = {
     "devrt_event_query": (c_status, [_P, ctypes.POINTER(ctypes.c_int)]),
     "devrt_event_wait": (c_status, [_P, ctypes.POINTER(CStreamRef)]),
     "devrt_workspace_stats": (c_status, [CDevice, ctypes.POINTER(CPoolStats)]),
-    "devrt_tensor_empty": (c_status, [ctypes.POINTER(_I64), _I32, CDataType, CDevice, _OUT]),
+    "devrt_tensor_empty": (c_status, [ctypes.POINTER(_I64), _I32, CDataType, CDevice, ctypes.c_char_p, _OUT]),
+    "devrt_tensor_scope": (ctypes.c_char_p, [ctypes.c_void_p]),
     "devrt_tensor_share": (c_status, [_P, _OUT]),
     "devrt_tensor_release": (None, [_P]),
     "devrt_tensor_ndim": (_I32, [_P]),
@@ -287,7 +288,7 @@ HAS_TOOLCHAIN = hasattr(lib, "devrt_tc_available")
 if HAS_TOOLCHAIN:
     _declare(_TOOLCHAIN_PROTOTYPES)
 
-API_VERSION = 1
+API_VERSION = 2
 if lib.devrt_api_version() != API_VERSION:
     raise ImportError(f"devrt: libdevrt_c.so speaks C API version {lib.devrt_api_version()}, "
                       f"this package speaks {API_VERSION}")

@@ -218,9 +218,14 @@ def _as_device(device):
     return _CPU if device is None else device if isinstance(device, Device) else Device(device)
 
 
-def empty(shape, dtype="float32", device=None):
-    """A new compact tensor with uninitialised elements (device default: cpu(0))."""
-    return _ext.empty(shape, _dtype_name(dtype), _as_device(device))
+def empty(shape, dtype="float32", device=None, scope="global"):
+    """A new compact tensor with uninitialised elements (device default: cpu(0)) in memory scope
+    `scope`, TVM's name: "global", "global.texture", "global.texture-nhwc", "global.texture-weight"
+    or "global.vtcm". An unknown name is ValueError; a scope the device lacks is an error naming
+    both. A texture-scoped tensor is copied whole (copyfrom/copyto/to) and has no DLPack export."""
+    if not isinstance(scope, str):
+        raise TypeError(f"devrt.empty: scope must be a str, not {type(scope).__name__}")
+    return _ext.empty(shape, _dtype_name(dtype), _as_device(device), scope)
 
 
 def tensor(data, device=None, dtype=None):

@@ -558,7 +558,8 @@ int api_allocate(DLTensor* prototype, Versioned** out, void* error_ctx,
                  void (*set_error)(void* error_ctx, const char* kind, const char* message)) noexcept {
   const devrt_device device{prototype->device.device_type, prototype->device.device_id};
   devrt_tensor tensor = nullptr;
-  devrt_status status = devrt_tensor_empty(prototype->shape, prototype->ndim, prototype->dtype, device, &tensor);
+  devrt_status status =
+      devrt_tensor_empty(prototype->shape, prototype->ndim, prototype->dtype, device, nullptr, &tensor);
   void* managed = nullptr;
   if (status == DEVRT_STATUS_OK) status = devrt_tensor_to_dlpack_versioned(tensor, &managed);
   devrt_tensor_release(tensor);

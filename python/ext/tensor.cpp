@@ -59,6 +59,9 @@ PyObject* get_strides(PyObject* self, void*) noexcept {
   return int64_tuple(devrt_tensor_strides(handle_of(self)), devrt_tensor_ndim(handle_of(self)));
 }
 PyObject* get_ndim(PyObject* self, void*) noexcept { return PyLong_FromLong(devrt_tensor_ndim(handle_of(self))); }
+PyObject* get_scope(PyObject* self, void*) noexcept {
+  return PyUnicode_FromString(devrt_tensor_scope(handle_of(self)));
+}
 PyObject* get_device(PyObject* self, void*) noexcept { return new_device(devrt_tensor_device(handle_of(self))); }
 PyObject* get_nbytes(PyObject* self, void*) noexcept { return PyLong_FromSize_t(devrt_tensor_nbytes(handle_of(self))); }
 PyObject* get_byte_offset(PyObject* self, void*) noexcept {
@@ -103,6 +106,7 @@ PyGetSetDef kGetters[] = {
     {"shape", get_shape, nullptr, "The extents, a tuple.", nullptr},
     {"strides", get_strides, nullptr, "The strides in elements (DLPack's convention), always explicit.", nullptr},
     {"ndim", get_ndim, nullptr, "The number of dimensions.", nullptr},
+    {"scope", get_scope, nullptr, "The memory scope, TVM's name (\"global\", \"global.texture\", ...).", nullptr},
     {"device", get_device, nullptr, "The devrt.Device holding the elements.", nullptr},
     {"nbytes", get_nbytes, nullptr, "The elements' size in bytes.", nullptr},
     {"byte_offset", get_byte_offset, nullptr, "Where the first element starts after data_ptr().", nullptr},
@@ -117,7 +121,8 @@ PyObject* empty(PyObject*, PyObject* args) noexcept {
   PyObject* shape = nullptr;
   PyObject* dtype_name = nullptr;
   PyObject* device_object = nullptr;
-  if (!PyArg_ParseTuple(args, "OOO:empty", &shape, &dtype_name, &device_object)) return nullptr;
+  const char* scope = nullptr;
+  if (!PyArg_ParseTuple(args, "OOO|z:empty", &shape, &dtype_name, &device_object, &scope)) return nullptr;
   std::int64_t dims[64];
   std::int32_t ndim = 0;
   DLDataType dtype;
@@ -126,7 +131,7 @@ PyObject* empty(PyObject*, PyObject* args) noexcept {
     return nullptr;
   }
   devrt_tensor out = nullptr;
-  devrt_status status = devrt_tensor_empty(dims, ndim, dtype, device, &out);
+  devrt_status status = devrt_tensor_empty(dims, ndim, dtype, device, scope, &out);
   if (status != DEVRT_STATUS_OK) return raise_status(status);
   return new_tensor(out);
 }

@@ -38,11 +38,23 @@ Status finish_host_copy(Status queued, Device src, Device dst) noexcept {
 extern "C" {
 
 devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
-                                devrt_tensor* out) {
+                                const char* scope, devrt_tensor* out) {
   if (out == nullptr) return null_argument("devrt_tensor_empty", "out");
   Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_empty", "shape");
   if (!extents.ok()) return fail(extents.status());
-  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device)), out, "devrt_tensor_empty");
+  TensorOptions options;
+  if (scope != nullptr) {
+    Result<MemoryScope> parsed = parse_memory_scope(scope);
+    if (!parsed.ok())
+      return fail(make_error(parsed.status().code(), "devrt_tensor_empty: ", parsed.status().message()));
+    options.scope = *parsed;
+  }
+  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device), options), out, "devrt_tensor_empty");
+}
+
+const char* devrt_tensor_scope(devrt_tensor tensor) {
+  return (tensor = resolve(tensor, "devrt_tensor_scope")) != nullptr ? to_string(tensor->tensor.scope()).data()
+                                                                     : nullptr;
 }
 
 devrt_status devrt_tensor_share(devrt_tensor tensor, devrt_tensor* out) {

@@ -386,4 +386,48 @@ Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_de
   return backend_error(table_, id, call.c_str(), code, err);
 }
 
+// ---- memory scopes ----------------------------------------------------------------------------
+
+Result<ScopeLimits> BackendRef::scope_limits(std::int32_t id, MemoryScope scope) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (scope == MemoryScope::global) return ScopeLimits{};
+  if (!DEVRT_BACKEND_TABLE_HAS(table_, scope_limits)) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " has no memory scope '", to_string(scope),
+                      "': the ", table_->name, " backend has only \"global\" memory");
+  }
+  devrt_scope_limits limits{};
+  DEVRT_RETURN_IF_ERROR(
+      invoke(table_, id, "scope_limits", table_->scope_limits, id, static_cast<std::int32_t>(scope), &limits));
+  return ScopeLimits{scope, limits.max_width, limits.max_height, limits.max_bytes, limits.half_texels != 0};
+}
+
+Result<void*> BackendRef::texture_allocate(std::int32_t id, const devrt_texture_desc& desc) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (!has_textures()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_allocate: the ", table_->name,
+                      " backend has no textures");
+  }
+  void* texture = nullptr;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "texture_allocate", table_->texture_allocate, id, &desc, &texture));
+  return texture;
+}
+
+Status BackendRef::texture_free(std::int32_t id, void* texture) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (!has_textures()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_free: the ", table_->name,
+                      " backend has no textures");
+  }
+  return invoke(table_, id, "texture_free", table_->texture_free, id, texture);
+}
+
+Status BackendRef::texture_copy(const devrt_texture_copy_desc& desc) const noexcept {
+  DEVRT_RETURN_IF_ERROR(check_device(desc.device_id));
+  if (!has_textures()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, desc.device_id}, " texture_copy: the ", table_->name,
+                      " backend has no textures");
+  }
+  return invoke(table_, desc.device_id, "texture_copy", table_->texture_copy, &desc);
+}
+
 } // namespace devrt

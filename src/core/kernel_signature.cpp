@@ -10,6 +10,7 @@ namespace {
 void append_param(MessageBuilder& m, const KernelParam& param) {
   switch (param.kind) {
   case KernelParam::Kind::buffer: m.append("buffer"); break;
+  case KernelParam::Kind::texture: m.append("texture"); break;
   case KernelParam::Kind::scalar:
     m.append(to_string(DataType{static_cast<DataTypeCode>(param.code), param.bits, 1}));
     break;
@@ -26,6 +27,8 @@ void append_param(MessageBuilder& m, const KernelParam& param) {
 void append_arg(MessageBuilder& m, const devrt_kernel_arg& arg) {
   if (arg.kind == DEVRT_ARG_BUFFER) {
     m.append("buffer");
+  } else if (arg.kind == DEVRT_ARG_TEXTURE) {
+    m.append("texture");
   } else {
     m.append(to_string(DataType{static_cast<DataTypeCode>(arg.type_code), arg.type_bits, 1}));
   }
@@ -34,6 +37,7 @@ void append_arg(MessageBuilder& m, const devrt_kernel_arg& arg) {
 bool matches(const KernelParam& param, const devrt_kernel_arg& arg) noexcept {
   switch (param.kind) {
   case KernelParam::Kind::buffer: return arg.kind == DEVRT_ARG_BUFFER;
+  case KernelParam::Kind::texture: return arg.kind == DEVRT_ARG_TEXTURE;
   case KernelParam::Kind::scalar:
     return arg.kind == DEVRT_ARG_SCALAR && arg.type_code == param.code && arg.type_bits == param.bits;
   case KernelParam::Kind::any_scalar:

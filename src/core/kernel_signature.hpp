@@ -15,7 +15,7 @@
 namespace devrt::detail {
 
 struct KernelParam {
-  enum class Kind : std::uint8_t { buffer, scalar, any_scalar };
+  enum class Kind : std::uint8_t { buffer, scalar, any_scalar, texture };
   Kind kind = Kind::buffer;
   std::uint8_t code = 0; // scalar: DLPack type code
   std::uint8_t bits = 0; // scalar and any_scalar: size in bits (0 for an any_scalar of unknown size)

@@ -6,6 +6,7 @@
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/stream.hpp>
+#include <devrt/tensor.hpp>
 
 #include <cstdio>
 #include <limits>
@@ -42,6 +43,17 @@ KernelArg::KernelArg(const MemorySpan& span, std::size_t offset) noexcept {
 
 KernelArg::KernelArg(const Buffer& buffer, std::size_t offset) noexcept : KernelArg(buffer.span(), offset) {}
 
+KernelArg KernelArg::texture(const Tensor& texture) noexcept {
+  KernelArg arg;
+  arg.arg_.kind = DEVRT_ARG_TEXTURE;
+  arg.arg_.device_kind = static_cast<std::int32_t>(texture.device().kind);
+  arg.arg_.device_id = texture.device().id;
+  // Not a texture (a global tensor, an undefined one): null, which the launch check refuses.
+  arg.arg_.buffer = is_texture_scope(texture.scope()) ? texture.data() : nullptr;
+  arg.arg_.size = texture.storage_span().size;
+  return arg;
+}
+
 KernelArg KernelArg::scalar(DataType type, std::uint64_t value) noexcept {
   KernelArg arg;
   arg.arg_.kind = DEVRT_ARG_SCALAR;
@@ -66,7 +78,7 @@ namespace {
 
 [[gnu::cold, gnu::noinline]] Status argument_error(Device function_device, std::string_view function_name,
                                                    const LaunchConfig& config, std::size_t index,
-                                                   const devrt_kernel_arg& arg) noexcept {
+                                                   const devrt_kernel_arg& arg, bool accepts_textures) noexcept {
   detail::MessageBuilder reason;
   detail::append_parts(reason, "argument ", index, ": ");
   if (arg.kind == DEVRT_ARG_BUFFER) {
@@ -78,11 +90,20 @@ namespace {
     } else {
       detail::append_parts(reason, "null buffer");
     }
+  } else if (arg.kind == DEVRT_ARG_TEXTURE) {
+    Device device{static_cast<DeviceKind>(arg.device_kind), arg.device_id};
+    if (!accepts_textures) {
+      detail::append_parts(reason, "a texture, but ", function_device, "'s backend has no textures");
+    } else if (device != function_device) {
+      detail::append_parts(reason, "a texture on ", device, " but the kernel runs on ", function_device);
+    } else {
+      detail::append_parts(reason, "null texture");
+    }
   } else if (arg.kind == DEVRT_ARG_SCALAR) {
     detail::append_parts(reason, "scalar of unsupported type (code ", unsigned{arg.type_code}, ", ",
                          unsigned{arg.type_bits}, " bits)");
   } else {
-    detail::append_parts(reason, "neither a buffer nor a scalar");
+    detail::append_parts(reason, "neither a buffer, a texture nor a scalar");
   }
   return launch_error(function_device, function_name, config, reason.view());
 }
@@ -114,15 +135,16 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
     return make_error(ErrorCode::invalid_argument, "launch: empty Function (not obtained from Module::function)");
   devrt_kernel_arg raw[kMaxKernelArgs];
   devrt_launch_desc desc;
-  DEVRT_RETURN_IF_ERROR(detail::check_launch(device_, name_, config, args, stream, raw, desc));
+  DEVRT_RETURN_IF_ERROR(
+      detail::check_launch(device_, name_, config, args, stream, raw, desc, BackendRef(backend_).has_textures()));
   return BackendRef(backend_).launch(device_.id, handle_, desc, name_);
 }
 
 namespace detail {
 
 Status check_launch(Device device, std::string_view function_name, const LaunchConfig& config,
-                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw,
-                    devrt_launch_desc& desc) noexcept {
+                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw, devrt_launch_desc& desc,
+                    bool accepts_textures) noexcept {
   if (!extent_ok(config.grid.x, config.block.x) || !extent_ok(config.grid.y, config.block.y) ||
       !extent_ok(config.grid.z, config.block.z)) [[unlikely]] {
     return launch_error(device, function_name, config,
@@ -145,8 +167,12 @@ Status check_launch(Device device, std::string_view function_name, const LaunchC
                   ? arg.device_kind == static_cast<std::int32_t>(device.kind) && arg.device_id == device.id &&
                         arg.reserved == 0 && (arg.buffer != nullptr || arg.size == 0)
                   : arg.kind == DEVRT_ARG_SCALAR && valid_scalar(arg);
+    if (arg.kind == DEVRT_ARG_TEXTURE) {
+      ok = accepts_textures && arg.buffer != nullptr && arg.device_kind == static_cast<std::int32_t>(device.kind) &&
+           arg.device_id == device.id;
+    }
     if (!ok) [[unlikely]]
-      return argument_error(device, function_name, config, i, arg);
+      return argument_error(device, function_name, config, i, arg, accepts_textures);
     raw[i] = arg;
   }
   desc.grid[0] = config.grid.x;

@@ -22,6 +22,7 @@ void detail::release(TensorStorage* storage) noexcept {
   if (storage->managed_versioned != nullptr && storage->managed_versioned->deleter != nullptr) {
     storage->managed_versioned->deleter(storage->managed_versioned);
   }
+  if (storage->texture_backend != nullptr) free_texture(*storage);
   delete storage; // Buffer and Workspace members give their memory back here
 }
 
@@ -118,7 +119,7 @@ void compact_strides(std::int32_t ndim, const std::int64_t* shape, std::int64_t*
 Tensor::Tensor(const Tensor& other) noexcept
     : storage_(other.storage_), base_(other.base_), byte_offset_(other.byte_offset_), device_(other.device_),
       dtype_(other.dtype_), read_only_(other.read_only_), copied_(other.copied_),
-      host_accessible_(other.host_accessible_), contiguous_(other.contiguous_) {
+      host_accessible_(other.host_accessible_), contiguous_(other.contiguous_), scope_(other.scope_) {
   if (!resize_dims(other.ndim_)) detail::fatal_status("devrt::Tensor copy", Status(ErrorCode::out_of_memory, "dims"));
   std::memcpy(dims(), other.dims(), sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim_));
   if (storage_ != nullptr) detail::retain(storage_);
@@ -138,6 +139,7 @@ void Tensor::take(Tensor& other) noexcept {
   copied_ = other.copied_;
   host_accessible_ = other.host_accessible_;
   contiguous_ = std::exchange(other.contiguous_, true);
+  scope_ = std::exchange(other.scope_, MemoryScope::global);
   if (heap_dims_ == nullptr && ndim_ > 0) {
     std::memcpy(inline_dims_, other.inline_dims_, sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim_));
   }
@@ -163,6 +165,7 @@ void Tensor::reset() noexcept {
   if (heap_dims_ != nullptr) std::free(std::exchange(heap_dims_, nullptr));
   ndim_ = 0;
   contiguous_ = true;
+  scope_ = MemoryScope::global;
 }
 
 bool Tensor::resize_dims(std::int32_t ndim) noexcept {
@@ -199,6 +202,7 @@ Status detail::TensorAccess::init(Tensor& t, TensorStorage* storage, DataType dt
   t.base_ = storage->base;
   t.device_ = storage->device;
   t.host_accessible_ = storage->host_accessible;
+  t.scope_ = storage->scope;
   t.dtype_ = dtype;
   t.byte_offset_ = byte_offset;
   std::int64_t* dims = t.dims();
@@ -221,6 +225,15 @@ Result<Tensor> Tensor::empty(std::span<const std::int64_t> shape, DataType dtype
   const auto ndim = static_cast<std::int32_t>(shape.size());
   detail::Layout layout;
   DEVRT_RETURN_IF_ERROR(detail::check_layout("Tensor::empty", dtype, ndim, shape.data(), nullptr, 0, &layout));
+  if (options.scope != MemoryScope::global) {
+    DEVRT_ASSIGN_OR_RETURN(ScopeLimits limits, scope_limits(device, options.scope));
+    if (!is_texture_scope(limits.scope) || options.from_workspace) {
+      return make_error(ErrorCode::unsupported, "Tensor::empty on ", device, ": '", to_string(options.scope),
+                        options.from_workspace ? "' tensors do not come from workspace pools"
+                                               : "' tensors are not made by Tensor::empty yet");
+    }
+    return detail::empty_texture(shape, dtype, device, options.scope);
+  }
   DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
   const auto nbytes = static_cast<std::size_t>(layout.numel) * dtype.size_bytes();
 
@@ -261,6 +274,10 @@ Result<Tensor> Tensor::view(std::span<const std::int64_t> shape, std::span<const
 Result<Tensor> Tensor::view_as(const char* call, DataType dtype, std::span<const std::int64_t> shape,
                                std::span<const std::int64_t> strides, std::uint64_t byte_offset) const noexcept {
   if (!defined()) return make_error(ErrorCode::invalid_argument, call, ": undefined tensor");
+  if (textured()) {
+    return make_error(ErrorCode::unsupported, call, " on ", device_, ": a '", to_string(scope_),
+                      "' tensor is an image without byte addresses; copy it into a global tensor first");
+  }
   if (shape.size() > static_cast<std::size_t>(kMaxDims) || (!strides.empty() && strides.size() != shape.size())) {
     return make_error(ErrorCode::invalid_argument, call, " on ", device_, ": ", shape.size(), " dimensions with ",
                       strides.size(), " strides");
@@ -419,6 +436,7 @@ Status Tensor::copy_from_checked(const Tensor& src, StreamRef stream) const noex
   }
   const std::size_t bytes = nbytes();
   if (bytes == 0) return Status();
+  if (textured() || src.textured()) return detail::copy_texture(src, *this, stream);
   if (src.is_contiguous() && is_contiguous()) {
     return copy(src.storage_span(), src.byte_offset_, storage_span(), byte_offset_, bytes, stream);
   }
@@ -450,7 +468,7 @@ Status Tensor::copy_from(const Tensor& src, StreamRef stream) const noexcept {
   // shape, both contiguous. One devrt::copy of the bytes. Everything else, errors included, takes
   // copy_from_checked, out of line so that this stays a short function with a small frame.
   if (storage_ != nullptr && src.storage_ != nullptr && !read_only_ && contiguous_ && src.contiguous_ &&
-      src.dtype_ == dtype_ && src.ndim_ == ndim_) [[likely]] {
+      src.dtype_ == dtype_ && src.ndim_ == ndim_ && !textured() && !src.textured()) [[likely]] {
     const std::int64_t* a = src.dims();
     const std::int64_t* b = dims();
     std::int32_t i = 0;
@@ -474,6 +492,7 @@ Status Tensor::copy_from_host(const void* src, std::size_t nbytes_in, StreamRef 
     return make_error(ErrorCode::invalid_argument, "Tensor::copy_from_host on ", device_, ": ", nbytes_in,
                       " bytes for a ", is_contiguous() ? "" : "non-contiguous ", "tensor of ", nbytes(), " bytes");
   }
+  if (textured()) return detail::copy_texture_host(*this, const_cast<void*>(src), true, stream);
   return copy(host_span(src, nbytes_in), 0, storage_span(), byte_offset_, nbytes_in, stream);
 }
 
@@ -483,6 +502,7 @@ Status Tensor::copy_to_host(void* dst, std::size_t nbytes_out, StreamRef stream)
     return make_error(ErrorCode::invalid_argument, "Tensor::copy_to_host on ", device_, ": ", nbytes_out,
                       " bytes for a ", is_contiguous() ? "" : "non-contiguous ", "tensor of ", nbytes(), " bytes");
   }
+  if (textured()) return detail::copy_texture_host(*this, dst, false, stream);
   return copy(storage_span(), byte_offset_, MemorySpan{kHostDevice, dst, nbytes_out}, 0, nbytes_out, stream);
 }
 

@@ -31,6 +31,10 @@ template <class Managed>
 Result<Managed*> export_tensor(const Tensor& tensor, const char* call) noexcept {
   TensorStorage* storage = detail::TensorAccess::storage(tensor);
   if (storage == nullptr) return make_error(ErrorCode::invalid_argument, call, ": undefined tensor");
+  if (tensor.scope() != MemoryScope::global) {
+    return make_error(ErrorCode::unsupported, call, " on ", tensor.device(), ": a '", to_string(tensor.scope()),
+                      "' tensor cannot be exported: DLPack has no memory scopes (copy it into a global tensor first)");
+  }
   static_assert(sizeof(Managed) % alignof(std::int64_t) == 0);
   const auto ndim = static_cast<std::size_t>(tensor.ndim());
   void* block = std::malloc(sizeof(Managed) + 2 * ndim * sizeof(std::int64_t));

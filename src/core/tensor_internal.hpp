@@ -3,6 +3,7 @@
 #ifndef DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
 #define DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
 
+#include <devrt/backend_abi.h>
 #include <devrt/memory.hpp>
 #include <devrt/tensor.hpp>
 #include <devrt/workspace.hpp>
@@ -26,7 +27,21 @@ struct TensorStorage {
   Workspace workspace;
   DLManagedTensor* managed = nullptr;
   dlpack::ManagedTensorVersioned* managed_versioned = nullptr;
+  // A texture (scope global.texture*): base is its handle, freed through `texture_backend`.
+  MemoryScope scope = MemoryScope::global;
+  const devrt_backend_table* texture_backend = nullptr;
+  devrt_texture_desc texture{};
 };
+
+// Tensor::empty in a texture scope (tensor_scope.cpp).
+Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device,
+                             MemoryScope scope) noexcept;
+// Tensor::copy_from where either side is a texture: same dtype and shape, checked by the caller.
+Status copy_texture(const Tensor& src, const Tensor& dst, StreamRef stream) noexcept;
+// Tensor::copy_from_host / copy_to_host for a texture: `host` holds its compact bytes.
+Status copy_texture_host(const Tensor& texture, void* host, bool to_texture, StreamRef stream) noexcept;
+// Frees a texture storage's texture (logged on failure).
+void free_texture(TensorStorage& storage) noexcept;
 
 // The byte range [begin, end) a layout reaches, relative to DLTensor::data.
 struct Layout {

@@ -159,8 +159,8 @@ static void test_tensors(void) {
   CHECK(f32.code == kDLFloat && f32.bits == 32 && f32.lanes == 1);
   CHECK_OK(devrt_dtype_to_string(f32, text, sizeof text));
   CHECK(strcmp(text, "float32") == 0);
-  CHECK(devrt_tensor_empty(shape, -1, f32, kCpu, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT);
-  CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, &tensor));
+  CHECK(devrt_tensor_empty(shape, -1, f32, kCpu, NULL, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, NULL, &tensor));
   CHECK(devrt_tensor_ndim(tensor) == 2 && devrt_tensor_shape(tensor)[1] == 3 && devrt_tensor_strides(tensor)[0] == 3);
   CHECK(devrt_tensor_nbytes(tensor) == sizeof values && devrt_tensor_is_contiguous(tensor));
   CHECK_OK(devrt_tensor_copy_from_host(tensor, values, sizeof values));

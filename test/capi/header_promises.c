@@ -267,9 +267,9 @@ static void tensors_and_dlpack(void) {
   CHECK(strcmp(text, "float32") == 0);
   CHECK_OK(devrt_dtype_to_string(f32, text, 4)); /* truncated to fit */
   CHECK(strcmp(text, "flo") == 0);
-  CHECK(devrt_tensor_empty(shape, 65, f32, kCpu, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT && tensor == NULL);
-  CHECK(devrt_tensor_empty(NULL, 2, f32, kCpu, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT && tensor == NULL);
-  CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, &tensor));
+  CHECK(devrt_tensor_empty(shape, 65, f32, kCpu, NULL, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT && tensor == NULL);
+  CHECK(devrt_tensor_empty(NULL, 2, f32, kCpu, NULL, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT && tensor == NULL);
+  CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, NULL, &tensor));
   CHECK_OK(devrt_tensor_share(tensor, &other));
   CHECK(devrt_tensor_data(other) == devrt_tensor_data(tensor)); /* the same storage */
   devrt_tensor_release(other);
@@ -284,7 +284,7 @@ static void tensors_and_dlpack(void) {
   /* A stream of another device is refused for a copy between two CPU tensors. */
   if (devrt_device_exists(kOpenCL)) {
     devrt_stream_ref opencl_stream = {{4, 0}, NULL};
-    CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, &other));
+    CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, NULL, &other));
     CHECK(devrt_tensor_copy(other, tensor, &opencl_stream) == DEVRT_STATUS_INVALID_ARGUMENT);
     devrt_tensor_release(other);
   }

@@ -25,7 +25,7 @@ int main(void) {
     return 77;
   }
   CHECK_OK(devrt_dtype_parse("float32", &f32));
-  CHECK_OK(devrt_tensor_empty(shape, 1, f32, cpu, &tensor));
+  CHECK_OK(devrt_tensor_empty(shape, 1, f32, cpu, NULL, &tensor));
   CHECK_OK(devrt_tensor_copy_from_host(tensor, values, sizeof values));
   CHECK(devrt_tensor_ndim(tensor) == 1);
   devrt_tensor_release(tensor);
@@ -39,7 +39,7 @@ int main(void) {
   devrt_tensor_release(tensor);
   CHECK(strstr(devrt_last_error(), "devrt_tensor_release") != NULL && strstr(devrt_last_error(), "double release"));
   /* The slot is reused by the next tensor; the stale handle still refuses. */
-  CHECK_OK(devrt_tensor_empty(shape, 1, f32, cpu, &again));
+  CHECK_OK(devrt_tensor_empty(shape, 1, f32, cpu, NULL, &again));
   CHECK(again != tensor);
   CHECK(devrt_tensor_nbytes(again) == sizeof values && devrt_tensor_nbytes(tensor) == 0);
   /* A handle of another type. */

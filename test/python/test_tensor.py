@@ -253,3 +253,34 @@ def test_float8_tensors_exist_on_every_device():
         assert t.dtype.type_code == 10 and t.nbytes == 16
         with pytest.raises(devrt.UnsupportedError):
             devrt.empty((4,), "float4_e2m1fn", device)  # sub-byte elements are not stored
+
+
+def test_memory_scopes_by_tvm_name_and_refused_where_absent():
+    t = devrt.empty((2, 4), "float32", devrt.cpu(0), scope="global")
+    assert t.scope == "global" and devrt.empty((2, 4)).scope == "global"
+    with pytest.raises(ValueError) as error:
+        devrt.empty((2, 4), "float32", devrt.cpu(0), scope="texture")  # not TVM's name: no guess
+    assert "unknown memory scope 'texture'" in str(error.value)
+    with pytest.raises(TypeError):
+        devrt.empty((2, 4), "float32", devrt.cpu(0), scope=1)
+    for scope in ("global.texture", "global.texture-nhwc", "global.texture-weight", "global.vtcm"):
+        with pytest.raises(devrt.UnsupportedError) as error:
+            devrt.empty((2, 4), "float32", devrt.cpu(0), scope=scope)
+        assert "cpu:0" in str(error.value) and f"'{scope}'" in str(error.value)
+
+
+@pytest.mark.skipif(not devrt.opencl(0).exist, reason="no OpenCL device (devrt.opencl(0).exist is False)")
+def test_a_texture_round_trips_and_refuses_dlpack():
+    try:
+        texture = devrt.empty((2, 3, 5, 4), "float32", devrt.opencl(0), scope="global.texture")
+    except devrt.UnsupportedError as error:
+        pytest.skip(f"opencl(0) has no textures: {error}")
+    assert texture.scope == "global.texture" and texture.shape == (2, 3, 5, 4)
+    values = np.arange(120, dtype=np.float32).reshape(2, 3, 5, 4)
+    texture.copyfrom(values)
+    np.testing.assert_array_equal(texture.numpy(), values)
+    with pytest.raises(devrt.UnsupportedError) as error:
+        texture.__dlpack__()
+    assert "DLPack has no memory scopes" in str(error.value)
+    with pytest.raises(devrt.UnsupportedError):
+        np.from_dlpack(texture)

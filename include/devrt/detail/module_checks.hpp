@@ -17,11 +17,12 @@ namespace devrt::detail {
 
 // Checks a launch of `function_name` on `device` and fills `desc` (whose args point at `raw`,
 // kMaxKernelArgs entries): extents >= 1 whose product fits 32 bits, at most kMaxKernelArgs
-// arguments, buffers on `device` with offsets inside them, valid scalar types, the stream on
-// `device`. Errors name the kernel, grid and block.
+// arguments, buffers on `device` with offsets inside them, valid scalar types, textures on
+// `device` only when the backend has textures (`accepts_textures`), the stream on `device`. Errors
+// name the kernel, grid and block.
 Status check_launch(Device device, std::string_view function_name, const LaunchConfig& config,
-                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw,
-                    devrt_launch_desc& desc) noexcept;
+                    std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw, devrt_launch_desc& desc,
+                    bool accepts_textures) noexcept;
 
 } // namespace devrt::detail
 

@@ -32,6 +32,12 @@ namespace devrt::opencl {
   X(clEnqueueReadBuffer)                                                                                               \
   X(clEnqueueWriteBuffer)                                                                                              \
   X(clEnqueueCopyBuffer)                                                                                               \
+  X(clCreateImage)                                                                                                     \
+  X(clGetSupportedImageFormats)                                                                                        \
+  X(clEnqueueReadImage)                                                                                                \
+  X(clEnqueueWriteImage)                                                                                               \
+  X(clEnqueueCopyBufferToImage)                                                                                        \
+  X(clEnqueueCopyImageToBuffer)                                                                                        \
   X(clCreateProgramWithSource)                                                                                         \
   X(clCreateProgramWithBinary)                                                                                         \
   X(clBuildProgram)                                                                                                    \

@@ -106,6 +106,12 @@ Status describe_device(const Api& api, ClDevice& d) {
   static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_GLOBAL_MEM_CACHE_SIZE), d.global_cache));
   static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_MAX_CLOCK_FREQUENCY), d.clock_mhz));
   static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE_PITCH_ALIGNMENT), d.image_pitch_alignment));
+  // Textures: without these figures the device has no texture scopes.
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE_SUPPORT), d.image_support));
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE2D_MAX_WIDTH), d.image2d_max_width));
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE2D_MAX_HEIGHT), d.image2d_max_height));
+  static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE_MAX_ARRAY_SIZE), d.image_max_array_size));
+  static_cast<void>(device_string(api, id, DEVRT_CL_INFO(DEVICE_VENDOR), d.vendor));
   // OpenCL 3.0's device-wide figure; older devices only report it per kernel.
   static_cast<void>(
       device_value(api, id, DEVRT_CL_INFO(DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE), d.preferred_multiple));
@@ -262,56 +268,7 @@ Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribu
   }
 }
 
-Result<Target> OpenclBackend::detect_target(std::int32_t device) noexcept {
-  const ClDevice& d = device_of(device);
-  auto has_extension = [&](std::string_view name) {
-    std::string_view all = d.extensions;
-    std::size_t pos = 0;
-    while ((pos = all.find(name, pos)) != std::string_view::npos) {
-      bool starts = pos == 0 || all[pos - 1] == ' ';
-      bool ends = pos + name.size() == all.size() || all[pos + name.size()] == ' ';
-      if (starts && ends) return true;
-      pos += name.size();
-    }
-    return false;
-  };
-  std::vector<std::string> extensions;
-  std::string_view all = d.extensions;
-  while (!all.empty()) {
-    std::size_t space = all.find(' ');
-    std::string_view item = all.substr(0, space);
-    if (!item.empty()) extensions.emplace_back(item);
-    if (space == std::string_view::npos) break;
-    all.remove_prefix(space + 1);
-  }
-  std::string c_version = d.c_version;
-  int major = 0, minor = 0;
-  if (std::sscanf(d.c_version.c_str(), "OpenCL C %d.%d", &major, &minor) == 2) {
-    c_version = std::to_string(major) + "." + std::to_string(minor);
-  }
-  const char* type = (d.type & CL_DEVICE_TYPE_GPU) != 0           ? "gpu"
-                     : (d.type & CL_DEVICE_TYPE_ACCELERATOR) != 0 ? "accelerator"
-                     : (d.type & CL_DEVICE_TYPE_CPU) != 0         ? "cpu"
-                                                                  : "other";
-  Target target("opencl");
-  target.set("keys", std::vector<std::string>{"opencl", "gpu"});
-  target.set("device", std::string(type));
-  target.set("device_name", d.name);
-  target.set("max_threads_per_block", static_cast<std::int64_t>(d.max_work_group_size));
-  target.set("max_num_threads", static_cast<std::int64_t>(d.max_work_group_size));
-  target.set("max_shared_memory_per_block", static_cast<std::int64_t>(d.local_memory));
-  target.set("thread_warp_size", static_cast<std::int64_t>(d.preferred_multiple != 0 ? d.preferred_multiple : 1));
-  target.set("max_block_size_x", static_cast<std::int64_t>(d.max_work_item_sizes[0]));
-  target.set("max_block_size_y", static_cast<std::int64_t>(d.max_work_item_sizes[1]));
-  target.set("max_block_size_z", static_cast<std::int64_t>(d.max_work_item_sizes[2]));
-  target.set("opencl_c_version", c_version);
-  target.set("supports_float16", has_extension("cl_khr_fp16"));
-  target.set("supports_float64", has_extension("cl_khr_fp64"));
-  target.set("supports_subgroups", has_extension("cl_khr_subgroups") || has_extension("cl_intel_subgroups"));
-  target.set("supports_int64_atomics", has_extension("cl_khr_int64_base_atomics"));
-  target.set("extensions", std::move(extensions));
-  return target;
-}
+Result<Target> OpenclBackend::detect_target(std::int32_t device) noexcept { return describe_target(device_of(device)); }
 
 // ---- Memory ----------------------------------------------------------------------------------
 

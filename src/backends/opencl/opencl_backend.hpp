@@ -40,10 +40,15 @@ public:
   // (sub-buffers).
   DEVRT_BACKEND_DECLARE_MODULES
   Result<ModuleBinary> module_binary(std::int32_t device, void* module) noexcept;
+
+  // Textures (global.texture, -nhwc, -weight) are CL_RGBA image2d_t objects of the element type's
+  // channel type, on devices with CL_DEVICE_IMAGE_SUPPORT; float16 texels where the context lists
+  // CL_RGBA/CL_HALF_FLOAT. A kernel takes one as an image2d_t argument (DEVRT_ARG_TEXTURE).
+  DEVRT_BACKEND_DECLARE_TEXTURES
 };
 
 static_assert(Backend<OpenclBackend> && BackendEvents<OpenclBackend> && BackendTargetDetection<OpenclBackend> &&
-              BackendModules<OpenclBackend> && BackendModuleBinary<OpenclBackend>);
+              BackendModules<OpenclBackend> && BackendModuleBinary<OpenclBackend> && BackendTextures<OpenclBackend>);
 
 } // namespace devrt::opencl
 

@@ -85,13 +85,18 @@ Status describe_kernel(const Api& api, ClFunction& f) {
       f.local_arg = static_cast<std::int32_t>(i);
       continue;
     }
+    char type[128] = {};
+    DEVRT_CL_CHECK("clGetKernelArgInfo(CL_KERNEL_ARG_TYPE_NAME)",
+                   api.clGetKernelArgInfo(f.kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr));
+    // Images are global objects too: image2d_t and its kin take a texture.
+    if (std::string_view(type).starts_with("image")) {
+      f.signature.add(detail::KernelParam{detail::KernelParam::Kind::texture, 0, 0});
+      continue;
+    }
     if (address == CL_KERNEL_ARG_ADDRESS_GLOBAL || address == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
       f.signature.add(detail::KernelParam{detail::KernelParam::Kind::buffer, 0, 0});
       continue;
     }
-    char type[128] = {};
-    DEVRT_CL_CHECK("clGetKernelArgInfo(CL_KERNEL_ARG_TYPE_NAME)",
-                   api.clGetKernelArgInfo(f.kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr));
     // A typedef or a vector: a scalar argument of a size only clSetKernelArg can check.
     detail::KernelParam param;
     if (!scalar_of(type, param)) param = detail::KernelParam{detail::KernelParam::Kind::any_scalar, 0, 0};
@@ -304,6 +309,9 @@ Status set_arguments(const ClFunction& f, const ClDevice& d, const LaunchDesc& d
       DEVRT_RETURN_IF_ERROR(buffer_argument(api, d, arg, i, mem, is_owned));
       if (is_owned) owned.buffers[owned.count++] = mem;
       code = api.clSetKernelArg(f.kernel, index, sizeof(cl_mem), &mem);
+    } else if (arg.kind == DEVRT_ARG_TEXTURE) {
+      auto* image = static_cast<cl_mem>(arg.buffer);
+      code = api.clSetKernelArg(f.kernel, index, sizeof(cl_mem), &image);
     } else {
       code = api.clSetKernelArg(f.kernel, index, arg.type_bits / 8u, arg.value.bytes);
     }

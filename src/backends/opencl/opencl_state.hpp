@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The OpenCL backend's state, shared by its files (internal):
 //   opencl_backend.cpp  the runtime, discovery, attributes, memory, copies, streams and events;
-//   opencl_module.cpp   programs, kernels and launches.
+//   opencl_module.cpp   programs, kernels and launches;
+//   opencl_image.cpp    textures (memory scopes global.texture*) as image2d_t;
+//   opencl_target.cpp   the device as a compiler target (Adreno detection), a pure function.
 // The runtime is loaded once and never torn down (drivers outlive static destructors).
 #ifndef DEVRT_SRC_BACKENDS_OPENCL_OPENCL_STATE_HPP
 #define DEVRT_SRC_BACKENDS_OPENCL_OPENCL_STATE_HPP
@@ -24,7 +26,7 @@ struct ClDevice {
   cl_device_id id = nullptr;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr; // the default stream
-  std::string name, version, driver_version, c_version, extensions, platform_name;
+  std::string name, vendor, version, driver_version, c_version, extensions, platform_name;
   cl_device_type type = 0;
   std::size_t max_work_group_size = 0;
   std::size_t max_work_item_sizes[3] = {0, 0, 0};
@@ -36,6 +38,10 @@ struct ClDevice {
   cl_uint clock_mhz = 0;
   cl_uint base_address_align_bits = 0;
   cl_uint image_pitch_alignment = 0;
+  cl_bool image_support = CL_FALSE;
+  std::size_t image2d_max_width = 0;
+  std::size_t image2d_max_height = 0;
+  std::size_t image_max_array_size = 0;
   std::size_t preferred_multiple = 0;
 };
 
@@ -45,6 +51,14 @@ struct Runtime {
   detail::DynamicLibrary library;
   std::vector<ClDevice> devices;
 };
+
+// The device as a compiler target: TVM's "opencl" kind, or `opencl -device=adreno` (keys adreno,
+// opencl, gpu) for a Qualcomm Adreno GPU, with the texture limits TVM's Adreno schedules read. A
+// pure function of the properties (opencl_target.cpp), tested against recorded clinfo output.
+Target describe_target(const ClDevice& device);
+// Whether `device` is a Qualcomm Adreno GPU: "Adreno" in its name, or a GPU whose vendor is
+// Qualcomm (older drivers name it "QUALCOMM Adreno(TM)", newer ones add the model).
+bool is_adreno(const ClDevice& device);
 
 // driver_error (out_of_memory for the allocation failures) naming the call and the code.
 [[gnu::cold]] Status cl_error(const char* call, cl_int code);

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// OpenCL textures: TVM's texture scopes as CL_RGBA image2d_t objects, copied whole to and from host
+// memory (clEnqueueWriteImage / clEnqueueReadImage) or a buffer of the same device
+// (clEnqueueCopyBufferToImage / clEnqueueCopyImageToBuffer).
+#include "opencl_backend.hpp"
+#include "opencl_state.hpp"
+
+namespace devrt::opencl {
+namespace {
+
+// The channel type of a texel channel of DLPack type (code, bits); 0 for none.
+cl_channel_type channel_type(std::uint8_t code, std::uint8_t bits) noexcept {
+  switch (static_cast<DataTypeCode>(code)) {
+  case DataTypeCode::signed_int:
+    return bits == 8 ? CL_SIGNED_INT8 : bits == 16 ? CL_SIGNED_INT16 : bits == 32 ? CL_SIGNED_INT32 : 0;
+  case DataTypeCode::unsigned_int:
+    return bits == 8 ? CL_UNSIGNED_INT8 : bits == 16 ? CL_UNSIGNED_INT16 : bits == 32 ? CL_UNSIGNED_INT32 : 0;
+  case DataTypeCode::floating: return bits == 32 ? CL_FLOAT : bits == 16 ? CL_HALF_FLOAT : 0;
+  default: return 0;
+  }
+}
+
+// Whether the context lists CL_RGBA images of `type` for reading and writing.
+Result<bool> format_supported(const ClDevice& d, cl_channel_type type) noexcept {
+  const Api& api = runtime().api;
+  cl_uint count = 0;
+  DEVRT_CL_CHECK(
+      "clGetSupportedImageFormats",
+      api.clGetSupportedImageFormats(d.context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, nullptr, &count));
+  std::vector<cl_image_format> formats(count);
+  if (count > 0) {
+    DEVRT_CL_CHECK("clGetSupportedImageFormats",
+                   api.clGetSupportedImageFormats(d.context, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, count,
+                                                  formats.data(), nullptr));
+  }
+  for (const cl_image_format& format : formats) {
+    if (format.image_channel_order == CL_RGBA && format.image_channel_data_type == type) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+Result<ScopeLimits> OpenclBackend::scope_limits(std::int32_t device, MemoryScope scope) noexcept {
+  const ClDevice& d = device_of(device);
+  if (!is_texture_scope(scope)) {
+    return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on an OpenCL device");
+  }
+  if (d.image_support != CL_TRUE || d.image2d_max_width == 0 || d.image2d_max_height == 0) {
+    return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "': '", d.name,
+                      "' has no image support (CL_DEVICE_IMAGE_SUPPORT)");
+  }
+  DEVRT_ASSIGN_OR_RETURN(bool half, format_supported(d, CL_HALF_FLOAT));
+  return ScopeLimits{scope, d.image2d_max_width, d.image2d_max_height, d.max_allocation, half};
+}
+
+Result<void*> OpenclBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {
+  const ClDevice& d = device_of(device);
+  cl_image_format format{CL_RGBA, channel_type(desc.type_code, desc.type_bits)};
+  if (format.image_channel_data_type == 0) {
+    return make_error(ErrorCode::unsupported, "no CL_RGBA channel type for DLPack type code ", desc.type_code, " of ",
+                      desc.type_bits, " bits");
+  }
+  cl_image_desc image{};
+  image.image_type = CL_MEM_OBJECT_IMAGE2D;
+  image.image_width = static_cast<std::size_t>(desc.width);
+  image.image_height = static_cast<std::size_t>(desc.height);
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = runtime().api.clCreateImage(d.context, CL_MEM_READ_WRITE, &format, &image, nullptr, &err);
+  if (err != CL_SUCCESS) return cl_error("clCreateImage", err);
+  return static_cast<void*>(mem);
+}
+
+Status OpenclBackend::texture_free(std::int32_t, void* texture) noexcept {
+  DEVRT_CL_CHECK("clReleaseMemObject", runtime().api.clReleaseMemObject(static_cast<cl_mem>(texture)));
+  return Status();
+}
+
+Status OpenclBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept {
+  const Api& api = runtime().api;
+  cl_command_queue queue = queue_of(desc.device_id, desc.stream);
+  auto* image = static_cast<cl_mem>(desc.texture);
+  const std::size_t origin[3] = {0, 0, 0};
+  const std::size_t region[3] = {static_cast<std::size_t>(desc.desc->width),
+                                 static_cast<std::size_t>(desc.desc->height), 1};
+  const bool host = desc.linear_kind != static_cast<std::int32_t>(DeviceKind::opencl);
+  if (host) {
+    const std::size_t row_pitch = region[0] * 4 * (desc.desc->type_bits / 8);
+    void* rows = static_cast<std::byte*>(desc.linear) + desc.linear_offset;
+    if (desc.to_texture != 0) {
+      DEVRT_CL_CHECK("clEnqueueWriteImage", api.clEnqueueWriteImage(queue, image, CL_FALSE, origin, region, row_pitch,
+                                                                    0, rows, 0, nullptr, nullptr));
+    } else {
+      DEVRT_CL_CHECK("clEnqueueReadImage", api.clEnqueueReadImage(queue, image, CL_TRUE, origin, region, row_pitch, 0,
+                                                                  rows, 0, nullptr, nullptr));
+    }
+    return Status();
+  }
+  auto* buffer = static_cast<cl_mem>(desc.linear);
+  if (desc.to_texture != 0) {
+    DEVRT_CL_CHECK(
+        "clEnqueueCopyBufferToImage",
+        api.clEnqueueCopyBufferToImage(queue, buffer, image, desc.linear_offset, origin, region, 0, nullptr, nullptr));
+  } else {
+    DEVRT_CL_CHECK(
+        "clEnqueueCopyImageToBuffer",
+        api.clEnqueueCopyImageToBuffer(queue, image, buffer, origin, region, desc.linear_offset, 0, nullptr, nullptr));
+  }
+  return Status();
+}
+
+} // namespace devrt::opencl

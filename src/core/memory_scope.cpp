@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory scopes: TVM's names, its texture flattening rule, and a device's limits per scope.
+#include "core/memory_scope.hpp"
+
+#include <devrt/registry.hpp>
+
+namespace devrt {
+namespace {
+
+constexpr std::string_view kScopeNames[kMemoryScopeCount] = {
+    "global", "global.texture", "global.texture-nhwc", "global.texture-weight", "global.vtcm",
+};
+
+// "[2, 3, 4]" in messages.
+struct ShapeText {
+  std::span<const std::int64_t> shape;
+};
+void append_part(detail::MessageBuilder& m, const ShapeText& text) noexcept {
+  m.append("[");
+  for (std::size_t i = 0; i < text.shape.size(); ++i) {
+    if (i > 0) m.append(", ");
+    m.append_signed(text.shape[i]);
+  }
+  m.append("]");
+}
+
+// TVM's DefaultTextureLayoutSeparator: the axes before it make the rows.
+std::size_t texture_separator(MemoryScope scope, std::size_t rank) noexcept {
+  switch (scope) {
+  case MemoryScope::texture_weight: return 1;
+  case MemoryScope::texture_nhwc: return rank == 3 ? 1 : 2;
+  default: return rank - 2;
+  }
+}
+
+} // namespace
+
+std::string_view to_string(MemoryScope scope) noexcept {
+  auto index = static_cast<std::int32_t>(scope);
+  return index >= 0 && index < kMemoryScopeCount ? kScopeNames[index] : std::string_view("unknown scope");
+}
+
+Result<MemoryScope> parse_memory_scope(std::string_view name) noexcept {
+  if (name.empty()) return MemoryScope::global;
+  for (std::int32_t i = 0; i < kMemoryScopeCount; ++i) {
+    if (kScopeNames[i] == name) return static_cast<MemoryScope>(i);
+  }
+  return make_error(ErrorCode::invalid_argument, "unknown memory scope '", name,
+                    "' (global, global.texture, global.texture-nhwc, global.texture-weight, global.vtcm)");
+}
+
+Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept {
+  if (!is_texture_scope(scope)) {
+    return make_error(ErrorCode::invalid_argument, "texture_extent: '", to_string(scope), "' is not a texture scope");
+  }
+  const std::size_t min_rank = scope == MemoryScope::texture_nhwc ? 3 : 2;
+  if (shape.size() < min_rank) {
+    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", ShapeText{shape}, " in '",
+                      to_string(scope), "' needs at least ", min_rank, " axes (the last holds the 4 channels)");
+  }
+  if (shape.back() != kTextureChannels) {
+    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", ShapeText{shape}, " in '",
+                      to_string(scope), "' must end in an axis of 4 (a texel's RGBA channels), not ", shape.back());
+  }
+  const std::size_t separator = texture_separator(scope, shape.size());
+  TextureExtent extent{1, 1};
+  bool overflow = false;
+  for (std::size_t i = 0; i + 1 < shape.size(); ++i) {
+    if (shape[i] <= 0) {
+      return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", ShapeText{shape}, " in '",
+                        to_string(scope), "': axis ", i, " is ", shape[i], " (a texture has no empty rows)");
+    }
+    std::uint64_t& side = i < separator ? extent.height : extent.width;
+    overflow = overflow || __builtin_mul_overflow(side, static_cast<std::uint64_t>(shape[i]), &side);
+  }
+  if (overflow) {
+    return make_error(ErrorCode::out_of_range, "texture_extent: shape ", ShapeText{shape}, " in '", to_string(scope),
+                      "' overflows 64 bits");
+  }
+  return extent;
+}
+
+Status detail::check_texture_fits(const ScopeLimits& limits, DataType dtype, TextureExtent extent) noexcept {
+  const bool integer = (dtype.code == DataTypeCode::signed_int || dtype.code == DataTypeCode::unsigned_int) &&
+                       (dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32);
+  const bool floating = dtype.code == DataTypeCode::floating && (dtype.bits == 16 || dtype.bits == 32);
+  const bool channel_type = dtype.lanes == 1 && (integer || floating);
+  if (!channel_type) {
+    return make_error(ErrorCode::unsupported, "'", to_string(limits.scope), "': ", dtype,
+                      " is no texel channel type (int8/16/32, uint8/16/32, float16/32)");
+  }
+  if (dtype.code == DataTypeCode::floating && dtype.bits == 16 && !limits.half_texels) {
+    return make_error(ErrorCode::unsupported, "'", to_string(limits.scope), "': this device has no float16 texels");
+  }
+  if (extent.width > limits.max_width || extent.height > limits.max_height) {
+    return make_error(ErrorCode::out_of_range, "'", to_string(limits.scope), "': a texture of ", extent.width, " x ",
+                      extent.height, " texels exceeds the device's ", limits.max_width, " x ", limits.max_height);
+  }
+  return Status();
+}
+
+Result<ScopeLimits> scope_limits(Device device, MemoryScope scope) noexcept {
+  auto index = static_cast<std::int32_t>(scope);
+  if (index < 0 || index >= kMemoryScopeCount) {
+    return make_error(ErrorCode::invalid_argument, "scope_limits on ", device, ": memory scope ", index,
+                      " does not exist");
+  }
+  DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
+  return backend.scope_limits(device.id, scope);
+}
+
+} // namespace devrt

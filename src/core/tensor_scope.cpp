@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// Texture-scoped tensors: allocation through the backend's texture functions, and copies between a
+// texture and any tensor of any device. Because TVM's flattening keeps the shape's row-major order,
+// a compact tensor's bytes are the texture's rows: a copy is the backend's whole-texture copy
+// against compact linear memory, with a host bounce where the other side is neither host memory
+// nor on the texture's device.
+#include "core/memory_scope.hpp"
+#include "core/tensor_internal.hpp"
+
+#include <devrt/log.hpp>
+#include <devrt/registry.hpp>
+
+#include <new>
+
+namespace devrt::detail {
+namespace {
+
+// The stream a texture copy runs on: `stream` when it belongs to the texture's device, else that
+// device's current stream.
+StreamRef texture_stream(Device texture_device, StreamRef stream) noexcept {
+  return stream.handle != nullptr && stream.device == texture_device ? stream : current_stream(texture_device);
+}
+
+// One backend copy between `texture` and linear memory: `linear` + `offset`, host memory or an
+// allocation on the texture's device (`on_device`).
+Status copy_direct(const Tensor& texture, void* linear, std::size_t offset, bool on_device, bool to_texture,
+                   StreamRef stream) noexcept {
+  TensorStorage& storage = *TensorAccess::storage(texture);
+  devrt_texture_copy_desc desc{};
+  desc.texture = texture.data();
+  desc.device_id = texture.device().id;
+  desc.to_texture = to_texture ? 1 : 0;
+  desc.desc = &storage.texture;
+  desc.linear = linear;
+  desc.linear_offset = offset;
+  desc.linear_kind = on_device ? storage.texture_backend->device_kind : static_cast<std::int32_t>(DeviceKind::cpu);
+  desc.stream = texture_stream(texture.device(), stream).handle;
+  return BackendRef(storage.texture_backend).texture_copy(desc);
+}
+
+// The same with a compact global tensor that is host memory or lives on the texture's device.
+Status copy_direct(const Tensor& texture, const Tensor& linear, bool to_texture, StreamRef stream) noexcept {
+  return copy_direct(texture, linear.data(), static_cast<std::size_t>(linear.byte_offset()),
+                     linear.device() == texture.device(), to_texture, stream);
+}
+
+bool textured(const Tensor& tensor) noexcept { return is_texture_scope(tensor.scope()); }
+
+// Whether `linear` can be the linear side of one backend copy with `texture`.
+bool reachable(const Tensor& texture, const Tensor& linear) noexcept {
+  if (textured(linear) || !linear.is_contiguous()) return false;
+  return linear.host_data() != nullptr || linear.device() == texture.device();
+}
+
+} // namespace
+
+Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device,
+                             MemoryScope scope) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
+  DEVRT_ASSIGN_OR_RETURN(ScopeLimits limits, backend.scope_limits(device.id, scope));
+  Result<TextureExtent> extent = texture_extent(scope, shape);
+  if (!extent.ok())
+    return make_error(extent.status().code(), "Tensor::empty on ", device, ": ", extent.status().message());
+  Status fits = check_texture_fits(limits, dtype, *extent);
+  if (!fits.ok()) return make_error(fits.code(), "Tensor::empty on ", device, ": ", fits.message());
+
+  devrt_texture_desc desc{};
+  desc.scope = static_cast<std::int32_t>(scope);
+  desc.type_code = static_cast<std::uint8_t>(dtype.code);
+  desc.type_bits = dtype.bits;
+  desc.width = extent->width;
+  desc.height = extent->height;
+  auto* storage = new (std::nothrow) TensorStorage();
+  if (storage == nullptr) return make_error(ErrorCode::out_of_memory, "Tensor::empty on ", device, ": no memory");
+  Result<void*> texture = backend.texture_allocate(device.id, desc);
+  if (!texture.ok()) {
+    delete storage;
+    return std::move(texture).status();
+  }
+  storage->device = device;
+  storage->base = *texture;
+  storage->bytes = extent->width * extent->height * kTextureChannels * dtype.size_bytes();
+  storage->scope = scope;
+  storage->texture_backend = backend.table();
+  storage->texture = desc;
+  Tensor tensor;
+  DEVRT_RETURN_IF_ERROR(
+      TensorAccess::init(tensor, storage, dtype, static_cast<std::int32_t>(shape.size()), shape.data(), nullptr, 0));
+  return tensor;
+}
+
+Status copy_texture_host(const Tensor& texture, void* host, bool to_texture, StreamRef stream) noexcept {
+  if (host == nullptr) {
+    return make_error(ErrorCode::invalid_argument, to_texture ? "Tensor::copy_from_host" : "Tensor::copy_to_host",
+                      " on ", texture.device(), ": the host memory is null");
+  }
+  return copy_direct(texture, host, 0, false, to_texture, stream);
+}
+
+void free_texture(TensorStorage& storage) noexcept {
+  Status freed = BackendRef(storage.texture_backend).texture_free(storage.device.id, storage.base);
+  if (!freed.ok()) DEVRT_LOG(error, "Tensor: ", freed.message());
+}
+
+Status copy_texture(const Tensor& src, const Tensor& dst, StreamRef stream) noexcept {
+  if (textured(dst) && reachable(dst, src)) return copy_direct(dst, src, true, stream);
+  if (textured(src) && reachable(src, dst)) {
+    DEVRT_RETURN_IF_ERROR(copy_direct(src, dst, false, stream));
+    // Into host memory the backend has finished; into the device's own memory the copy is ordered
+    // on the texture's stream, as a copy between two of its buffers would be.
+    return Status();
+  }
+  // Through a compact host tensor, each leg on its own device's stream and waited for: `host`
+  // dies here.
+  DEVRT_ASSIGN_OR_RETURN(Tensor host, Tensor::empty(src.shape(), src.dtype(), kHostDevice));
+  StreamRef src_stream = texture_stream(src.device(), textured(src) ? stream : StreamRef{});
+  DEVRT_RETURN_IF_ERROR(host.copy_from(src, src_stream));
+  DEVRT_RETURN_IF_ERROR(synchronize(src_stream));
+  StreamRef dst_stream = texture_stream(dst.device(), textured(dst) ? stream : StreamRef{});
+  DEVRT_RETURN_IF_ERROR(dst.copy_from(host, dst_stream));
+  return synchronize(dst_stream);
+}
+
+} // namespace devrt::detail
