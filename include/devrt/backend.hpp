@@ -183,6 +183,13 @@ concept BackendTextures = BackendScopes<B> &&
   { b.texture_copy(copy) } -> std::same_as<Status>;
 };
 
+// Optional, with BackendScopes: flat memory in another scope (Hexagon's VTCM), freed with free().
+template <class B>
+concept BackendScopedMemory = BackendScopes<B> &&
+    requires(B& b, std::int32_t device, MemoryScope scope, std::size_t n) {
+  { b.scope_allocate(device, scope, n, n) } -> std::same_as<Result<void*>>;
+};
+
 // The members each concept above requires, declared for a backend class that defines them in its
 // .cpp: every signature is written once, here, beside its concept. A backend comments its own
 // semantics of an operation above the macro that declares it.
@@ -369,6 +376,10 @@ struct Thunks {
     *out = devrt_scope_limits{limits->max_width, limits->max_height, limits->max_bytes, limits->half_texels ? 1 : 0, 0};
     return 0;
   }
+  static std::int32_t scope_allocate(std::int32_t device, std::int32_t scope, std::size_t nbytes, std::size_t alignment,
+                                     void** out, devrt_error* err) noexcept {
+    return export_result(self().scope_allocate(device, static_cast<MemoryScope>(scope), nbytes, alignment), out, err);
+  }
   static std::int32_t texture_allocate(std::int32_t device, const devrt_texture_desc* desc, void** out,
                                        devrt_error* err) noexcept {
     return export_result(self().texture_allocate(device, *desc), out, err);
@@ -431,6 +442,7 @@ constexpr devrt_backend_table make_backend_table() noexcept {
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
     if constexpr (BackendDeviceSynchronize<B>) table.device_synchronize = &T::device_synchronize;
     if constexpr (BackendScopes<B>) table.scope_limits = &T::scope_limits;
+    if constexpr (BackendScopedMemory<B>) table.scope_allocate = &T::scope_allocate;
     if constexpr (BackendTextures<B>) {
       table.texture_allocate = &T::texture_allocate;
       table.texture_free = &T::texture_free;

@@ -189,6 +189,10 @@ typedef struct devrt_backend_table {
   int32_t (*texture_allocate)(int32_t device_id, const devrt_texture_desc* desc, void** out, devrt_error* err);
   int32_t (*texture_free)(int32_t device_id, void* texture, devrt_error* err);
   int32_t (*texture_copy)(const devrt_texture_copy_desc* desc, devrt_error* err);
+  /* Optional: flat memory in a scope other than "global" and the textures (Hexagon's VTCM), freed
+   * with `free`. Called with nbytes >= 1 and a power-of-two alignment, like allocate. */
+  int32_t (*scope_allocate)(int32_t device_id, int32_t scope, size_t nbytes, size_t alignment, void** out,
+                            devrt_error* err);
 } devrt_backend_table;
 
 /* The smallest struct_size a table may have: everything before the optional tail. */

@@ -63,6 +63,12 @@ public:
   // Served from the device's Buffer cache when it has one (see empty_cache): requests of 1 byte
   // to kMaxCachedBufferBytes with alignment <= kDefaultAlignment, rounded up to a power of two.
   static Result<Buffer> allocate(Device device, std::size_t nbytes, std::size_t alignment = kDefaultAlignment) noexcept;
+  // In memory scope `scope` of `device` (devrt/device.hpp), never cached: global is allocate();
+  // flat memory such as Hexagon's global.vtcm comes from the backend's scope; a scope the device
+  // lacks is unsupported naming both, a texture scope unsupported (Tensor::empty makes textures).
+  // Thread-safe.
+  static Result<Buffer> allocate_scoped(Device device, MemoryScope scope, std::size_t nbytes,
+                                        std::size_t alignment = kDefaultAlignment) noexcept;
   // From `registry`'s backend, never cached.
   static Result<Buffer> allocate(const Registry& registry, Device device, std::size_t nbytes,
                                  std::size_t alignment = kDefaultAlignment) noexcept;

@@ -96,6 +96,10 @@ public:
   bool has_textures() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, texture_copy); }
   Result<ScopeLimits> scope_limits(std::int32_t id, MemoryScope scope) const noexcept;
   Result<void*> texture_allocate(std::int32_t id, const devrt_texture_desc& desc) const noexcept;
+  // Flat memory in `scope` (global: allocate), freed with free(). unsupported when the backend
+  // has no such memory. Checks as allocate.
+  Result<void*> scope_allocate(std::int32_t id, MemoryScope scope, std::size_t nbytes,
+                               std::size_t alignment) const noexcept;
   Status texture_free(std::int32_t id, void* texture) const noexcept;
   Status texture_copy(const devrt_texture_copy_desc& desc) const noexcept;
 

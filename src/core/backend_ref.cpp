@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace devrt {
 namespace {
@@ -399,6 +400,28 @@ Result<ScopeLimits> BackendRef::scope_limits(std::int32_t id, MemoryScope scope)
   DEVRT_RETURN_IF_ERROR(
       invoke(table_, id, "scope_limits", table_->scope_limits, id, static_cast<std::int32_t>(scope), &limits));
   return ScopeLimits{scope, limits.max_width, limits.max_height, limits.max_bytes, limits.half_texels != 0};
+}
+
+Result<void*> BackendRef::scope_allocate(std::int32_t id, MemoryScope scope, std::size_t nbytes,
+                                         std::size_t alignment) const noexcept {
+  if (scope == MemoryScope::global) return allocate(id, nbytes, alignment);
+  DEVRT_RETURN_IF_ERROR(check_device(id));
+  if (!DEVRT_BACKEND_TABLE_HAS(table_, scope_allocate) || is_texture_scope(scope)) {
+    Result<ScopeLimits> limits = scope_limits(id, scope); // names scope and device when there is none
+    if (!limits.ok()) return std::move(limits).status();
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " scope_allocate: '", to_string(scope),
+                      "' is not flat memory", is_texture_scope(scope) ? " (a texture: Tensor::empty makes one)" : "");
+  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (std::size_t{1} << 20)) {
+    return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " scope_allocate(", to_string(scope), ", ",
+                      nbytes, " bytes, align ", alignment,
+                      "): alignment must be a power of two no larger than 1048576");
+  }
+  if (nbytes == 0) return static_cast<void*>(nullptr);
+  void* ptr = nullptr;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "scope_allocate", table_->scope_allocate, id,
+                               static_cast<std::int32_t>(scope), nbytes, alignment, &ptr));
+  return ptr;
 }
 
 Result<void*> BackendRef::texture_allocate(std::int32_t id, const devrt_texture_desc& desc) const noexcept {

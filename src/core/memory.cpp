@@ -275,6 +275,19 @@ Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::si
   return buffer;
 }
 
+Result<Buffer> Buffer::allocate_scoped(Device device, MemoryScope scope, std::size_t nbytes,
+                                       std::size_t alignment) noexcept {
+  if (scope == MemoryScope::global) return allocate(Registry::global(), device, nbytes, alignment);
+  DEVRT_ASSIGN_OR_RETURN(BackendRef backend, Registry::global().get(device.kind));
+  DEVRT_ASSIGN_OR_RETURN(void* data, backend.scope_allocate(device.id, scope, nbytes, alignment));
+  Buffer buffer;
+  buffer.backend_ = backend.table();
+  buffer.device_ = device;
+  buffer.data_ = data;
+  buffer.size_ = data != nullptr ? nbytes : 0;
+  return buffer;
+}
+
 BackendRef Buffer::backend() const noexcept { return BackendRef(backend_); }
 
 Status Buffer::reset() noexcept {

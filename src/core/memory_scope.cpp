@@ -15,7 +15,7 @@ constexpr std::string_view kScopeNames[kMemoryScopeCount] = {
 struct ShapeText {
   std::span<const std::int64_t> shape;
 };
-void append_part(detail::MessageBuilder& m, const ShapeText& text) noexcept {
+[[maybe_unused]] void append_part(detail::MessageBuilder& m, const ShapeText& text) noexcept {
   m.append("[");
   for (std::size_t i = 0; i < text.shape.size(); ++i) {
     if (i > 0) m.append(", ");

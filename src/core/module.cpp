@@ -6,7 +6,6 @@
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/stream.hpp>
-#include <devrt/tensor.hpp>
 
 #include <cstdio>
 #include <limits>
@@ -42,17 +41,6 @@ KernelArg::KernelArg(const MemorySpan& span, std::size_t offset) noexcept {
 }
 
 KernelArg::KernelArg(const Buffer& buffer, std::size_t offset) noexcept : KernelArg(buffer.span(), offset) {}
-
-KernelArg KernelArg::texture(const Tensor& texture) noexcept {
-  KernelArg arg;
-  arg.arg_.kind = DEVRT_ARG_TEXTURE;
-  arg.arg_.device_kind = static_cast<std::int32_t>(texture.device().kind);
-  arg.arg_.device_id = texture.device().id;
-  // Not a texture (a global tensor, an undefined one): null, which the launch check refuses.
-  arg.arg_.buffer = is_texture_scope(texture.scope()) ? texture.data() : nullptr;
-  arg.arg_.size = texture.storage_span().size;
-  return arg;
-}
 
 KernelArg KernelArg::scalar(DataType type, std::uint64_t value) noexcept {
   KernelArg arg;

@@ -226,13 +226,16 @@ Result<Tensor> Tensor::empty(std::span<const std::int64_t> shape, DataType dtype
   detail::Layout layout;
   DEVRT_RETURN_IF_ERROR(detail::check_layout("Tensor::empty", dtype, ndim, shape.data(), nullptr, 0, &layout));
   if (options.scope != MemoryScope::global) {
-    DEVRT_ASSIGN_OR_RETURN(ScopeLimits limits, scope_limits(device, options.scope));
-    if (!is_texture_scope(limits.scope) || options.from_workspace) {
-      return make_error(ErrorCode::unsupported, "Tensor::empty on ", device, ": '", to_string(options.scope),
-                        options.from_workspace ? "' tensors do not come from workspace pools"
-                                               : "' tensors are not made by Tensor::empty yet");
+    const auto index = static_cast<std::int32_t>(options.scope);
+    if (index < 0 || index >= kMemoryScopeCount) {
+      return make_error(ErrorCode::invalid_argument, "Tensor::empty on ", device, ": memory scope ", index,
+                        " does not exist");
     }
-    return detail::empty_texture(shape, dtype, device, options.scope);
+    if (options.from_workspace) {
+      return make_error(ErrorCode::unsupported, "Tensor::empty on ", device, ": '", to_string(options.scope),
+                        "' tensors do not come from workspace pools");
+    }
+    if (is_texture_scope(options.scope)) return detail::empty_texture(shape, dtype, device, options.scope);
   }
   DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
   const auto nbytes = static_cast<std::size_t>(layout.numel) * dtype.size_bytes();
@@ -250,7 +253,9 @@ Result<Tensor> Tensor::empty(std::span<const std::int64_t> shape, DataType dtype
     storage->workspace = std::move(block).value();
     storage->base = storage->workspace.data();
   } else {
-    Result<Buffer> buffer = Buffer::allocate(device, nbytes, kDefaultAlignment);
+    Result<Buffer> buffer = options.scope == MemoryScope::global
+                                ? Buffer::allocate(device, nbytes, kDefaultAlignment)
+                                : Buffer::allocate_scoped(device, options.scope, nbytes, kDefaultAlignment);
     if (!buffer.ok()) {
       delete storage;
       return std::move(buffer).status();
@@ -259,6 +264,7 @@ Result<Tensor> Tensor::empty(std::span<const std::int64_t> shape, DataType dtype
     storage->base = storage->buffer.data();
   }
   storage->bytes = nbytes;
+  storage->scope = options.scope;
   Tensor tensor;
   DEVRT_RETURN_IF_ERROR(detail::TensorAccess::init(tensor, storage, dtype, ndim, shape.data(), nullptr, 0));
   return tensor;

@@ -3,11 +3,13 @@
 // texture and any tensor of any device. Because TVM's flattening keeps the shape's row-major order,
 // a compact tensor's bytes are the texture's rows: a copy is the backend's whole-texture copy
 // against compact linear memory, with a host bounce where the other side is neither host memory
-// nor on the texture's device.
+// nor on the texture's device. And KernelArg::texture, here so that programs without tensors do not
+// link them (firmware launches kernels).
 #include "core/memory_scope.hpp"
 #include "core/tensor_internal.hpp"
 
 #include <devrt/log.hpp>
+#include <devrt/module.hpp>
 #include <devrt/registry.hpp>
 
 #include <new>
@@ -122,3 +124,18 @@ Status copy_texture(const Tensor& src, const Tensor& dst, StreamRef stream) noex
 }
 
 } // namespace devrt::detail
+
+namespace devrt {
+
+KernelArg KernelArg::texture(const Tensor& texture) noexcept {
+  KernelArg arg;
+  arg.arg_.kind = DEVRT_ARG_TEXTURE;
+  arg.arg_.device_kind = static_cast<std::int32_t>(texture.device().kind);
+  arg.arg_.device_id = texture.device().id;
+  // Not a texture (a global tensor, an undefined one): null, which the launch check refuses.
+  arg.arg_.buffer = is_texture_scope(texture.scope()) ? texture.data() : nullptr;
+  arg.arg_.size = texture.storage_span().size;
+  return arg;
+}
+
+} // namespace devrt

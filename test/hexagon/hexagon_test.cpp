@@ -62,27 +62,65 @@ void test_scopes() {
   CHECK(before.capacity_bytes == devrt::hexagon::kVtcmBytes);
   CHECK(before.used_bytes == 0);
   {
-    auto ddr = devrt::hexagon::allocate(kDsp, 4096, devrt::hexagon::MemoryScope::ddr);
-    auto vtcm = devrt::hexagon::allocate(kDsp, 5000, devrt::hexagon::MemoryScope::vtcm, 8192);
+    auto ddr = devrt::hexagon::allocate(kDsp, 4096, devrt::MemoryScope::global);
+    auto vtcm = devrt::hexagon::allocate(kDsp, 5000, devrt::MemoryScope::vtcm, 8192);
     CHECK(ddr.ok() && vtcm.ok());
-    CHECK(Hexagon::scope_of(ddr->data()) == devrt::hexagon::MemoryScope::ddr);
-    CHECK(Hexagon::scope_of(vtcm->data()) == devrt::hexagon::MemoryScope::vtcm);
+    CHECK(Hexagon::scope_of(ddr->data()) == devrt::MemoryScope::global);
+    CHECK(Hexagon::scope_of(vtcm->data()) == devrt::MemoryScope::vtcm);
     CHECK(reinterpret_cast<std::uintptr_t>(vtcm->data()) % 8192 == 0);
     CHECK(dsp.vtcm_stats().used_bytes == 3 * devrt::hexagon::kVtcmGranule); // 5000 bytes: three granules
     // The whole arena cannot be had twice; what is left can.
-    auto too_big = devrt::hexagon::allocate(kDsp, devrt::hexagon::kVtcmBytes, devrt::hexagon::MemoryScope::vtcm);
+    auto too_big = devrt::hexagon::allocate(kDsp, devrt::hexagon::kVtcmBytes, devrt::MemoryScope::vtcm);
     CHECK(!too_big.ok() && too_big.status().code() == devrt::ErrorCode::out_of_memory);
-    auto rest = devrt::hexagon::allocate(kDsp, dsp.vtcm_stats().largest_free_bytes, devrt::hexagon::MemoryScope::vtcm);
+    auto rest = devrt::hexagon::allocate(kDsp, dsp.vtcm_stats().largest_free_bytes, devrt::MemoryScope::vtcm);
     CHECK(rest.ok());
-    CHECK(!devrt::hexagon::allocate(kDsp, 1, devrt::hexagon::MemoryScope::vtcm, 3).ok()); // bad alignment
+    CHECK(!devrt::hexagon::allocate(kDsp, 1, devrt::MemoryScope::vtcm, 3).ok()); // bad alignment
   }
   CHECK(dsp.vtcm_stats().used_bytes == 0); // every granule back
   CHECK(dsp.vtcm_stats().largest_free_bytes == devrt::hexagon::kVtcmBytes);
   // An address inside VTCM that no allocation starts at is refused, not freed.
-  auto vtcm = devrt::hexagon::allocate(kDsp, 4096, devrt::hexagon::MemoryScope::vtcm);
+  auto vtcm = devrt::hexagon::allocate(kDsp, 4096, devrt::MemoryScope::vtcm);
   CHECK(vtcm.ok());
   devrt::Status bad = dsp.free(0, static_cast<unsigned char*>(vtcm->data()) + 64);
   CHECK(!bad.ok() && bad.code() == devrt::ErrorCode::invalid_argument);
+}
+
+// VTCM through the API every backend shares: scope_limits, Buffer::allocate_scoped, Tensor::empty
+// with TensorOptions::scope, copies in and out, and the refusals (textures, DLPack).
+void test_vtcm_through_the_core_api() {
+  Hexagon& dsp = devrt::direct::backend<Hexagon>();
+  auto limits = devrt::scope_limits(kDsp, devrt::MemoryScope::vtcm);
+  CHECK(limits.ok() && limits->max_bytes == devrt::hexagon::kVtcmBytes);
+  auto texture = devrt::scope_limits(kDsp, devrt::MemoryScope::texture);
+  CHECK(!texture.ok() && texture.status().code() == devrt::ErrorCode::unsupported);
+  CHECK(std::string_view(texture.status().message()).find("hexagon:0") != std::string_view::npos);
+  {
+    auto buffer = devrt::Buffer::allocate_scoped(kDsp, devrt::MemoryScope::vtcm, 3000);
+    CHECK(buffer.ok() && Hexagon::scope_of(buffer->data()) == devrt::MemoryScope::vtcm);
+    CHECK(dsp.vtcm_stats().used_bytes == 2 * devrt::hexagon::kVtcmGranule);
+    devrt::TensorOptions options;
+    options.scope = devrt::MemoryScope::vtcm;
+    auto tensor = devrt::Tensor::empty({16, 32}, devrt::DataType::int32(), kDsp, options);
+    CHECK(tensor.ok() && tensor->scope() == devrt::MemoryScope::vtcm);
+    CHECK(Hexagon::scope_of(tensor->data()) == devrt::MemoryScope::vtcm);
+    static std::int32_t values[16 * 32];
+    static std::int32_t back[16 * 32];
+    for (std::int32_t i = 0; i < 16 * 32; ++i) values[i] = i * 5 - 77;
+    CHECK(tensor->copy_from_host(values, sizeof values).ok());
+    auto row = tensor->slice(0, 3, 4); // flat memory: views work as in global memory
+    CHECK(row.ok() && row->host_data<std::int32_t>()[0] == values[3 * 32]);
+    auto ddr = tensor->to(kDsp);
+    CHECK(ddr.ok() && ddr->scope() == devrt::MemoryScope::global);
+    CHECK(ddr->copy_to_host(back, sizeof back).ok() && std::memcmp(values, back, sizeof back) == 0);
+    auto exported = tensor->to_dlpack();
+    CHECK(!exported.ok() && exported.status().code() == devrt::ErrorCode::unsupported);
+    options.scope = devrt::MemoryScope::texture;
+    CHECK(devrt::Tensor::empty({2, 4}, devrt::DataType::float32(), kDsp, options).status().code() ==
+          devrt::ErrorCode::unsupported);
+    auto too_big = devrt::Buffer::allocate_scoped(kDsp, devrt::MemoryScope::vtcm, devrt::hexagon::kVtcmBytes + 1);
+    CHECK(!too_big.ok() && too_big.status().code() == devrt::ErrorCode::out_of_memory);
+  }
+  CHECK(dsp.vtcm_stats().used_bytes == 0); // the Buffer and the Tensor gave their granules back
 }
 
 // host -> DDR -> VTCM -> DDR -> host, with the run-time path and the compile-time path.
@@ -90,8 +128,8 @@ void test_copies_between_scopes() {
   static std::uint8_t in[20000];
   static std::uint8_t out[20000];
   for (std::size_t i = 0; i < sizeof in; ++i) in[i] = static_cast<std::uint8_t>(i * 7 + 3);
-  auto ddr = devrt::hexagon::allocate(kDsp, sizeof in, devrt::hexagon::MemoryScope::ddr);
-  auto vtcm = devrt::hexagon::allocate(kDsp, sizeof in, devrt::hexagon::MemoryScope::vtcm);
+  auto ddr = devrt::hexagon::allocate(kDsp, sizeof in, devrt::MemoryScope::global);
+  auto vtcm = devrt::hexagon::allocate(kDsp, sizeof in, devrt::MemoryScope::vtcm);
   CHECK(ddr.ok() && vtcm.ok());
   CHECK(devrt::copy(devrt::host_span(in, sizeof in), *ddr).ok());
   CHECK(devrt::copy(*ddr, *vtcm).ok());
@@ -107,9 +145,9 @@ void test_copies_between_scopes() {
 void test_hvx_kernel() {
   CHECK(devrt::cpu::register_kernel_table("hexagon-test", kKernels).ok());
   constexpr std::int32_t n = 1024;
-  auto a = devrt::hexagon::allocate(kDsp, n * 4, devrt::hexagon::MemoryScope::vtcm);
-  auto b = devrt::hexagon::allocate(kDsp, n * 4, devrt::hexagon::MemoryScope::vtcm);
-  auto sum = devrt::hexagon::allocate(kDsp, n * 4, devrt::hexagon::MemoryScope::ddr, 128);
+  auto a = devrt::hexagon::allocate(kDsp, n * 4, devrt::MemoryScope::vtcm);
+  auto b = devrt::hexagon::allocate(kDsp, n * 4, devrt::MemoryScope::vtcm);
+  auto sum = devrt::hexagon::allocate(kDsp, n * 4, devrt::MemoryScope::global, 128);
   CHECK(a.ok() && b.ok() && sum.ok());
   static std::int32_t host_a[n];
   static std::int32_t host_b[n];
@@ -166,6 +204,7 @@ void test_attributes_and_target() {
 int main() {
   test_scopes();
   test_copies_between_scopes();
+  test_vtcm_through_the_core_api();
   test_hvx_kernel();
   test_attributes_and_target();
   std::printf("hexagon: %d checks, %d failed\n", g_checks, g_failures);

@@ -180,6 +180,17 @@ void* aligned_alloc(std::size_t alignment, std::size_t size) {
 }
 void* malloc(std::size_t size) { return aligned_alloc(8, size); }
 void free(void*) {}
+// A new block with the old one's bytes: the old block's size is not kept, so as many bytes as lie
+// between it and the arena's end are copied, up to `size` (beyond the old size realloc leaves the
+// contents unspecified).
+void* realloc(void* old, std::size_t size) {
+  void* grown = malloc(size);
+  if (old == nullptr || grown == nullptr) return grown;
+  auto offset = static_cast<std::size_t>(static_cast<unsigned char*>(old) - g_arena);
+  std::size_t available = static_cast<std::size_t>(static_cast<unsigned char*>(grown) - g_arena) - offset;
+  memcpy(grown, old, size < available ? size : available);
+  return grown;
+}
 void abort() {
   static const char message[] = "abort\n";
   write_out(2, message, sizeof message - 1);

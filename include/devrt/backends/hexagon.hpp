@@ -24,9 +24,6 @@
 
 namespace devrt::hexagon {
 
-// Where a Hexagon allocation lives. TVM calls these scopes "global" and "global.vtcm".
-enum class MemoryScope : std::int32_t { ddr = 0, vtcm = 1 };
-
 // The VTCM this build manages: v66 has 256 KiB.
 inline constexpr std::size_t kVtcmBytes = std::size_t{256} << 10;
 // VTCM is handed out in granules of this size, aligned to it.
@@ -66,6 +63,12 @@ public:
   // VTCM: granules of the arena, aligned to kVtcmGranule or `alignment` if larger.
   // out_of_memory when no run of free granules is large enough.
   Result<void*> allocate_vtcm(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
+  // Memory scopes (devrt/device.hpp): global.vtcm, kVtcmBytes; every other is unsupported.
+  // scope_allocate(global.vtcm) is allocate_vtcm, so that Buffer::allocate_scoped and Tensor::empty
+  // reach VTCM as every backend's scopes are reached.
+  Result<ScopeLimits> scope_limits(std::int32_t device, MemoryScope scope) noexcept;
+  Result<void*> scope_allocate(std::int32_t device, MemoryScope scope, std::size_t nbytes,
+                               std::size_t alignment) noexcept;
   // Either scope: the address says which.
   Status free(std::int32_t device, void* ptr) noexcept;
   Status copy(const CopyDesc& desc) noexcept {
@@ -73,7 +76,8 @@ public:
                       static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
     return Status();
   }
-  // The scope of an address from this backend (ddr for any address outside the VTCM arena).
+  // The scope of an address from this backend (global, the DDR heap, for any address outside the
+  // VTCM arena).
   static MemoryScope scope_of(const void* ptr) noexcept;
   VtcmStats vtcm_stats() noexcept;
 
@@ -110,10 +114,12 @@ private:
 };
 
 static_assert(Backend<HexagonBackend> && BackendEvents<HexagonBackend> && HostAccessibleMemory<HexagonBackend> &&
-              BackendModules<HexagonBackend> && BackendTargetDetection<HexagonBackend>);
+              BackendModules<HexagonBackend> && BackendTargetDetection<HexagonBackend> &&
+              BackendScopedMemory<HexagonBackend>);
 
-// An allocation on `device` in `scope`, owned by the returned Buffer (compile-time path; its span
-// works with every devrt call). As Buffer::allocate otherwise. Thread-safe.
+// An allocation on `device` in `scope` (global: DDR, or global.vtcm), owned by the returned Buffer
+// (compile-time path; its span works with every devrt call); other scopes are unsupported. As
+// Buffer::allocate_scoped otherwise. Thread-safe.
 Result<direct::Buffer<HexagonBackend>> allocate(Device device, std::size_t nbytes, MemoryScope scope,
                                                 std::size_t alignment = kDefaultAlignment) noexcept;
 

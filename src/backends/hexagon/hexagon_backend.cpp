@@ -120,7 +120,22 @@ Status HexagonBackend::free(std::int32_t device, void* ptr) noexcept {
 }
 
 MemoryScope HexagonBackend::scope_of(const void* ptr) noexcept {
-  return in_vtcm(ptr) ? MemoryScope::vtcm : MemoryScope::ddr;
+  return in_vtcm(ptr) ? MemoryScope::vtcm : MemoryScope::global;
+}
+
+Result<ScopeLimits> HexagonBackend::scope_limits(std::int32_t, MemoryScope scope) noexcept {
+  if (scope != MemoryScope::vtcm) {
+    return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on the DSP");
+  }
+  return ScopeLimits{MemoryScope::vtcm, 0, 0, kVtcmBytes, false};
+}
+
+Result<void*> HexagonBackend::scope_allocate(std::int32_t device, MemoryScope scope, std::size_t nbytes,
+                                             std::size_t alignment) noexcept {
+  if (scope != MemoryScope::vtcm) {
+    return make_error(ErrorCode::unsupported, "no flat memory scope '", to_string(scope), "' on the DSP");
+  }
+  return allocate_vtcm(device, nbytes, alignment);
 }
 
 VtcmStats HexagonBackend::vtcm_stats() noexcept {
@@ -142,7 +157,10 @@ VtcmStats HexagonBackend::vtcm_stats() noexcept {
 Result<direct::Buffer<HexagonBackend>> allocate(Device device, std::size_t nbytes, MemoryScope scope,
                                                 std::size_t alignment) noexcept {
   using Buffer = direct::Buffer<HexagonBackend>;
-  if (scope == MemoryScope::ddr || nbytes == 0) return Buffer::allocate(device, nbytes, alignment);
+  if (scope == MemoryScope::global || nbytes == 0) return Buffer::allocate(device, nbytes, alignment);
+  if (scope != MemoryScope::vtcm) {
+    return make_error(ErrorCode::unsupported, device, " has no memory scope '", to_string(scope), "'");
+  }
   if (!devrt::detail::alignment_ok(alignment)) [[unlikely]]
     return devrt::detail::allocation_alignment_error(device, nbytes, alignment);
   DEVRT_RETURN_IF_ERROR(direct::check_device<HexagonBackend>(device));
