@@ -157,6 +157,49 @@ public:
     if (!unified) destroy(staging);
     state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n));
   }
+  // Host <-> a device-local R32G32B32A32_SFLOAT image (optimal tiling, layout GENERAL) of
+  // kTextureWidth texels per row: through a host-visible staging buffer and one
+  // vkCmdCopyBufferToImage / vkCmdCopyImageToBuffer after a barrier, submitted and waited for.
+  void texture_copy(benchmark::State& state, bool write) override {
+    auto n = static_cast<VkDeviceSize>(state.range(0));
+    std::vector<unsigned char> host(n, 1);
+    VkImageCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = VK_FORMAT_R32G32B32A32_SFLOAT;
+    info.extent = {static_cast<std::uint32_t>(kTextureWidth), static_cast<std::uint32_t>(n / kTextureRowBytes), 1};
+    info.mipLevels = 1;
+    info.arrayLayers = 1;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkImage image = VK_NULL_HANDLE;
+    if (dev_.vkCreateImage(device_, &info, nullptr, &image) != VK_SUCCESS) {
+      return state.SkipWithError("raw vkCreateImage failed");
+    }
+    VkMemoryRequirements needs{};
+    dev_.vkGetImageMemoryRequirements(device_, image, &needs);
+    VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, nullptr, needs.size, device_local_type()};
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    dev_.vkAllocateMemory(device_, &allocate, nullptr, &memory);
+    dev_.vkBindImageMemory(device_, image, memory, 0);
+    void* staging_mapped = nullptr;
+    Buffer staging = make_buffer(n, host_type(!write), &staging_mapped);
+    record_image_transfer(image, info.extent, VK_IMAGE_LAYOUT_UNDEFINED, nullptr, false);
+    submit_and_wait();
+    for (auto _ : state) {
+      if (write) std::memcpy(staging_mapped, host.data(), n);
+      record_image_transfer(image, info.extent, VK_IMAGE_LAYOUT_GENERAL, &staging, write);
+      submit_and_wait();
+      if (!write) std::memcpy(host.data(), staging_mapped, n);
+      benchmark::ClobberMemory();
+    }
+    destroy(staging);
+    dev_.vkDestroyImage(device_, image, nullptr);
+    dev_.vkFreeMemory(device_, memory, nullptr);
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n));
+  }
 
 private:
   struct Buffer {
@@ -354,6 +397,41 @@ private:
                                   0, 1, &barrier, 0, nullptr, 0, nullptr);
       }
       dev_.vkCmdDispatch(commands_, 1, 1, 1);
+    }
+    dev_.vkEndCommandBuffer(commands_);
+  }
+  // A barrier taking `image` from `from` to GENERAL, then (with `staging`) one whole-image copy.
+  void record_image_transfer(VkImage image, VkExtent3D extent, VkImageLayout from, const Buffer* staging,
+                             bool write) const {
+    dev_.vkResetCommandBuffer(commands_, 0);
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    dev_.vkBeginCommandBuffer(commands_, &begin);
+    VkImageMemoryBarrier barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+    barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.oldLayout = from;
+    barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+    barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    barrier.image = image;
+    barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    dev_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr,
+                              0, nullptr, 1, &barrier);
+    if (staging != nullptr) {
+      VkBufferImageCopy region{};
+      region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+      region.imageExtent = extent;
+      if (write) {
+        dev_.vkCmdCopyBufferToImage(commands_, staging->buffer, image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+      } else {
+        dev_.vkCmdCopyImageToBuffer(commands_, image, VK_IMAGE_LAYOUT_GENERAL, staging->buffer, 1, &region);
+        VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_TRANSFER_WRITE_BIT,
+                                VK_ACCESS_HOST_READ_BIT};
+        dev_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host,
+                                  0, nullptr, 0, nullptr);
+      }
     }
     dev_.vkEndCommandBuffer(commands_);
   }

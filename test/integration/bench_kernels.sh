@@ -32,11 +32,13 @@ cat "$dir/some-report.txt"
 devices=$(grep -o '^device [a-z]*:[0-9]*' "$dir/some.txt" | cut -d' ' -f2)
 [ -n "$devices" ] || echo "note: no OpenCL or Vulkan device here; only the no-driver run was checked"
 for device in $devices; do
-  for row in launch_sync/devrt launch_sync/raw "write/devrt/1048576" "read/raw/1048576"; do
+  for row in launch_sync/devrt launch_sync/raw "write/devrt/1048576" "read/raw/1048576" \
+    "texture_write/devrt/1048576" "texture_read/devrt/1048576" "texture_write/raw/1048576"; do
     grep -q "^$device/$row.*ERROR" "$dir/some.txt" && fail "$device/$row reported an error"
     grep -q "^$device/$row" "$dir/some.txt" || fail "$device/$row did not run"
   done
   grep -q "^$device \[.*read 1 MiB" "$dir/some-report.txt" || fail "report.py has no read row for $device"
+  grep -q "^$device \[.*texture write 1 MiB" "$dir/some-report.txt" || fail "report.py has no texture row for $device"
 done
 [ "$failures" -eq 0 ] || exit 1
 echo "bench-kernels: ok"

@@ -24,6 +24,7 @@ namespace devrt::vulkan {
   X(vkGetPhysicalDeviceProperties2)                                                                                    \
   X(vkGetPhysicalDeviceFeatures2)                                                                                      \
   X(vkGetPhysicalDeviceMemoryProperties)                                                                               \
+  X(vkGetPhysicalDeviceFormatProperties)                                                                               \
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                                                          \
   X(vkEnumerateDeviceExtensionProperties)                                                                              \
   X(vkCreateDevice)                                                                                                    \
@@ -41,6 +42,12 @@ namespace devrt::vulkan {
   X(vkAllocateMemory)                                                                                                  \
   X(vkFreeMemory)                                                                                                      \
   X(vkBindBufferMemory)                                                                                                \
+  X(vkCreateImage)                                                                                                     \
+  X(vkDestroyImage)                                                                                                    \
+  X(vkGetImageMemoryRequirements)                                                                                      \
+  X(vkBindImageMemory)                                                                                                 \
+  X(vkCmdCopyBufferToImage)                                                                                            \
+  X(vkCmdCopyImageToBuffer)                                                                                            \
   X(vkMapMemory)                                                                                                       \
   X(vkFlushMappedMemoryRanges)                                                                                         \
   X(vkInvalidateMappedMemoryRanges)                                                                                    \

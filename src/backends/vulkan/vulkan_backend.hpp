@@ -43,10 +43,16 @@ public:
   // The block size must equal the shader's LocalSize unless it is set by specialisation constants
   // (local_size_x_id ...). Shared memory is declared in the shader: dynamic_shared_bytes must be 0.
   DEVRT_BACKEND_DECLARE_MODULES
+
+  // Textures (global.texture, -nhwc, -weight): 2-D VkImages of VK_FORMAT_R32G32B32A32_* (and the
+  // 16- and 8-bit forms) in optimal tiling, kept in VK_IMAGE_LAYOUT_GENERAL, on devices whose
+  // format supports storage and transfers. Copies with host memory go through a staging buffer and
+  // have finished on return; copies with a buffer of the device are recorded on the stream.
+  DEVRT_BACKEND_DECLARE_TEXTURES
 };
 
 static_assert(Backend<VulkanBackend> && BackendEvents<VulkanBackend> && BackendTargetDetection<VulkanBackend> &&
-              BackendModules<VulkanBackend>);
+              BackendModules<VulkanBackend> && BackendTextures<VulkanBackend>);
 
 } // namespace devrt::vulkan
 

@@ -221,6 +221,12 @@ namespace {
 // shader's fixed local size where it has one.
 Status check_launch(const FunctionState& f, const DeviceState& d, const LaunchDesc& desc) {
   const VkPhysicalDeviceLimits& limits = d.properties.limits;
+  for (std::uint32_t i = 0; i < desc.num_args; ++i) {
+    if (desc.args[i].kind == DEVRT_ARG_TEXTURE) {
+      return make_error(ErrorCode::unsupported, "argument ", i, " of '", f.name,
+                        "' is a texture: Vulkan shaders take storage buffers and scalars here, not storage images");
+    }
+  }
   DEVRT_RETURN_IF_ERROR(detail::check_kernel_args(f.name, f.signature, desc.args, desc.num_args));
   if (desc.dynamic_shared_bytes != 0) {
     return make_error(ErrorCode::unsupported,

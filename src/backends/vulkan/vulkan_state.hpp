@@ -2,7 +2,8 @@
 // The Vulkan backend's state, shared by its files (internal):
 //   vulkan_backend.cpp  the instance, discovery, devices, attributes and the detected target;
 //   vulkan_stream.cpp   buffers, streams (recording, batching, submission), copies and events;
-//   vulkan_module.cpp   SPIR-V modules, pipelines and launches.
+//   vulkan_module.cpp   SPIR-V modules, pipelines and launches;
+//   vulkan_image.cpp    textures (memory scopes global.texture*) as storage images.
 // Locking: a device's queue_mutex guards its queue, streams_mutex its stream list; each stream,
 // event, module and function has its own mutex (see vulkan_backend.hpp).
 #ifndef DEVRT_SRC_BACKENDS_VULKAN_VULKAN_STATE_HPP
@@ -217,7 +218,16 @@ inline DeviceState& opened_device(std::int32_t id) noexcept { return *runtime().
   if (!var##_result.ok()) return std::move(var##_result).status();                                                     \
   DeviceState& var = **var##_result
 
-// ---- Streams (vulkan_stream.cpp) --------------------------------------------------------------
+// ---- Buffers and streams (vulkan_stream.cpp) ----------------------------------------------------
+
+// A VkBuffer with its own memory of the type `usage` plans for, mapped when host-visible.
+Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryUsage usage);
+void destroy_allocation(DeviceState& d, Allocation* a);
+// Non-coherent mappings need explicit flushes (to the device) and invalidations (from it).
+void flush_mapping(DeviceState& d, const Allocation& a, bool to_device);
+// Submits and waits for everything on the stream; nothing of it can conflict with later commands
+// any more. Caller holds the lock.
+Status drain(StreamState& s);
 
 Status create_stream(DeviceState& d, StreamState*& out);
 // Finishes the stream's work and destroys it (whatever the work's outcome, which it returns).

@@ -10,7 +10,6 @@
 #include "vulkan_state.hpp"
 
 namespace devrt::vulkan {
-namespace {
 
 // ---- Buffers ---------------------------------------------------------------------------------
 
@@ -81,6 +80,8 @@ void flush_mapping(DeviceState& d, const Allocation& a, bool to_device) {
     d.api.vkInvalidateMappedMemoryRanges(d.device, 1, &range);
   }
 }
+
+namespace {
 
 // ---- Streams: recording, submission, retirement ----------------------------------------------
 
@@ -203,8 +204,8 @@ Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value) {
   return Status();
 }
 
-// Submits and waits for everything on the stream; nothing of it can conflict with later commands
-// any more. Caller holds the lock.
+} // namespace
+
 Status drain(StreamState& s) {
   DEVRT_RETURN_IF_ERROR(flush(s));
   if (s.in_flight.empty()) return Status();
@@ -215,6 +216,8 @@ Status drain(StreamState& s) {
   s.touched_overflow = false;
   return Status();
 }
+
+namespace {
 
 Status record_copy(StreamState& s, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
                    VkDeviceSize size) {

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// Vulkan textures: TVM's texture scopes as 2-D storage images (optimal tiling, one mip level, one
+// layer), kept in VK_IMAGE_LAYOUT_GENERAL from their creation on. Every copy is recorded on a
+// stream after a memory barrier that orders it behind the stream's earlier transfers and
+// dispatches (an image is not in the buffer-range hazard tracking); copies with host memory go
+// through a staging buffer and wait, copies with a buffer of the device stay recorded.
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "vulkan_backend.hpp"
+#include "vulkan_state.hpp"
+
+namespace devrt::vulkan {
+namespace {
+
+struct TextureState {
+  VkImage image = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkExtent3D extent{};
+  VkDeviceSize texel_bytes = 0;
+};
+
+// The RGBA format of a texel channel of DLPack type (code, bits); VK_FORMAT_UNDEFINED for none.
+VkFormat texel_format(std::uint8_t code, std::uint8_t bits) noexcept {
+  switch (static_cast<DataTypeCode>(code)) {
+  case DataTypeCode::signed_int:
+    return bits == 8    ? VK_FORMAT_R8G8B8A8_SINT
+           : bits == 16 ? VK_FORMAT_R16G16B16A16_SINT
+           : bits == 32 ? VK_FORMAT_R32G32B32A32_SINT
+                        : VK_FORMAT_UNDEFINED;
+  case DataTypeCode::unsigned_int:
+    return bits == 8    ? VK_FORMAT_R8G8B8A8_UINT
+           : bits == 16 ? VK_FORMAT_R16G16B16A16_UINT
+           : bits == 32 ? VK_FORMAT_R32G32B32A32_UINT
+                        : VK_FORMAT_UNDEFINED;
+  case DataTypeCode::floating:
+    return bits == 16   ? VK_FORMAT_R16G16B16A16_SFLOAT
+           : bits == 32 ? VK_FORMAT_R32G32B32A32_SFLOAT
+                        : VK_FORMAT_UNDEFINED;
+  default: return VK_FORMAT_UNDEFINED;
+  }
+}
+
+// Whether images of `format` in optimal tiling can be storage images and transfer both ways.
+bool format_usable(const DeviceState& d, VkFormat format) noexcept {
+  VkFormatProperties properties{};
+  runtime().api.vkGetPhysicalDeviceFormatProperties(d.physical, format, &properties);
+  constexpr VkFormatFeatureFlags needed =
+      VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT | VK_FORMAT_FEATURE_TRANSFER_SRC_BIT | VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
+  return (properties.optimalTilingFeatures & needed) == needed;
+}
+
+// An image memory barrier of the whole texture from `from` to VK_IMAGE_LAYOUT_GENERAL, after
+// everything recorded so far on the stream. Caller holds the stream's lock, with a recording.
+void image_barrier(StreamState& s, VkImage image, VkImageLayout from) {
+  VkImageMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+  barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                          VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.oldLayout = from;
+  barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+  barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  barrier.image = image;
+  barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  // The buffers' writes too: a global barrier beside the image's.
+  VkMemoryBarrier memory{};
+  memory.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  memory.srcAccessMask = barrier.srcAccessMask;
+  memory.dstAccessMask = barrier.dstAccessMask;
+  constexpr VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  s.device->api.vkCmdPipelineBarrier(s.recording, stages, stages, 0, 1, &memory, 0, nullptr, 1, &barrier);
+  s.pending_stages = 0;
+  s.touched_count = 0;
+  s.touched_overflow = false;
+}
+
+void destroy_texture(DeviceState& d, TextureState* t) {
+  if (t->image != VK_NULL_HANDLE) d.api.vkDestroyImage(d.device, t->image, nullptr);
+  if (t->memory != VK_NULL_HANDLE) d.api.vkFreeMemory(d.device, t->memory, nullptr);
+  delete t;
+}
+
+Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
+  VkImageCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+  info.imageType = VK_IMAGE_TYPE_2D;
+  info.format = format;
+  info.extent = t.extent;
+  info.mipLevels = 1;
+  info.arrayLayers = 1;
+  info.samples = VK_SAMPLE_COUNT_1_BIT;
+  info.tiling = VK_IMAGE_TILING_OPTIMAL;
+  info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  DEVRT_VK_CHECK("vkCreateImage", d.api.vkCreateImage(d.device, &info, nullptr, &t.image));
+  VkMemoryRequirements needs{};
+  d.api.vkGetImageMemoryRequirements(d.device, t.image, &needs);
+  std::uint32_t type = d.plan.device_type;
+  if (type == kNoMemoryType || (needs.memoryTypeBits & (1u << type)) == 0) {
+    type = choose_memory_type(d.memory, needs.memoryTypeBits, MemoryUsage::device);
+  }
+  if (type == kNoMemoryType) {
+    return make_error(ErrorCode::unsupported, "no memory type of ", d.properties.deviceName, " fits an image (bits 0x",
+                      needs.memoryTypeBits, ")");
+  }
+  VkMemoryAllocateInfo allocate{};
+  allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  allocate.allocationSize = needs.size;
+  allocate.memoryTypeIndex = type;
+  DEVRT_VK_CHECK("vkAllocateMemory", d.api.vkAllocateMemory(d.device, &allocate, nullptr, &t.memory));
+  DEVRT_VK_CHECK("vkBindImageMemory", d.api.vkBindImageMemory(d.device, t.image, t.memory, 0));
+  return Status();
+}
+
+// The whole texture against rows of `buffer` from `offset` (tightly packed).
+VkBufferImageCopy whole(const TextureState& t, VkDeviceSize offset) {
+  VkBufferImageCopy region{};
+  region.bufferOffset = offset;
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageExtent = t.extent;
+  return region;
+}
+
+// Records one copy between the texture and `buffer`, after a barrier. Caller holds the lock.
+Status record_image_copy(StreamState& s, const TextureState& t, VkBuffer buffer, VkDeviceSize offset, bool to_texture) {
+  DEVRT_RETURN_IF_ERROR(begin(s));
+  image_barrier(s, t.image, VK_IMAGE_LAYOUT_GENERAL);
+  // What follows on the stream and touches the buffer's range waits for this copy.
+  const TouchedRange range{buffer, offset, offset + VkDeviceSize{t.extent.width} * t.extent.height * t.texel_bytes};
+  order_command(s, VK_PIPELINE_STAGE_TRANSFER_BIT, {&range, 1});
+  const VkBufferImageCopy region = whole(t, offset);
+  if (to_texture) {
+    s.device->api.vkCmdCopyBufferToImage(s.recording, buffer, t.image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+  } else {
+    s.device->api.vkCmdCopyImageToBuffer(s.recording, t.image, VK_IMAGE_LAYOUT_GENERAL, buffer, 1, &region);
+  }
+  return recorded(s);
+}
+
+} // namespace
+
+Result<ScopeLimits> VulkanBackend::scope_limits(std::int32_t device, MemoryScope scope) noexcept {
+  DEVRT_VK_DEVICE(d, device);
+  if (!is_texture_scope(scope)) {
+    return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on a Vulkan device");
+  }
+  if (!format_usable(d, VK_FORMAT_R32G32B32A32_SFLOAT)) {
+    return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "': ", d.properties.deviceName,
+                      " has no optimal-tiling R32G32B32A32_SFLOAT storage images with transfers");
+  }
+  const VkDeviceSize heap = d.memory.memoryHeaps[d.memory.memoryTypes[d.plan.device_type].heapIndex].size;
+  return ScopeLimits{scope, d.properties.limits.maxImageDimension2D, d.properties.limits.maxImageDimension2D, heap,
+                     format_usable(d, VK_FORMAT_R16G16B16A16_SFLOAT)};
+}
+
+Result<void*> VulkanBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {
+  DEVRT_VK_DEVICE(d, device);
+  const VkFormat format = texel_format(desc.type_code, desc.type_bits);
+  if (format == VK_FORMAT_UNDEFINED || !format_usable(d, format)) {
+    return make_error(ErrorCode::unsupported, "no RGBA storage-image format for DLPack type code ", desc.type_code,
+                      " of ", desc.type_bits, " bits on ", d.properties.deviceName);
+  }
+  auto* t = new (std::nothrow) TextureState();
+  if (t == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a texture record");
+  t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
+  t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
+  Status created = create_image(d, format, *t);
+  if (created.ok()) {
+    // Into VK_IMAGE_LAYOUT_GENERAL once, on the default stream, finished before any stream uses it.
+    StreamState& s = *d.default_stream;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    created = begin(s);
+    if (created.ok()) {
+      image_barrier(s, t->image, VK_IMAGE_LAYOUT_UNDEFINED);
+      created = drain(s);
+    }
+  }
+  if (!created.ok()) {
+    destroy_texture(d, t);
+    return created;
+  }
+  return static_cast<void*>(t);
+}
+
+Status VulkanBackend::texture_free(std::int32_t device, void* texture) noexcept {
+  // As free(): recorded or submitted work may still use the image, so everything is waited for.
+  Status status = device_synchronize(device);
+  destroy_texture(opened_device(device), static_cast<TextureState*>(texture));
+  return status;
+}
+
+Status VulkanBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept {
+  DEVRT_VK_DEVICE(d, desc.device_id);
+  const auto& t = *static_cast<const TextureState*>(desc.texture);
+  StreamState& s = stream_of(d, desc.stream);
+  const VkDeviceSize bytes = VkDeviceSize{t.extent.width} * t.extent.height * t.texel_bytes;
+  if (desc.linear_kind == static_cast<std::int32_t>(DeviceKind::vulkan)) {
+    if (desc.linear_offset % t.texel_bytes != 0) {
+      return make_error(ErrorCode::invalid_argument, "a buffer offset of ", desc.linear_offset,
+                        " bytes is not a multiple of the texel's ", t.texel_bytes, " bytes");
+    }
+    std::lock_guard<std::mutex> lock(s.mutex);
+    return record_image_copy(s, t, static_cast<Allocation*>(desc.linear)->buffer, desc.linear_offset,
+                             desc.to_texture != 0);
+  }
+  // Host memory: through a staging buffer of the whole texture, waited for.
+  const bool to_texture = desc.to_texture != 0;
+  DEVRT_ASSIGN_OR_RETURN(Allocation * staging,
+                         create_allocation(d, bytes, to_texture ? MemoryUsage::upload : MemoryUsage::readback));
+  auto* rows = static_cast<std::byte*>(desc.linear) + desc.linear_offset;
+  Status status;
+  if (staging->mapped == nullptr) {
+    status = make_error(ErrorCode::unsupported, d.properties.deviceName, " has no host-visible staging memory");
+  } else {
+    if (to_texture) {
+      std::memcpy(staging->mapped, rows, bytes);
+      flush_mapping(d, *staging, true);
+    }
+    std::lock_guard<std::mutex> lock(s.mutex);
+    status = record_image_copy(s, t, staging->buffer, 0, to_texture);
+    if (status.ok()) status = drain(s);
+  }
+  if (status.ok() && !to_texture) {
+    flush_mapping(d, *staging, false);
+    std::memcpy(rows, staging->mapped, bytes);
+  }
+  if (!status.ok()) wait_queue_idle(d); // a failed wait: the copy may still read the staging buffer
+  destroy_allocation(d, staging);
+  return status;
+}
+
+} // namespace devrt::vulkan
