@@ -71,7 +71,9 @@ std::string scopes_text(Device device) {
     if (!limits.ok()) continue;
     out += fmt::format("{}{}", out.empty() ? "" : ", ", devrt::to_string(scope));
     if (devrt::is_texture_scope(scope)) {
-      out += fmt::format(" {}x{}{}", limits->max_width, limits->max_height, limits->half_texels ? " (float16)" : "");
+      out += fmt::format(" {}x{}", limits->max_width, limits->max_height);
+      if (limits->max_layers > 0) out += fmt::format("x{} layers", limits->max_layers);
+      if (limits->half_texels) out += " (float16)";
     } else if (limits->max_bytes > 0) {
       out += fmt::format(" {} bytes", limits->max_bytes);
     }
@@ -85,10 +87,11 @@ std::string scopes_json(Device device) {
     auto scope = static_cast<devrt::MemoryScope>(i);
     devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, scope);
     if (!limits.ok()) continue;
-    out += fmt::format("{}{{\"scope\": {}, \"max_width\": {}, \"max_height\": {}, \"max_bytes\": {}, "
-                       "\"half_texels\": {}}}",
-                       out.empty() ? "" : ", ", json_string(devrt::to_string(scope)), limits->max_width,
-                       limits->max_height, limits->max_bytes, limits->half_texels ? "true" : "false");
+    out +=
+        fmt::format("{}{{\"scope\": {}, \"max_width\": {}, \"max_height\": {}, \"max_layers\": {}, "
+                    "\"max_bytes\": {}, \"half_texels\": {}}}",
+                    out.empty() ? "" : ", ", json_string(devrt::to_string(scope)), limits->max_width,
+                    limits->max_height, limits->max_layers, limits->max_bytes, limits->half_texels ? "true" : "false");
   }
   return "[" + out + "]";
 }

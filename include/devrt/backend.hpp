@@ -373,7 +373,8 @@ struct Thunks {
                                    devrt_error* err) noexcept {
     Result<ScopeLimits> limits = self().scope_limits(device, static_cast<MemoryScope>(scope));
     if (!limits.ok()) return export_status(detail::move(limits).status(), err);
-    *out = devrt_scope_limits{limits->max_width, limits->max_height, limits->max_bytes, limits->half_texels ? 1 : 0, 0};
+    *out = devrt_scope_limits{limits->max_width, limits->max_height, limits->max_bytes, limits->half_texels ? 1 : 0, 0,
+                              limits->max_layers};
     return 0;
   }
   static std::int32_t scope_allocate(std::int32_t device, std::int32_t scope, std::size_t nbytes, std::size_t alignment,

@@ -94,8 +94,10 @@ typedef struct devrt_scope_limits {
   uint64_t max_bytes;  /* the most one allocation in the scope may take (0: no limit of its own) */
   int32_t half_texels; /* textures: 1 when texels of 4 float16 channels are available */
   int32_t reserved;
+  uint64_t max_layers; /* textures: the most layers of an image array; 0 when there are none */
 } devrt_scope_limits;
-/* A texture: `height` rows of `width` texels of 4 channels of one element type. */
+/* A texture: `layers` images (1: a 2-D image, more: an image array) of `height` rows of `width`
+ * texels of 4 channels of one element type; its bytes are layer after layer of compact rows. */
 typedef struct devrt_texture_desc {
   int32_t scope;     /* a texture scope: devrt::MemoryScope 1..3 */
   uint8_t type_code; /* each channel's DLPack type: kDLInt 0, kDLUInt 1, kDLFloat 2 */
@@ -103,6 +105,7 @@ typedef struct devrt_texture_desc {
   uint16_t reserved;
   uint64_t width;  /* checked against the device's scope limits by the caller */
   uint64_t height; /* likewise */
+  uint64_t layers; /* likewise; at least 1 */
 } devrt_texture_desc;
 /* A whole texture copied to or from compact rows of linear memory (width * 4 channels per row):
  * host memory (kind 1), or an allocation of this backend on the texture's device. `stream`

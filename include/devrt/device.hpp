@@ -132,10 +132,12 @@ constexpr bool is_texture_scope(MemoryScope scope) noexcept {
   return scope == MemoryScope::texture || scope == MemoryScope::texture_nhwc || scope == MemoryScope::texture_weight;
 }
 
-// A texture in texels of 4 channels (RGBA): `height` rows of `width` texels. A plain value.
+// A texture in texels of 4 channels (RGBA): `layers` images (1: a plain 2-D image; more: an image
+// array) of `height` rows of `width` texels. A plain value.
 struct TextureExtent {
   std::uint64_t width = 0;
   std::uint64_t height = 0;
+  std::uint64_t layers = 1;
   friend constexpr bool operator==(const TextureExtent&, const TextureExtent&) = default;
 };
 
@@ -152,14 +154,25 @@ inline constexpr std::int64_t kTextureChannels = 4;
 // a last axis other than 4, a zero or negative extent, a size that overflows. Thread-safe.
 Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
 
-// What a device offers in one scope. Textures: the largest width and height in texels, and
-// whether 16-bit float texels are available; VTCM: the arena's bytes. A plain value.
+// The layered form of the same texture, for rows that a 2-D image cannot hold (TVM's Adreno
+// schedules choose it by texture_depth_limit): of the axes that make the rows, the last gives the
+// image's height and the ones before it the layers of an image array (OpenCL image2d_array_t):
+// [N, C, H, W, 4] in global.texture is N*C layers of H rows of W texels, [N, H, W, C, 4] in
+// global.texture-nhwc N layers of H rows of W*C texels. The bytes keep their order: layer after
+// layer of rows. global.texture-weight has no layered form (rows are its first axis alone), nor
+// has a shape whose rows come from one axis: invalid_argument. Otherwise as texture_extent.
+Result<TextureExtent> texture_array_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
+
+// What a device offers in one scope. Textures: the largest width and height in texels, the most
+// layers of an image array (0: none), and whether 16-bit float texels are available; VTCM: the
+// arena's bytes. A plain value.
 struct ScopeLimits {
   MemoryScope scope = MemoryScope::global;
   std::uint64_t max_width = 0;
   std::uint64_t max_height = 0;
   std::uint64_t max_bytes = 0; // the most one allocation in this scope may take
   bool half_texels = false;
+  std::uint64_t max_layers = 0;
 };
 
 // `device`'s limits in `scope`. Errors: invalid_argument (no such device), unsupported naming the

@@ -399,7 +399,8 @@ Result<ScopeLimits> BackendRef::scope_limits(std::int32_t id, MemoryScope scope)
   devrt_scope_limits limits{};
   DEVRT_RETURN_IF_ERROR(
       invoke(table_, id, "scope_limits", table_->scope_limits, id, static_cast<std::int32_t>(scope), &limits));
-  return ScopeLimits{scope, limits.max_width, limits.max_height, limits.max_bytes, limits.half_texels != 0};
+  return ScopeLimits{
+      scope, limits.max_width, limits.max_height, limits.max_bytes, limits.half_texels != 0, limits.max_layers};
 }
 
 Result<void*> BackendRef::scope_allocate(std::int32_t id, MemoryScope scope, std::size_t nbytes,

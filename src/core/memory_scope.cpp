@@ -80,6 +80,19 @@ Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int
   return extent;
 }
 
+Result<TextureExtent> texture_array_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(TextureExtent flat, texture_extent(scope, shape));
+  const std::size_t separator = texture_separator(scope, shape.size());
+  if (scope == MemoryScope::texture_weight || separator < 2) {
+    return make_error(ErrorCode::invalid_argument, "texture_array_extent: shape ", ShapeText{shape}, " in '",
+                      to_string(scope), "' has no layered form (its rows come from one axis)");
+  }
+  // The rows' last axis is the image height; the product before it (which divides the rows
+  // without overflow, as texture_extent checked) is the layers.
+  const auto height = static_cast<std::uint64_t>(shape[separator - 1]);
+  return TextureExtent{flat.width, height, flat.height / height};
+}
+
 Status detail::check_texture_fits(const ScopeLimits& limits, DataType dtype, TextureExtent extent) noexcept {
   const bool integer = (dtype.code == DataTypeCode::signed_int || dtype.code == DataTypeCode::unsigned_int) &&
                        (dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32);
@@ -96,7 +109,26 @@ Status detail::check_texture_fits(const ScopeLimits& limits, DataType dtype, Tex
     return make_error(ErrorCode::out_of_range, "'", to_string(limits.scope), "': a texture of ", extent.width, " x ",
                       extent.height, " texels exceeds the device's ", limits.max_width, " x ", limits.max_height);
   }
+  if (extent.layers > 1 && extent.layers > limits.max_layers) {
+    return make_error(ErrorCode::out_of_range, "'", to_string(limits.scope), "': an image array of ", extent.layers,
+                      " layers exceeds the device's ", limits.max_layers);
+  }
   return Status();
+}
+
+Result<TextureExtent> detail::place_texture(const ScopeLimits& limits, DataType dtype,
+                                            std::span<const std::int64_t> shape) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(TextureExtent flat, texture_extent(limits.scope, shape));
+  Status fits = check_texture_fits(limits, dtype, flat);
+  if (fits.ok()) return flat;
+  if (fits.code() != ErrorCode::out_of_range) return fits;
+  Result<TextureExtent> layered = texture_array_extent(limits.scope, shape);
+  if (!layered.ok()) return fits;
+  Status layered_fits = check_texture_fits(limits, dtype, *layered);
+  if (!layered_fits.ok()) {
+    return make_error(ErrorCode::out_of_range, fits.message(), "; as an image array: ", layered_fits.message());
+  }
+  return *layered;
 }
 
 Result<ScopeLimits> scope_limits(Device device, MemoryScope scope) noexcept {

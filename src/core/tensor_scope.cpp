@@ -60,11 +60,9 @@ Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype
                              MemoryScope scope) noexcept {
   DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
   DEVRT_ASSIGN_OR_RETURN(ScopeLimits limits, backend.scope_limits(device.id, scope));
-  Result<TextureExtent> extent = texture_extent(scope, shape);
+  Result<TextureExtent> extent = place_texture(limits, dtype, shape);
   if (!extent.ok())
     return make_error(extent.status().code(), "Tensor::empty on ", device, ": ", extent.status().message());
-  Status fits = check_texture_fits(limits, dtype, *extent);
-  if (!fits.ok()) return make_error(fits.code(), "Tensor::empty on ", device, ": ", fits.message());
 
   devrt_texture_desc desc{};
   desc.scope = static_cast<std::int32_t>(scope);
@@ -72,6 +70,7 @@ Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype
   desc.type_bits = dtype.bits;
   desc.width = extent->width;
   desc.height = extent->height;
+  desc.layers = extent->layers;
   auto* storage = new (std::nothrow) TensorStorage();
   if (storage == nullptr) return make_error(ErrorCode::out_of_memory, "Tensor::empty on ", device, ": no memory");
   Result<void*> texture = backend.texture_allocate(device.id, desc);
@@ -81,7 +80,7 @@ Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype
   }
   storage->device = device;
   storage->base = *texture;
-  storage->bytes = extent->width * extent->height * kTextureChannels * dtype.size_bytes();
+  storage->bytes = extent->width * extent->height * extent->layers * kTextureChannels * dtype.size_bytes();
   storage->scope = scope;
   storage->texture_backend = backend.table();
   storage->texture = desc;

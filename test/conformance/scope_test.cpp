@@ -176,6 +176,16 @@ TEST_CASE("textures round trip in every scope and texel type", "[conformance][sc
     round_trip<std::int32_t>(device, MemoryScope::texture, activation, DataType{DataTypeCode::signed_int, 32, 1});
     round_trip<std::uint8_t>(device, MemoryScope::texture, activation, DataType{DataTypeCode::unsigned_int, 8, 1});
     round_trip<std::int16_t>(device, MemoryScope::texture_weight, weight, DataType{DataTypeCode::signed_int, 16, 1});
+    // Rows beyond the device's image height: image arrays (layers of max_height rows).
+    if (limits->max_layers >= 2) {
+      const auto rows = static_cast<std::int64_t>(limits->max_height);
+      const std::int64_t tall[] = {2, rows, 1, 4};
+      const std::int64_t tall_nhwc[] = {2, rows, 1, 1, 4};
+      round_trip<float>(device, MemoryScope::texture, tall, DataType::float32());
+      round_trip<std::int16_t>(device, MemoryScope::texture_nhwc, tall_nhwc, DataType{DataTypeCode::signed_int, 16, 1});
+    } else {
+      WARN("SKIP image arrays: " << devrt::to_string(device) << " has none");
+    }
     if (limits->half_texels) {
       round_trip<std::uint16_t>(device, MemoryScope::texture, activation, DataType{DataTypeCode::floating, 16, 1});
     } else {

@@ -59,6 +59,47 @@ TEST_CASE("texture_extent follows TVM's flattening rule", "[scope]") {
   CHECK(*extent_of(MemoryScope::texture_weight, {10, 4}) == TextureExtent{1, 10});
 }
 
+TEST_CASE("the layered form: the rows' last axis is the height, the axes before it the layers", "[scope]") {
+  using devrt::MemoryScope;
+  using devrt::TextureExtent;
+  auto layered = [](MemoryScope scope, std::vector<std::int64_t> shape) {
+    return devrt::texture_array_extent(scope, shape);
+  };
+  // [N, C, H, W, 4]: N*C layers of H rows of W texels (TVM's Adreno choice under texture_depth_limit).
+  CHECK(*layered(MemoryScope::texture, {2, 3, 7, 5, 4}) == TextureExtent{5, 7, 6});
+  // [N, H, W, C, 4] in nhwc: N layers of H rows of W*C texels.
+  CHECK(*layered(MemoryScope::texture_nhwc, {2, 22, 20, 20, 4}) == TextureExtent{400, 22, 2});
+  // Rows from one axis, and weights: no layered form.
+  CHECK(layered(MemoryScope::texture, {3, 5, 4}).status().code() == devrt::ErrorCode::invalid_argument);
+  CHECK(layered(MemoryScope::texture_nhwc, {7, 9, 4}).status().code() == devrt::ErrorCode::invalid_argument);
+  CHECK(layered(MemoryScope::texture_weight, {8, 64, 3, 3, 4}).status().code() == devrt::ErrorCode::invalid_argument);
+  // The shape's own errors come first.
+  CHECK(layered(MemoryScope::texture, {2, 3, 7, 5, 3}).status().code() == devrt::ErrorCode::invalid_argument);
+}
+
+TEST_CASE("place_texture: 2-D when it fits, else layered, else both sizes in the error", "[scope]") {
+  using devrt::MemoryScope;
+  using devrt::TextureExtent;
+  const devrt::ScopeLimits limits{MemoryScope::texture, 1024, 100, 1u << 30, false, 16};
+  const devrt::DataType f32 = devrt::DataType::float32();
+  const std::int64_t fits_flat[] = {2, 3, 10, 8, 4};
+  CHECK(*devrt::detail::place_texture(limits, f32, fits_flat) == TextureExtent{8, 60, 1});
+  const std::int64_t needs_layers[] = {2, 3, 50, 8, 4}; // 300 rows > 100: 6 layers of 50
+  CHECK(*devrt::detail::place_texture(limits, f32, needs_layers) == TextureExtent{8, 50, 6});
+  const std::int64_t too_many_layers[] = {4, 5, 50, 8, 4}; // 20 layers > 16
+  devrt::Result<TextureExtent> refused = devrt::detail::place_texture(limits, f32, too_many_layers);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == devrt::ErrorCode::out_of_range);
+  CHECK(contains(refused.status().message(), "8 x 1000 texels"));
+  CHECK(contains(refused.status().message(), "20 layers exceeds the device's 16"));
+  devrt::ScopeLimits no_arrays = limits;
+  no_arrays.max_layers = 0;
+  CHECK(devrt::detail::place_texture(no_arrays, f32, needs_layers).status().code() == devrt::ErrorCode::out_of_range);
+  // A type error is not hidden behind the layered form.
+  CHECK(devrt::detail::place_texture(limits, devrt::DataType::float64(), needs_layers).status().code() ==
+        devrt::ErrorCode::unsupported);
+}
+
 TEST_CASE("texture_extent refuses shapes a texture cannot hold", "[scope]") {
   using devrt::MemoryScope;
   struct Case {
@@ -89,7 +130,7 @@ TEST_CASE("texture_extent refuses shapes a texture cannot hold", "[scope]") {
 TEST_CASE("check_texture_fits: texel types, float16 and the device's limits", "[scope]") {
   using devrt::DataType;
   using devrt::DataTypeCode;
-  const devrt::ScopeLimits limits{devrt::MemoryScope::texture, 16384, 8192, 1u << 30, false};
+  const devrt::ScopeLimits limits{devrt::MemoryScope::texture, 16384, 8192, 1u << 30, false, 2048};
   CHECK(devrt::detail::check_texture_fits(limits, DataType{DataTypeCode::floating, 32, 1}, {16384, 8192}).ok());
   CHECK(devrt::detail::check_texture_fits(limits, DataType{DataTypeCode::unsigned_int, 8, 1}, {1, 1}).ok());
   CHECK(devrt::detail::check_texture_fits(limits, DataType{DataTypeCode::signed_int, 16, 1}, {1, 1}).ok());

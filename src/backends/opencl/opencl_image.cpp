@@ -51,7 +51,7 @@ Result<ScopeLimits> OpenclBackend::scope_limits(std::int32_t device, MemoryScope
                       "' has no image support (CL_DEVICE_IMAGE_SUPPORT)");
   }
   DEVRT_ASSIGN_OR_RETURN(bool half, format_supported(d, CL_HALF_FLOAT));
-  return ScopeLimits{scope, d.image2d_max_width, d.image2d_max_height, d.max_allocation, half};
+  return ScopeLimits{scope, d.image2d_max_width, d.image2d_max_height, d.max_allocation, half, d.image_max_array_size};
 }
 
 Result<void*> OpenclBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {
@@ -62,9 +62,10 @@ Result<void*> OpenclBackend::texture_allocate(std::int32_t device, const devrt_t
                       desc.type_bits, " bits");
   }
   cl_image_desc image{};
-  image.image_type = CL_MEM_OBJECT_IMAGE2D;
+  image.image_type = desc.layers > 1 ? CL_MEM_OBJECT_IMAGE2D_ARRAY : CL_MEM_OBJECT_IMAGE2D;
   image.image_width = static_cast<std::size_t>(desc.width);
   image.image_height = static_cast<std::size_t>(desc.height);
+  image.image_array_size = desc.layers > 1 ? static_cast<std::size_t>(desc.layers) : 0;
   cl_int err = CL_SUCCESS;
   cl_mem mem = runtime().api.clCreateImage(d.context, CL_MEM_READ_WRITE, &format, &image, nullptr, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateImage", err);
@@ -81,18 +82,21 @@ Status OpenclBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
   cl_command_queue queue = queue_of(desc.device_id, desc.stream);
   auto* image = static_cast<cl_mem>(desc.texture);
   const std::size_t origin[3] = {0, 0, 0};
+  // An image array's region counts its layers in the third extent.
   const std::size_t region[3] = {static_cast<std::size_t>(desc.desc->width),
-                                 static_cast<std::size_t>(desc.desc->height), 1};
+                                 static_cast<std::size_t>(desc.desc->height),
+                                 static_cast<std::size_t>(desc.desc->layers)};
   const bool host = desc.linear_kind != static_cast<std::int32_t>(DeviceKind::opencl);
   if (host) {
     const std::size_t row_pitch = region[0] * 4 * (desc.desc->type_bits / 8);
+    const std::size_t slice_pitch = desc.desc->layers > 1 ? row_pitch * region[1] : 0;
     void* rows = static_cast<std::byte*>(desc.linear) + desc.linear_offset;
     if (desc.to_texture != 0) {
       DEVRT_CL_CHECK("clEnqueueWriteImage", api.clEnqueueWriteImage(queue, image, CL_FALSE, origin, region, row_pitch,
-                                                                    0, rows, 0, nullptr, nullptr));
+                                                                    slice_pitch, rows, 0, nullptr, nullptr));
     } else {
-      DEVRT_CL_CHECK("clEnqueueReadImage", api.clEnqueueReadImage(queue, image, CL_TRUE, origin, region, row_pitch, 0,
-                                                                  rows, 0, nullptr, nullptr));
+      DEVRT_CL_CHECK("clEnqueueReadImage", api.clEnqueueReadImage(queue, image, CL_TRUE, origin, region, row_pitch,
+                                                                  slice_pitch, rows, 0, nullptr, nullptr));
     }
     return Status();
   }

@@ -18,7 +18,9 @@ struct TextureState {
   VkImage image = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkExtent3D extent{};
+  std::uint32_t layers = 1;
   VkDeviceSize texel_bytes = 0;
+  VkDeviceSize bytes() const { return VkDeviceSize{extent.width} * extent.height * layers * texel_bytes; }
 };
 
 // The RGBA format of a texel channel of DLPack type (code, bits); VK_FORMAT_UNDEFINED for none.
@@ -64,7 +66,7 @@ void image_barrier(StreamState& s, VkImage image, VkImageLayout from) {
   barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   barrier.image = image;
-  barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  barrier.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, VK_REMAINING_ARRAY_LAYERS};
   // The buffers' writes too: a global barrier beside the image's.
   VkMemoryBarrier memory{};
   memory.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
@@ -90,7 +92,7 @@ Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
   info.format = format;
   info.extent = t.extent;
   info.mipLevels = 1;
-  info.arrayLayers = 1;
+  info.arrayLayers = t.layers;
   info.samples = VK_SAMPLE_COUNT_1_BIT;
   info.tiling = VK_IMAGE_TILING_OPTIMAL;
   info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
@@ -116,11 +118,11 @@ Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
   return Status();
 }
 
-// The whole texture against rows of `buffer` from `offset` (tightly packed).
+// The whole texture against rows of `buffer` from `offset`: tightly packed, layer after layer.
 VkBufferImageCopy whole(const TextureState& t, VkDeviceSize offset) {
   VkBufferImageCopy region{};
   region.bufferOffset = offset;
-  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, t.layers};
   region.imageExtent = t.extent;
   return region;
 }
@@ -130,7 +132,7 @@ Status record_image_copy(StreamState& s, const TextureState& t, VkBuffer buffer,
   DEVRT_RETURN_IF_ERROR(begin(s));
   image_barrier(s, t.image, VK_IMAGE_LAYOUT_GENERAL);
   // What follows on the stream and touches the buffer's range waits for this copy.
-  const TouchedRange range{buffer, offset, offset + VkDeviceSize{t.extent.width} * t.extent.height * t.texel_bytes};
+  const TouchedRange range{buffer, offset, offset + t.bytes()};
   order_command(s, VK_PIPELINE_STAGE_TRANSFER_BIT, {&range, 1});
   const VkBufferImageCopy region = whole(t, offset);
   if (to_texture) {
@@ -153,8 +155,8 @@ Result<ScopeLimits> VulkanBackend::scope_limits(std::int32_t device, MemoryScope
                       " has no optimal-tiling R32G32B32A32_SFLOAT storage images with transfers");
   }
   const VkDeviceSize heap = d.memory.memoryHeaps[d.memory.memoryTypes[d.plan.device_type].heapIndex].size;
-  return ScopeLimits{scope, d.properties.limits.maxImageDimension2D, d.properties.limits.maxImageDimension2D, heap,
-                     format_usable(d, VK_FORMAT_R16G16B16A16_SFLOAT)};
+  return ScopeLimits{scope, d.properties.limits.maxImageDimension2D,         d.properties.limits.maxImageDimension2D,
+                     heap,  format_usable(d, VK_FORMAT_R16G16B16A16_SFLOAT), d.properties.limits.maxImageArrayLayers};
 }
 
 Result<void*> VulkanBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {
@@ -167,6 +169,7 @@ Result<void*> VulkanBackend::texture_allocate(std::int32_t device, const devrt_t
   auto* t = new (std::nothrow) TextureState();
   if (t == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a texture record");
   t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
+  t->layers = static_cast<std::uint32_t>(desc.layers);
   t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
   Status created = create_image(d, format, *t);
   if (created.ok()) {
@@ -197,7 +200,7 @@ Status VulkanBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
   DEVRT_VK_DEVICE(d, desc.device_id);
   const auto& t = *static_cast<const TextureState*>(desc.texture);
   StreamState& s = stream_of(d, desc.stream);
-  const VkDeviceSize bytes = VkDeviceSize{t.extent.width} * t.extent.height * t.texel_bytes;
+  const VkDeviceSize bytes = t.bytes();
   if (desc.linear_kind == static_cast<std::int32_t>(DeviceKind::vulkan)) {
     if (desc.linear_offset % t.texel_bytes != 0) {
       return make_error(ErrorCode::invalid_argument, "a buffer offset of ", desc.linear_offset,
