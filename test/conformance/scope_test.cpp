@@ -86,6 +86,13 @@ void round_trip(Device device, MemoryScope scope, std::span<const std::int64_t> 
   CHECK(host_values<T>(*again) == values);
 }
 
+// The device's global.texture limits; when it has none, a skip that says why.
+devrt::Result<devrt::ScopeLimits> texture_limits(Device device) {
+  devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, MemoryScope::texture);
+  if (!limits.ok()) WARN("SKIP " << devrt::to_string(device) << ": " << limits.status().message());
+  return limits;
+}
+
 // An OpenCL kernel that reads a texture with a sampler and writes its texels into a buffer.
 constexpr std::string_view kReadTexture = R"(
 __constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
@@ -162,11 +169,8 @@ TEST_CASE("texture scopes: limits, or unsupported naming scope and device", "[co
 TEST_CASE("textures round trip in every scope and texel type", "[conformance][scope]") {
   for (const Device device : conformance::devices()) {
     INFO(devrt::to_string(device));
-    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, MemoryScope::texture);
-    if (!limits.ok()) {
-      WARN("SKIP " << devrt::to_string(device) << ": " << limits.status().message());
-      continue;
-    }
+    devrt::Result<devrt::ScopeLimits> limits = texture_limits(device);
+    if (!limits.ok()) continue;
     const std::int64_t activation[] = {2, 3, 4, 5, 4};
     const std::int64_t weight[] = {4, 3, 2, 2, 4};
     const std::int64_t nhwc[] = {1, 3, 5, 2, 4};
@@ -214,11 +218,8 @@ TEST_CASE("textures round trip in every scope and texel type", "[conformance][sc
 TEST_CASE("textures are read by kernels, and refuse what has byte addresses", "[conformance][scope]") {
   for (const Device device : conformance::devices()) {
     INFO(devrt::to_string(device));
-    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, MemoryScope::texture);
-    if (!limits.ok()) {
-      WARN("SKIP " << devrt::to_string(device) << ": " << limits.status().message());
-      continue;
-    }
+    devrt::Result<devrt::ScopeLimits> limits = texture_limits(device);
+    if (!limits.ok()) continue;
     if (conformance::backend().name() == "opencl") {
       read_in_kernel(device);
     } else {

@@ -101,19 +101,12 @@ Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
   DEVRT_VK_CHECK("vkCreateImage", d.api.vkCreateImage(d.device, &info, nullptr, &t.image));
   VkMemoryRequirements needs{};
   d.api.vkGetImageMemoryRequirements(d.device, t.image, &needs);
-  std::uint32_t type = d.plan.device_type;
-  if (type == kNoMemoryType || (needs.memoryTypeBits & (1u << type)) == 0) {
-    type = choose_memory_type(d.memory, needs.memoryTypeBits, MemoryUsage::device);
-  }
+  const std::uint32_t type = memory_type_for(d, needs, MemoryUsage::device);
   if (type == kNoMemoryType) {
     return make_error(ErrorCode::unsupported, "no memory type of ", d.properties.deviceName, " fits an image (bits 0x",
                       needs.memoryTypeBits, ")");
   }
-  VkMemoryAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  allocate.allocationSize = needs.size;
-  allocate.memoryTypeIndex = type;
-  DEVRT_VK_CHECK("vkAllocateMemory", d.api.vkAllocateMemory(d.device, &allocate, nullptr, &t.memory));
+  DEVRT_VK_CHECK("vkAllocateMemory", allocate_memory(d, needs, type, t.memory));
   DEVRT_VK_CHECK("vkBindImageMemory", d.api.vkBindImageMemory(d.device, t.image, t.memory, 0));
   return Status();
 }

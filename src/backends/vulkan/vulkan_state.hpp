@@ -220,6 +220,11 @@ inline DeviceState& opened_device(std::int32_t id) noexcept { return *runtime().
 
 // ---- Buffers and streams (vulkan_stream.cpp) ----------------------------------------------------
 
+// The memory type for a resource with `needs`: the plan's for `usage` when the resource allows it,
+// else the best other that does; kNoMemoryType when none.
+std::uint32_t memory_type_for(const DeviceState& d, const VkMemoryRequirements& needs, MemoryUsage usage);
+// vkAllocateMemory of needs.size bytes of `type` into `out`.
+VkResult allocate_memory(DeviceState& d, const VkMemoryRequirements& needs, std::uint32_t type, VkDeviceMemory& out);
 // A VkBuffer with its own memory of the type `usage` plans for, mapped when host-visible.
 Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryUsage usage);
 void destroy_allocation(DeviceState& d, Allocation* a);

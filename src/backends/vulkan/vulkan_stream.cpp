@@ -13,6 +13,22 @@ namespace devrt::vulkan {
 
 // ---- Buffers ---------------------------------------------------------------------------------
 
+std::uint32_t memory_type_for(const DeviceState& d, const VkMemoryRequirements& needs, MemoryUsage usage) {
+  const std::uint32_t planned = usage == MemoryUsage::device   ? d.plan.device_type
+                                : usage == MemoryUsage::upload ? d.plan.upload_type
+                                                               : d.plan.readback_type;
+  if (planned != kNoMemoryType && (needs.memoryTypeBits & (1u << planned)) != 0) return planned;
+  return choose_memory_type(d.memory, needs.memoryTypeBits, usage);
+}
+
+VkResult allocate_memory(DeviceState& d, const VkMemoryRequirements& needs, std::uint32_t type, VkDeviceMemory& out) {
+  VkMemoryAllocateInfo allocate{};
+  allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  allocate.allocationSize = needs.size;
+  allocate.memoryTypeIndex = type;
+  return d.api.vkAllocateMemory(d.device, &allocate, nullptr, &out);
+}
+
 void destroy_allocation(DeviceState& d, Allocation* a) {
   if (a->buffer != VK_NULL_HANDLE) d.api.vkDestroyBuffer(d.device, a->buffer, nullptr);
   if (a->memory != VK_NULL_HANDLE) d.api.vkFreeMemory(d.device, a->memory, nullptr);
@@ -37,20 +53,13 @@ Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryU
   }
   VkMemoryRequirements needs{};
   d.api.vkGetBufferMemoryRequirements(d.device, a->buffer, &needs);
-  std::uint32_t type = usage == MemoryUsage::device   ? d.plan.device_type
-                       : usage == MemoryUsage::upload ? d.plan.upload_type
-                                                      : d.plan.readback_type;
-  if ((needs.memoryTypeBits & (1u << type)) == 0) type = choose_memory_type(d.memory, needs.memoryTypeBits, usage);
+  const std::uint32_t type = memory_type_for(d, needs, usage);
   if (type == kNoMemoryType) {
     destroy_allocation(d, a);
     return make_error(ErrorCode::unsupported, "no memory type of ", d.properties.deviceName, " fits a buffer (bits 0x",
                       needs.memoryTypeBits, ")");
   }
-  VkMemoryAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  allocate.allocationSize = needs.size;
-  allocate.memoryTypeIndex = type;
-  result = d.api.vkAllocateMemory(d.device, &allocate, nullptr, &a->memory);
+  result = allocate_memory(d, needs, type, a->memory);
   if (result == VK_SUCCESS) result = d.api.vkBindBufferMemory(d.device, a->buffer, a->memory, 0);
   VkMemoryPropertyFlags flags = d.memory.memoryTypes[type].propertyFlags;
   const bool map = usage != MemoryUsage::device || d.plan.map_buffers;
