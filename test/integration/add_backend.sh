@@ -29,8 +29,9 @@ sed -i "s/^all_backends = \['cpu', /all_backends = ['cpu', 'foo', /" "$tree/meso
 grep -q "'foo'" "$tree/meson.build" || { echo "FAIL: all_backends not found in meson.build"; exit 1; }
 grep -q "DEVRT_REGISTER_BACKEND(foo," "$tree/src/backends/foo/foo_backend.cpp" ||
   { echo "FAIL: the copied sources do not end in foo's registrar"; exit 1; }
+# Unoptimised: the test is the README's steps, and -O2 would double its compile time.
 options="-Dfoo=enabled -Dnull=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled -Drocm=disabled \
-  -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled"
+  -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled --buildtype=debug"
 
 # Without step 1 the copy keeps null's kind: refused at configure time, naming both backends.
 # shellcheck disable=SC2086
