@@ -61,21 +61,27 @@ std::vector<std::string> capability_names(BackendRef backend) {
   return names;
 }
 
-// The memory scopes `device` has, each with its limits: text ("global, global.texture 16384x16384
-// (float16)") or a JSON array of objects.
+// The memory scopes `device` has, each with its limits.
+std::vector<devrt::ScopeLimits> scopes_of(Device device) {
+  std::vector<devrt::ScopeLimits> scopes;
+  for (std::int32_t i = 0; i < devrt::kMemoryScopeCount; ++i) {
+    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, static_cast<devrt::MemoryScope>(i));
+    if (limits.ok()) scopes.push_back(*limits);
+  }
+  return scopes;
+}
+
+// Them as text ("global, global.texture 16384x16384x2048 layers (float16)") or a JSON array.
 std::string scopes_text(Device device) {
   std::string out;
-  for (std::int32_t i = 0; i < devrt::kMemoryScopeCount; ++i) {
-    auto scope = static_cast<devrt::MemoryScope>(i);
-    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, scope);
-    if (!limits.ok()) continue;
-    out += fmt::format("{}{}", out.empty() ? "" : ", ", devrt::to_string(scope));
-    if (devrt::is_texture_scope(scope)) {
-      out += fmt::format(" {}x{}", limits->max_width, limits->max_height);
-      if (limits->max_layers > 0) out += fmt::format("x{} layers", limits->max_layers);
-      if (limits->half_texels) out += " (float16)";
-    } else if (limits->max_bytes > 0) {
-      out += fmt::format(" {} bytes", limits->max_bytes);
+  for (const devrt::ScopeLimits& limits : scopes_of(device)) {
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", devrt::to_string(limits.scope));
+    if (devrt::is_texture_scope(limits.scope)) {
+      out += fmt::format(" {}x{}", limits.max_width, limits.max_height);
+      if (limits.max_layers > 0) out += fmt::format("x{} layers", limits.max_layers);
+      if (limits.half_texels) out += " (float16)";
+    } else if (limits.max_bytes > 0) {
+      out += fmt::format(" {} bytes", limits.max_bytes);
     }
   }
   return out;
@@ -83,15 +89,11 @@ std::string scopes_text(Device device) {
 
 std::string scopes_json(Device device) {
   std::string out;
-  for (std::int32_t i = 0; i < devrt::kMemoryScopeCount; ++i) {
-    auto scope = static_cast<devrt::MemoryScope>(i);
-    devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, scope);
-    if (!limits.ok()) continue;
-    out +=
-        fmt::format("{}{{\"scope\": {}, \"max_width\": {}, \"max_height\": {}, \"max_layers\": {}, "
-                    "\"max_bytes\": {}, \"half_texels\": {}}}",
-                    out.empty() ? "" : ", ", json_string(devrt::to_string(scope)), limits->max_width,
-                    limits->max_height, limits->max_layers, limits->max_bytes, limits->half_texels ? "true" : "false");
+  for (const devrt::ScopeLimits& limits : scopes_of(device)) {
+    out += fmt::format("{}{{\"scope\": {}, \"max_width\": {}, \"max_height\": {}, \"max_layers\": {}, "
+                       "\"max_bytes\": {}, \"half_texels\": {}}}",
+                       out.empty() ? "" : ", ", json_string(devrt::to_string(limits.scope)), limits.max_width,
+                       limits.max_height, limits.max_layers, limits.max_bytes, limits.half_texels ? "true" : "false");
   }
   return "[" + out + "]";
 }

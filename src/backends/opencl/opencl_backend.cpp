@@ -112,6 +112,7 @@ Status describe_device(const Api& api, ClDevice& d) {
   static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE2D_MAX_HEIGHT), d.image2d_max_height));
   static_cast<void>(device_value(api, id, DEVRT_CL_INFO(DEVICE_IMAGE_MAX_ARRAY_SIZE), d.image_max_array_size));
   static_cast<void>(device_string(api, id, DEVRT_CL_INFO(DEVICE_VENDOR), d.vendor));
+  if (d.image_support == CL_TRUE) d.half_texels = rgba_image_supported(api, d, CL_HALF_FLOAT).value_or(false);
   // OpenCL 3.0's device-wide figure; older devices only report it per kernel.
   static_cast<void>(
       device_value(api, id, DEVRT_CL_INFO(DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE), d.preferred_multiple));

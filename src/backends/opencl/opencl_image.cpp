@@ -20,9 +20,9 @@ cl_channel_type channel_type(std::uint8_t code, std::uint8_t bits) noexcept {
   }
 }
 
-// Whether the context lists CL_RGBA images of `type` for reading and writing.
-Result<bool> format_supported(const ClDevice& d, cl_channel_type type) noexcept {
-  const Api& api = runtime().api;
+} // namespace
+
+Result<bool> rgba_image_supported(const Api& api, const ClDevice& d, cl_channel_type type) noexcept {
   cl_uint count = 0;
   DEVRT_CL_CHECK(
       "clGetSupportedImageFormats",
@@ -39,8 +39,6 @@ Result<bool> format_supported(const ClDevice& d, cl_channel_type type) noexcept 
   return false;
 }
 
-} // namespace
-
 Result<ScopeLimits> OpenclBackend::scope_limits(std::int32_t device, MemoryScope scope) noexcept {
   const ClDevice& d = device_of(device);
   if (!is_texture_scope(scope)) {
@@ -50,8 +48,8 @@ Result<ScopeLimits> OpenclBackend::scope_limits(std::int32_t device, MemoryScope
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "': '", d.name,
                       "' has no image support (CL_DEVICE_IMAGE_SUPPORT)");
   }
-  DEVRT_ASSIGN_OR_RETURN(bool half, format_supported(d, CL_HALF_FLOAT));
-  return ScopeLimits{scope, d.image2d_max_width, d.image2d_max_height, d.max_allocation, half, d.image_max_array_size};
+  return ScopeLimits{scope,         d.image2d_max_width,   d.image2d_max_height, d.max_allocation,
+                     d.half_texels, d.image_max_array_size};
 }
 
 Result<void*> OpenclBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {

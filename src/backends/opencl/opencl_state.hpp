@@ -42,6 +42,7 @@ struct ClDevice {
   std::size_t image2d_max_width = 0;
   std::size_t image2d_max_height = 0;
   std::size_t image_max_array_size = 0;
+  bool half_texels = false; // CL_RGBA / CL_HALF_FLOAT images listed by the context
   std::size_t preferred_multiple = 0;
 };
 
@@ -59,6 +60,10 @@ Target describe_target(const ClDevice& device);
 // Whether `device` is a Qualcomm Adreno GPU: "Adreno" in its name, or a GPU whose vendor is
 // Qualcomm (older drivers name it "QUALCOMM Adreno(TM)", newer ones add the model).
 bool is_adreno(const ClDevice& device);
+
+// Whether the device's context lists CL_RGBA images of channel type `type` for reading and writing
+// (opencl_image.cpp). Thread-safe.
+Result<bool> rgba_image_supported(const Api& api, const ClDevice& device, cl_channel_type type) noexcept;
 
 // driver_error (out_of_memory for the allocation failures) naming the call and the code.
 [[gnu::cold]] Status cl_error(const char* call, cl_int code);
