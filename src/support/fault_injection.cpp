@@ -13,7 +13,8 @@ struct Armed {
   std::string backend, symbol;
   std::uint64_t nth = 0;
   std::int64_t code = 0;
-  bool pending = false; // waiting for its site to register
+  bool pending = false;    // waiting for its site to register
+  bool persistent = false; // every later call fails too
 };
 
 std::mutex registry_mutex;
@@ -23,6 +24,7 @@ std::atomic<Site*> armed_site{nullptr};
 std::atomic<std::uint64_t> countdown{0};
 std::atomic<std::int64_t> armed_code{0};
 std::atomic<bool> fired{false};
+std::atomic<bool> persistent{false};
 bool environment_read = false; // guarded by registry_mutex
 
 struct NamedCode {
@@ -97,6 +99,7 @@ void arm_site(Site& site, const Armed& spec) noexcept {
   countdown.store(spec.nth, std::memory_order_relaxed);
   armed_code.store(spec.code, std::memory_order_relaxed);
   fired.store(false, std::memory_order_relaxed);
+  persistent.store(spec.persistent, std::memory_order_relaxed);
   armed_site.store(&site, std::memory_order_release);
 }
 
@@ -136,7 +139,7 @@ Status parse(std::string_view spec, Armed& out) {
                         "' is neither a known error name nor a non-zero number");
     }
   }
-  out = Armed{std::string(parts[0]), std::string(parts[1]), nth, code, false};
+  out = Armed{std::string(parts[0]), std::string(parts[1]), nth, code, false, false};
   return Status();
 }
 
@@ -185,6 +188,16 @@ bool should_fail(Site& site, std::int64_t& code) noexcept {
   site.calls.fetch_add(1, std::memory_order_relaxed);
   if (armed_site.load(std::memory_order_acquire) != &site) [[likely]]
     return false;
+  if (persistent.load(std::memory_order_relaxed)) {
+    // Counts down to the n-th call, which fails, and so does every call after it.
+    std::uint64_t left = countdown.load(std::memory_order_relaxed);
+    while (left > 1 && !countdown.compare_exchange_weak(left, left - 1, std::memory_order_acq_rel)) {
+    }
+    if (left > 1) return false;
+    code = armed_code.load(std::memory_order_relaxed);
+    fired.store(true, std::memory_order_release);
+    return true;
+  }
   if (countdown.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
   Site* expected = &site;
   if (!armed_site.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return false;
@@ -203,7 +216,7 @@ std::vector<SiteCounts> sites() {
   return out;
 }
 
-Status arm(std::string_view backend, std::string_view symbol, std::uint64_t nth, std::int64_t code) {
+Status arm(std::string_view backend, std::string_view symbol, std::uint64_t nth, std::int64_t code, bool persistent) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   Site* site = find_site(backend, symbol);
   if (site == nullptr) {
@@ -214,7 +227,7 @@ Status arm(std::string_view backend, std::string_view symbol, std::uint64_t nth,
     return make_error(ErrorCode::invalid_argument, backend, ":", symbol, " returns no status and cannot fail");
   }
   if (nth == 0) return make_error(ErrorCode::invalid_argument, "the call number counts from 1");
-  armed_spec = Armed{std::string(backend), std::string(symbol), nth, code, false};
+  armed_spec = Armed{std::string(backend), std::string(symbol), nth, code, false, persistent};
   arm_site(*site, armed_spec);
   return Status();
 }

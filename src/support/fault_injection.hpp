@@ -50,8 +50,11 @@ struct SiteCounts {
 // Every registered site. Thread-safe.
 std::vector<SiteCounts> sites();
 // Fails the `nth` call (1-based, counted from now) of backend's `symbol` with `code`; one fault
-// at a time, fired once. invalid_argument for an unknown site or one that cannot fail.
-Status arm(std::string_view backend, std::string_view symbol, std::uint64_t nth, std::int64_t code);
+// at a time, fired once, or with `persistent` on every call from the nth until disarm() (a
+// failure that retrying does not cure). invalid_argument for an unknown site or one that
+// cannot fail.
+Status arm(std::string_view backend, std::string_view symbol, std::uint64_t nth, std::int64_t code,
+           bool persistent = false);
 // Parses and arms "<backend>:<symbol>:<n>:<code>" (DEVRT_FAULT's form; the code a number or a
 // name such as CL_OUT_OF_RESOURCES or VK_ERROR_DEVICE_LOST). A site not yet registered is armed
 // when it registers.
