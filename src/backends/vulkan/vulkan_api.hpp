@@ -18,7 +18,6 @@ namespace devrt::vulkan {
   X(vkEnumerateInstanceVersion)
 
 #define DEVRT_VULKAN_INSTANCE_SYMBOLS(X)                                                                               \
-  X(vkDestroyInstance)                                                                                                 \
   X(vkEnumeratePhysicalDevices)                                                                                        \
   X(vkGetPhysicalDeviceProperties)                                                                                     \
   X(vkGetPhysicalDeviceProperties2)                                                                                    \

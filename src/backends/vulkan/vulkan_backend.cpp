@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -44,20 +45,71 @@ Status vk_error(const char* call, VkResult result) {
   return make_error(code, call, " failed: ", result_name(result), " (", static_cast<std::int32_t>(result), ")");
 }
 
+namespace {
+
+// Keeps `object` until a wait for the queue succeeds.
+void retire(DeviceState& d, Retired object) noexcept {
+  std::lock_guard<std::mutex> lock(d.retired_mutex);
+  d.retired.push_back(object);
+  d.has_retired.store(true, std::memory_order_release);
+}
+
+void destroy_semaphore(DeviceState& d, VkSemaphore* semaphore) {
+  d.api.vkDestroySemaphore(d.device, *semaphore, nullptr);
+  delete semaphore;
+}
+
+} // namespace
+
 // Before destroying an object a submission referred to (a semaphore it waited on or signalled,
-// the command pool of its command buffer, a pipeline): seeing a timeline value reached only says
-// the work is done, not that the driver's queue thread has let go of the submission (lavapipe
-// cleans it up afterwards, and crashed touching a semaphore destroyed in between). Waiting for
-// the queue to go idle orders the destruction after that cleanup. Rare operations only.
-void wait_queue_idle(DeviceState& d) noexcept {
-  std::lock_guard<std::mutex> lock(d.queue_mutex);
-  static_cast<void>(d.api.vkQueueWaitIdle(d.queue));
+// the command pool of its command buffer, a pipeline, memory after a failed synchronisation):
+// seeing a timeline value reached only says the work is done, not that the driver's queue thread
+// has let go of the submission (lavapipe cleans it up afterwards, and crashed touching a semaphore
+// destroyed in between). Waiting for the queue to go idle orders the destruction after that
+// cleanup. Rare operations only. What was retired before the wait began is covered by it.
+bool wait_queue_idle(DeviceState& d) noexcept {
+  std::vector<Retired> due;
+  if (d.has_retired.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(d.retired_mutex);
+    due.swap(d.retired);
+    d.has_retired.store(false, std::memory_order_release);
+  }
+  VkResult result;
+  {
+    std::lock_guard<std::mutex> lock(d.queue_mutex);
+    result = d.api.vkQueueWaitIdle(d.queue);
+  }
+  if (result == VK_ERROR_DEVICE_LOST) {
+    // Nothing is in use on a lost device, but a driver that reports a loss need not have stopped
+    // its queue yet: the device-wide wait returns when it has (at once on a device truly gone).
+    static_cast<void>(device_error(d, "vkQueueWaitIdle", result));
+    static_cast<void>(d.api.vkDeviceWaitIdle(d.device));
+  }
+  if (result != VK_SUCCESS && result != VK_ERROR_DEVICE_LOST) {
+    for (const Retired& object : due) retire(d, object);
+    return false;
+  }
+  for (const Retired& object : due) object.destroy(d, object.object);
+  return true;
+}
+
+void destroy_when_idle(DeviceState& d, Retired object) noexcept {
+  if (wait_queue_idle(d)) {
+    object.destroy(d, object.object);
+  } else {
+    retire(d, object);
+  }
 }
 
 Timeline::~Timeline() {
   if (semaphore == VK_NULL_HANDLE) return;
-  wait_queue_idle(*device);
-  device->api.vkDestroySemaphore(device->device, semaphore, nullptr);
+  if (wait_queue_idle(*device)) {
+    device->api.vkDestroySemaphore(device->device, semaphore, nullptr);
+    return;
+  }
+  auto* kept = new (std::nothrow) VkSemaphore(semaphore);
+  if (kept == nullptr) return; // no memory to keep it: left to the driver rather than destroyed in use
+  retire(*device, make_retired<VkSemaphore, destroy_semaphore>(kept));
 }
 
 Result<DeviceState*> device_of(std::int32_t id) noexcept;
@@ -134,32 +186,39 @@ Status discover(Runtime& rt) {
   if (api.vkCreateInstance == nullptr)
     return make_error(ErrorCode::unavailable, "the Vulkan loader lacks vkCreateInstance");
   DEVRT_FAULT_WRAP_SYMBOLS("vulkan", api, DEVRT_VULKAN_GLOBAL_SYMBOLS);
-  // A failed version query must not read as Vulkan 1.0 (which would hide every 1.2 feature).
-  if (api.vkEnumerateInstanceVersion != nullptr) {
-    DEVRT_VK_CHECK("vkEnumerateInstanceVersion", api.vkEnumerateInstanceVersion(&rt.instance_version));
+  // An instance, once made, is kept for the process, also when discovery fails after it and is
+  // tried again: destroying it makes the loader unload every driver (and the layers and
+  // libraries they pulled in), and memory they keep in their own statics becomes unreachable
+  // (LeakSanitizer reports it on some machines), and loading them again costs the drivers' cold
+  // start a second time. Discovery runs under LazyRuntime's lock.
+  static VkInstance kept_instance = VK_NULL_HANDLE;
+  static std::uint32_t kept_version = VK_API_VERSION_1_0;
+  if (kept_instance == VK_NULL_HANDLE) {
+    // A failed version query must not read as Vulkan 1.0 (which would hide every 1.2 feature).
+    if (api.vkEnumerateInstanceVersion != nullptr) {
+      DEVRT_VK_CHECK("vkEnumerateInstanceVersion", api.vkEnumerateInstanceVersion(&kept_version));
+    }
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "devrt";
+    app.pEngineName = "devrt";
+    app.apiVersion = std::min<std::uint32_t>(kept_version, VK_API_VERSION_1_3);
+    VkInstanceCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    create.pApplicationInfo = &app;
+    VkResult result = api.vkCreateInstance(&create, nullptr, &kept_instance);
+    if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
+      return make_error(ErrorCode::unavailable,
+                        "no Vulkan driver: vkCreateInstance found no ICD (VK_ERROR_INCOMPATIBLE_DRIVER; the loader "
+                        "reads VK_ICD_FILENAMES / VK_DRIVER_FILES or /usr/share/vulkan/icd.d)");
+    }
+    // Any other failure may pass (out of memory): discovery is tried again.
+    DEVRT_VK_CHECK("vkCreateInstance", result);
   }
-  VkApplicationInfo app{};
-  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-  app.pApplicationName = "devrt";
-  app.pEngineName = "devrt";
-  app.apiVersion = std::min<std::uint32_t>(rt.instance_version, VK_API_VERSION_1_3);
-  VkInstanceCreateInfo create{};
-  create.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-  create.pApplicationInfo = &app;
-  VkResult result = api.vkCreateInstance(&create, nullptr, &rt.instance);
-  if (result == VK_ERROR_INCOMPATIBLE_DRIVER) {
-    return make_error(ErrorCode::unavailable,
-                      "no Vulkan driver: vkCreateInstance found no ICD (VK_ERROR_INCOMPATIBLE_DRIVER; the loader "
-                      "reads VK_ICD_FILENAMES / VK_DRIVER_FILES or /usr/share/vulkan/icd.d)");
-  }
-  // Any other failure may pass (out of memory): discovery is tried again.
-  DEVRT_VK_CHECK("vkCreateInstance", result);
+  rt.instance = kept_instance;
+  rt.instance_version = kept_version;
   Status found = find_devices(rt);
-  if (!found.ok()) {
-    rt.devices.clear();
-    if (rt.api.vkDestroyInstance != nullptr) rt.api.vkDestroyInstance(rt.instance, nullptr);
-    rt.instance = VK_NULL_HANDLE;
-  }
+  if (!found.ok()) rt.devices.clear();
   return found;
 }
 

@@ -176,16 +176,24 @@ Result<void*> VulkanBackend::texture_allocate(std::int32_t device, const devrt_t
     }
   }
   if (!created.ok()) {
-    destroy_texture(d, t);
+    // The barrier may have been submitted before a failed wait.
+    destroy_when_idle(d, make_retired<TextureState, destroy_texture>(t));
     return created;
   }
   return static_cast<void*>(t);
 }
 
 Status VulkanBackend::texture_free(std::int32_t device, void* texture) noexcept {
-  // As free(): recorded or submitted work may still use the image, so everything is waited for.
+  // As free(): recorded or submitted work may still use the image, so everything is waited for
+  // (the queue too when that failed).
+  DeviceState& d = opened_device(device);
+  auto* t = static_cast<TextureState*>(texture);
   Status status = device_synchronize(device);
-  destroy_texture(opened_device(device), static_cast<TextureState*>(texture));
+  if (status.ok()) {
+    destroy_texture(d, t);
+  } else {
+    destroy_when_idle(d, make_retired<TextureState, destroy_texture>(t));
+  }
   return status;
 }
 
@@ -224,8 +232,12 @@ Status VulkanBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
     flush_mapping(d, *staging, false);
     std::memcpy(rows, staging->mapped, bytes);
   }
-  if (!status.ok()) wait_queue_idle(d); // a failed wait: the copy may still read the staging buffer
-  destroy_allocation(d, staging);
+  if (status.ok()) {
+    destroy_allocation(d, staging);
+  } else {
+    // A failed wait: the copy may still use the staging buffer.
+    destroy_when_idle(d, make_retired<Allocation, destroy_allocation>(staging));
+  }
   return status;
 }
 

@@ -50,44 +50,46 @@ Result<VkPipeline> pipeline_for(FunctionState& f, const std::uint32_t block[3]) 
   return pipeline;
 }
 
-// A descriptor set from the stream's pools (reset when the batch finishes). Caller holds the lock.
+// A descriptor set from the stream's pools (reset when the batch finishes): from the current
+// pool, else from the next one. Caller holds the lock.
 Result<VkDescriptorSet> allocate_set(StreamState& s, VkDescriptorSetLayout layout) {
   DeviceState& d = *s.device;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!s.recording_pools.empty()) {
-      VkDescriptorSetAllocateInfo info{};
-      info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-      info.descriptorPool = s.recording_pools.back();
-      info.descriptorSetCount = 1;
-      info.pSetLayouts = &layout;
-      VkDescriptorSet set = VK_NULL_HANDLE;
-      VkResult result = d.api.vkAllocateDescriptorSets(d.device, &info, &set);
-      if (result == VK_SUCCESS) return set;
-      if (result != VK_ERROR_OUT_OF_POOL_MEMORY && result != VK_ERROR_FRAGMENTED_POOL) {
-        return vk_error("vkAllocateDescriptorSets", result);
-      }
+  VkDescriptorSetAllocateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  info.descriptorSetCount = 1;
+  info.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  if (!s.recording_pools.empty()) {
+    info.descriptorPool = s.recording_pools.back();
+    VkResult result = d.api.vkAllocateDescriptorSets(d.device, &info, &set);
+    if (result == VK_SUCCESS) return set;
+    if (result != VK_ERROR_OUT_OF_POOL_MEMORY && result != VK_ERROR_FRAGMENTED_POOL) {
+      return device_error(d, "vkAllocateDescriptorSets", result);
     }
-    VkDescriptorPool pool = VK_NULL_HANDLE;
-    if (!s.free_pools.empty()) {
-      pool = s.free_pools.back();
-      s.free_pools.pop_back();
-    } else {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
-      VkDescriptorPoolCreateInfo info{};
-      info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-      info.maxSets = kDescriptorSetsPerPool;
-      info.poolSizeCount = 1;
-      info.pPoolSizes = &size;
-      DEVRT_VK_CHECK("vkCreateDescriptorPool", d.api.vkCreateDescriptorPool(d.device, &info, nullptr, &pool));
-    }
-    s.recording_pools.push_back(pool);
   }
-  return make_error(ErrorCode::out_of_memory, "a fresh descriptor pool could not hold one set");
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  if (!s.free_pools.empty()) {
+    pool = s.free_pools.back();
+    s.free_pools.pop_back();
+  } else {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
+    VkDescriptorPoolCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    create.maxSets = kDescriptorSetsPerPool;
+    create.poolSizeCount = 1;
+    create.pPoolSizes = &size;
+    DEVRT_VK_CHECK("vkCreateDescriptorPool", d.api.vkCreateDescriptorPool(d.device, &create, nullptr, &pool));
+  }
+  s.recording_pools.push_back(pool);
+  info.descriptorPool = pool;
+  // A fresh pool that cannot hold one set: the call's own error, named.
+  VkResult result = d.api.vkAllocateDescriptorSets(d.device, &info, &set);
+  if (result != VK_SUCCESS) return device_error(d, "vkAllocateDescriptorSets", result);
+  return set;
 }
 
-void destroy_module(ModuleState* m) {
-  DeviceState& d = *m->device;
-  if (!m->functions.empty()) wait_queue_idle(d);
+// Once no submission uses its pipelines.
+void destroy_module_objects(DeviceState& d, ModuleState* m) {
   for (const auto& f : m->functions) {
     for (const auto& p : f->pipelines) d.api.vkDestroyPipeline(d.device, p.pipeline, nullptr);
   }
@@ -95,6 +97,15 @@ void destroy_module(ModuleState* m) {
   if (m->set_layout != VK_NULL_HANDLE) d.api.vkDestroyDescriptorSetLayout(d.device, m->set_layout, nullptr);
   if (m->shader != VK_NULL_HANDLE) d.api.vkDestroyShaderModule(d.device, m->shader, nullptr);
   delete m;
+}
+
+void destroy_module(ModuleState* m) {
+  DeviceState& d = *m->device;
+  if (m->functions.empty()) {
+    destroy_module_objects(d, m); // no pipeline: nothing was submitted
+  } else {
+    destroy_when_idle(d, make_retired<ModuleState, destroy_module_objects>(m));
+  }
 }
 
 } // namespace
@@ -334,7 +345,8 @@ Status record_bindings(StreamState& s, const ModuleState& m, VkPipeline pipeline
 Status VulkanBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) noexcept {
   auto& f = *static_cast<FunctionState*>(handle);
   ModuleState& m = *f.module;
-  DEVRT_RETURN_IF_ERROR(check_launch(f, *m.device, desc));
+  DEVRT_VK_DEVICE(d, m.device->index); // a lost device records nothing more
+  DEVRT_RETURN_IF_ERROR(check_launch(f, d, desc));
   VkPipeline pipeline = f.fixed_pipeline;
   if (pipeline == VK_NULL_HANDLE) {
     std::lock_guard<std::mutex> lock(f.mutex);

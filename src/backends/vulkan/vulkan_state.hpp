@@ -62,6 +62,12 @@ constexpr std::size_t kTrackedRanges = 16;
 
 struct DeviceState;
 
+// An object whose destruction waits for the queue to go idle (DeviceState::retired).
+struct Retired {
+  void (*destroy)(DeviceState& d, void* object);
+  void* object;
+};
+
 struct Allocation {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
@@ -190,10 +196,28 @@ struct DeviceState {
   StreamState* default_stream = nullptr;
   std::mutex streams_mutex;
   std::vector<StreamState*> streams; // every live stream, the default one included
+  // Objects a submission may still use, kept because a wait for the queue failed: destroyed by
+  // the next wait_queue_idle that succeeds (device_synchronize tries one while any are kept).
+  std::mutex retired_mutex;
+  std::vector<Retired> retired;
+  std::atomic<bool> has_retired{false};
 };
 
-// Waits until the device's queue is idle: before destroying what a submission referred to.
-void wait_queue_idle(DeviceState& d) noexcept;
+// Waits until the device's queue is idle, before destroying what a submission referred to; then
+// destroys what earlier failed waits kept. False when the wait failed (the queue may still run
+// work); VK_ERROR_DEVICE_LOST counts as idle, as the specification says of waits on a lost device.
+// Thread-safe; the caller holds no lock of the device but a stream's.
+bool wait_queue_idle(DeviceState& d) noexcept;
+// Destroys `object` with `destroy` once the queue is idle: now when a wait succeeds, else kept in
+// d.retired. Takes ownership. Thread-safe.
+void destroy_when_idle(DeviceState& d, Retired object) noexcept;
+template <class T, void (*Destroy)(DeviceState&, T*)>
+Retired make_retired(T* object) noexcept {
+  return Retired{[](DeviceState& d, void* erased) { Destroy(d, static_cast<T*>(erased)); }, object};
+}
+// After a loss: the pending cross-stream waits of every stream are dropped (nothing will flush
+// them), so the timelines they hold are destroyed. Thread-safe; caller holds no stream lock.
+void forget_lost_work(DeviceState& d) noexcept;
 
 struct Runtime {
   Status status;

@@ -2,6 +2,7 @@
 // Buffers, streams (recording, batching, submission), copies and events of the Vulkan backend.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -59,19 +60,25 @@ Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryU
     return make_error(ErrorCode::unsupported, "no memory type of ", d.properties.deviceName, " fits a buffer (bits 0x",
                       needs.memoryTypeBits, ")");
   }
+  // The call that failed, for the error.
+  const char* call = "vkAllocateMemory";
   result = allocate_memory(d, needs, type, a->memory);
-  if (result == VK_SUCCESS) result = d.api.vkBindBufferMemory(d.device, a->buffer, a->memory, 0);
+  if (result == VK_SUCCESS) {
+    call = "vkBindBufferMemory";
+    result = d.api.vkBindBufferMemory(d.device, a->buffer, a->memory, 0);
+  }
   VkMemoryPropertyFlags flags = d.memory.memoryTypes[type].propertyFlags;
   const bool map = usage != MemoryUsage::device || d.plan.map_buffers;
   if (result == VK_SUCCESS && map && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0) {
     void* pointer = nullptr;
+    call = "vkMapMemory";
     result = d.api.vkMapMemory(d.device, a->memory, 0, VK_WHOLE_SIZE, 0, &pointer);
     a->mapped = static_cast<std::byte*>(pointer);
     a->coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
   }
   if (result != VK_SUCCESS) {
     destroy_allocation(d, a);
-    return vk_error("vkAllocateMemory", result);
+    return device_error(d, call, result);
   }
   return a;
 }
@@ -99,7 +106,12 @@ void retire(StreamState& s) {
   if (s.in_flight.empty()) return;
   DeviceState& d = *s.device;
   std::uint64_t done = 0;
-  if (d.api.vkGetSemaphoreCounterValue(d.device, s.timeline->semaphore, &done) != VK_SUCCESS) return;
+  VkResult result = d.api.vkGetSemaphoreCounterValue(d.device, s.timeline->semaphore, &done);
+  if (result != VK_SUCCESS) {
+    // Nothing retires now; a loss is remembered, so the next call reports it.
+    static_cast<void>(device_error(d, "vkGetSemaphoreCounterValue", result));
+    return;
+  }
   while (!s.in_flight.empty() && s.in_flight.front().value <= done) {
     Batch& batch = s.in_flight.front();
     if (batch.commands != VK_NULL_HANDLE) { // a submission may carry only semaphore waits
@@ -129,7 +141,11 @@ void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFla
 }
 
 // After a failed end or submit: the recorded commands never run. The command buffer and the
-// descriptor pools go back for reuse and the stream records afresh; the error names the call.
+// descriptor pools go back for reuse, staging slots reserved for the batch are free again (the
+// value they waited for is the next submission's, which no longer carries their copy), and the
+// stream records afresh. Pending waits on other streams stay for the next batch (their values
+// were submitted, so they cannot hang it, and later work stays ordered after them) unless the
+// device is lost. The error names the call. Caller holds the lock.
 Status discard_recording(StreamState& s, const char* call, VkResult result) {
   DeviceState& d = *s.device;
   if (s.recording != VK_NULL_HANDLE) {
@@ -140,11 +156,17 @@ Status discard_recording(StreamState& s, const char* call, VkResult result) {
     static_cast<void>(d.api.vkResetDescriptorPool(d.device, pool, 0));
     s.free_pools.push_back(pool);
   }
+  for (StagingRing* ring : {&s.upload, &s.readback}) {
+    for (StagingSlot& slot : ring->slots) {
+      if (slot.busy_until > s.submitted) slot.busy_until = 0;
+    }
+  }
   s.recording_pools.clear();
-  s.waits.clear();
   s.recording = VK_NULL_HANDLE;
   s.commands = 0;
-  return device_error(d, call, result);
+  Status error = device_error(d, call, result);
+  if (d.lost.load(std::memory_order_acquire)) s.waits.clear();
+  return error;
 }
 
 // Submits what was recorded (and any pending waits). Caller holds the lock.
@@ -462,25 +484,55 @@ Result<void*> VulkanBackend::allocate(std::int32_t device, std::size_t nbytes, s
   return static_cast<void*>(allocation);
 }
 
-Status VulkanBackend::device_synchronize(std::int32_t device) noexcept {
-  DEVRT_VK_DEVICE(d, device);
-  Status status;
-  std::lock_guard<std::mutex> streams_lock(d.streams_mutex);
-  for (StreamState* s : d.streams) {
-    std::lock_guard<std::mutex> lock(s->mutex);
-    Status drained = drain(*s);
-    if (status.ok()) status = drained;
+void forget_lost_work(DeviceState& d) noexcept {
+  std::vector<std::pair<TimelineRef, std::uint64_t>> dropped;
+  {
+    std::lock_guard<std::mutex> streams_lock(d.streams_mutex);
+    for (StreamState* s : d.streams) {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      std::move(s->waits.begin(), s->waits.end(), std::back_inserter(dropped));
+      s->waits.clear();
+    }
   }
+  // The timelines go here, outside the locks (a destroyed one waits for the queue).
+}
+
+Status VulkanBackend::device_synchronize(std::int32_t device) noexcept {
+  Result<DeviceState*> opened = device_of(device);
+  if (!opened.ok()) {
+    DeviceState& d = opened_device(device);
+    if (d.lost.load(std::memory_order_acquire)) forget_lost_work(d);
+    return std::move(opened).status();
+  }
+  DeviceState& d = **opened;
+  Status status;
+  {
+    std::lock_guard<std::mutex> streams_lock(d.streams_mutex);
+    for (StreamState* s : d.streams) {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      Status drained = drain(*s);
+      if (status.ok()) status = drained;
+    }
+  }
+  // Objects kept after an earlier failed wait for the queue: destroyed once a wait succeeds.
+  if (d.has_retired.load(std::memory_order_acquire)) static_cast<void>(wait_queue_idle(d));
   return status;
 }
 
 Status VulkanBackend::free(std::int32_t device, void* ptr) noexcept {
   // A lost device still destroys what it holds (Vulkan allows it): nothing leaks.
   DeviceState& d = opened_device(device);
+  auto* allocation = static_cast<Allocation*>(ptr);
   // Recorded or submitted commands of any stream may still use the buffer (as with cuMemFree,
-  // freeing waits for them): submit what is recorded and wait for it, then destroy.
+  // freeing waits for them): submit what is recorded and wait for it, then destroy. When that
+  // failed (a failed submission, a lost device), earlier batches may still run: the queue is
+  // waited for first.
   Status status = device_synchronize(device);
-  destroy_allocation(d, static_cast<Allocation*>(ptr));
+  if (status.ok()) {
+    destroy_allocation(d, allocation);
+  } else {
+    destroy_when_idle(d, make_retired<Allocation, destroy_allocation>(allocation));
+  }
   return status;
 }
 
@@ -528,6 +580,24 @@ Status VulkanBackend::stream_destroy(std::int32_t device, void* handle) noexcept
   return destroy_stream(opened_device(device), static_cast<StreamState*>(handle));
 }
 
+namespace {
+
+// What a stream holds that its submissions used (staging buffers, descriptor pools, the command
+// pool with its command buffers, its timeline), once the queue is idle.
+void destroy_stream_objects(DeviceState& d, StreamState* s) {
+  for (VkDescriptorPool pool : s->free_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
+  for (VkDescriptorPool pool : s->recording_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
+  for (Batch& batch : s->in_flight) {
+    for (VkDescriptorPool pool : batch.pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
+  }
+  release_staging(d, s->upload);
+  release_staging(d, s->readback);
+  d.api.vkDestroyCommandPool(d.device, s->pool, nullptr);
+  delete s;
+}
+
+} // namespace
+
 Status destroy_stream(DeviceState& d, StreamState* s) {
   {
     std::lock_guard<std::mutex> lock(d.streams_mutex);
@@ -537,15 +607,11 @@ Status destroy_stream(DeviceState& d, StreamState* s) {
   {
     std::lock_guard<std::mutex> lock(s->mutex);
     status = drain(*s);
-    if (s->recording != VK_NULL_HANDLE) s->free_commands.push_back(s->recording);
-    for (VkDescriptorPool pool : s->free_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
-    for (VkDescriptorPool pool : s->recording_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
-    wait_queue_idle(d);
-    release_staging(d, s->upload);
-    release_staging(d, s->readback);
-    d.api.vkDestroyCommandPool(d.device, s->pool, nullptr);
+    // Unsubmitted work never runs; after a loss, neither do the waits.
+    s->waits.clear();
   }
-  delete s;
+  // Whatever the drain's outcome, nothing is destroyed while the queue may still use it.
+  destroy_when_idle(d, make_retired<StreamState, destroy_stream_objects>(s));
   return status;
 }
 
