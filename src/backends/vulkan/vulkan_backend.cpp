@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/environment.hpp"
 #include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 #include "vulkan_state.hpp"
@@ -326,6 +327,14 @@ Status init_device(DeviceState& d) {
   // to exercise the staging path on unified-memory devices.
   const char* force = std::getenv("DEVRT_VULKAN_FORCE_STAGING");
   d.plan = plan_memory(d.memory, force == nullptr || std::strcmp(force, "1") != 0);
+  if (const char* chunk = std::getenv("DEVRT_VULKAN_STAGING_CHUNK"); chunk != nullptr) {
+    std::uint64_t bytes = 0;
+    if (!detail::parse_unsigned(chunk, bytes) || bytes < kMinStagingChunk || bytes > kStagingChunk) {
+      return make_error(ErrorCode::invalid_argument, "DEVRT_VULKAN_STAGING_CHUNK='", chunk, "': expected bytes from ",
+                        kMinStagingChunk, " to ", kStagingChunk);
+    }
+    d.staging_chunk = bytes;
+  }
   if (d.plan.device_type == kNoMemoryType || d.plan.upload_type == kNoMemoryType ||
       d.plan.readback_type == kNoMemoryType) {
     return make_error(ErrorCode::unavailable, d.properties.deviceName, " has no usable memory type");

@@ -48,8 +48,10 @@ constexpr std::uint32_t kDescriptorsPerPool = kDescriptorSetsPerPool * 8;
 constexpr std::uint32_t kMaxPushConstantBytes = 256;
 // Host transfers to and from memory the host cannot map go through a stream's staging ring:
 // kStagingSlots persistent buffers of kStagingChunk bytes per direction, so that the device copies
-// one chunk while the host fills or drains the other.
+// one chunk while the host fills or drains the other. DEVRT_VULKAN_STAGING_CHUNK=<bytes> (4 KiB
+// to kStagingChunk) makes them smaller, so that tests reach multi-chunk copies with little data.
 constexpr VkDeviceSize kStagingChunk = VkDeviceSize{8} << 20;
+constexpr VkDeviceSize kMinStagingChunk = 4096;
 constexpr std::uint32_t kStagingSlots = 2;
 // Host writes this small (and 4-byte aligned) are recorded inline with vkCmdUpdateBuffer.
 constexpr VkDeviceSize kInlineUpdateBytes = 65536;
@@ -193,6 +195,7 @@ struct DeviceState {
   std::mutex queue_mutex;
   DeviceApi api;
   MemoryPlan plan; // memory types by purpose (vulkan_memory.hpp)
+  VkDeviceSize staging_chunk = kStagingChunk;
   StreamState* default_stream = nullptr;
   std::mutex streams_mutex;
   std::vector<StreamState*> streams; // every live stream, the default one included

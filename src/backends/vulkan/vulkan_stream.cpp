@@ -269,7 +269,7 @@ Result<StagingSlot*> acquire_staging(StreamState& s, StagingRing& ring, MemoryUs
   if (slot.busy_until > s.submitted) DEVRT_RETURN_IF_ERROR(flush(s));
   if (slot.busy_until > 0) DEVRT_RETURN_IF_ERROR(wait_value(d, s.timeline->semaphore, slot.busy_until));
   if (slot.allocation == nullptr) {
-    DEVRT_ASSIGN_OR_RETURN(slot.allocation, create_allocation(d, kStagingChunk, usage));
+    DEVRT_ASSIGN_OR_RETURN(slot.allocation, create_allocation(d, d.staging_chunk, usage));
   }
   return &slot;
 }
@@ -302,7 +302,7 @@ Status write_from_host(DeviceState& d, StreamState& s, Allocation& dst, std::siz
     return recorded(s);
   }
   for (std::size_t done = 0; done < n;) {
-    const std::size_t chunk = std::min<std::size_t>(n - done, kStagingChunk);
+    const std::size_t chunk = std::min<std::size_t>(n - done, d.staging_chunk);
     DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.upload, MemoryUsage::upload));
     std::memcpy(slot->allocation->mapped, src + done, chunk);
     flush_mapping(d, *slot->allocation, true);
@@ -336,7 +336,7 @@ Status read_to_host(DeviceState& d, StreamState& s, const Allocation& src, std::
     return Status();
   };
   for (std::size_t done = 0; done < n;) {
-    const std::size_t chunk = std::min<std::size_t>(n - done, kStagingChunk);
+    const std::size_t chunk = std::min<std::size_t>(n - done, d.staging_chunk);
     DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.readback, MemoryUsage::readback));
     DEVRT_RETURN_IF_ERROR(record_copy(s, src.buffer, offset + done, slot->allocation->buffer, 0, chunk));
     DEVRT_RETURN_IF_ERROR(flush(s));
