@@ -109,6 +109,36 @@ Status large_copies(Device device) {
   DEVRT_RETURN_IF_ERROR(devrt::copy(b, devrt::host_span(back.data(), bytes)));
   DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
   if (std::memcmp(back.data(), source.data(), bytes) != 0) return mismatch("a copy of three staging chunks");
+  // Three uploads of less than a chunk in a row (odd sizes: never recorded inline), into one
+  // batch: the third waits for a slot the first reserved, submitting the batch to get it.
+  const std::size_t piece = chunk / 2 + 1;
+  const auto* from = reinterpret_cast<const std::byte*>(source.data()) + 3;
+  for (std::size_t i = 0; i < 3; ++i) {
+    DEVRT_RETURN_IF_ERROR(devrt::copy(devrt::host_span(from + i * piece, piece), 0, a, i * piece, piece));
+  }
+  DEVRT_RETURN_IF_ERROR(devrt::copy(a, 0, devrt::host_span(back.data(), 3 * piece), 0, 3 * piece));
+  DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
+  if (std::memcmp(back.data(), from, 3 * piece) != 0) return mismatch("three staged uploads in a row");
+  return Status();
+}
+
+// Right after a fault, before anything else submits: two uploads of less than a chunk and a read.
+// A staging slot left reserved for the failed batch would make the first wait forever.
+Status upload_right_after(Device device) {
+  const char* chunk_text = std::getenv("DEVRT_VULKAN_STAGING_CHUNK");
+  static const std::size_t piece =
+      (chunk_text != nullptr ? std::strtoull(chunk_text, nullptr, 10) : (8u << 20)) / 4 + 1;
+  static const std::vector<float> source = floats(piece / 2, 0.75f);
+  static std::vector<std::byte> back(2 * piece);
+  const auto* from = reinterpret_cast<const std::byte*>(source.data());
+  DEVRT_ASSIGN_OR_RETURN(Buffer buffer, Buffer::allocate(device, 2 * piece));
+  DEVRT_RETURN_IF_ERROR(devrt::copy(devrt::host_span(from, piece), 0, buffer, 0, piece));
+  DEVRT_RETURN_IF_ERROR(devrt::copy(devrt::host_span(from, piece), 0, buffer, piece, piece));
+  DEVRT_RETURN_IF_ERROR(devrt::copy(buffer, devrt::host_span(back.data(), 2 * piece)));
+  DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
+  if (std::memcmp(back.data(), from, piece) != 0 || std::memcmp(back.data() + piece, from, piece) != 0) {
+    return mismatch("two uploads right after a fault");
+  }
   return Status();
 }
 
@@ -120,7 +150,8 @@ Status texture_round_trip(Device device) {
   const std::int64_t shape[] = {8, 16, 4};
   devrt::TensorOptions options;
   options.scope = devrt::MemoryScope::texture;
-  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor texture, devrt::Tensor::empty(shape, devrt::DataType::float32(), device, options));
+  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor texture,
+                         devrt::Tensor::empty(shape, devrt::DataType::float32(), device, options));
   DEVRT_RETURN_IF_ERROR(texture.copy_from_host(values.data(), values.size() * sizeof(float)));
   DEVRT_ASSIGN_OR_RETURN(devrt::Tensor linear, devrt::Tensor::empty(shape, devrt::DataType::float32(), device));
   DEVRT_RETURN_IF_ERROR(linear.copy_from(texture));
@@ -375,8 +406,8 @@ void settle(Device device) {
 // `persistent`), then the checks. Returns whether devrt absorbed it (succeeded with correct data).
 bool run_fault(Device device, const std::string& symbol, std::uint64_t nth, const Injected& error, bool persistent,
                const Buffer& sentinel, const std::vector<float>& sentinel_values, Tally& tally) {
-  std::string label = g_backend + ":" + symbol + ":" + std::to_string(nth) + ":" + error.name +
-                      (persistent ? " (persistent)" : "");
+  std::string label =
+      g_backend + ":" + symbol + ":" + std::to_string(nth) + ":" + error.name + (persistent ? " (persistent)" : "");
   // From the same state as the clean count: nothing cached.
   settle(device);
   fault::reset_counts();
@@ -386,8 +417,11 @@ bool run_fault(Device device, const std::string& symbol, std::uint64_t nth, cons
   }
   Status status = bounded(label.c_str(), 120, [&] { return scenario(device); });
   bool fired = fault::disarm();
+  Status next =
+      fired ? bounded("an upload right after the fault", 120, [&] { return upload_right_after(device); }) : Status();
   settle(device);
   if (!fired) return false; // the run took another path and made fewer calls
+  if (!next.ok()) fail(label + ": an upload right after the fault failed: " + std::string(next.message()));
   ++tally.injected;
   bool absorbed = false;
   if (status.ok()) {
@@ -636,8 +670,8 @@ int device_lost_sweep(const char* self, Device device) {
       ++children;
       if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
         ++failed;
-        fail(std::string(symbol) + ":" + std::to_string(nth) + ": the child failed (status " +
-             std::to_string(wstatus) + ")");
+        fail(std::string(symbol) + ":" + std::to_string(nth) + ": the child failed (status " + std::to_string(wstatus) +
+             ")");
       }
     }
   }
