@@ -252,12 +252,25 @@ Status find_devices(Runtime& rt) {
 
 // At process exit, before the driver's own exit handlers (registered earlier, so run later):
 // every device finishes the work devrt queued, so no driver thread still executes it while the
-// process tears the driver down.
+// process tears the driver down; what was kept after a failed wait is destroyed then.
 void wait_idle_at_exit() noexcept {
   for (const auto& device : runtime().devices) {
     if (device->opened.load(std::memory_order_acquire) && !device->lost.load(std::memory_order_acquire))
-      static_cast<void>(device->api.vkDeviceWaitIdle(device->device));
+      static_cast<void>(wait_queue_idle(*device));
   }
+}
+
+// DEVRT_VULKAN_STAGING_CHUNK, when set: the staging ring's chunk size.
+Status read_staging_chunk(DeviceState& d) {
+  const char* chunk = std::getenv("DEVRT_VULKAN_STAGING_CHUNK");
+  if (chunk == nullptr) return Status();
+  std::uint64_t bytes = 0;
+  if (!detail::parse_unsigned(chunk, bytes) || bytes < kMinStagingChunk || bytes > kStagingChunk) {
+    return make_error(ErrorCode::invalid_argument, "DEVRT_VULKAN_STAGING_CHUNK='", chunk, "': expected bytes from ",
+                      kMinStagingChunk, " to ", kStagingChunk);
+  }
+  d.staging_chunk = bytes;
+  return Status();
 }
 
 Status init_device(DeviceState& d) {
@@ -327,14 +340,7 @@ Status init_device(DeviceState& d) {
   // to exercise the staging path on unified-memory devices.
   const char* force = std::getenv("DEVRT_VULKAN_FORCE_STAGING");
   d.plan = plan_memory(d.memory, force == nullptr || std::strcmp(force, "1") != 0);
-  if (const char* chunk = std::getenv("DEVRT_VULKAN_STAGING_CHUNK"); chunk != nullptr) {
-    std::uint64_t bytes = 0;
-    if (!detail::parse_unsigned(chunk, bytes) || bytes < kMinStagingChunk || bytes > kStagingChunk) {
-      return make_error(ErrorCode::invalid_argument, "DEVRT_VULKAN_STAGING_CHUNK='", chunk, "': expected bytes from ",
-                        kMinStagingChunk, " to ", kStagingChunk);
-    }
-    d.staging_chunk = bytes;
-  }
+  DEVRT_RETURN_IF_ERROR(read_staging_chunk(d));
   if (d.plan.device_type == kNoMemoryType || d.plan.upload_type == kNoMemoryType ||
       d.plan.readback_type == kNoMemoryType) {
     return make_error(ErrorCode::unavailable, d.properties.deviceName, " has no usable memory type");
