@@ -6,6 +6,7 @@
 #define DEVRT_SRC_SUPPORT_LAZY_RUNTIME_HPP
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 
 #include <devrt/status.hpp>
@@ -56,6 +57,16 @@ private:
   static inline std::atomic<Node*> current_{nullptr};
   static inline std::mutex mutex_;
 };
+
+// What device_count answers from a runtime: its devices; 0 when the backend is unavailable (no
+// loader, no driver, no device: final); else the error of a discovery that failed for a reason
+// that may pass, so that the caller learns why (the next call discovers again).
+template <class Runtime>
+Result<std::int32_t> discovered_device_count(const Runtime& rt) noexcept {
+  if (rt.status.ok()) return static_cast<std::int32_t>(rt.devices.size());
+  if (rt.status.code() == ErrorCode::unavailable) return 0;
+  return rt.status;
+}
 
 template <class Runtime, Status (*Discover)(Runtime&)>
 Runtime& lazy_runtime() noexcept {

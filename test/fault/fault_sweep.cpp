@@ -535,7 +535,10 @@ int discovery_child(const char* spec) {
   devrt::BackendRef backend = devrt::Registry::global().find(g_backend);
   Device device{backend.kind(), 0};
   const unsigned long long unloaded_before = unloaded_libraries();
-  Status first = backend.availability();
+  // Discovery starts with device_count: a failure that may pass is its error, never 0 devices.
+  devrt::Result<std::int32_t> counted = backend.device_count();
+  if (counted.ok() && *counted == 0) fail(std::string(spec) + ": device_count answered 0 after a failed call");
+  Status first = counted.ok() ? backend.availability() : counted.status();
   if (first.ok()) first = bounded("the first run", 120, [&] { return scenario(device); });
   bool fired = fault::disarm();
   if (!fired) return 0;

@@ -233,8 +233,7 @@ Runtime& runtime() noexcept { return Discovery::get(); }
 Status OpenclBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> OpenclBackend::device_count() noexcept {
-  const Runtime& rt = Discovery::get_retrying();
-  return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
+  return detail::discovered_device_count(Discovery::get_retrying());
 }
 
 Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {

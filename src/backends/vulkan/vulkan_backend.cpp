@@ -420,8 +420,7 @@ Status device_error(DeviceState& d, const char* call, VkResult result) noexcept 
 Status VulkanBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> VulkanBackend::device_count() noexcept {
-  const Runtime& rt = Discovery::get_retrying();
-  return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
+  return detail::discovered_device_count(Discovery::get_retrying());
 }
 
 Result<AttributeValue> VulkanBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
