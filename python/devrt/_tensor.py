@@ -208,6 +208,10 @@ class Tensor(_ext.Tensor):
 
         host_ready = self.device.dlpack_device_type() in _HOST_ACCESSIBLE and self.is_contiguous()
         host = self if host_ready else self.to(Device(1, 0))
+        if self.dtype == "bool":
+            # NumPy before 1.25 takes no bool tensor through DLPack: the same bytes as uint8 (DLPack's
+            # bool is one byte, 0 or 1), then viewed as bool, as TVM copies into numpy.empty.
+            return numpy.from_dlpack(host.view(host.shape, "uint8")).view(numpy.bool_).copy()
         return numpy.from_dlpack(host).copy()
 
 

@@ -81,8 +81,8 @@ bool parse_name(PyObject* text_object, devrt_device* out, std::int64_t* index) n
   *index = -1;
   if (colon == std::string::npos) return true;
   std::string digits = text.substr(colon + 1);
-  bool canonical = !digits.empty() && digits.size() <= 10 &&
-                   digits.find_first_not_of("0123456789") == std::string::npos && (digits == "0" || digits[0] != '0');
+  bool canonical = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                   (digits == "0" || digits[0] != '0');
   if (!canonical) {
     PyErr_Format(PyExc_ValueError,
                  "devrt.device: malformed device index in %R: expected <type>:<index> with a decimal index such as "
@@ -90,8 +90,10 @@ bool parse_name(PyObject* text_object, devrt_device* out, std::int64_t* index) n
                  text_object);
     return false;
   }
-  std::from_chars(digits.data(), digits.data() + digits.size(), *index); // validated above
-  if (*index > INT32_MAX) {
+  // Digits only (validated above): the one error left is a number past 64 bits.
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), *index);
+  static_cast<void>(end);
+  if (error != std::errc() || *index > INT32_MAX) {
     PyErr_Format(PyExc_OverflowError, "devrt.device: the index in %R does not fit in 32 bits", text_object);
     return false;
   }

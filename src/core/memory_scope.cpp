@@ -12,17 +12,7 @@ constexpr std::string_view kScopeNames[kMemoryScopeCount] = {
 };
 
 // "[2, 3, 4]" in messages.
-struct ShapeText {
-  std::span<const std::int64_t> shape;
-};
-[[maybe_unused]] void append_part(detail::MessageBuilder& m, const ShapeText& text) noexcept {
-  m.append("[");
-  for (std::size_t i = 0; i < text.shape.size(); ++i) {
-    if (i > 0) m.append(", ");
-    m.append_signed(text.shape[i]);
-  }
-  m.append("]");
-}
+detail::ShapeText shape_text(std::span<const std::int64_t> shape) noexcept { return {shape.data(), shape.size()}; }
 
 // TVM's DefaultTextureLayoutSeparator: the axes before it make the rows.
 std::size_t texture_separator(MemoryScope scope, std::size_t rank) noexcept {
@@ -55,11 +45,11 @@ Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int
   }
   const std::size_t min_rank = scope == MemoryScope::texture_nhwc ? 3 : 2;
   if (shape.size() < min_rank) {
-    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", ShapeText{shape}, " in '",
+    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", shape_text(shape), " in '",
                       to_string(scope), "' needs at least ", min_rank, " axes (the last holds the 4 channels)");
   }
   if (shape.back() != kTextureChannels) {
-    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", ShapeText{shape}, " in '",
+    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", shape_text(shape), " in '",
                       to_string(scope), "' must end in an axis of 4 (a texel's RGBA channels), not ", shape.back());
   }
   const std::size_t separator = texture_separator(scope, shape.size());
@@ -67,14 +57,14 @@ Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int
   bool overflow = false;
   for (std::size_t i = 0; i + 1 < shape.size(); ++i) {
     if (shape[i] <= 0) {
-      return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", ShapeText{shape}, " in '",
+      return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", shape_text(shape), " in '",
                         to_string(scope), "': axis ", i, " is ", shape[i], " (a texture has no empty rows)");
     }
     std::uint64_t& side = i < separator ? extent.height : extent.width;
     overflow = overflow || __builtin_mul_overflow(side, static_cast<std::uint64_t>(shape[i]), &side);
   }
   if (overflow) {
-    return make_error(ErrorCode::out_of_range, "texture_extent: shape ", ShapeText{shape}, " in '", to_string(scope),
+    return make_error(ErrorCode::out_of_range, "texture_extent: shape ", shape_text(shape), " in '", to_string(scope),
                       "' overflows 64 bits");
   }
   return extent;
@@ -84,7 +74,7 @@ Result<TextureExtent> texture_array_extent(MemoryScope scope, std::span<const st
   DEVRT_ASSIGN_OR_RETURN(TextureExtent flat, texture_extent(scope, shape));
   const std::size_t separator = texture_separator(scope, shape.size());
   if (scope == MemoryScope::texture_weight || separator < 2) {
-    return make_error(ErrorCode::invalid_argument, "texture_array_extent: shape ", ShapeText{shape}, " in '",
+    return make_error(ErrorCode::invalid_argument, "texture_array_extent: shape ", shape_text(shape), " in '",
                       to_string(scope), "' has no layered form (its rows come from one axis)");
   }
   // The rows' last axis is the image height; the product before it (which divides the rows

@@ -438,7 +438,8 @@ Status Tensor::copy_from_checked(const Tensor& src, StreamRef stream) const noex
   for (std::int32_t i = 0; same_shape && i < ndim_; ++i) same_shape = src.dims()[i] == dims()[i];
   if (!same_shape) {
     return make_error(ErrorCode::invalid_argument, "Tensor::copy_from ", src.device_, " -> ", device_,
-                      ": shapes differ (", src.ndim_, " and ", ndim_, " dimensions)");
+                      ": shapes differ (", detail::ShapeText{src.dims(), static_cast<std::size_t>(src.ndim_)}, " and ",
+                      detail::ShapeText{dims(), static_cast<std::size_t>(ndim_)}, ")");
   }
   const std::size_t bytes = nbytes();
   if (bytes == 0) return Status();

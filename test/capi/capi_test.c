@@ -178,6 +178,17 @@ static void test_tensors(void) {
     CHECK(devrt_tensor_create_view(tensor, too_long, 1, f32, 0, &view) == DEVRT_STATUS_OUT_OF_RANGE);
     CHECK(devrt_tensor_create_view(tensor, view_shape, 2, f32, 12, &view) == DEVRT_STATUS_OUT_OF_RANGE);
     CHECK(devrt_tensor_create_view(NULL, view_shape, 2, f32, 0, &view) == DEVRT_STATUS_INVALID_ARGUMENT);
+    /* Copies between shapes of one rank: the error names both shapes, not the ranks. */
+    {
+      int64_t five[1] = {5}, four[1] = {4};
+      devrt_tensor a = NULL, b = NULL;
+      CHECK_OK(devrt_tensor_empty(five, 1, f32, kCpu, NULL, &a));
+      CHECK_OK(devrt_tensor_empty(four, 1, f32, kCpu, NULL, &b));
+      CHECK(devrt_tensor_copy(b, a, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+      CHECK(strstr(devrt_last_error(), "[5] and [4]") != NULL);
+      devrt_tensor_release(a);
+      devrt_tensor_release(b);
+    }
   }
   /* Export, then import the export: one storage, the deleter chain runs once at the end. */
   CHECK_OK(devrt_tensor_to_dlpack(tensor, &exported));

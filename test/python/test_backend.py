@@ -209,8 +209,10 @@ def test_each_in_tree_backend_has_a_module_that_owns_its_loading():
     assert devrt.backend.load("cuda") == devrt.backend.load("cuda")  # once: the same answer again
     assert devrt.backend.load("cpu") == "built_in"
     assert not devrt.backend.is_loaded("no_such_backend")
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError):  # a str, of the right type, with a wrong value
         devrt.backend.load("")
+    with pytest.raises(TypeError):
+        devrt.backend.load(b"cuda")
 
 
 def test_with_autoload_off_nothing_loads_until_asked():

@@ -284,3 +284,19 @@ def test_a_texture_round_trips_and_refuses_dlpack():
     assert "DLPack has no memory scopes" in str(error.value)
     with pytest.raises(devrt.UnsupportedError):
         np.from_dlpack(texture)
+
+
+def test_bool_tensors_come_back_through_numpy():
+    # NumPy 1.24 takes no bool through DLPack; numpy() copies the bytes instead, as TVM does.
+    values = np.array([True, False, True, True, False])
+    for device in present_devices():
+        tensor = devrt.empty(values.shape, "bool", device).copyfrom(values)
+        back = tensor.numpy()
+        assert back.dtype == np.bool_
+        assert back.tolist() == values.tolist()
+
+
+def test_a_shape_mismatch_names_both_shapes():
+    with pytest.raises(devrt.DevrtError) as error:
+        devrt.empty((4,), "float32").copyfrom(devrt.empty((5,), "float32"))
+    assert "[5] and [4]" in str(error.value)

@@ -99,6 +99,20 @@ struct Hex {
 };
 inline void append_part(MessageBuilder& m, Hex hex) noexcept { m.append_unsigned(hex.value, 16); }
 
+// A shape printed as "[2, 3, 4]": append_parts(m, "shape ", ShapeText{dims, rank}).
+struct ShapeText {
+  const std::int64_t* dims;
+  std::size_t rank;
+};
+inline void append_part(MessageBuilder& m, const ShapeText& shape) noexcept {
+  m.append("[");
+  for (std::size_t i = 0; i < shape.rank; ++i) {
+    if (i > 0) m.append(", ");
+    m.append_signed(shape.dims[i]);
+  }
+  m.append("]");
+}
+
 // One message part, type-erased so that each call site only fills an array and calls one
 // out-of-line function: message code costs the same whatever the mix of part types (this keeps
 // firmware images small). Text parts refer to the caller's objects, which outlive the call.

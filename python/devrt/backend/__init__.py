@@ -155,8 +155,10 @@ def load(name):
     availability(name) says). Any other name is a native plugin (an out-of-tree backend, or "cpu"):
     returns as load_native(name) does, NotFoundError naming the search path when it is absent.
     """
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"devrt.backend.load: a backend name is a non-empty str, not {name!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"devrt.backend.load: a backend name is a str, not {type(name).__name__}")
+    if not name:
+        raise ValueError("devrt.backend.load: the backend name is empty")
     with _lock:
         if name in _loaded:
             return _loaded[name]
