@@ -448,6 +448,29 @@ bool run_fault(Device device, const std::string& symbol, std::uint64_t nth, cons
   return absorbed;
 }
 
+// The calls of each entry point in one clean run, counted after two runs that build what
+// persists (staging rings, the cache's first blocks); false (a failure) when a run failed or left
+// something unreleased.
+bool count_clean_run(Device device, std::map<std::string, fault::SiteCounts>& reached) {
+  for (int i = 0; i < 2; ++i) {
+    Status clean = bounded("the clean run", 120, [&] { return scenario(device); });
+    if (!clean.ok()) {
+      fail("the clean run failed: " + std::string(clean.message()));
+      return false;
+    }
+  }
+  settle(device);
+  fault::reset_counts();
+  Status clean = scenario(device);
+  settle(device);
+  reached = counts();
+  if (std::string left = unreleased(""); !clean.ok() || !left.empty()) {
+    fail("the clean run: " + std::string(clean.message()) + " unreleased: " + left);
+    return false;
+  }
+  return true;
+}
+
 int sweep(Device device, bool releases) {
   const std::vector<float> sentinel_values = floats(4096, 0.5f);
   devrt::Result<Buffer> sentinel = Buffer::allocate(device, sentinel_values.size() * sizeof(float));
@@ -455,23 +478,8 @@ int sweep(Device device, bool releases) {
     fail("could not write the sentinel buffer");
     return 1;
   }
-  // Twice cleanly: the first run builds what persists (staging rings, the cache's first blocks).
-  for (int i = 0; i < 2; ++i) {
-    Status clean = bounded("the clean run", 120, [&] { return scenario(device); });
-    if (!clean.ok()) {
-      fail("the clean run failed: " + std::string(clean.message()));
-      return 1;
-    }
-  }
-  settle(device);
-  fault::reset_counts();
-  Status clean = scenario(device);
-  settle(device);
-  std::map<std::string, fault::SiteCounts> reached = counts();
-  if (std::string left = unreleased(""); !clean.ok() || !left.empty()) {
-    fail("the clean run: " + std::string(clean.message()) + " unreleased: " + left);
-    return 1;
-  }
+  std::map<std::string, fault::SiteCounts> reached;
+  if (!count_clean_run(device, reached)) return 1;
 
   Tally tally;
   std::vector<std::string> absorbed;
@@ -514,6 +522,24 @@ int sweep(Device device, bool releases) {
 }
 
 // ---- Discovery ------------------------------------------------------------------------------
+
+// Runs this program again as `self <backend> <mode> <first> [<second>]` (DEVRT_FAULT=fault when
+// given) and waits for it; false, with a failure recorded, unless it exited 0.
+bool run_child(const char* self, const char* mode, const std::string& first, const std::string& second,
+               const char* fault) {
+  pid_t child = fork();
+  if (child == 0) {
+    if (fault != nullptr) setenv("DEVRT_FAULT", fault, 1);
+    execl(self, self, g_backend.c_str(), mode, first.c_str(), second.empty() ? nullptr : second.c_str(),
+          static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) return true;
+  fail(first + (second.empty() ? "" : ":" + second) + ": the child failed (status " + std::to_string(wstatus) + ")");
+  return false;
+}
 
 // How many libraries the process has unloaded so far (glibc counts them for dl_iterate_phdr).
 unsigned long long unloaded_libraries() {
@@ -584,19 +610,8 @@ int discovery_sweep(const char* self, Device device) {
     if (!site.injectable || discovery_calls == 0 || !second.ok()) continue;
     for (std::uint64_t nth : occurrences(discovery_calls)) {
       std::string spec = g_backend + ":" + symbol + ":" + std::to_string(nth) + ":" + g_error_name;
-      pid_t child = fork();
-      if (child == 0) {
-        setenv("DEVRT_FAULT", spec.c_str(), 1);
-        execl(self, self, g_backend.c_str(), "--discovery-child", spec.c_str(), static_cast<char*>(nullptr));
-        std::_Exit(127);
-      }
-      int wstatus = 0;
-      waitpid(child, &wstatus, 0);
       ++children;
-      if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-        ++failed;
-        fail(spec + ": the child failed (status " + std::to_string(wstatus) + ")");
-      }
+      if (!run_child(self, "--discovery-child", spec, "", spec.c_str())) ++failed;
     }
   }
   std::printf("%s discovery: %zu faults injected in child processes, %zu failed\n", g_backend.c_str(), children,
@@ -647,39 +662,18 @@ int device_lost_child(Device device, const std::string& symbol, std::uint64_t nt
 }
 
 int device_lost_sweep(const char* self, Device device) {
-  for (int i = 0; i < 2; ++i) {
-    if (Status clean = scenario(device); !clean.ok()) {
-      fail("the clean run failed: " + std::string(clean.message()));
-      return 1;
-    }
-  }
-  settle(device);
-  fault::reset_counts();
-  Status clean = scenario(device);
-  settle(device);
-  std::map<std::string, fault::SiteCounts> reached = counts();
+  std::map<std::string, fault::SiteCounts> reached;
+  if (!count_clean_run(device, reached)) return 1;
   std::size_t children = 0, failed = 0;
   for (const char* symbol : kLossReporters) {
     if (!selected(symbol)) continue;
     for (std::uint64_t nth : occurrences(reached[symbol].calls)) {
-      pid_t child = fork();
-      if (child == 0) {
-        execl(self, self, "vulkan", "--device-lost-child", symbol, std::to_string(nth).c_str(),
-              static_cast<char*>(nullptr));
-        std::_Exit(127);
-      }
-      int wstatus = 0;
-      waitpid(child, &wstatus, 0);
       ++children;
-      if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-        ++failed;
-        fail(std::string(symbol) + ":" + std::to_string(nth) + ": the child failed (status " + std::to_string(wstatus) +
-             ")");
-      }
+      if (!run_child(self, "--device-lost-child", symbol, std::to_string(nth), nullptr)) ++failed;
     }
   }
   std::printf("vulkan device loss: %zu losses injected in child processes, %zu failed\n", children, failed);
-  return clean.ok() && g_failures == 0 ? 0 : 1;
+  return g_failures == 0 ? 0 : 1;
 }
 
 } // namespace
