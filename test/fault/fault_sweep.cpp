@@ -91,13 +91,22 @@ Status read_back(const Buffer& buffer, std::vector<float>& out) {
   return devrt::synchronize(devrt::current_stream(buffer.device()));
 }
 
+// The Vulkan staging ring's chunk size: DEVRT_VULKAN_STAGING_CHUNK (the test environment sets
+// it), else the backend's 8 MiB.
+std::size_t staging_chunk() {
+  static const std::size_t chunk = [] {
+    const char* text = std::getenv("DEVRT_VULKAN_STAGING_CHUNK");
+    return text != nullptr ? std::size_t{std::strtoull(text, nullptr, 10)} : std::size_t{8} << 20;
+  }();
+  return chunk;
+}
+
 // Copies larger than two staging chunks (Vulkan's discrete-GPU path stages through a ring of two
 // chunks, 8 MiB or DEVRT_VULKAN_STAGING_CHUNK): host -> device -> device -> host, each chunk's
 // submission a place to fail. Bytes compared with memcmp (this file builds unoptimised under the
 // sanitizers).
 Status large_copies(Device device) {
-  const char* chunk_text = std::getenv("DEVRT_VULKAN_STAGING_CHUNK");
-  static const std::size_t chunk = chunk_text != nullptr ? std::strtoull(chunk_text, nullptr, 10) : (8u << 20);
+  const std::size_t chunk = staging_chunk();
   static const std::size_t bytes = 2 * chunk + chunk / 2 + 4; // three chunks, the last a part of one
   static const std::vector<float> source = floats(bytes / sizeof(float), 0.25f);
   static std::vector<std::byte> back(bytes);
@@ -125,9 +134,7 @@ Status large_copies(Device device) {
 // Right after a fault, before anything else submits: two uploads of less than a chunk and a read.
 // A staging slot left reserved for the failed batch would make the first wait forever.
 Status upload_right_after(Device device) {
-  const char* chunk_text = std::getenv("DEVRT_VULKAN_STAGING_CHUNK");
-  static const std::size_t piece =
-      (chunk_text != nullptr ? std::strtoull(chunk_text, nullptr, 10) : (8u << 20)) / 4 + 1;
+  static const std::size_t piece = staging_chunk() / 4 + 1;
   static const std::vector<float> source = floats(piece / 2, 0.75f);
   static std::vector<std::byte> back(2 * piece);
   const auto* from = reinterpret_cast<const std::byte*>(source.data());
