@@ -19,6 +19,7 @@
 #include <devrt/dtype.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
+#include <devrt/memory_stats.hpp>
 #include <devrt/module.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>

@@ -41,7 +41,7 @@ public:
   Buffer(Buffer&& other) noexcept
       : backend_(detail::exchange(other.backend_, nullptr)), device_(other.device_),
         data_(detail::exchange(other.data_, nullptr)), size_(detail::exchange(other.size_, 0)),
-        cache_(detail::exchange(other.cache_, nullptr)), size_class_(other.size_class_) {}
+        cache_(detail::exchange(other.cache_, nullptr)), size_class_(other.size_class_), ledger_(other.ledger_) {}
   Buffer& operator=(Buffer&& other) noexcept {
     if (this != &other) {
       static_cast<void>(reset());
@@ -51,6 +51,7 @@ public:
       size_ = detail::exchange(other.size_, 0);
       cache_ = detail::exchange(other.cache_, nullptr);
       size_class_ = other.size_class_;
+      ledger_ = other.ledger_;
     }
     return *this;
   }
@@ -93,6 +94,7 @@ private:
   std::size_t size_ = 0;
   WorkspacePool* cache_ = nullptr; // the Buffer cache the memory goes back to, or null
   std::uint32_t size_class_ = 0;
+  std::uint32_t ledger_ = 0; // uncached: the device ledger's tag (devrt/memory_stats.hpp), 0 if none
 };
 
 // ---- The Buffer cache ---------------------------------------------------------------------

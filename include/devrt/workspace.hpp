@@ -19,6 +19,7 @@ class Buffer;
 struct PoolStats {
   std::size_t reserved_bytes = 0;        // held from the backend: in use plus cached
   std::size_t cached_bytes = 0;          // free blocks kept for reuse (shared list and thread caches)
+  std::size_t cached_blocks = 0;         // how many blocks those are
   std::size_t cache_limit_bytes = 0;     // the most the shared list keeps (thread caches: a few blocks each)
   std::uint64_t hits = 0;                // allocations served from the cache
   std::uint64_t backend_allocations = 0; // allocations that went to the backend

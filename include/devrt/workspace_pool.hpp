@@ -16,6 +16,11 @@
 
 namespace devrt {
 
+namespace detail {
+class MemoryLedger;
+struct PoolLedger;
+} // namespace detail
+
 // A per-device cache of temporary blocks. Sizes are rounded up to a power of two (64 B .. 1 TiB);
 // larger requests go straight to the backend. Blocks are kDefaultAlignment-aligned.
 //
@@ -51,6 +56,10 @@ public:
   std::size_t reserved_bytes() const noexcept { return reserved_.load(std::memory_order_relaxed); }
   // Counters and sizes; takes the pool's locks, so not for hot paths. Thread-safe.
   PoolStats stats() const noexcept;
+  // Gives every cached block back (every thread's) and sends blocks freed from now on straight
+  // back to the backend: for a pool that is going away while blocks are still in use
+  // (devrt::shutdown). Not to be called while other threads allocate from the pool.
+  Status close() noexcept;
 
   static constexpr std::uint32_t kThreadCacheDepth = 8;
 
@@ -58,6 +67,7 @@ private:
   friend class Workspace;
   friend class Buffer;
   friend struct WorkspaceThreadCache;
+  friend struct detail::PoolLedger;
 
   // A block of at least nbytes (> 0) and its size class (kUncached: exactly nbytes).
   Result<void*> allocate_block(std::size_t nbytes, std::uint32_t* size_class) noexcept;
@@ -67,6 +77,8 @@ private:
   void* take_shared(std::uint32_t size_class) noexcept;
   void give_shared(void* const* blocks, std::uint32_t n, std::uint32_t size_class) noexcept;
   Status free_to_backend(void* block, std::size_t bytes) noexcept;
+  // Hands the blocks of every thread cache of this pool to the shared list.
+  void drain_thread_caches() noexcept;
 
   BackendRef backend_;
   Device device_;
@@ -74,6 +86,9 @@ private:
   std::atomic<std::uint64_t> backend_allocations_{0};
   std::atomic<std::uint64_t> backend_frees_{0};
   const std::size_t cache_limit_bytes_;
+  // The device record's ledger of a process-wide pool (devrt::memory_stats), else null.
+  detail::MemoryLedger* ledger_ = nullptr;
+  std::atomic<bool> closed_{false};
   mutable detail::Mutex mutex_;
   // Under mutex_: bytes in shared_, hits served from it, and the counters of thread caches whose
   // threads have exited.

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "support/environment.hpp"
+
 namespace devrt::capi {
 namespace {
 
@@ -41,10 +43,7 @@ std::uintptr_t encode(std::uint32_t generation, std::uintptr_t slot, std::uint8_
 } // namespace
 
 bool validating() noexcept {
-  static const bool enabled = [] {
-    const char* value = std::getenv("DEVRT_VALIDATE"); // NOLINT(concurrency-mt-unsafe): read once
-    return value != nullptr && value[0] != '\0' && value[0] != '0';
-  }();
+  static const bool enabled = detail::read_boolean_env("DEVRT_VALIDATE", false);
   return enabled;
 }
 

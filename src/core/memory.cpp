@@ -15,6 +15,7 @@
 
 #include <devrt/detail/host_copy.hpp>
 
+#include "core/device_record.hpp"
 #include "support/environment.hpp"
 
 namespace devrt {
@@ -122,22 +123,12 @@ Status allocation_size_error(Device device, std::size_t nbytes, std::size_t alig
 
 namespace {
 
-constexpr std::int32_t kMaxCachedDevices = 64;
 constexpr std::size_t kDefaultCacheLimit = std::size_t{256} << 20;
-
-// Per device: null until decided, then its cache or kNoCache.
-std::atomic<WorkspacePool*> g_buffer_caches[kMaxDeviceKinds][kMaxCachedDevices];
+using detail::DeviceRecord;
 detail::Mutex g_buffer_caches_mutex;
-char g_no_cache_tag;
-WorkspacePool* const kNoCache = reinterpret_cast<WorkspacePool*>(&g_no_cache_tag);
 
 // -1 until the environment has been read, then 0 or 1.
 std::atomic<int> g_cache_enabled{-1};
-
-bool env_says_off(const char* name) noexcept {
-  const char* text = std::getenv(name); // NOLINT(concurrency-mt-unsafe)
-  return text != nullptr && (std::strcmp(text, "0") == 0 || std::strcmp(text, "off") == 0);
-}
 
 std::size_t cache_limit_from_env() noexcept {
   const char* text = std::getenv("DEVRT_BUFFER_CACHE_LIMIT"); // NOLINT(concurrency-mt-unsafe)
@@ -150,25 +141,19 @@ std::size_t cache_limit_from_env() noexcept {
   return static_cast<std::size_t>(value);
 }
 
-std::atomic<WorkspacePool*>* cache_slot(Device device) noexcept {
-  auto kind = static_cast<std::int32_t>(device.kind);
-  if (kind <= 0 || kind >= kMaxDeviceKinds || device.id < 0 || device.id >= kMaxCachedDevices) return nullptr;
-  return &g_buffer_caches[kind][device.id];
-}
-
 // First allocation on a device: decides whether it has a cache. Nothing is stored for a device
 // that does not exist (yet: a plugin may bring its backend later).
-[[gnu::noinline]] WorkspacePool* create_buffer_cache(Device device, std::atomic<WorkspacePool*>& slot) noexcept {
-  Result<BackendRef> backend = backend_for(device);
-  if (!backend.ok()) return kNoCache;
+[[gnu::noinline]] WorkspacePool* create_buffer_cache(Device device) noexcept {
+  Result<DeviceRecord*> record = detail::open_device_record(device);
+  if (!record.ok()) return nullptr;
+  std::atomic<WorkspacePool*>& slot = (*record)->buffer_cache;
   detail::LockGuard lock(g_buffer_caches_mutex);
   WorkspacePool* cache = slot.load(std::memory_order_relaxed);
   if (cache == nullptr) {
-    cache = kNoCache;
-    if (backend->can_synchronize_device()) {
-      // Never destroyed: Buffers may be freed by static destructors that run late.
-      auto* pool = new (std::nothrow) WorkspacePool(*backend, device, cache_limit_from_env());
-      if (pool != nullptr) cache = pool;
+    cache = DeviceRecord::no_cache();
+    if ((*record)->backend().can_synchronize_device()) {
+      // Lives until devrt::shutdown() closes the device.
+      if (WorkspacePool* pool = detail::make_device_pool(**record, cache_limit_from_env())) cache = pool;
     }
     slot.store(cache, std::memory_order_release);
   }
@@ -182,19 +167,19 @@ inline WorkspacePool* buffer_cache(Device device) noexcept {
     enabled = buffer_cache_enabled() ? 1 : 0;
   }
   if (enabled == 0) return nullptr;
-  std::atomic<WorkspacePool*>* slot = cache_slot(device);
-  if (slot == nullptr) return nullptr;
-  WorkspacePool* cache = slot->load(std::memory_order_acquire);
+  WorkspacePool* cache = nullptr;
+  if (DeviceRecord* record = detail::find_device_record(device)) [[likely]]
+    cache = record->buffer_cache.load(std::memory_order_acquire);
   if (cache == nullptr) [[unlikely]]
-    cache = create_buffer_cache(device, *slot);
-  return cache == kNoCache ? nullptr : cache;
+    cache = create_buffer_cache(device);
+  return cache == DeviceRecord::no_cache() ? nullptr : cache;
 }
 
 // The cache already made for `device`, without making one.
 WorkspacePool* existing_buffer_cache(Device device) noexcept {
-  std::atomic<WorkspacePool*>* slot = cache_slot(device);
-  WorkspacePool* cache = slot != nullptr ? slot->load(std::memory_order_acquire) : nullptr;
-  return cache == kNoCache ? nullptr : cache;
+  DeviceRecord* record = detail::find_device_record(device);
+  WorkspacePool* cache = record != nullptr ? record->buffer_cache.load(std::memory_order_acquire) : nullptr;
+  return cache == DeviceRecord::no_cache() ? nullptr : cache;
 }
 
 } // namespace
@@ -202,7 +187,7 @@ WorkspacePool* existing_buffer_cache(Device device) noexcept {
 bool buffer_cache_enabled() noexcept {
   int enabled = g_cache_enabled.load(std::memory_order_relaxed);
   if (enabled < 0) {
-    int from_env = env_says_off("DEVRT_BUFFER_CACHE") ? 0 : 1;
+    int from_env = detail::read_boolean_env("DEVRT_BUFFER_CACHE", true) ? 1 : 0;
     // A concurrent set_buffer_cache_enabled wins over the environment.
     g_cache_enabled.compare_exchange_strong(enabled, from_env, std::memory_order_relaxed);
     enabled = g_cache_enabled.load(std::memory_order_relaxed);
@@ -254,6 +239,8 @@ Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t a
       buffer.size_ = nbytes;
       buffer.cache_ = cache;
       buffer.size_class_ = size_class;
+      if (detail::g_memory_history.load(std::memory_order_relaxed)) [[unlikely]]
+        detail::history_remember(device, MemoryScope::global, *block, nbytes);
       return buffer;
     }
   }
@@ -272,6 +259,8 @@ Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::si
   buffer.device_ = device;
   buffer.data_ = *data;
   buffer.size_ = nbytes;
+  if (&registry == &Registry::global() && *data != nullptr)
+    buffer.ledger_ = detail::ledger_allocated(device, MemoryScope::global, *data, nbytes);
   return buffer;
 }
 
@@ -285,6 +274,7 @@ Result<Buffer> Buffer::allocate_scoped(Device device, MemoryScope scope, std::si
   buffer.device_ = device;
   buffer.data_ = data;
   buffer.size_ = data != nullptr ? nbytes : 0;
+  if (data != nullptr) buffer.ledger_ = detail::ledger_allocated(device, scope, data, nbytes);
   return buffer;
 }
 
@@ -300,6 +290,8 @@ Status Buffer::reset() noexcept {
       // memory goes back to the backend, whose free reports what is wrong.
       BackendRef backend(backend_);
       Status idle = backend.has_capability(DEVRT_CAP_SYNCHRONOUS) ? Status() : backend.device_synchronize(device_.id);
+      if (detail::g_memory_history.load(std::memory_order_relaxed)) [[unlikely]]
+        detail::history_forget(device_, data_);
       if (idle.ok()) [[likely]] {
         cache_->free_block(data_, size_class_, size_);
       } else {
@@ -308,15 +300,18 @@ Status Buffer::reset() noexcept {
       }
     } else {
       status = BackendRef(backend_).free(device_.id, data_);
+      if (ledger_ != 0) detail::ledger_freed(device_, ledger_, data_, size_);
     }
 #else
     status = BackendRef(backend_).free(device_.id, data_);
+    if (ledger_ != 0) detail::ledger_freed(device_, ledger_, data_, size_);
 #endif
   }
   if (!status.ok()) DEVRT_LOG(error, "Buffer: ", status.message());
   data_ = nullptr;
   size_ = 0;
   cache_ = nullptr;
+  ledger_ = 0;
   return status;
 }
 

@@ -573,8 +573,7 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
 } // namespace
 
 DEVRT_STARTUP_CODE void autoload_plugins(Registry& registry) noexcept {
-  const char* autoload_env = std::getenv("DEVRT_BACKEND_AUTOLOAD"); // NOLINT(concurrency-mt-unsafe)
-  bool autoload = autoload_env == nullptr || std::string_view(autoload_env) != "0";
+  bool autoload = read_boolean_env("DEVRT_BACKEND_AUTOLOAD", true);
   // No built-in plugins to load or stand in for, and nothing out of tree: done, without the heap.
   if (kBuiltinPluginCount == 0 && (!autoload || !search_path_has_plugins())) return;
   autoload_found_plugins(registry, autoload);

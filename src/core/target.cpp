@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <new>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "core/device_record.hpp"
 
 #include "support/json.hpp"
 
@@ -328,15 +331,8 @@ namespace {
 constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,    DeviceKind::cuda,  DeviceKind::rocm,   DeviceKind::opencl,
                                           DeviceKind::vulkan, DeviceKind::metal, DeviceKind::hexagon};
 
-struct TargetCache {
-  detail::Mutex mutex;
-  std::vector<std::pair<Device, Target>> entries;
-};
-
-TargetCache& target_cache() noexcept {
-  static detail::NoDestroy<TargetCache> cache;
-  return cache.get();
-}
+// Serialises storing a detected target in its device's record (detection itself runs unlocked).
+detail::Mutex g_target_mutex;
 
 [[gnu::cold]] Status cannot_detect(Device device, const Status& reason) noexcept {
   return make_error(ErrorCode::unavailable, "cannot detect device ", device,
@@ -360,30 +356,26 @@ Result<Target> detect_target(Device device) noexcept {
                       name.empty() ? std::string_view("(unknown)") : name,
                       " is not supported; supported kinds: ", kinds.view());
   }
-  TargetCache& cache = target_cache();
-  {
-    detail::LockGuard lock(cache.mutex);
-    for (const auto& entry : cache.entries) {
-      if (entry.first == device) return entry.second;
-    }
+  if (detail::DeviceRecord* record = detail::find_device_record(device)) {
+    if (const Target* known = record->target.load(std::memory_order_acquire)) return *known;
   }
-  Result<BackendRef> backend = backend_for(device);
-  if (!backend.ok()) return cannot_detect(device, backend.status());
-  Result<std::string> json = backend->detect_target(device.id);
+  Result<detail::DeviceRecord*> record = detail::open_device_record(device);
+  if (!record.ok()) return cannot_detect(device, record.status());
+  BackendRef backend = (*record)->backend();
+  Result<std::string> json = backend.detect_target(device.id);
   if (!json.ok()) {
     if (json.status().code() == ErrorCode::unavailable) return cannot_detect(device, json.status());
     return std::move(json).status();
   }
   Result<Target> target = Target::from_json(*json);
   if (!target.ok()) {
-    return make_error(ErrorCode::internal, backend->name(), ":", device.id,
+    return make_error(ErrorCode::internal, backend.name(), ":", device.id,
                       " detect_target: ", target.status().message());
   }
-  detail::LockGuard lock(cache.mutex);
-  for (const auto& entry : cache.entries) {
-    if (entry.first == device) return entry.second; // another thread got there first
-  }
-  cache.entries.emplace_back(device, *target);
+  detail::LockGuard lock(g_target_mutex);
+  if (const Target* known = (*record)->target.load(std::memory_order_acquire)) return *known; // another thread's
+  // Kept in the device's record until devrt::shutdown().
+  if (auto* kept = new (std::nothrow) Target(*target)) (*record)->target.store(kept, std::memory_order_release);
   return target;
 }
 

@@ -31,6 +31,7 @@ struct TensorStorage {
   MemoryScope scope = MemoryScope::global;
   const devrt_backend_table* texture_backend = nullptr;
   devrt_texture_desc texture{};
+  std::uint32_t texture_ledger = 0; // the device ledger's tag (core/device_record.hpp)
 };
 
 // Tensor::empty in a texture scope (tensor_scope.cpp).

@@ -5,6 +5,7 @@
 // against compact linear memory, with a host bounce where the other side is neither host memory
 // nor on the texture's device. And KernelArg::texture, here so that programs without tensors do not
 // link them (firmware launches kernels).
+#include "core/device_record.hpp"
 #include "core/memory_scope.hpp"
 #include "core/tensor_internal.hpp"
 
@@ -84,6 +85,7 @@ Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype
   storage->scope = scope;
   storage->texture_backend = backend.table();
   storage->texture = desc;
+  storage->texture_ledger = detail::ledger_allocated(device, scope, storage->base, storage->bytes);
   Tensor tensor;
   DEVRT_RETURN_IF_ERROR(
       TensorAccess::init(tensor, storage, dtype, static_cast<std::int32_t>(shape.size()), shape.data(), nullptr, 0));
@@ -100,6 +102,7 @@ Status copy_texture_host(const Tensor& texture, void* host, bool to_texture, Str
 
 void free_texture(TensorStorage& storage) noexcept {
   Status freed = BackendRef(storage.texture_backend).texture_free(storage.device.id, storage.base);
+  detail::ledger_freed(storage.device, storage.texture_ledger, storage.base, storage.bytes);
   if (!freed.ok()) DEVRT_LOG(error, "Tensor: ", freed.message());
 }
 

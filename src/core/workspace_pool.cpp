@@ -6,6 +6,8 @@
 #include <devrt/registry.hpp>
 #include <devrt/workspace_pool.hpp>
 
+#include "core/device_record.hpp"
+
 #include <bit>
 #include <cstdlib>
 #include <new>
@@ -138,19 +140,13 @@ WorkspacePool::WorkspacePool(BackendRef backend, Device device, std::size_t cach
     : backend_(backend), device_(device), cache_limit_bytes_(cache_limit_bytes) {}
 
 WorkspacePool::~WorkspacePool() {
-  {
-    detail::LockGuard lock(g_caches_mutex);
-    for (WorkspaceThreadCache* cache = WorkspaceThreadCache::head; cache != nullptr; cache = cache->next) {
-      for (ThreadSlot& slot : cache->slots) {
-        if (slot.pool.load(std::memory_order_acquire) == this) WorkspaceThreadCache::drain(slot);
-      }
-    }
-  }
+  drain_thread_caches();
   for (std::uint32_t c = 0; c < kClassCount; ++c) {
     FreeList& list = shared_[c];
     for (std::uint32_t i = 0; i < list.size; ++i) {
       static_cast<void>(free_to_backend(list.blocks[i], class_bytes(c)));
     }
+    if (ledger_ != nullptr) ledger_->pool_shared_shrank(list.size * class_bytes(c));
     std::free(list.blocks);
   }
   std::size_t held = reserved_.load(std::memory_order_relaxed);
@@ -158,6 +154,23 @@ WorkspacePool::~WorkspacePool() {
     DEVRT_LOG(error, "WorkspacePool(", device_, "): destroyed with ", held,
               " bytes of workspace still in use; they are leaked");
   }
+}
+
+void WorkspacePool::drain_thread_caches() noexcept {
+  detail::LockGuard lock(g_caches_mutex);
+  for (WorkspaceThreadCache* cache = WorkspaceThreadCache::head; cache != nullptr; cache = cache->next) {
+    for (ThreadSlot& slot : cache->slots) {
+      if (slot.pool.load(std::memory_order_acquire) == this) WorkspaceThreadCache::drain(slot);
+    }
+  }
+}
+
+Status WorkspacePool::close() noexcept {
+  closed_.store(true, std::memory_order_relaxed);
+  drain_thread_caches();
+  Status status = release();
+  ledger_ = nullptr; // its device record goes away; the blocks still in use are no longer its
+  return status;
 }
 
 Result<Workspace> WorkspacePool::allocate(std::size_t nbytes) noexcept {
@@ -199,12 +212,13 @@ Result<void*> WorkspacePool::allocate_block(std::size_t nbytes, std::uint32_t* s
   }
   reserved_.fetch_add(bytes, std::memory_order_relaxed);
   backend_allocations_.fetch_add(1, std::memory_order_relaxed);
+  if (ledger_ != nullptr) ledger_->pool_reserved(bytes);
   return *block;
 }
 
 void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t size) noexcept {
-  if (size_class == kUncached) {
-    static_cast<void>(free_to_backend(data, size));
+  if (size_class == kUncached || closed_.load(std::memory_order_relaxed)) [[unlikely]] {
+    static_cast<void>(free_to_backend(data, size_class == kUncached ? size : class_bytes(size_class)));
     return;
   }
   if (size_class < kThreadCachedClasses) {
@@ -237,6 +251,7 @@ void* WorkspacePool::take_shared(std::uint32_t size_class) noexcept {
   if (list.size == 0) return nullptr;
   shared_bytes_ -= class_bytes(size_class);
   ++shared_hits_;
+  if (ledger_ != nullptr) ledger_->pool_shared_shrank(class_bytes(size_class));
   return list.blocks[--list.size];
 }
 
@@ -258,6 +273,7 @@ void WorkspacePool::give_shared(void* const* blocks, std::uint32_t n, std::uint3
       list.blocks[list.size++] = blocks[kept++];
       shared_bytes_ += bytes;
     }
+    if (ledger_ != nullptr) ledger_->pool_shared_grew(kept * bytes);
   }
   // Beyond the cache's limit: back to the backend, outside the lock.
   for (std::uint32_t i = kept; i < n; ++i) static_cast<void>(free_to_backend(blocks[i], bytes));
@@ -266,6 +282,7 @@ void WorkspacePool::give_shared(void* const* blocks, std::uint32_t n, std::uint3
 Status WorkspacePool::free_to_backend(void* block, std::size_t bytes) noexcept {
   reserved_.fetch_sub(bytes, std::memory_order_relaxed);
   backend_frees_.fetch_add(1, std::memory_order_relaxed);
+  if (ledger_ != nullptr) ledger_->pool_unreserved(bytes);
   Status status = backend_.free(device_.id, block);
   if (!status.ok()) DEVRT_LOG(error, "WorkspacePool(", device_, "): ", status.message());
   return status;
@@ -288,6 +305,7 @@ Status WorkspacePool::release() noexcept {
   detail::LockGuard lock(mutex_);
   for (std::uint32_t c = 0; c < kClassCount; ++c) {
     FreeList& list = shared_[c];
+    if (ledger_ != nullptr) ledger_->pool_shared_shrank(list.size * class_bytes(c));
     for (std::uint32_t i = 0; i < list.size; ++i) keep(free_to_backend(list.blocks[i], class_bytes(c)));
     list.size = 0;
   }
@@ -304,11 +322,15 @@ PoolStats WorkspacePool::stats() const noexcept {
       for (const ThreadSlot& slot : cache->slots) {
         if (slot.pool.load(std::memory_order_acquire) != this) continue;
         stats.hits += slot.hits.load(std::memory_order_relaxed);
-        for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) stats.cached_bytes += slot.count(c) * class_bytes(c);
+        for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
+          stats.cached_bytes += slot.count(c) * class_bytes(c);
+          stats.cached_blocks += slot.count(c);
+        }
       }
     }
     detail::LockGuard lock(mutex_);
     stats.cached_bytes += shared_bytes_;
+    for (const FreeList& list : shared_) stats.cached_blocks += list.size;
     stats.hits += shared_hits_ + retired_hits_;
   }
   stats.reserved_bytes = reserved_.load(std::memory_order_relaxed);
@@ -319,34 +341,35 @@ PoolStats WorkspacePool::stats() const noexcept {
 
 // ---- Process-wide pools ----------------------------------------------------------------------
 
+namespace detail {
+struct PoolLedger {
+  static void attach(WorkspacePool& pool, MemoryLedger& ledger) noexcept { pool.ledger_ = &ledger; }
+};
+
+WorkspacePool* make_device_pool(DeviceRecord& record, std::size_t cache_limit_bytes) noexcept {
+  auto* pool = new (std::nothrow) WorkspacePool(record.backend(), record.device(), cache_limit_bytes);
+  if (pool != nullptr) PoolLedger::attach(*pool, record.memory);
+  return pool;
+}
+} // namespace detail
+
 namespace {
-constexpr std::int32_t kMaxPooledDevices = 64;
-std::atomic<WorkspacePool*> g_pools[kMaxDeviceKinds][kMaxPooledDevices];
 detail::Mutex g_pools_mutex;
 } // namespace
 
 Result<WorkspacePool*> workspace_pool(Device device) noexcept {
-  auto kind = static_cast<std::int32_t>(device.kind);
-  if (kind > 0 && kind < kMaxDeviceKinds && device.id >= 0 && device.id < kMaxPooledDevices) {
-    if (WorkspacePool* pool = g_pools[kind][device.id].load(std::memory_order_acquire)) [[likely]] {
+  if (detail::DeviceRecord* record = detail::find_device_record(device)) [[likely]] {
+    if (WorkspacePool* pool = record->workspace_pool.load(std::memory_order_acquire)) [[likely]]
       return pool;
-    }
   }
-  Result<BackendRef> backend = backend_for(device);
-  if (!backend.ok()) return std::move(backend).status();
-  if (device.id >= kMaxPooledDevices) {
-    return make_error(ErrorCode::out_of_range, "workspace_pool(", device,
-                      "): process-wide pools serve device ids below ", kMaxPooledDevices,
-                      "; create a WorkspacePool directly");
-  }
+  DEVRT_ASSIGN_OR_RETURN(detail::DeviceRecord * record, detail::open_device_record(device));
   detail::LockGuard lock(g_pools_mutex);
-  std::atomic<WorkspacePool*>& slot = g_pools[kind][device.id];
-  WorkspacePool* pool = slot.load(std::memory_order_relaxed);
+  WorkspacePool* pool = record->workspace_pool.load(std::memory_order_relaxed);
   if (pool == nullptr) {
-    // Never destroyed: pools stay valid for threads and static destructors that run late.
-    pool = new (std::nothrow) WorkspacePool(*backend, device);
+    // Lives until devrt::shutdown() closes the device.
+    pool = detail::make_device_pool(*record, SIZE_MAX);
     if (pool == nullptr) return make_error(ErrorCode::out_of_memory, "workspace_pool(", device, "): no host memory");
-    slot.store(pool, std::memory_order_release);
+    record->workspace_pool.store(pool, std::memory_order_release);
   }
   return pool;
 }

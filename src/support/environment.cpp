@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/environment.hpp"
 
+#include <cstdlib>
 #include <limits>
+
+#include <devrt/log.hpp>
 
 namespace devrt::detail {
 
@@ -16,6 +19,27 @@ bool parse_unsigned(std::string_view text, std::uint64_t& out) noexcept {
   }
   out = value;
   return true;
+}
+
+bool parse_boolean(std::string_view text, bool& out) noexcept {
+  for (std::string_view yes : {"1", "true", "on", "yes"}) {
+    if (text == yes) return out = true, true;
+  }
+  for (std::string_view no : {"0", "false", "off", "no"}) {
+    if (text == no) return out = false, true;
+  }
+  return false;
+}
+
+bool read_boolean_env(const char* name, bool fallback) noexcept {
+  const char* text = std::getenv(name); // NOLINT(concurrency-mt-unsafe)
+  if (text == nullptr || text[0] == '\0') return fallback;
+  bool value = fallback;
+  if (!parse_boolean(text, value)) {
+    DEVRT_LOG(warning, name, "=", text, " is not a boolean (1, true, on, yes or 0, false, off, no); using ",
+              fallback ? "1" : "0");
+  }
+  return value;
 }
 
 std::vector<std::string> split_list(const char* text, char separator) {

@@ -16,6 +16,15 @@ namespace devrt::detail {
 // UINT64_MAX). Thread-safe.
 bool parse_unsigned(std::string_view text, std::uint64_t& out) noexcept;
 
+// The boolean `text` stands for: exactly 1, true, on or yes; 0, false, off or no (lower case);
+// false for anything else, `out` untouched. Thread-safe.
+bool parse_boolean(std::string_view text, bool& out) noexcept;
+
+// Variable `name` as a boolean: `fallback` when unset or empty; when set to anything
+// parse_boolean refuses, a warning naming the variable and its value, and `fallback` (the one
+// rule for every boolean DEVRT_* variable). Thread-safe.
+bool read_boolean_env(const char* name, bool fallback) noexcept;
+
 // The non-empty items of `text` between `separator`s ("a::b:" gives a, b); none for null. Thread-safe.
 std::vector<std::string> split_list(const char* text, char separator);
 

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+
+#include "support/environment.hpp"
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -19,10 +21,7 @@
 namespace devrt::toolchain {
 namespace {
 
-bool keep_temp_dirs() noexcept {
-  const char* value = std::getenv("DEVRT_KEEP_TEMPDIR"); // NOLINT(concurrency-mt-unsafe)
-  return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
-}
+bool keep_temp_dirs() noexcept { return devrt::detail::read_boolean_env("DEVRT_KEEP_TEMPDIR", false); }
 
 } // namespace
 

@@ -298,8 +298,8 @@ Status init_device(DeviceState& d) {
   features.features.robustBufferAccess = VK_FALSE;
   // Push descriptors bind a launch's buffers without allocating a descriptor set.
   // DEVRT_VULKAN_NO_PUSH_DESCRIPTORS=1 uses descriptor pools instead (to test that path).
-  const char* no_push = std::getenv("DEVRT_VULKAN_NO_PUSH_DESCRIPTORS");
-  d.use_push_descriptors = d.has_push_descriptor && (no_push == nullptr || std::strcmp(no_push, "1") != 0);
+  d.use_push_descriptors =
+      d.has_push_descriptor && !detail::read_boolean_env("DEVRT_VULKAN_NO_PUSH_DESCRIPTORS", false);
   const char* extensions[] = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
   VkDeviceCreateInfo create{};
   create.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
@@ -338,8 +338,7 @@ Status init_device(DeviceState& d) {
 
   // Memory types by purpose (vulkan_memory.hpp). DEVRT_VULKAN_FORCE_STAGING=1 never maps buffers,
   // to exercise the staging path on unified-memory devices.
-  const char* force = std::getenv("DEVRT_VULKAN_FORCE_STAGING");
-  d.plan = plan_memory(d.memory, force == nullptr || std::strcmp(force, "1") != 0);
+  d.plan = plan_memory(d.memory, !detail::read_boolean_env("DEVRT_VULKAN_FORCE_STAGING", false));
   DEVRT_RETURN_IF_ERROR(read_staging_chunk(d));
   if (d.plan.device_type == kNoMemoryType || d.plan.upload_type == kNoMemoryType ||
       d.plan.readback_type == kNoMemoryType) {

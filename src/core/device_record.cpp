@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/device_record.hpp"
+
+#include <devrt/log.hpp>
+#include <devrt/memory_stats.hpp>
+#include <devrt/target.hpp>
+#include <devrt/workspace_pool.hpp>
+
+#include <algorithm>
+#include <new>
+
+namespace devrt::detail {
+
+std::atomic<KindRecords*> g_kind_records[kMaxDeviceKinds];
+
+namespace {
+
+// Serialises opening and closing; never taken on a lookup.
+Mutex g_records_mutex;
+std::uint64_t g_openings = 0; // under g_records_mutex
+std::atomic<std::uint32_t> g_generation{1};
+
+// Tables replaced by larger ones, and pools closed while Buffers still held their memory: kept
+// (reachable) until a shutdown finds them unused.
+struct Kept {
+  KindRecords* table = nullptr;
+  WorkspacePool* pool = nullptr;
+  Kept* next = nullptr;
+};
+Kept* g_kept = nullptr; // under g_records_mutex
+
+void delete_table(KindRecords* table) noexcept {
+  delete[] table->records;
+  delete table;
+}
+
+// The table of `kind` with room for `id`, grown under g_records_mutex. Null: no host memory.
+KindRecords* table_with_room(std::int32_t kind, std::int32_t id) noexcept {
+  KindRecords* table = g_kind_records[kind].load(std::memory_order_relaxed);
+  if (table != nullptr && id < table->capacity) return table;
+  std::int32_t capacity = table != nullptr ? std::max(table->capacity * 2, id + 1) : std::max(id + 1, 4);
+  auto* grown = new (std::nothrow) KindRecords;
+  auto* records = new (std::nothrow) std::atomic<DeviceRecord*>[static_cast<std::size_t>(capacity)]();
+  auto* kept = table != nullptr ? new (std::nothrow) Kept : nullptr;
+  if (grown == nullptr || records == nullptr || (table != nullptr && kept == nullptr)) {
+    delete grown;
+    delete[] records;
+    delete kept;
+    return nullptr;
+  }
+  grown->capacity = capacity;
+  grown->records = records;
+  if (table != nullptr) {
+    for (std::int32_t i = 0; i < table->capacity; ++i)
+      records[i].store(table->records[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
+    kept->table = table; // a reader may still be looking at it
+    kept->next = g_kept;
+    g_kept = kept;
+  }
+  g_kind_records[kind].store(grown, std::memory_order_release);
+  return grown;
+}
+
+// Gives a closed record's pool back: its free blocks now, the pool itself once nothing of it is
+// in use (Buffers alive at shutdown free into it later, straight to the backend).
+Status close_pool(WorkspacePool* pool) noexcept {
+  if (pool == nullptr || pool == DeviceRecord::no_cache()) return Status();
+  Status status = pool->close();
+  if (pool->reserved_bytes() == 0) {
+    delete pool;
+    return status;
+  }
+  auto* kept = new (std::nothrow) Kept;
+  if (kept != nullptr) {
+    kept->pool = pool;
+    kept->next = g_kept;
+    g_kept = kept;
+  }
+  return status;
+}
+
+Status close_record(DeviceRecord* record) noexcept {
+  Status first_error;
+  auto keep = [&first_error](Status status) {
+    if (first_error.ok() && !status.ok()) first_error = std::move(status);
+  };
+  BackendRef backend = record->backend();
+  if (backend.can_synchronize_device()) keep(backend.device_synchronize(record->device().id));
+  keep(close_pool(record->buffer_cache.exchange(nullptr)));
+  keep(close_pool(record->workspace_pool.exchange(nullptr)));
+  delete record->target.exchange(nullptr);
+  delete record;
+  return first_error;
+}
+
+// Deletes what was kept and is no longer used. Under g_records_mutex.
+void sweep_kept() noexcept {
+  Kept** link = &g_kept;
+  while (Kept* kept = *link) {
+    bool unused = kept->table != nullptr || kept->pool->reserved_bytes() == 0;
+    if (!unused) {
+      link = &kept->next;
+      continue;
+    }
+    if (kept->table != nullptr) delete_table(kept->table);
+    delete kept->pool;
+    *link = kept->next;
+    delete kept;
+  }
+}
+
+} // namespace
+
+std::uint32_t current_generation() noexcept { return g_generation.load(std::memory_order_relaxed); }
+
+// A tag: the record's generation (28 bits) and the scope plus one (4 bits).
+std::uint32_t ledger_allocated(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept {
+  Result<DeviceRecord*> record = open_device_record(device);
+  if (!record.ok()) return 0;
+  (*record)->memory.allocated(scope, bytes);
+  if (g_memory_history.load(std::memory_order_relaxed)) (*record)->memory.remember(scope, address, bytes);
+  return ((*record)->generation() << 4) | static_cast<std::uint32_t>(static_cast<std::int32_t>(scope) + 1);
+}
+
+void ledger_freed(Device device, std::uint32_t tag, void* address, std::size_t bytes) noexcept {
+  DeviceRecord* record = find_device_record(device);
+  if (tag == 0 || record == nullptr || (record->generation() & 0x0fffffffu) != tag >> 4) return;
+  record->memory.freed(static_cast<MemoryScope>(static_cast<std::int32_t>(tag & 15u) - 1), bytes);
+  if (g_memory_history.load(std::memory_order_relaxed)) record->memory.forget(address);
+}
+
+void history_remember(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept {
+  if (DeviceRecord* record = find_device_record(device)) record->memory.remember(scope, address, bytes);
+}
+
+void history_forget(Device device, void* address) noexcept {
+  if (DeviceRecord* record = find_device_record(device)) record->memory.forget(address);
+}
+
+WorkspacePool* DeviceRecord::no_cache() noexcept {
+  static char tag;
+  return reinterpret_cast<WorkspacePool*>(&tag);
+}
+
+Result<DeviceRecord*> open_device_record(Device device) noexcept {
+  if (DeviceRecord* record = find_device_record(device)) return record;
+  static_cast<void>(memory_history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return std::move(backend).status();
+  LockGuard lock(g_records_mutex);
+  KindRecords* table = table_with_room(static_cast<std::int32_t>(device.kind), device.id);
+  if (table == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
+  std::atomic<DeviceRecord*>& slot = table->records[device.id];
+  DeviceRecord* record = slot.load(std::memory_order_relaxed);
+  if (record == nullptr) {
+    record = new (std::nothrow) DeviceRecord(device, *backend, ++g_openings);
+    if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
+    slot.store(record, std::memory_order_release);
+  }
+  return record;
+}
+
+Status close_device_records() noexcept {
+  LockGuard lock(g_records_mutex);
+  std::size_t open = 0;
+  for (auto& kind : g_kind_records) {
+    if (KindRecords* table = kind.load(std::memory_order_relaxed)) {
+      for (std::int32_t i = 0; i < table->capacity; ++i) open += table->records[i].load() != nullptr ? 1 : 0;
+    }
+  }
+  auto* closing = new (std::nothrow) DeviceRecord*[open + 1];
+  if (closing == nullptr) return make_error(ErrorCode::out_of_memory, "shutdown: no host memory");
+  std::size_t n = 0;
+  for (auto& kind : g_kind_records) {
+    KindRecords* table = kind.exchange(nullptr);
+    if (table == nullptr) continue;
+    for (std::int32_t i = 0; i < table->capacity; ++i) {
+      if (DeviceRecord* record = table->records[i].load()) closing[n++] = record;
+    }
+    delete_table(table);
+  }
+  std::sort(closing, closing + n, [](DeviceRecord* a, DeviceRecord* b) { return a->opening() > b->opening(); });
+  Status first_error;
+  for (std::size_t i = 0; i < n; ++i) {
+    Status status = close_record(closing[i]);
+    if (!status.ok()) DEVRT_LOG(error, "shutdown: ", status.message());
+    if (first_error.ok() && !status.ok()) first_error = std::move(status);
+  }
+  delete[] closing;
+  sweep_kept();
+  g_generation.store((g_generation.load(std::memory_order_relaxed) + 1) & 0x0fffffffu, std::memory_order_relaxed);
+  return first_error;
+}
+
+} // namespace devrt::detail

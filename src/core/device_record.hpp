@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// One record per device the core has opened: the single home of the core's per-device state (the
+// Buffer cache, the process-wide workspace pool, the detected target, the memory ledger). A
+// record is made on the device's first use that needs one, after its backend said the device
+// exists, and lives until devrt::shutdown(); the hot path reaches it with two loads, no lock and
+// no search.
+#ifndef DEVRT_SRC_CORE_DEVICE_RECORD_HPP
+#define DEVRT_SRC_CORE_DEVICE_RECORD_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <devrt/device.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/status.hpp>
+
+#include "core/memory_ledger.hpp"
+
+namespace devrt {
+class Target;
+class WorkspacePool;
+} // namespace devrt
+
+namespace devrt::detail {
+
+std::uint32_t current_generation() noexcept;
+
+class DeviceRecord {
+public:
+  DeviceRecord(Device device, BackendRef backend, std::uint64_t opening) noexcept
+      : device_(device), backend_(backend), opening_(opening), generation_(current_generation()) {}
+  DeviceRecord(const DeviceRecord&) = delete;
+  DeviceRecord& operator=(const DeviceRecord&) = delete;
+
+  Device device() const noexcept { return device_; }
+  BackendRef backend() const noexcept { return backend_; }
+  // Records are closed in the reverse of this order.
+  std::uint64_t opening() const noexcept { return opening_; }
+
+  // The Buffer cache: null until decided, then a pool or no_cache().
+  std::atomic<WorkspacePool*> buffer_cache{nullptr};
+  // The process-wide workspace pool (devrt::workspace_pool), null until first asked for.
+  std::atomic<WorkspacePool*> workspace_pool{nullptr};
+  // The detected target (devrt::detect_target), null until first detected.
+  std::atomic<const Target*> target{nullptr};
+  // Allocations outside the pools, and the live-allocation history.
+  MemoryLedger memory;
+
+  static WorkspacePool* no_cache() noexcept;
+  // Which generation of records this is (a shutdown starts the next): a tag from ledger_allocated
+  // is honoured only by a record of the same generation.
+  std::uint32_t generation() const noexcept { return generation_; }
+
+private:
+  Device device_;
+  BackendRef backend_;
+  std::uint64_t opening_;
+  std::uint32_t generation_;
+};
+
+// The records of one device kind, indexed by device id. Replaced by a larger one when a device
+// with a higher id is opened (the old table is kept until shutdown: a reader may still hold it).
+struct KindRecords {
+  std::int32_t capacity = 0;
+  std::atomic<DeviceRecord*>* records = nullptr;
+};
+
+extern std::atomic<KindRecords*> g_kind_records[kMaxDeviceKinds];
+
+// The record of `device` if it is open, else null. Lock-free; thread-safe.
+inline DeviceRecord* find_device_record(Device device) noexcept {
+  auto kind = static_cast<std::uint32_t>(device.kind);
+  if (kind >= static_cast<std::uint32_t>(kMaxDeviceKinds)) return nullptr;
+  KindRecords* table = g_kind_records[kind].load(std::memory_order_acquire);
+  if (table == nullptr || static_cast<std::uint32_t>(device.id) >= static_cast<std::uint32_t>(table->capacity))
+    return nullptr;
+  return table->records[device.id].load(std::memory_order_acquire);
+}
+
+// The record of `device`, opening it on first use: the global registry's backend must say the
+// device exists (the error names backend and device otherwise). Thread-safe.
+Result<DeviceRecord*> open_device_record(Device device) noexcept;
+
+// A pool of the record's device that reports to its ledger (workspace_pool.cpp). Null: no host
+// memory.
+WorkspacePool* make_device_pool(DeviceRecord& record, std::size_t cache_limit_bytes) noexcept;
+
+// An allocation outside the pools (not from a custom registry): counted in its device's ledger,
+// and remembered while the history is on. Returns the tag to pass to ledger_freed (0: not counted,
+// the device has no record). Thread-safe.
+std::uint32_t ledger_allocated(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept;
+void ledger_freed(Device device, std::uint32_t tag, void* address, std::size_t bytes) noexcept;
+// A pooled allocation, for the history only (called while g_memory_history is set).
+void history_remember(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept;
+void history_forget(Device device, void* address) noexcept;
+
+// Closes every open record, the most recently opened first: waits for the device, gives cached
+// memory back, drops the detected target and the history. Not to be called while another thread
+// uses devrt. Returns the first failure; every record is closed regardless.
+Status close_device_records() noexcept;
+
+} // namespace devrt::detail
+
+#endif // DEVRT_SRC_CORE_DEVICE_RECORD_HPP

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/memory_ledger.hpp"
+
+#include <devrt/config.hpp>
+
+#if !DEVRT_BARE_METAL
+#include <chrono>
+#include <cstdio>
+#include <unordered_map>
+
+#include "support/json.hpp"
+#endif
+
+namespace devrt::detail {
+
+std::atomic<bool> g_memory_history{false};
+
+void ScopeLedger::reserve(std::size_t bytes) noexcept {
+  raise_peak(reserved_peak, reserved.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+}
+
+void ScopeLedger::shared_shrank(std::size_t bytes) noexcept {
+  pooled_shared.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void ScopeLedger::sample_allocated() noexcept {
+  std::size_t held = reserved.load(std::memory_order_relaxed);
+  std::size_t shared = pooled_shared.load(std::memory_order_relaxed);
+  raise_peak(allocated_peak, held > shared ? held - shared : 0);
+}
+
+void MemoryLedger::allocated(MemoryScope scope, std::size_t bytes) noexcept {
+  for (ScopeLedger* ledger : {&scopes_[static_cast<std::int32_t>(scope)], &total_}) {
+    ledger->direct_count.fetch_add(1, std::memory_order_relaxed);
+    ledger->direct_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    ledger->reserve(bytes);
+    ledger->sample_allocated();
+  }
+}
+
+void MemoryLedger::freed(MemoryScope scope, std::size_t bytes) noexcept {
+  for (ScopeLedger* ledger : {&scopes_[static_cast<std::int32_t>(scope)], &total_}) {
+    ledger->direct_count.fetch_sub(1, std::memory_order_relaxed);
+    ledger->direct_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    ledger->unreserve(bytes);
+  }
+}
+
+void MemoryLedger::pool_reserved(std::size_t bytes) noexcept {
+  for (ScopeLedger* ledger : {&global(), &total_}) {
+    ledger->reserve(bytes);
+    ledger->sample_allocated();
+  }
+}
+
+void MemoryLedger::pool_unreserved(std::size_t bytes) noexcept {
+  global().unreserve(bytes);
+  total_.unreserve(bytes);
+}
+
+void MemoryLedger::pool_shared_grew(std::size_t bytes) noexcept {
+  global().shared_grew(bytes);
+  total_.shared_grew(bytes);
+}
+
+void MemoryLedger::pool_shared_shrank(std::size_t bytes) noexcept {
+  for (ScopeLedger* ledger : {&global(), &total_}) {
+    ledger->shared_shrank(bytes);
+    ledger->sample_allocated();
+  }
+}
+
+void MemoryLedger::observe_allocated(MemoryScope scope, std::size_t scope_bytes, std::size_t total_bytes) noexcept {
+  raise_peak(scopes_[static_cast<std::int32_t>(scope)].allocated_peak, scope_bytes);
+  raise_peak(total_.allocated_peak, total_bytes);
+}
+
+void MemoryLedger::reset_peak(std::size_t global_allocated, std::size_t total_allocated) noexcept {
+  for (ScopeLedger& ledger : scopes_) {
+    ledger.reserved_peak.store(ledger.reserved.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    ledger.allocated_peak.store(ledger.direct_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  global().allocated_peak.store(global_allocated, std::memory_order_relaxed);
+  total_.reserved_peak.store(total_.reserved.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  total_.allocated_peak.store(total_allocated, std::memory_order_relaxed);
+}
+
+// ---- The history ------------------------------------------------------------------------------
+#if !DEVRT_BARE_METAL
+
+namespace {
+struct HistoryEntry {
+  std::size_t bytes;
+  MemoryScope scope;
+  std::chrono::steady_clock::time_point made;
+};
+} // namespace
+
+struct HistoryTable {
+  std::unordered_map<void*, HistoryEntry> live;
+};
+
+MemoryLedger::~MemoryLedger() { delete history_; }
+
+void MemoryLedger::remember(MemoryScope scope, void* address, std::size_t bytes) noexcept {
+  auto now = std::chrono::steady_clock::now();
+  LockGuard lock(history_mutex_);
+  if (history_ == nullptr) history_ = new (std::nothrow) HistoryTable;
+  if (history_ == nullptr) return; // no host memory to remember it: the snapshot lacks it
+  history_->live[address] = HistoryEntry{bytes, scope, now};
+}
+
+void MemoryLedger::forget(void* address) noexcept {
+  LockGuard lock(history_mutex_);
+  if (history_ != nullptr) history_->live.erase(address);
+}
+
+void MemoryLedger::clear_history() noexcept {
+  LockGuard lock(history_mutex_);
+  delete history_;
+  history_ = nullptr;
+}
+
+void MemoryLedger::append_history_json(std::string& out) const {
+  auto now = std::chrono::steady_clock::now();
+  LockGuard lock(history_mutex_);
+  if (history_ == nullptr) return;
+  bool first = true;
+  for (const auto& [address, entry] : history_->live) {
+    if (!first) out += ',';
+    first = false;
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx",
+                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(address)));
+    out += "{\"address\":\"";
+    out += text;
+    out += "\",\"bytes\":";
+    out += std::to_string(entry.bytes);
+    out += ",\"scope\":";
+    append_json_string(out, to_string(entry.scope));
+    out += ",\"age_ns\":";
+    out += std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now - entry.made).count());
+    out += '}';
+  }
+}
+
+#else
+MemoryLedger::~MemoryLedger() = default;
+void MemoryLedger::remember(MemoryScope, void*, std::size_t) noexcept {}
+void MemoryLedger::forget(void*) noexcept {}
+void MemoryLedger::clear_history() noexcept {}
+void MemoryLedger::append_history_json(std::string&) const {}
+#endif
+
+} // namespace devrt::detail

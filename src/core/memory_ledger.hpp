@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// A device's memory ledger: what was allocated outside the pools (uncached Buffers, scoped memory,
+// textures), by memory scope, and, while the history is on, every live allocation with its size,
+// scope and time. Part of the device record (core/device_record.hpp); read by memory_stats().
+#ifndef DEVRT_SRC_CORE_MEMORY_LEDGER_HPP
+#define DEVRT_SRC_CORE_MEMORY_LEDGER_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <devrt/detail/mutex.hpp>
+#include <devrt/device.hpp>
+
+namespace devrt::detail {
+
+// The figures of one scope. Written where memory is taken from or given back to the backend and
+// where a pool's shared list changes (paths that call the backend or hold the pool's lock: an
+// atomic add is noise there); read by memory_stats(). size_t: lock-free on 32-bit firmware too.
+struct ScopeLedger {
+  std::atomic<std::size_t> reserved{0}; // taken from the backend, pooled or not
+  std::atomic<std::size_t> reserved_peak{0};
+  std::atomic<std::size_t> allocated_peak{0}; // sampled: reserved - pooled_shared
+  std::atomic<std::size_t> pooled_shared{0};  // free blocks on the pools' shared lists
+  std::atomic<std::size_t> direct_count{0};   // live allocations outside the pools
+  std::atomic<std::size_t> direct_bytes{0};
+
+  // The backend gave `bytes` (pooled: into a pool) or took them back.
+  void reserve(std::size_t bytes) noexcept;
+  void unreserve(std::size_t bytes) noexcept { reserved.fetch_sub(bytes, std::memory_order_relaxed); }
+  // A pool's shared list gained or lost `bytes` of free blocks (lost: handed out).
+  void shared_grew(std::size_t bytes) noexcept { pooled_shared.fetch_add(bytes, std::memory_order_relaxed); }
+  void shared_shrank(std::size_t bytes) noexcept;
+  // Raises the allocated peak to what is now out of the shared lists.
+  void sample_allocated() noexcept;
+};
+
+struct HistoryTable; // live allocations while the history is on (hosted builds)
+
+class MemoryLedger {
+public:
+  MemoryLedger() noexcept = default;
+  MemoryLedger(const MemoryLedger&) = delete;
+  MemoryLedger& operator=(const MemoryLedger&) = delete;
+  ~MemoryLedger();
+
+  // An allocation outside the pools was made or given back. Thread-safe.
+  void allocated(MemoryScope scope, std::size_t bytes) noexcept;
+  void freed(MemoryScope scope, std::size_t bytes) noexcept;
+  // A pool of this device (global memory) took from or gave back to the backend, or its shared
+  // list changed. Thread-safe.
+  void pool_reserved(std::size_t bytes) noexcept;
+  void pool_unreserved(std::size_t bytes) noexcept;
+  void pool_shared_grew(std::size_t bytes) noexcept;
+  void pool_shared_shrank(std::size_t bytes) noexcept;
+
+  // The history: a live allocation of any kind (pooled ones included) made or freed. Thread-safe.
+  void remember(MemoryScope scope, void* address, std::size_t bytes) noexcept;
+  void forget(void* address) noexcept;
+  // Appends the live allocations as JSON objects, separated by commas. Thread-safe.
+  void append_history_json(std::string& out) const;
+  void clear_history() noexcept;
+
+  const ScopeLedger& scope(MemoryScope scope) const noexcept { return scopes_[static_cast<std::int32_t>(scope)]; }
+  const ScopeLedger& total() const noexcept { return total_; }
+  // Raises the allocated peaks to figures read now (the pools' exact in-use bytes).
+  void observe_allocated(MemoryScope scope, std::size_t scope_bytes, std::size_t total_bytes) noexcept;
+  // Sets every peak to its current figure. Thread-safe.
+  void reset_peak(std::size_t global_allocated, std::size_t total_allocated) noexcept;
+
+private:
+  ScopeLedger& global() noexcept { return scopes_[0]; }
+
+  ScopeLedger scopes_[kMemoryScopeCount];
+  ScopeLedger total_;
+  mutable Mutex history_mutex_;
+  HistoryTable* history_ = nullptr; // under history_mutex_
+};
+
+// Whether allocations are remembered (set_memory_history). Read on the Buffer fast path.
+extern std::atomic<bool> g_memory_history;
+
+// Raises `peak` to `value` when it is higher. Thread-safe.
+inline void raise_peak(std::atomic<std::size_t>& peak, std::size_t value) noexcept {
+  std::size_t seen = peak.load(std::memory_order_relaxed);
+  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+} // namespace devrt::detail
+
+#endif // DEVRT_SRC_CORE_MEMORY_LEDGER_HPP

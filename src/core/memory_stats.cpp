@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <devrt/memory_stats.hpp>
+
+#include <devrt/workspace_pool.hpp>
+
+#include "core/device_record.hpp"
+#include "support/environment.hpp"
+#include "support/json.hpp"
+
+namespace devrt {
+namespace {
+
+using detail::DeviceRecord;
+
+// What the device's pools hold: their figures summed (global memory).
+struct PooledFigures {
+  std::size_t in_use_bytes = 0;
+  std::size_t in_use_blocks = 0;
+  std::size_t cached_bytes = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+};
+
+PooledFigures pooled_figures(const DeviceRecord& record) noexcept {
+  PooledFigures figures;
+  for (const auto* slot : {&record.buffer_cache, &record.workspace_pool}) {
+    WorkspacePool* pool = slot->load(std::memory_order_acquire);
+    if (pool == nullptr || pool == DeviceRecord::no_cache()) continue;
+    PoolStats stats = pool->stats();
+    figures.in_use_bytes += stats.reserved_bytes - stats.cached_bytes;
+    figures.in_use_blocks +=
+        static_cast<std::size_t>(stats.backend_allocations - stats.backend_frees) - stats.cached_blocks;
+    figures.cached_bytes += stats.cached_bytes;
+    figures.hits += stats.hits;
+    figures.misses += stats.backend_allocations;
+  }
+  return figures;
+}
+
+ScopeMemoryStats scope_figures(const detail::ScopeLedger& ledger, std::size_t pooled_bytes,
+                               std::size_t pooled_blocks) noexcept {
+  ScopeMemoryStats stats;
+  stats.allocated_bytes = ledger.direct_bytes.load(std::memory_order_relaxed) + pooled_bytes;
+  stats.allocations = ledger.direct_count.load(std::memory_order_relaxed) + pooled_blocks;
+  stats.allocated_bytes_peak = ledger.allocated_peak.load(std::memory_order_relaxed);
+  stats.reserved_bytes = ledger.reserved.load(std::memory_order_relaxed);
+  stats.reserved_bytes_peak = ledger.reserved_peak.load(std::memory_order_relaxed);
+  return stats;
+}
+
+bool history_from_environment() noexcept { return detail::read_boolean_env("DEVRT_MEMORY_HISTORY", false); }
+
+} // namespace
+
+Result<MemoryStats> memory_stats(Device device) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));
+  PooledFigures pooled = pooled_figures(*record);
+  detail::MemoryLedger& ledger = record->memory;
+  const detail::ScopeLedger& global = ledger.scope(MemoryScope::global);
+  // The exact figure read now may be above a sampled peak that missed it.
+  ledger.observe_allocated(MemoryScope::global,
+                           global.direct_bytes.load(std::memory_order_relaxed) + pooled.in_use_bytes,
+                           ledger.total().direct_bytes.load(std::memory_order_relaxed) + pooled.in_use_bytes);
+  MemoryStats stats;
+  for (std::int32_t scope = 0; scope < kMemoryScopeCount; ++scope) {
+    bool is_global = scope == static_cast<std::int32_t>(MemoryScope::global);
+    stats.scopes[scope] = scope_figures(ledger.scope(static_cast<MemoryScope>(scope)),
+                                        is_global ? pooled.in_use_bytes : 0, is_global ? pooled.in_use_blocks : 0);
+  }
+  stats.total = scope_figures(ledger.total(), pooled.in_use_bytes, pooled.in_use_blocks);
+  stats.cached_bytes = pooled.cached_bytes;
+  stats.cache_hits = pooled.hits;
+  stats.cache_misses = pooled.misses;
+  stats.history = memory_history_enabled();
+  return stats;
+}
+
+Status reset_peak_memory_stats(Device device) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));
+  PooledFigures pooled = pooled_figures(*record);
+  detail::MemoryLedger& ledger = record->memory;
+  ledger.reset_peak(ledger.scope(MemoryScope::global).direct_bytes.load(std::memory_order_relaxed) +
+                        pooled.in_use_bytes,
+                    ledger.total().direct_bytes.load(std::memory_order_relaxed) + pooled.in_use_bytes);
+  return Status();
+}
+
+namespace {
+// -1 until the environment has been read.
+std::atomic<int> g_history_state{-1};
+} // namespace
+
+void set_memory_history(bool enabled) noexcept {
+  g_history_state.store(enabled ? 1 : 0, std::memory_order_relaxed);
+  detail::g_memory_history.store(enabled, std::memory_order_relaxed);
+  if (enabled) return;
+  for (auto& kind : detail::g_kind_records) {
+    detail::KindRecords* table = kind.load(std::memory_order_acquire);
+    if (table == nullptr) continue;
+    for (std::int32_t i = 0; i < table->capacity; ++i) {
+      if (DeviceRecord* record = table->records[i].load(std::memory_order_acquire)) record->memory.clear_history();
+    }
+  }
+}
+
+bool memory_history_enabled() noexcept {
+  int state = g_history_state.load(std::memory_order_relaxed);
+  if (state < 0) {
+    int from_env = history_from_environment() ? 1 : 0;
+    if (g_history_state.compare_exchange_strong(state, from_env, std::memory_order_relaxed)) {
+      detail::g_memory_history.store(from_env != 0, std::memory_order_relaxed);
+      state = from_env;
+    }
+  }
+  return state != 0;
+}
+
+Result<std::string> memory_snapshot(Device device) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));
+  std::string json = "{\"device\":";
+  detail::append_json_string(json, to_string(device));
+  json += ",\"history\":";
+  json += memory_history_enabled() ? "true" : "false";
+  json += ",\"allocations\":[";
+  record->memory.append_history_json(json);
+  json += "]}";
+  return json;
+}
+
+Status shutdown() noexcept { return detail::close_device_records(); }
+
+} // namespace devrt

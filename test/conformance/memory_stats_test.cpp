@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory statistics (devrt/memory_stats.hpp) and shutdown on every device: what Buffers, pooled
+// workspaces and textures hold, peaks and their reset, the caches' hits and misses, the history's
+// snapshot, and closing every device with memory still held.
+#include "conformance.hpp"
+
+#include <devrt/workspace_pool.hpp>
+
+#include <cstdio>
+
+using devrt::Buffer;
+using devrt::MemoryScope;
+using devrt::MemoryStats;
+
+namespace {
+
+MemoryStats stats_of(devrt::Device device) {
+  devrt::Result<MemoryStats> stats = devrt::memory_stats(device);
+  REQUIRE(stats.ok());
+  return *stats;
+}
+
+// Whether Buffer::allocate on `device` comes from its Buffer cache (as buffer_cache_test.cpp).
+bool has_cache(devrt::Device device) {
+  devrt::BackendRef backend = conformance::backend();
+  return devrt::buffer_cache_enabled() &&
+         (backend.has_capability(DEVRT_CAP_SYNCHRONOUS) || backend.has_device_synchronize()) && device.id < 64;
+}
+
+std::string address_text(const void* address) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(address)));
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("memory_stats counts what Buffers hold, now and at the peak", "[conformance][memory_stats]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    REQUIRE(devrt::empty_cache(device).ok());
+    REQUIRE(devrt::reset_peak_memory_stats(device).ok());
+    const MemoryStats before = stats_of(device);
+    CHECK(before.total.allocated_bytes_peak == before.total.allocated_bytes);
+    CHECK(before.total.reserved_bytes_peak == before.total.reserved_bytes);
+    {
+      // Powers of two from 64 B: the Buffer cache's size classes hold exactly these bytes.
+      Buffer a = std::move(Buffer::allocate(device, 4096)).value();
+      Buffer b = std::move(Buffer::allocate(device, 65536)).value();
+      const MemoryStats held = stats_of(device);
+      CHECK(held.total.allocated_bytes == before.total.allocated_bytes + 4096 + 65536);
+      CHECK(held.total.allocations == before.total.allocations + 2);
+      CHECK(held.scopes[0].allocated_bytes == held.total.allocated_bytes);
+      CHECK(held.total.reserved_bytes >= held.total.allocated_bytes);
+      CHECK(held.total.allocated_bytes_peak >= held.total.allocated_bytes);
+      CHECK(held.total.reserved_bytes_peak >= held.total.reserved_bytes);
+    }
+    const MemoryStats freed = stats_of(device);
+    CHECK(freed.total.allocated_bytes == before.total.allocated_bytes);
+    CHECK(freed.total.allocations == before.total.allocations);
+    CHECK(freed.total.allocated_bytes_peak >= before.total.allocated_bytes + 4096 + 65536);
+    if (has_cache(device)) {
+      // The cache keeps the two blocks: reserved, not allocated.
+      CHECK(freed.cached_bytes == before.cached_bytes + 4096 + 65536);
+      CHECK(freed.total.reserved_bytes == before.total.reserved_bytes + 4096 + 65536);
+    } else {
+      CHECK(freed.total.reserved_bytes == before.total.reserved_bytes);
+    }
+    REQUIRE(devrt::empty_cache(device).ok());
+    REQUIRE(devrt::reset_peak_memory_stats(device).ok());
+    const MemoryStats reset = stats_of(device);
+    CHECK(reset.total.allocated_bytes_peak == reset.total.allocated_bytes);
+    CHECK(reset.total.reserved_bytes_peak == reset.total.reserved_bytes);
+    CHECK(reset.total.reserved_bytes == before.total.reserved_bytes);
+  }
+}
+
+TEST_CASE("memory_stats counts the Buffer cache's hits and misses", "[conformance][memory_stats]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    REQUIRE(devrt::empty_cache(device).ok());
+    const MemoryStats before = stats_of(device);
+    for (int i = 0; i < 10; ++i) REQUIRE(Buffer::allocate(device, 2048).ok());
+    const MemoryStats after = stats_of(device);
+    if (has_cache(device)) {
+      CHECK(after.cache_misses == before.cache_misses + 1);
+      CHECK(after.cache_hits == before.cache_hits + 9);
+    } else {
+      CHECK(after.cache_misses == before.cache_misses);
+      CHECK(after.cache_hits == before.cache_hits);
+    }
+  }
+}
+
+TEST_CASE("memory_stats counts the device's workspace pool", "[conformance][memory_stats]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    const MemoryStats before = stats_of(device);
+    {
+      devrt::Workspace block = std::move(devrt::allocate_workspace(device, 8192)).value();
+      const MemoryStats held = stats_of(device);
+      CHECK(held.total.allocated_bytes == before.total.allocated_bytes + 8192);
+      CHECK(held.total.allocations == before.total.allocations + 1);
+    }
+    CHECK(stats_of(device).total.allocated_bytes == before.total.allocated_bytes);
+  }
+}
+
+TEST_CASE("memory_stats counts textures in their own scope", "[conformance][memory_stats]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    if (!devrt::scope_limits(device, MemoryScope::texture).ok()) {
+      WARN("skipped on " << devrt::to_string(device) << ": the device has no textures");
+      continue;
+    }
+    const MemoryStats before = stats_of(device);
+    devrt::TensorOptions options;
+    options.scope = MemoryScope::texture;
+    {
+      const std::int64_t shape[] = {3, 5, 4}; // 3 rows of 5 float32 texels: 240 bytes
+      devrt::Tensor texture =
+          std::move(devrt::Tensor::empty(shape, devrt::DataType::float32(), device, options)).value();
+      const MemoryStats held = stats_of(device);
+      const auto scope = static_cast<std::size_t>(MemoryScope::texture);
+      CHECK(held.scopes[scope].allocated_bytes == before.scopes[scope].allocated_bytes + 240);
+      CHECK(held.scopes[scope].allocations == before.scopes[scope].allocations + 1);
+      CHECK(held.total.allocated_bytes == before.total.allocated_bytes + 240);
+      CHECK(held.scopes[0].allocated_bytes == before.scopes[0].allocated_bytes);
+    }
+    CHECK(stats_of(device).total.allocated_bytes == before.total.allocated_bytes);
+  }
+}
+
+TEST_CASE("the memory history remembers live allocations for the snapshot", "[conformance][memory_stats]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    devrt::set_memory_history(true);
+    Buffer cached = std::move(Buffer::allocate(device, 1000)).value();
+    Buffer large = std::move(Buffer::allocate(device, std::size_t{65} << 20)).value(); // never cached
+    std::string snapshot = devrt::memory_snapshot(device).value();
+    CHECK(stats_of(device).history);
+    CHECK(conformance::contains(snapshot, "\"history\":true"));
+    CHECK(conformance::contains(snapshot, "{\"address\":\"" + address_text(cached.data()) + "\",\"bytes\":1000,"));
+    CHECK(conformance::contains(snapshot, "{\"address\":\"" + address_text(large.data()) + "\",\"bytes\":68157440,"));
+    CHECK(conformance::contains(snapshot, "\"scope\":\"global\",\"age_ns\":"));
+    const std::string cached_address = address_text(cached.data());
+    REQUIRE(cached.reset().ok());
+    CHECK_FALSE(conformance::contains(devrt::memory_snapshot(device).value(), cached_address));
+    devrt::set_memory_history(false);
+    snapshot = devrt::memory_snapshot(device).value();
+    CHECK(conformance::contains(snapshot, "\"history\":false,\"allocations\":[]"));
+  }
+}
+
+TEST_CASE("memory_stats refuses a device that does not exist", "[conformance][memory_stats]") {
+  const devrt::Device missing{conformance::backend().kind(), 1 << 20};
+  devrt::Result<MemoryStats> stats = devrt::memory_stats(missing);
+  REQUIRE_FALSE(stats.ok());
+  CHECK(stats.status().code() == devrt::ErrorCode::invalid_argument);
+  CHECK(conformance::contains(stats.status().message(), conformance::backend().name()));
+  CHECK_FALSE(devrt::reset_peak_memory_stats(missing).ok());
+  CHECK_FALSE(devrt::memory_snapshot(missing).ok());
+}
+
+TEST_CASE("shutdown closes every device, with memory still held, and they open again", "[conformance][shutdown]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    std::vector<unsigned char> bytes = conformance::pattern(4096, 7);
+    Buffer survivor = conformance::upload(device, bytes);
+    devrt::Workspace block = std::move(devrt::allocate_workspace(device, 4096)).value();
+    REQUIRE(Buffer::allocate(device, 512).ok()); // leaves a cached block behind
+    REQUIRE(devrt::shutdown().ok());
+    REQUIRE(devrt::shutdown().ok()); // twice is fine
+    // A new record: figures start again, and what the old one counted is not taken off them.
+    const MemoryStats fresh = stats_of(device);
+    CHECK(fresh.total.allocated_bytes == 0);
+    CHECK(fresh.cached_bytes == 0);
+    CHECK(conformance::read_back(survivor) == bytes); // memory held across shutdown stays valid
+    REQUIRE(survivor.reset().ok());
+    block.reset();
+    CHECK(stats_of(device).total.allocated_bytes == 0);
+    CHECK(stats_of(device).total.reserved_bytes == 0);
+    // And the device works as before.
+    Buffer again = conformance::upload(device, bytes);
+    CHECK(conformance::read_back(again) == bytes);
+    CHECK(stats_of(device).total.allocated_bytes == 4096);
+  }
+}
