@@ -10,6 +10,7 @@
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/format.hpp>
+#include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 
@@ -122,6 +123,39 @@ std::string buffer_cache_json(BackendRef backend, Device device) {
                      stats->backend_allocations, stats->backend_frees);
 }
 
+// The device's memory figures (devrt::memory_stats) in one line.
+std::string memory_text(Device device) {
+  devrt::Result<devrt::MemoryStats> stats = devrt::memory_stats(device);
+  if (!stats.ok()) return fmt::format("error: {}", stats.status());
+  return fmt::format("{} B allocated ({} allocations, peak {} B), {} B reserved (peak {} B), {} B cached, "
+                     "{} cache hits, {} misses",
+                     stats->total.allocated_bytes, stats->total.allocations, stats->total.allocated_bytes_peak,
+                     stats->total.reserved_bytes, stats->total.reserved_bytes_peak, stats->cached_bytes,
+                     stats->cache_hits, stats->cache_misses);
+}
+
+// The same as a JSON object (the totals, and each scope that has held memory), or null.
+std::string memory_json(Device device) {
+  devrt::Result<devrt::MemoryStats> stats = devrt::memory_stats(device);
+  if (!stats.ok()) return "null";
+  auto figures = [](const devrt::ScopeMemoryStats& s) {
+    return fmt::format("{{\"allocated_bytes\": {}, \"allocated_bytes_peak\": {}, \"allocations\": {}, "
+                       "\"reserved_bytes\": {}, \"reserved_bytes_peak\": {}}}",
+                       s.allocated_bytes, s.allocated_bytes_peak, s.allocations, s.reserved_bytes,
+                       s.reserved_bytes_peak);
+  };
+  std::string scopes;
+  for (std::int32_t scope = 0; scope < devrt::kMemoryScopeCount; ++scope) {
+    const devrt::ScopeMemoryStats& s = stats->scopes[scope];
+    if (scope != 0 && s.reserved_bytes_peak == 0) continue;
+    scopes += fmt::format("{}{}: {}", scopes.empty() ? "" : ", ",
+                          json_string(devrt::to_string(static_cast<devrt::MemoryScope>(scope))), figures(s));
+  }
+  return fmt::format("{{\"total\": {}, \"scopes\": {{{}}}, \"cached_bytes\": {}, \"cache_hits\": {}, "
+                     "\"cache_misses\": {}}}",
+                     figures(stats->total), scopes, stats->cached_bytes, stats->cache_hits, stats->cache_misses);
+}
+
 // Availability and device count, folded into one answer.
 struct BackendState {
   Status status;
@@ -167,6 +201,7 @@ int list_text() {
                  target.ok() ? target->to_string() : fmt::format("(not detected: {})", target.status().message()));
       fmt::print("    {:<30} {}\n", "buffer_cache", buffer_cache_text(backend, Device{backend.kind(), id}));
       fmt::print("    {:<30} {}\n", "memory_scopes", scopes_text(Device{backend.kind(), id}));
+      fmt::print("    {:<30} {}\n", "memory", memory_text(Device{backend.kind(), id}));
     }
   }
   return 0;
@@ -203,10 +238,11 @@ int list_json() {
       }
       devrt::Result<devrt::Target> target = devrt::detect_target(device);
       out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {},\n"
-                         "          \"buffer_cache\": {},\n          \"memory_scopes\": {}\n        }}",
+                         "          \"buffer_cache\": {},\n          \"memory_scopes\": {},\n"
+                         "          \"memory\": {}\n        }}",
                          target.ok() ? target->to_json() : "null",
                          target.ok() ? "null" : json_string(target.status().message()),
-                         buffer_cache_json(backend, device), scopes_json(device));
+                         buffer_cache_json(backend, device), scopes_json(device), memory_json(device));
     }
     out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
   }
@@ -283,12 +319,18 @@ int selftest() {
         fmt::print("PASS {}: allocate, host->device, device->device, device->host, verify, workspace, tensor+DLPack\n",
                    device);
         fmt::print("  buffer cache {}: {}\n", device, buffer_cache_text(backend, device));
+        fmt::print("  memory {}: {}\n", device, memory_text(device));
         ++passed;
       } else {
         fmt::print("FAIL {}: {}\n", device, status);
         ++failed;
       }
     }
+  }
+  // Every device closed, in reverse order of opening: what a program does before it exits.
+  if (Status closed = devrt::shutdown(); !closed.ok()) {
+    fmt::print("FAIL shutdown: {}\n", closed);
+    ++failed;
   }
   fmt::print("selftest: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
   return failed == 0 && passed > 0 ? 0 : 1;

@@ -265,6 +265,46 @@ DEVRT_C_API devrt_span devrt_workspace_span(devrt_workspace workspace);
 /* The device pool's statistics. Thread-safe. */
 DEVRT_C_API devrt_status devrt_workspace_stats(devrt_device device, devrt_pool_stats* stats);
 
+/* ---- Memory statistics and shutdown (devrt/memory_stats.hpp) ------------------------------- */
+
+/* The memory scopes, in the order of devrt_memory_stats.scopes: TVM's names "global",
+ * "global.texture", "global.texture-nhwc", "global.texture-weight", "global.vtcm". */
+#define DEVRT_MEMORY_SCOPE_COUNT 5
+
+/* One scope's figures (devrt::ScopeMemoryStats): allocated now and at the peak, live allocations,
+ * reserved from the backend (allocated plus cached) now and at the peak. */
+typedef struct devrt_scope_memory_stats {
+  uint64_t allocated_bytes;
+  uint64_t allocated_bytes_peak;
+  uint64_t allocations;
+  uint64_t reserved_bytes;
+  uint64_t reserved_bytes_peak;
+} devrt_scope_memory_stats;
+
+typedef struct devrt_device_memory_stats {
+  devrt_scope_memory_stats total;
+  devrt_scope_memory_stats scopes[DEVRT_MEMORY_SCOPE_COUNT];
+  uint64_t cached_bytes; /* free blocks the Buffer cache and workspace pool keep */
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+  int32_t history; /* 1 while the allocation history is on */
+  int32_t reserved;
+} devrt_device_memory_stats;
+
+/* The device's memory figures into *stats. Thread-safe. */
+DEVRT_C_API devrt_status devrt_memory_stats(devrt_device device, devrt_device_memory_stats* stats);
+/* Sets the device's peaks to their current figures. Thread-safe. */
+DEVRT_C_API devrt_status devrt_reset_peak_memory_stats(devrt_device device);
+/* Turns the allocation history on (1) or off (0) for every device; any other value is
+ * DEVRT_STATUS_INVALID_ARGUMENT. Thread-safe. */
+DEVRT_C_API devrt_status devrt_set_memory_history(int enabled);
+/* The device's live allocations the history remembers, as JSON (devrt::memory_snapshot); free
+ * *json with devrt_string_free. Thread-safe. */
+DEVRT_C_API devrt_status devrt_memory_snapshot(devrt_device device, char** json);
+/* Closes every device devrt opened (devrt::shutdown): safe twice and from atexit; later calls
+ * open devices again. Not while other threads use devrt. */
+DEVRT_C_API devrt_status devrt_shutdown(void);
+
 /* ---- Modules and launches --------------------------------------------------------------------- */
 
 typedef struct devrt_module_t* devrt_module;

@@ -7,6 +7,7 @@
 //   <devrt/build_info.hpp>      what this devrt was built with: version, backends, options
 //   <devrt/plugin.hpp>          loading backend plugins at run time
 //   <devrt/workspace_pool.hpp>  managing workspace pools
+//   <devrt/memory_stats.hpp>    memory statistics, the allocation history, shutdown()
 //   <devrt/attribute_value.hpp> attributes chosen at run time, as one std::variant
 //   <devrt/backend.hpp>         backend authors: concepts, the C ABI, the registry, registrars
 #ifndef DEVRT_DEVRT_HPP
@@ -19,7 +20,6 @@
 #include <devrt/dtype.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
-#include <devrt/memory_stats.hpp>
 #include <devrt/module.hpp>
 #include <devrt/status.hpp>
 #include <devrt/stream.hpp>

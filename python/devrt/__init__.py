@@ -12,6 +12,8 @@ run in a compiled module over CPython's stable ABI (devrt._ext); the rest talks 
 through ctypes (see devrt._capi for how the library is found). Importing the package loads the
 available backends once every public name below is defined (see devrt.backend).
 """
+import atexit
+import json
 import pkgutil
 
 # A build tree keeps the compiled devrt._ext in <build>/python/devrt/: put that directory on
@@ -38,6 +40,35 @@ def describe():
     print(_capi.call_string(_capi.lib.devrt_describe), end="")
 
 
+def memory_stats(dev):
+    """The device's memory figures as a dict with PyTorch's flat keys: allocated_bytes.<scope>.current
+    and .peak, allocation.<scope>.current, reserved_bytes.<scope>.current and .peak (<scope>: all,
+    global, global.texture, global.texture-nhwc, global.texture-weight, global.vtcm), cached_bytes,
+    cache.hits, cache.misses, history. devrt.memory_stats in docs/python.md."""
+    return _ext.memory_stats(dev)
+
+
+def reset_peak_memory_stats(dev):
+    """Sets the device's peaks to their current figures."""
+    _ext.reset_peak_memory_stats(dev)
+
+
+def set_memory_history(enabled):
+    """True: remember every live allocation (size, scope, age) for memory_snapshot; False: forget."""
+    _ext.set_memory_history(enabled)
+
+
+def memory_snapshot(dev):
+    """The device's live allocations the history remembers: {"device", "history", "allocations": [
+    {"address", "bytes", "scope", "age_ns"}, ...]}."""
+    return json.loads(_ext.memory_snapshot(dev))
+
+
+def shutdown():
+    """Closes every device devrt opened (also done at interpreter exit); later calls open them again."""
+    _ext.shutdown()
+
+
 def __getattr__(name):
     # devrt.support imports its helpers on first use: `import devrt` stays cheap.
     if name == "support":
@@ -49,3 +80,5 @@ def __getattr__(name):
 
 # Last, once every name above exists: backend hooks and entry points may use any of them.
 backend._autoload()
+# Registered after the backends loaded, so that it runs before anything they registered.
+atexit.register(_ext.shutdown)

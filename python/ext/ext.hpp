@@ -98,6 +98,7 @@ bool add_dlpack(PyObject* module, PyTypeObject* tensor_type) noexcept;
 extern PyMethodDef kDeviceFunctions[];
 extern PyMethodDef kTensorFunctions[];
 extern PyMethodDef kDlpackFunctions[];
+extern PyMethodDef kMemoryFunctions[];
 
 // Tensor methods defined in dlpack.cpp.
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept;

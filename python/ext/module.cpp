@@ -216,6 +216,7 @@ int exec_module(PyObject* module) noexcept {
   if (s.legacy_producers == nullptr) return -1;
   if (!add_functions(module, kModuleFunctions) || !add_functions(module, kDeviceFunctions) ||
       !add_functions(module, kTensorFunctions) || !add_functions(module, kDlpackFunctions) ||
+      !add_functions(module, kMemoryFunctions) ||
       !add_dlpack(module, s.tensor_base)) {
     return -1;
   }

@@ -8,6 +8,7 @@
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.h>
 #include <devrt/devrt.hpp>
+#include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/workspace_pool.hpp>

@@ -156,6 +156,52 @@ devrt_status devrt_workspace_stats(devrt_device device, devrt_pool_stats* stats)
   return DEVRT_STATUS_OK;
 }
 
+namespace {
+devrt_scope_memory_stats to_c(const ScopeMemoryStats& s) noexcept {
+  return devrt_scope_memory_stats{s.allocated_bytes, s.allocated_bytes_peak, s.allocations, s.reserved_bytes,
+                                  s.reserved_bytes_peak};
+}
+} // namespace
+
+static_assert(DEVRT_MEMORY_SCOPE_COUNT == kMemoryScopeCount);
+
+devrt_status devrt_memory_stats(devrt_device device, devrt_device_memory_stats* stats) {
+  if (stats == nullptr) return null_argument("devrt_memory_stats", "stats");
+  Result<MemoryStats> s = memory_stats(to_cpp(device));
+  if (!s.ok()) return fail(s.status());
+  devrt_device_memory_stats out{};
+  out.total = to_c(s->total);
+  for (std::int32_t i = 0; i < kMemoryScopeCount; ++i) out.scopes[i] = to_c(s->scopes[i]);
+  out.cached_bytes = s->cached_bytes;
+  out.cache_hits = s->cache_hits;
+  out.cache_misses = s->cache_misses;
+  out.history = s->history ? 1 : 0;
+  *stats = out;
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_reset_peak_memory_stats(devrt_device device) {
+  return to_status(reset_peak_memory_stats(to_cpp(device)));
+}
+
+devrt_status devrt_set_memory_history(int enabled) {
+  if (enabled != 0 && enabled != 1) {
+    return fail(ErrorCode::invalid_argument,
+                "devrt_set_memory_history: enabled is 0 or 1, not " + std::to_string(enabled));
+  }
+  set_memory_history(enabled == 1);
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_memory_snapshot(devrt_device device, char** json) {
+  if (json == nullptr) return null_argument("devrt_memory_snapshot", "json");
+  Result<std::string> snapshot = memory_snapshot(to_cpp(device));
+  if (!snapshot.ok()) return fail(snapshot.status());
+  return give_string(*snapshot, json, "devrt_memory_snapshot");
+}
+
+devrt_status devrt_shutdown(void) { return to_status(shutdown()); }
+
 devrt_status devrt_module_load(devrt_device device, int32_t format, const void* data, size_t size, const char* options,
                                devrt_module* out) {
   if (out == nullptr) return null_argument("devrt_module_load", "out");

@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "core/device_record.hpp"
+
 namespace devrt {
 namespace {
 
@@ -141,6 +143,11 @@ namespace {
 } // namespace
 
 Status BackendRef::check_device(std::int32_t id) const noexcept {
+  // A device the core has opened exists: no call into the backend.
+  if (detail::DeviceRecord* record = detail::find_device_record(Device{kind(), id})) {
+    if (record->backend() == *this) [[likely]]
+      return Status();
+  }
   std::int32_t count = 0;
   ErrorBuffer err;
   std::int32_t code = table_->device_count(&count, err.get());

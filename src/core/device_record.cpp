@@ -2,9 +2,6 @@
 #include "core/device_record.hpp"
 
 #include <devrt/log.hpp>
-#include <devrt/memory_stats.hpp>
-#include <devrt/target.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include <algorithm>
 #include <new>
@@ -65,11 +62,9 @@ KindRecords* table_with_room(std::int32_t kind, std::int32_t id) noexcept {
 // in use (Buffers alive at shutdown free into it later, straight to the backend).
 Status close_pool(WorkspacePool* pool) noexcept {
   if (pool == nullptr || pool == DeviceRecord::no_cache()) return Status();
-  Status status = pool->close();
-  if (pool->reserved_bytes() == 0) {
-    delete pool;
-    return status;
-  }
+  bool still_used = false;
+  Status status = close_device_pool(pool, &still_used);
+  if (!still_used) return status;
   auto* kept = new (std::nothrow) Kept;
   if (kept != nullptr) {
     kept->pool = pool;
@@ -88,7 +83,7 @@ Status close_record(DeviceRecord* record) noexcept {
   if (backend.can_synchronize_device()) keep(backend.device_synchronize(record->device().id));
   keep(close_pool(record->buffer_cache.exchange(nullptr)));
   keep(close_pool(record->workspace_pool.exchange(nullptr)));
-  delete record->target.exchange(nullptr);
+  delete_target(record->target.exchange(nullptr));
   delete record;
   return first_error;
 }
@@ -97,13 +92,12 @@ Status close_record(DeviceRecord* record) noexcept {
 void sweep_kept() noexcept {
   Kept** link = &g_kept;
   while (Kept* kept = *link) {
-    bool unused = kept->table != nullptr || kept->pool->reserved_bytes() == 0;
-    if (!unused) {
+    if (kept->table != nullptr) {
+      delete_table(kept->table);
+    } else if (!delete_unused_pool(kept->pool)) {
       link = &kept->next;
       continue;
     }
-    if (kept->table != nullptr) delete_table(kept->table);
-    delete kept->pool;
     *link = kept->next;
     delete kept;
   }
@@ -144,7 +138,7 @@ WorkspacePool* DeviceRecord::no_cache() noexcept {
 
 Result<DeviceRecord*> open_device_record(Device device) noexcept {
   if (DeviceRecord* record = find_device_record(device)) return record;
-  static_cast<void>(memory_history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
+  static_cast<void>(history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
   Result<BackendRef> backend = backend_for(device);
   if (!backend.ok()) return std::move(backend).status();
   LockGuard lock(g_records_mutex);

@@ -82,9 +82,17 @@ inline DeviceRecord* find_device_record(Device device) noexcept {
 // device exists (the error names backend and device otherwise). Thread-safe.
 Result<DeviceRecord*> open_device_record(Device device) noexcept;
 
+// Deletes a target the record kept (target.cpp). Null is a no-op.
+void delete_target(const Target* target) noexcept;
+
 // A pool of the record's device that reports to its ledger (workspace_pool.cpp). Null: no host
 // memory.
 WorkspacePool* make_device_pool(DeviceRecord& record, std::size_t cache_limit_bytes) noexcept;
+// Closes a record's pool (WorkspacePool::close) and deletes it when none of its blocks is in use;
+// *kept is then false. Else the pool stays (*kept true) until delete_unused_pool finds it unused.
+Status close_device_pool(WorkspacePool* pool, bool* kept) noexcept;
+// Deletes a closed pool whose blocks have all come back; false (nothing done) while some are out.
+bool delete_unused_pool(WorkspacePool* pool) noexcept;
 
 // An allocation outside the pools (not from a custom registry): counted in its device's ledger,
 // and remembered while the history is on. Returns the tag to pass to ledger_freed (0: not counted,

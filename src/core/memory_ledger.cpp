@@ -8,12 +8,38 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "support/environment.hpp"
 #include "support/json.hpp"
 #endif
 
 namespace devrt::detail {
 
 std::atomic<bool> g_memory_history{false};
+
+namespace {
+std::atomic<int> g_history_state{-1}; // -1 until the environment has been read
+} // namespace
+
+bool history_enabled() noexcept {
+  int state = g_history_state.load(std::memory_order_relaxed);
+  if (state < 0) {
+#if !DEVRT_BARE_METAL
+    int from_env = read_boolean_env("DEVRT_MEMORY_HISTORY", false) ? 1 : 0;
+#else
+    int from_env = 0;
+#endif
+    if (g_history_state.compare_exchange_strong(state, from_env, std::memory_order_relaxed)) {
+      g_memory_history.store(from_env != 0, std::memory_order_relaxed);
+      state = from_env;
+    }
+  }
+  return state != 0;
+}
+
+void set_history(bool enabled) noexcept {
+  g_history_state.store(enabled ? 1 : 0, std::memory_order_relaxed);
+  g_memory_history.store(enabled, std::memory_order_relaxed);
+}
 
 void ScopeLedger::reserve(std::size_t bytes) noexcept {
   raise_peak(reserved_peak, reserved.fetch_add(bytes, std::memory_order_relaxed) + bytes);

@@ -80,6 +80,9 @@ private:
 
 // Whether allocations are remembered (set_memory_history). Read on the Buffer fast path.
 extern std::atomic<bool> g_memory_history;
+// The same, reading DEVRT_MEMORY_HISTORY on first use; set_history() overrides it. Thread-safe.
+bool history_enabled() noexcept;
+void set_history(bool enabled) noexcept;
 
 // Raises `peak` to `value` when it is higher. Thread-safe.
 inline void raise_peak(std::atomic<std::size_t>& peak, std::size_t value) noexcept {

@@ -4,7 +4,6 @@
 #include <devrt/workspace_pool.hpp>
 
 #include "core/device_record.hpp"
-#include "support/environment.hpp"
 #include "support/json.hpp"
 
 namespace devrt {
@@ -48,8 +47,6 @@ ScopeMemoryStats scope_figures(const detail::ScopeLedger& ledger, std::size_t po
   return stats;
 }
 
-bool history_from_environment() noexcept { return detail::read_boolean_env("DEVRT_MEMORY_HISTORY", false); }
-
 } // namespace
 
 Result<MemoryStats> memory_stats(Device device) noexcept {
@@ -85,14 +82,8 @@ Status reset_peak_memory_stats(Device device) noexcept {
   return Status();
 }
 
-namespace {
-// -1 until the environment has been read.
-std::atomic<int> g_history_state{-1};
-} // namespace
-
 void set_memory_history(bool enabled) noexcept {
-  g_history_state.store(enabled ? 1 : 0, std::memory_order_relaxed);
-  detail::g_memory_history.store(enabled, std::memory_order_relaxed);
+  detail::set_history(enabled);
   if (enabled) return;
   for (auto& kind : detail::g_kind_records) {
     detail::KindRecords* table = kind.load(std::memory_order_acquire);
@@ -103,17 +94,7 @@ void set_memory_history(bool enabled) noexcept {
   }
 }
 
-bool memory_history_enabled() noexcept {
-  int state = g_history_state.load(std::memory_order_relaxed);
-  if (state < 0) {
-    int from_env = history_from_environment() ? 1 : 0;
-    if (g_history_state.compare_exchange_strong(state, from_env, std::memory_order_relaxed)) {
-      detail::g_memory_history.store(from_env != 0, std::memory_order_relaxed);
-      state = from_env;
-    }
-  }
-  return state != 0;
-}
+bool memory_history_enabled() noexcept { return detail::history_enabled(); }
 
 Result<std::string> memory_snapshot(Device device) noexcept {
   DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));

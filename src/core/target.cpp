@@ -344,6 +344,10 @@ detail::Mutex g_target_mutex;
 
 std::span<const DeviceKind> target_detection_kinds() noexcept { return kDetectionKinds; }
 
+namespace detail {
+void delete_target(const Target* target) noexcept { delete target; }
+} // namespace detail
+
 Result<Target> detect_target(Device device) noexcept {
   if (std::find(std::begin(kDetectionKinds), std::end(kDetectionKinds), device.kind) == std::end(kDetectionKinds)) {
     detail::MessageBuilder kinds;

@@ -351,6 +351,18 @@ WorkspacePool* make_device_pool(DeviceRecord& record, std::size_t cache_limit_by
   if (pool != nullptr) PoolLedger::attach(*pool, record.memory);
   return pool;
 }
+
+Status close_device_pool(WorkspacePool* pool, bool* kept) noexcept {
+  Status status = pool->close();
+  *kept = !delete_unused_pool(pool);
+  return status;
+}
+
+bool delete_unused_pool(WorkspacePool* pool) noexcept {
+  if (pool->reserved_bytes() != 0) return false;
+  delete pool;
+  return true;
+}
 } // namespace detail
 
 namespace {

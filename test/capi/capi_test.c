@@ -137,6 +137,40 @@ static void test_workspace(void) {
   CHECK(stats.hits >= 1);
 }
 
+static void test_memory_stats_and_shutdown(void) {
+  devrt_device_memory_stats before, held, after;
+  devrt_workspace block = NULL;
+  char* json = NULL;
+  const devrt_device missing = {1, 5};
+  CHECK_OK(devrt_reset_peak_memory_stats(kCpu));
+  CHECK_OK(devrt_memory_stats(kCpu, &before));
+  CHECK_OK(devrt_set_memory_history(1));
+  CHECK_OK(devrt_workspace_allocate(kCpu, 1 << 20, &block));
+  CHECK_OK(devrt_memory_stats(kCpu, &held));
+  CHECK(held.total.allocated_bytes == before.total.allocated_bytes + (1 << 20));
+  CHECK(held.scopes[0].allocated_bytes == held.total.allocated_bytes);
+  CHECK(held.total.allocated_bytes_peak >= held.total.allocated_bytes);
+  CHECK(held.history == 1);
+  CHECK_OK(devrt_memory_snapshot(kCpu, &json));
+  CHECK(json != NULL && strstr(json, "\"device\":\"cpu:0\",\"history\":true") != NULL);
+  devrt_string_free(json);
+  devrt_workspace_release(block);
+  CHECK_OK(devrt_memory_stats(kCpu, &after));
+  CHECK(after.total.allocated_bytes == before.total.allocated_bytes);
+  CHECK(after.total.allocated_bytes_peak >= before.total.allocated_bytes + (1 << 20));
+  CHECK_OK(devrt_set_memory_history(0));
+  CHECK(devrt_set_memory_history(2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "0 or 1, not 2") != NULL);
+  CHECK(devrt_memory_stats(kCpu, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_memory_stats(missing, &after) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "cpu") != NULL);
+  CHECK(devrt_memory_snapshot(kCpu, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_shutdown());
+  CHECK_OK(devrt_shutdown());
+  CHECK_OK(devrt_memory_stats(kCpu, &after));
+  CHECK(after.total.allocated_bytes == 0 && after.total.reserved_bytes == 0 && after.cache_hits == 0);
+}
+
 static int deleted = 0;
 static void count_delete(DLManagedTensor* self) {
   ++deleted;
@@ -306,6 +340,7 @@ int main(void) {
     printf("skip vulkan memory: no Vulkan device\n");
   }
   test_workspace();
+  test_memory_stats_and_shutdown();
   test_tensors();
   test_launch();
 #if DEVRT_TEST_TOOLCHAIN

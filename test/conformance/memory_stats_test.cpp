@@ -4,6 +4,7 @@
 // snapshot, and closing every device with memory still held.
 #include "conformance.hpp"
 
+#include <devrt/memory_stats.hpp>
 #include <devrt/workspace_pool.hpp>
 
 #include <cstdio>

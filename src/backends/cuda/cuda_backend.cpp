@@ -135,7 +135,8 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
+using Discovery = detail::LazyRuntime<Runtime, discover>;
+Runtime& runtime() noexcept { return Discovery::get(); }
 
 CuDevice& device_of(std::int32_t id) noexcept { return *runtime().devices[static_cast<std::size_t>(id)]; }
 
@@ -258,11 +259,12 @@ struct CudaDriver {
 
 // ---- Discovery -------------------------------------------------------------------------------
 
-Status CudaBackend::availability() noexcept { return runtime().status; }
+// A discovery that failed in cuDeviceGetCount or cuDeviceGet (not `unavailable`) runs again on
+// the next call; a failed cuInit is final (the driver answers every later cuInit the same).
+Status CudaBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> CudaBackend::device_count() noexcept {
-  const Runtime& rt = runtime();
-  return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
+  return detail::discovered_device_count(Discovery::get_retrying());
 }
 
 Result<AttributeValue> CudaBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
@@ -475,9 +477,13 @@ Status CudaBackend::launch(std::int32_t device, void* handle, const LaunchDesc& 
 
 // ---- cuda_host -------------------------------------------------------------------------------
 
-Status CudaHostBackend::availability() noexcept { return runtime().status; }
+Status CudaHostBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
-Result<std::int32_t> CudaHostBackend::device_count() noexcept { return runtime().status.ok() ? 1 : 0; }
+Result<std::int32_t> CudaHostBackend::device_count() noexcept {
+  const Runtime& rt = Discovery::get_retrying();
+  if (rt.status.ok()) return 1;
+  return detail::discovered_device_count(rt);
+}
 
 Result<AttributeValue> CudaHostBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
   switch (attribute) {

@@ -71,10 +71,7 @@ Status discover(Runtime& rt) {
     return make_error(ErrorCode::unavailable, "no ROCm device: hipGetDeviceCount reports hipErrorNoDevice (",
                       rt.library.path(), " loaded; no AMD GPU or no access to /dev/kfd)");
   }
-  if (code != hipSuccess) {
-    return make_error(ErrorCode::unavailable,
-                      "the HIP runtime did not initialise: ", hip_error(api, "hipGetDeviceCount", code).message());
-  }
+  if (code != hipSuccess) return hip_error(api, "hipGetDeviceCount", code); // may pass: discovered again
   for (int i = 0; i < count; ++i) {
     hipDeviceProp_t properties{};
     DEVRT_HIP_CHECK(api, "hipGetDeviceProperties", api.hipGetDeviceProperties(&properties, i));
@@ -106,7 +103,8 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-Runtime& runtime() noexcept { return detail::lazy_runtime<Runtime, discover>(); }
+using Discovery = detail::LazyRuntime<Runtime, discover>;
+Runtime& runtime() noexcept { return Discovery::get(); }
 
 const HipDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
 
@@ -167,11 +165,12 @@ struct RocmDriver {
 
 // ---- Discovery -------------------------------------------------------------------------------
 
-Status RocmBackend::availability() noexcept { return runtime().status; }
+// A discovery that failed for a reason that may pass (not `unavailable`) runs again on the next
+// call, as on every backend.
+Status RocmBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> RocmBackend::device_count() noexcept {
-  const Runtime& rt = runtime();
-  return rt.status.ok() ? static_cast<std::int32_t>(rt.devices.size()) : 0;
+  return detail::discovered_device_count(Discovery::get_retrying());
 }
 
 Result<AttributeValue> RocmBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
