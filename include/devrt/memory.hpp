@@ -88,13 +88,18 @@ public:
   Status reset() noexcept;
 
 private:
+  static Result<Buffer> allocate_cached(WorkspacePool* cache, Device device, std::size_t nbytes) noexcept;
+  static Result<Buffer> allocate_slow(Device device, std::size_t nbytes, std::size_t alignment) noexcept;
+
   const devrt_backend_table* backend_ = nullptr;
   Device device_;
   void* data_ = nullptr;
   std::size_t size_ = 0;
   WorkspacePool* cache_ = nullptr; // the Buffer cache the memory goes back to, or null
   std::uint32_t size_class_ = 0;
-  std::uint32_t ledger_ = 0; // uncached: the device ledger's tag (devrt/memory_stats.hpp), 0 if none
+  // Uncached: the device ledger's tag (devrt/memory_stats.hpp), 0 if none; cached: 1 when the
+  // allocation history remembers it.
+  std::uint32_t ledger_ = 0;
 };
 
 // ---- The Buffer cache ---------------------------------------------------------------------

@@ -8,7 +8,7 @@
 
 namespace devrt::detail {
 
-std::atomic<KindRecords*> g_kind_records[kMaxDeviceKinds];
+std::atomic<DeviceRecord*> g_indexed_records[kMaxDeviceKinds][kIndexedDeviceIds];
 
 namespace {
 
@@ -16,47 +16,15 @@ namespace {
 Mutex g_records_mutex;
 std::uint64_t g_openings = 0; // under g_records_mutex
 std::atomic<std::uint32_t> g_generation{1};
+std::atomic<DeviceRecord*> g_unindexed{nullptr}; // pushed under g_records_mutex
 
-// Tables replaced by larger ones, and pools closed while Buffers still held their memory: kept
-// (reachable) until a shutdown finds them unused.
-struct Kept {
-  KindRecords* table = nullptr;
+// Pools closed while Buffers still held their memory: kept (reachable) until a shutdown finds
+// them unused.
+struct KeptPool {
   WorkspacePool* pool = nullptr;
-  Kept* next = nullptr;
+  KeptPool* next = nullptr;
 };
-Kept* g_kept = nullptr; // under g_records_mutex
-
-void delete_table(KindRecords* table) noexcept {
-  delete[] table->records;
-  delete table;
-}
-
-// The table of `kind` with room for `id`, grown under g_records_mutex. Null: no host memory.
-KindRecords* table_with_room(std::int32_t kind, std::int32_t id) noexcept {
-  KindRecords* table = g_kind_records[kind].load(std::memory_order_relaxed);
-  if (table != nullptr && id < table->capacity) return table;
-  std::int32_t capacity = table != nullptr ? std::max(table->capacity * 2, id + 1) : std::max(id + 1, 4);
-  auto* grown = new (std::nothrow) KindRecords;
-  auto* records = new (std::nothrow) std::atomic<DeviceRecord*>[static_cast<std::size_t>(capacity)]();
-  auto* kept = table != nullptr ? new (std::nothrow) Kept : nullptr;
-  if (grown == nullptr || records == nullptr || (table != nullptr && kept == nullptr)) {
-    delete grown;
-    delete[] records;
-    delete kept;
-    return nullptr;
-  }
-  grown->capacity = capacity;
-  grown->records = records;
-  if (table != nullptr) {
-    for (std::int32_t i = 0; i < table->capacity; ++i)
-      records[i].store(table->records[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
-    kept->table = table; // a reader may still be looking at it
-    kept->next = g_kept;
-    g_kept = kept;
-  }
-  g_kind_records[kind].store(grown, std::memory_order_release);
-  return grown;
-}
+KeptPool* g_kept = nullptr; // under g_records_mutex
 
 // Gives a closed record's pool back: its free blocks now, the pool itself once nothing of it is
 // in use (Buffers alive at shutdown free into it later, straight to the backend).
@@ -65,7 +33,7 @@ Status close_pool(WorkspacePool* pool) noexcept {
   bool still_used = false;
   Status status = close_device_pool(pool, &still_used);
   if (!still_used) return status;
-  auto* kept = new (std::nothrow) Kept;
+  auto* kept = new (std::nothrow) KeptPool;
   if (kept != nullptr) {
     kept->pool = pool;
     kept->next = g_kept;
@@ -88,13 +56,11 @@ Status close_record(DeviceRecord* record) noexcept {
   return first_error;
 }
 
-// Deletes what was kept and is no longer used. Under g_records_mutex.
+// Deletes the kept pools that are no longer used. Under g_records_mutex.
 void sweep_kept() noexcept {
-  Kept** link = &g_kept;
-  while (Kept* kept = *link) {
-    if (kept->table != nullptr) {
-      delete_table(kept->table);
-    } else if (!delete_unused_pool(kept->pool)) {
+  KeptPool** link = &g_kept;
+  while (KeptPool* kept = *link) {
+    if (!delete_unused_pool(kept->pool)) {
       link = &kept->next;
       continue;
     }
@@ -136,20 +102,40 @@ WorkspacePool* DeviceRecord::no_cache() noexcept {
   return reinterpret_cast<WorkspacePool*>(&tag);
 }
 
+DeviceRecord* find_unindexed_record(Device device) noexcept {
+  for (DeviceRecord* record = g_unindexed.load(std::memory_order_acquire); record != nullptr;
+       record = record->next_unindexed.load(std::memory_order_acquire)) {
+    if (record->device() == device) return record;
+  }
+  return nullptr;
+}
+
+void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept {
+  for (auto& kind : g_indexed_records) {
+    for (auto& slot : kind) {
+      if (DeviceRecord* record = slot.load(std::memory_order_acquire)) fn(*record);
+    }
+  }
+  for (DeviceRecord* record = g_unindexed.load(std::memory_order_acquire); record != nullptr;
+       record = record->next_unindexed.load(std::memory_order_acquire)) {
+    fn(*record);
+  }
+}
+
 Result<DeviceRecord*> open_device_record(Device device) noexcept {
   if (DeviceRecord* record = find_device_record(device)) return record;
   static_cast<void>(history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
   Result<BackendRef> backend = backend_for(device);
   if (!backend.ok()) return std::move(backend).status();
   LockGuard lock(g_records_mutex);
-  KindRecords* table = table_with_room(static_cast<std::int32_t>(device.kind), device.id);
-  if (table == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
-  std::atomic<DeviceRecord*>& slot = table->records[device.id];
-  DeviceRecord* record = slot.load(std::memory_order_relaxed);
-  if (record == nullptr) {
-    record = new (std::nothrow) DeviceRecord(device, *backend, ++g_openings);
-    if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
-    slot.store(record, std::memory_order_release);
+  if (DeviceRecord* record = find_device_record(device)) return record; // another thread's
+  auto* record = new (std::nothrow) DeviceRecord(device, *backend, ++g_openings);
+  if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
+  if (device.id < kIndexedDeviceIds) {
+    g_indexed_records[static_cast<std::int32_t>(device.kind)][device.id].store(record, std::memory_order_release);
+  } else {
+    record->next_unindexed.store(g_unindexed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    g_unindexed.store(record, std::memory_order_release);
   }
   return record;
 }
@@ -157,21 +143,24 @@ Result<DeviceRecord*> open_device_record(Device device) noexcept {
 Status close_device_records() noexcept {
   LockGuard lock(g_records_mutex);
   std::size_t open = 0;
-  for (auto& kind : g_kind_records) {
-    if (KindRecords* table = kind.load(std::memory_order_relaxed)) {
-      for (std::int32_t i = 0; i < table->capacity; ++i) open += table->records[i].load() != nullptr ? 1 : 0;
-    }
+  for (auto& kind : g_indexed_records) {
+    for (auto& slot : kind) open += slot.load(std::memory_order_relaxed) != nullptr ? 1 : 0;
+  }
+  for (DeviceRecord* r = g_unindexed.load(std::memory_order_relaxed); r != nullptr;
+       r = r->next_unindexed.load(std::memory_order_relaxed)) {
+    ++open;
   }
   auto* closing = new (std::nothrow) DeviceRecord*[open + 1];
   if (closing == nullptr) return make_error(ErrorCode::out_of_memory, "shutdown: no host memory");
   std::size_t n = 0;
-  for (auto& kind : g_kind_records) {
-    KindRecords* table = kind.exchange(nullptr);
-    if (table == nullptr) continue;
-    for (std::int32_t i = 0; i < table->capacity; ++i) {
-      if (DeviceRecord* record = table->records[i].load()) closing[n++] = record;
+  for (auto& kind : g_indexed_records) {
+    for (auto& slot : kind) {
+      if (DeviceRecord* record = slot.exchange(nullptr, std::memory_order_relaxed)) closing[n++] = record;
     }
-    delete_table(table);
+  }
+  for (DeviceRecord* r = g_unindexed.exchange(nullptr, std::memory_order_relaxed); r != nullptr;
+       r = r->next_unindexed.load(std::memory_order_relaxed)) {
+    closing[n++] = r;
   }
   std::sort(closing, closing + n, [](DeviceRecord* a, DeviceRecord* b) { return a->opening() > b->opening(); });
   Status first_error;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <devrt/config.hpp>
 #include <devrt/device.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/status.hpp>
@@ -46,6 +47,8 @@ public:
   std::atomic<const Target*> target{nullptr};
   // Allocations outside the pools, and the live-allocation history.
   MemoryLedger memory;
+  // The next record of the list of those with ids of kIndexedDeviceIds and above.
+  std::atomic<DeviceRecord*> next_unindexed{nullptr};
 
   static WorkspacePool* no_cache() noexcept;
   // Which generation of records this is (a shutdown starts the next): a tag from ledger_allocated
@@ -59,24 +62,23 @@ private:
   std::uint32_t generation_;
 };
 
-// The records of one device kind, indexed by device id. Replaced by a larger one when a device
-// with a higher id is opened (the old table is kept until shutdown: a reader may still hold it).
-struct KindRecords {
-  std::int32_t capacity = 0;
-  std::atomic<DeviceRecord*>* records = nullptr;
-};
-
-extern std::atomic<KindRecords*> g_kind_records[kMaxDeviceKinds];
+// Devices with ids below this are found by indexing; the rare others by a walk of a list.
+inline constexpr std::int32_t kIndexedDeviceIds = DEVRT_BARE_METAL ? 4 : 64;
+extern std::atomic<DeviceRecord*> g_indexed_records[kMaxDeviceKinds][kIndexedDeviceIds];
+DeviceRecord* find_unindexed_record(Device device) noexcept;
 
 // The record of `device` if it is open, else null. Lock-free; thread-safe.
 inline DeviceRecord* find_device_record(Device device) noexcept {
   auto kind = static_cast<std::uint32_t>(device.kind);
-  if (kind >= static_cast<std::uint32_t>(kMaxDeviceKinds)) return nullptr;
-  KindRecords* table = g_kind_records[kind].load(std::memory_order_acquire);
-  if (table == nullptr || static_cast<std::uint32_t>(device.id) >= static_cast<std::uint32_t>(table->capacity))
+  if (kind >= static_cast<std::uint32_t>(kMaxDeviceKinds) || device.id < 0) [[unlikely]]
     return nullptr;
-  return table->records[device.id].load(std::memory_order_acquire);
+  if (device.id < kIndexedDeviceIds) [[likely]]
+    return g_indexed_records[kind][device.id].load(std::memory_order_acquire);
+  return find_unindexed_record(device);
 }
+
+// Calls fn for every open record. Not while shutdown() runs. Thread-safe.
+void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept;
 
 // The record of `device`, opening it on first use: the global registry's backend must say the
 // device exists (the error names backend and device otherwise). Thread-safe.

@@ -127,8 +127,20 @@ constexpr std::size_t kDefaultCacheLimit = std::size_t{256} << 20;
 using detail::DeviceRecord;
 detail::Mutex g_buffer_caches_mutex;
 
-// -1 until the environment has been read, then 0 or 1.
-std::atomic<int> g_cache_enabled{-1};
+// How Buffer::allocate works: -1 until the environment has been read; then kCacheOn when the
+// Buffer cache is on, plus kHistoryOn while the allocation history remembers Buffers. The fast
+// path runs only for exactly kCacheOn: the history costs it nothing while off.
+constexpr int kCacheOn = 1;
+constexpr int kHistoryOn = 2;
+std::atomic<int> g_buffer_path{-1};
+
+// Sets or clears `bit` of g_buffer_path once it has been read from the environment.
+void set_path_bit(int bit, bool on) noexcept {
+  static_cast<void>(buffer_cache_enabled()); // reads the environment first
+  int path = g_buffer_path.load(std::memory_order_relaxed);
+  while (!g_buffer_path.compare_exchange_weak(path, on ? (path | bit) : (path & ~bit), std::memory_order_relaxed)) {
+  }
+}
 
 std::size_t cache_limit_from_env() noexcept {
   const char* text = std::getenv("DEVRT_BUFFER_CACHE_LIMIT"); // NOLINT(concurrency-mt-unsafe)
@@ -160,13 +172,9 @@ std::size_t cache_limit_from_env() noexcept {
   return cache;
 }
 
-// The cache serving `device`, or null (caching off, no cache for this device).
+// The cache serving `device`, or null (no cache for this device). The caller checked that the
+// cache is on.
 inline WorkspacePool* buffer_cache(Device device) noexcept {
-  int enabled = g_cache_enabled.load(std::memory_order_relaxed);
-  if (enabled < 0) [[unlikely]] {
-    enabled = buffer_cache_enabled() ? 1 : 0;
-  }
-  if (enabled == 0) return nullptr;
   WorkspacePool* cache = nullptr;
   if (DeviceRecord* record = detail::find_device_record(device)) [[likely]]
     cache = record->buffer_cache.load(std::memory_order_acquire);
@@ -185,19 +193,22 @@ WorkspacePool* existing_buffer_cache(Device device) noexcept {
 } // namespace
 
 bool buffer_cache_enabled() noexcept {
-  int enabled = g_cache_enabled.load(std::memory_order_relaxed);
-  if (enabled < 0) {
-    int from_env = detail::read_boolean_env("DEVRT_BUFFER_CACHE", true) ? 1 : 0;
-    // A concurrent set_buffer_cache_enabled wins over the environment.
-    g_cache_enabled.compare_exchange_strong(enabled, from_env, std::memory_order_relaxed);
-    enabled = g_cache_enabled.load(std::memory_order_relaxed);
+  int path = g_buffer_path.load(std::memory_order_relaxed);
+  if (path < 0) {
+    int from_env = (detail::read_boolean_env("DEVRT_BUFFER_CACHE", true) ? kCacheOn : 0) |
+                   (detail::history_enabled() ? kHistoryOn : 0);
+    // A concurrent setter wins over the environment.
+    g_buffer_path.compare_exchange_strong(path, from_env, std::memory_order_relaxed);
+    path = g_buffer_path.load(std::memory_order_relaxed);
   }
-  return enabled != 0;
+  return (path & kCacheOn) != 0;
 }
 
-void set_buffer_cache_enabled(bool enabled) noexcept {
-  g_cache_enabled.store(enabled ? 1 : 0, std::memory_order_relaxed);
-}
+void set_buffer_cache_enabled(bool enabled) noexcept { set_path_bit(kCacheOn, enabled); }
+
+namespace detail {
+void buffer_history_changed(bool on) noexcept { set_path_bit(kHistoryOn, on); }
+} // namespace detail
 
 Status empty_cache(Device device) noexcept {
   if (WorkspacePool* cache = existing_buffer_cache(device)) return cache->release();
@@ -224,28 +235,59 @@ Result<PoolStats> buffer_cache_stats(Device device) noexcept {
 
 // ---- Buffer -------------------------------------------------------------------------------
 
-Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
 #if !DEVRT_BARE_METAL
-  // nbytes in [1, kMaxCachedBufferBytes], alignment a power of two no larger than the blocks'.
-  if (nbytes - 1 < kMaxCachedBufferBytes && alignment - 1 < kDefaultAlignment && (alignment & (alignment - 1)) == 0) {
-    if (WorkspacePool* cache = buffer_cache(device)) [[likely]] {
-      std::uint32_t size_class = WorkspacePool::kUncached;
-      Result<void*> block = cache->allocate_block(nbytes, &size_class);
-      if (!block.ok()) return std::move(block).status();
-      Buffer buffer;
-      buffer.backend_ = cache->backend().table();
-      buffer.device_ = device;
-      buffer.data_ = *block;
-      buffer.size_ = nbytes;
-      buffer.cache_ = cache;
-      buffer.size_class_ = size_class;
-      if (detail::g_memory_history.load(std::memory_order_relaxed)) [[unlikely]]
-        detail::history_remember(device, MemoryScope::global, *block, nbytes);
+namespace {
+// nbytes in [1, kMaxCachedBufferBytes], alignment a power of two no larger than the blocks'.
+inline bool cacheable(std::size_t nbytes, std::size_t alignment) noexcept {
+  return nbytes - 1 < kMaxCachedBufferBytes && alignment - 1 < kDefaultAlignment && (alignment & (alignment - 1)) == 0;
+}
+} // namespace
+
+[[gnu::always_inline]] inline Result<Buffer> Buffer::allocate_cached(WorkspacePool* cache, Device device,
+                                                                     std::size_t nbytes) noexcept {
+  std::uint32_t size_class = WorkspacePool::kUncached;
+  Result<void*> block = cache->allocate_block(nbytes, &size_class);
+  if (!block.ok()) return std::move(block).status();
+  Buffer buffer;
+  buffer.backend_ = cache->backend().table();
+  buffer.device_ = device;
+  buffer.data_ = *block;
+  buffer.size_ = nbytes;
+  buffer.cache_ = cache;
+  buffer.size_class_ = size_class;
+  return buffer;
+}
+
+// Every path but the cache's fast one: the environment not read yet, the history on, the cache
+// off, or a request the cache does not serve.
+[[gnu::noinline]] Result<Buffer> Buffer::allocate_slow(Device device, std::size_t nbytes,
+                                                       std::size_t alignment) noexcept {
+  static_cast<void>(buffer_cache_enabled());
+  const int path = g_buffer_path.load(std::memory_order_relaxed);
+  if ((path & kCacheOn) != 0 && cacheable(nbytes, alignment)) {
+    if (WorkspacePool* cache = buffer_cache(device)) {
+      Result<Buffer> buffer = allocate_cached(cache, device, nbytes);
+      if (buffer.ok() && (path & kHistoryOn) != 0) {
+        detail::history_remember(device, MemoryScope::global, buffer->data_, nbytes);
+        buffer->ledger_ = 1; // remembered: reset() forgets it
+      }
       return buffer;
     }
   }
-#endif
   return allocate(Registry::global(), device, nbytes, alignment);
+}
+#endif
+
+Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, std::size_t alignment) noexcept {
+#if !DEVRT_BARE_METAL
+  if (g_buffer_path.load(std::memory_order_relaxed) == kCacheOn && cacheable(nbytes, alignment)) [[likely]] {
+    if (WorkspacePool* cache = buffer_cache(device)) [[likely]]
+      return allocate_cached(cache, device, nbytes);
+  }
+  return allocate_slow(device, nbytes, alignment);
+#else
+  return allocate(Registry::global(), device, nbytes, alignment);
+#endif
 }
 
 Result<Buffer> Buffer::allocate(const Registry& registry, Device device, std::size_t nbytes,
@@ -290,7 +332,7 @@ Status Buffer::reset() noexcept {
       // memory goes back to the backend, whose free reports what is wrong.
       BackendRef backend(backend_);
       Status idle = backend.has_capability(DEVRT_CAP_SYNCHRONOUS) ? Status() : backend.device_synchronize(device_.id);
-      if (detail::g_memory_history.load(std::memory_order_relaxed)) [[unlikely]]
+      if (ledger_ != 0) [[unlikely]]
         detail::history_forget(device_, data_);
       if (idle.ok()) [[likely]] {
         cache_->free_block(data_, size_class_, size_);

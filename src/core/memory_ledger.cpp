@@ -39,61 +39,62 @@ bool history_enabled() noexcept {
 void set_history(bool enabled) noexcept {
   g_history_state.store(enabled ? 1 : 0, std::memory_order_relaxed);
   g_memory_history.store(enabled, std::memory_order_relaxed);
+#if !DEVRT_BARE_METAL
+  buffer_history_changed(enabled);
+#endif
 }
 
-void ScopeLedger::reserve(std::size_t bytes) noexcept {
-  raise_peak(reserved_peak, reserved.fetch_add(bytes, std::memory_order_relaxed) + bytes);
-}
-
-void ScopeLedger::shared_shrank(std::size_t bytes) noexcept {
-  pooled_shared.fetch_sub(bytes, std::memory_order_relaxed);
-}
-
-void ScopeLedger::sample_allocated() noexcept {
-  std::size_t held = reserved.load(std::memory_order_relaxed);
-  std::size_t shared = pooled_shared.load(std::memory_order_relaxed);
-  raise_peak(allocated_peak, held > shared ? held - shared : 0);
+void MemoryLedger::raise_peaks(ScopeLedger& scope) noexcept {
+  raise_peak(scope.reserved_peak, scope.reserved());
+  raise_peak(scope.allocated_peak, scope.allocated_sample());
+  std::size_t reserved = 0;
+  std::size_t allocated = 0;
+  std::uint32_t used = used_scopes_.load(std::memory_order_relaxed);
+  if (used == 1) { // global memory only, as on most devices
+    reserved = global().reserved();
+    allocated = global().allocated_sample();
+  } else {
+    for (std::int32_t s = 0; s < kMemoryScopeCount; ++s) {
+      if ((used & (1u << s)) == 0) continue;
+      reserved += scopes_[s].reserved();
+      allocated += scopes_[s].allocated_sample();
+    }
+  }
+  raise_peak(total_.reserved_peak, reserved);
+  raise_peak(total_.allocated_peak, allocated);
 }
 
 void MemoryLedger::allocated(MemoryScope scope, std::size_t bytes) noexcept {
-  for (ScopeLedger* ledger : {&scopes_[static_cast<std::int32_t>(scope)], &total_}) {
-    ledger->direct_count.fetch_add(1, std::memory_order_relaxed);
-    ledger->direct_bytes.fetch_add(bytes, std::memory_order_relaxed);
-    ledger->reserve(bytes);
-    ledger->sample_allocated();
-  }
+  ScopeLedger& ledger = scopes_[static_cast<std::int32_t>(scope)];
+  const std::uint32_t bit = 1u << static_cast<std::int32_t>(scope);
+  if ((used_scopes_.load(std::memory_order_relaxed) & bit) == 0) used_scopes_.fetch_or(bit, std::memory_order_relaxed);
+  ledger.direct_count.fetch_add(1, std::memory_order_relaxed);
+  ledger.direct_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  raise_peaks(ledger);
 }
 
 void MemoryLedger::freed(MemoryScope scope, std::size_t bytes) noexcept {
-  for (ScopeLedger* ledger : {&scopes_[static_cast<std::int32_t>(scope)], &total_}) {
-    ledger->direct_count.fetch_sub(1, std::memory_order_relaxed);
-    ledger->direct_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-    ledger->unreserve(bytes);
-  }
+  ScopeLedger& ledger = scopes_[static_cast<std::int32_t>(scope)];
+  ledger.direct_count.fetch_sub(1, std::memory_order_relaxed);
+  ledger.direct_bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
 void MemoryLedger::pool_reserved(std::size_t bytes) noexcept {
-  for (ScopeLedger* ledger : {&global(), &total_}) {
-    ledger->reserve(bytes);
-    ledger->sample_allocated();
-  }
+  global().pooled_reserved.fetch_add(bytes, std::memory_order_relaxed);
+  raise_peaks(global());
 }
 
 void MemoryLedger::pool_unreserved(std::size_t bytes) noexcept {
-  global().unreserve(bytes);
-  total_.unreserve(bytes);
+  global().pooled_reserved.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
 void MemoryLedger::pool_shared_grew(std::size_t bytes) noexcept {
-  global().shared_grew(bytes);
-  total_.shared_grew(bytes);
+  global().pooled_shared.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 void MemoryLedger::pool_shared_shrank(std::size_t bytes) noexcept {
-  for (ScopeLedger* ledger : {&global(), &total_}) {
-    ledger->shared_shrank(bytes);
-    ledger->sample_allocated();
-  }
+  global().pooled_shared.fetch_sub(bytes, std::memory_order_relaxed);
+  raise_peaks(global());
 }
 
 void MemoryLedger::observe_allocated(MemoryScope scope, std::size_t scope_bytes, std::size_t total_bytes) noexcept {
@@ -102,12 +103,14 @@ void MemoryLedger::observe_allocated(MemoryScope scope, std::size_t scope_bytes,
 }
 
 void MemoryLedger::reset_peak(std::size_t global_allocated, std::size_t total_allocated) noexcept {
+  std::size_t reserved = 0;
   for (ScopeLedger& ledger : scopes_) {
-    ledger.reserved_peak.store(ledger.reserved.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    ledger.reserved_peak.store(ledger.reserved(), std::memory_order_relaxed);
     ledger.allocated_peak.store(ledger.direct_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    reserved += ledger.reserved();
   }
   global().allocated_peak.store(global_allocated, std::memory_order_relaxed);
-  total_.reserved_peak.store(total_.reserved.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  total_.reserved_peak.store(reserved, std::memory_order_relaxed);
   total_.allocated_peak.store(total_allocated, std::memory_order_relaxed);
 }
 

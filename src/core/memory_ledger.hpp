@@ -15,25 +15,28 @@
 
 namespace devrt::detail {
 
-// The figures of one scope. Written where memory is taken from or given back to the backend and
-// where a pool's shared list changes (paths that call the backend or hold the pool's lock: an
-// atomic add is noise there); read by memory_stats(). size_t: lock-free on 32-bit firmware too.
+// The figures of one scope. The counters change where memory is taken from or given back to the
+// backend (paths that call the backend anyway) and where a pool's shared list changes (under the
+// pool's lock): two atomic adds per allocation and two per free outside the pools. The peaks are
+// raised with a load and a compare (a compare-exchange only when a peak grows). size_t: lock-free
+// on 32-bit firmware too.
 struct ScopeLedger {
-  std::atomic<std::size_t> reserved{0}; // taken from the backend, pooled or not
+  std::atomic<std::size_t> direct_bytes{0}; // live allocations outside the pools
+  std::atomic<std::size_t> direct_count{0};
+  std::atomic<std::size_t> pooled_reserved{0}; // the pools' blocks, in use and free
+  std::atomic<std::size_t> pooled_shared{0};   // free blocks on the pools' shared lists
   std::atomic<std::size_t> reserved_peak{0};
   std::atomic<std::size_t> allocated_peak{0}; // sampled: reserved - pooled_shared
-  std::atomic<std::size_t> pooled_shared{0};  // free blocks on the pools' shared lists
-  std::atomic<std::size_t> direct_count{0};   // live allocations outside the pools
-  std::atomic<std::size_t> direct_bytes{0};
 
-  // The backend gave `bytes` (pooled: into a pool) or took them back.
-  void reserve(std::size_t bytes) noexcept;
-  void unreserve(std::size_t bytes) noexcept { reserved.fetch_sub(bytes, std::memory_order_relaxed); }
-  // A pool's shared list gained or lost `bytes` of free blocks (lost: handed out).
-  void shared_grew(std::size_t bytes) noexcept { pooled_shared.fetch_add(bytes, std::memory_order_relaxed); }
-  void shared_shrank(std::size_t bytes) noexcept;
-  // Raises the allocated peak to what is now out of the shared lists.
-  void sample_allocated() noexcept;
+  std::size_t reserved() const noexcept {
+    return direct_bytes.load(std::memory_order_relaxed) + pooled_reserved.load(std::memory_order_relaxed);
+  }
+  // What is out of the shared lists: allocated plus the blocks threads keep for themselves.
+  std::size_t allocated_sample() const noexcept {
+    std::size_t held = reserved();
+    std::size_t shared = pooled_shared.load(std::memory_order_relaxed);
+    return held > shared ? held - shared : 0;
+  }
 };
 
 struct HistoryTable; // live allocations while the history is on (hosted builds)
@@ -63,6 +66,7 @@ public:
   void clear_history() noexcept;
 
   const ScopeLedger& scope(MemoryScope scope) const noexcept { return scopes_[static_cast<std::int32_t>(scope)]; }
+  // The peaks of all scopes together (its counters stay zero: the scopes' sums are the totals).
   const ScopeLedger& total() const noexcept { return total_; }
   // Raises the allocated peaks to figures read now (the pools' exact in-use bytes).
   void observe_allocated(MemoryScope scope, std::size_t scope_bytes, std::size_t total_bytes) noexcept;
@@ -71,9 +75,13 @@ public:
 
 private:
   ScopeLedger& global() noexcept { return scopes_[0]; }
+  // Raises the peaks of `scope` and of the total to the figures now.
+  void raise_peaks(ScopeLedger& scope) noexcept;
 
   ScopeLedger scopes_[kMemoryScopeCount];
   ScopeLedger total_;
+  // Bit s: scope s has held memory (the total's peaks sum only those). Global's is always set.
+  std::atomic<std::uint32_t> used_scopes_{1};
   mutable Mutex history_mutex_;
   HistoryTable* history_ = nullptr; // under history_mutex_
 };
@@ -83,6 +91,8 @@ extern std::atomic<bool> g_memory_history;
 // The same, reading DEVRT_MEMORY_HISTORY on first use; set_history() overrides it. Thread-safe.
 bool history_enabled() noexcept;
 void set_history(bool enabled) noexcept;
+// Tells Buffer::allocate (memory.cpp) that the history was turned on or off.
+void buffer_history_changed(bool on) noexcept;
 
 // Raises `peak` to `value` when it is higher. Thread-safe.
 inline void raise_peak(std::atomic<std::size_t>& peak, std::size_t value) noexcept {

@@ -42,9 +42,24 @@ ScopeMemoryStats scope_figures(const detail::ScopeLedger& ledger, std::size_t po
   stats.allocated_bytes = ledger.direct_bytes.load(std::memory_order_relaxed) + pooled_bytes;
   stats.allocations = ledger.direct_count.load(std::memory_order_relaxed) + pooled_blocks;
   stats.allocated_bytes_peak = ledger.allocated_peak.load(std::memory_order_relaxed);
-  stats.reserved_bytes = ledger.reserved.load(std::memory_order_relaxed);
+  stats.reserved_bytes = ledger.reserved();
   stats.reserved_bytes_peak = ledger.reserved_peak.load(std::memory_order_relaxed);
   return stats;
+}
+
+ScopeMemoryStats& operator+=(ScopeMemoryStats& sum, const ScopeMemoryStats& part) noexcept {
+  sum.allocated_bytes += part.allocated_bytes;
+  sum.allocations += part.allocations;
+  sum.reserved_bytes += part.reserved_bytes;
+  return sum;
+}
+
+// The device's allocated bytes now: every scope's unpooled memory and the pools' blocks in use.
+std::size_t allocated_now(const detail::MemoryLedger& ledger, std::size_t pooled_bytes) noexcept {
+  std::size_t bytes = pooled_bytes;
+  for (std::int32_t scope = 0; scope < kMemoryScopeCount; ++scope)
+    bytes += ledger.scope(static_cast<MemoryScope>(scope)).direct_bytes.load(std::memory_order_relaxed);
+  return bytes;
 }
 
 } // namespace
@@ -53,18 +68,20 @@ Result<MemoryStats> memory_stats(Device device) noexcept {
   DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));
   PooledFigures pooled = pooled_figures(*record);
   detail::MemoryLedger& ledger = record->memory;
-  const detail::ScopeLedger& global = ledger.scope(MemoryScope::global);
   // The exact figure read now may be above a sampled peak that missed it.
   ledger.observe_allocated(MemoryScope::global,
-                           global.direct_bytes.load(std::memory_order_relaxed) + pooled.in_use_bytes,
-                           ledger.total().direct_bytes.load(std::memory_order_relaxed) + pooled.in_use_bytes);
+                           ledger.scope(MemoryScope::global).direct_bytes.load(std::memory_order_relaxed) +
+                               pooled.in_use_bytes,
+                           allocated_now(ledger, pooled.in_use_bytes));
   MemoryStats stats;
   for (std::int32_t scope = 0; scope < kMemoryScopeCount; ++scope) {
     bool is_global = scope == static_cast<std::int32_t>(MemoryScope::global);
     stats.scopes[scope] = scope_figures(ledger.scope(static_cast<MemoryScope>(scope)),
                                         is_global ? pooled.in_use_bytes : 0, is_global ? pooled.in_use_blocks : 0);
+    stats.total += stats.scopes[scope];
   }
-  stats.total = scope_figures(ledger.total(), pooled.in_use_bytes, pooled.in_use_blocks);
+  stats.total.allocated_bytes_peak = ledger.total().allocated_peak.load(std::memory_order_relaxed);
+  stats.total.reserved_bytes_peak = ledger.total().reserved_peak.load(std::memory_order_relaxed);
   stats.cached_bytes = pooled.cached_bytes;
   stats.cache_hits = pooled.hits;
   stats.cache_misses = pooled.misses;
@@ -78,20 +95,14 @@ Status reset_peak_memory_stats(Device device) noexcept {
   detail::MemoryLedger& ledger = record->memory;
   ledger.reset_peak(ledger.scope(MemoryScope::global).direct_bytes.load(std::memory_order_relaxed) +
                         pooled.in_use_bytes,
-                    ledger.total().direct_bytes.load(std::memory_order_relaxed) + pooled.in_use_bytes);
+                    allocated_now(ledger, pooled.in_use_bytes));
   return Status();
 }
 
 void set_memory_history(bool enabled) noexcept {
   detail::set_history(enabled);
   if (enabled) return;
-  for (auto& kind : detail::g_kind_records) {
-    detail::KindRecords* table = kind.load(std::memory_order_acquire);
-    if (table == nullptr) continue;
-    for (std::int32_t i = 0; i < table->capacity; ++i) {
-      if (DeviceRecord* record = table->records[i].load(std::memory_order_acquire)) record->memory.clear_history();
-    }
-  }
+  detail::for_each_device_record([](DeviceRecord& record) { record.memory.clear_history(); });
 }
 
 bool memory_history_enabled() noexcept { return detail::history_enabled(); }
