@@ -149,9 +149,10 @@ inline constexpr std::int64_t kTextureChannels = 4;
 // before the scope's separator multiply into the height and the rest into the width. The
 // separator is rank - 2 for "global.texture", 1 for "global.texture-weight", and 1 (rank 3) or 2
 // for "global.texture-nhwc". Because rows and texels follow the shape's row-major order, a compact
-// tensor's bytes are the texture's rows one after the other. Errors (invalid_argument, naming the
-// shape): a scope that is no texture, fewer than 2 axes (3 for texture-nhwc),
-// a last axis other than 4, a zero or negative extent, a size that overflows. Thread-safe.
+// tensor's bytes are the texture's rows one after the other. Errors, naming the shape:
+// invalid_argument for a scope that is no texture, fewer than 2 axes (3 for texture-nhwc), a last
+// axis other than 4, a zero or negative extent; out_of_range for a size that overflows.
+// Thread-safe.
 Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
 
 // The layered form of the same texture, for rows that a 2-D image cannot hold (TVM's Adreno

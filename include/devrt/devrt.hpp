@@ -3,7 +3,7 @@
 // buffers and copies, streams and events, kernel modules and launches, workspaces, tensors and
 // compiler targets. It holds no backend ABI, registry, mutex or std::vector (a program that
 // includes it compiles about 10% more than <string>, <string_view>, <span>, <optional> and
-// <cstdint> alone; test/header_budget checks it). Apart, for code that needs them:
+// <cstdint> alone; the header-budget test, tools/header-budget.py, checks it). Apart, for code that needs them:
 //   <devrt/build_info.hpp>      what this devrt was built with: version, backends, options
 //   <devrt/plugin.hpp>          loading backend plugins at run time
 //   <devrt/workspace_pool.hpp>  managing workspace pools

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The C API (libdevrt_c.so) through ctypes: finding and loading the library, its prototypes, and
-errors.
+"""The C API (libdevrt_c.so) through ctypes, for the calls the compiled module devrt._ext does
+not make yet: finding and loading the library, its prototypes, and errors.
 
-ctypes, not pybind11 or cffi: the package has no compiled part of its own, so one libdevrt_c.so
-serves every CPython 3 (Debian's and another version alike) with no rebuild, and it needs no
-package beyond the standard library.
+The package has a compiled part, devrt._ext (python/ext/, CPython's stable ABI over
+libdevrt_c.so): devices, attributes, tensors, DLPack, copies and memory statistics go through it.
+This module loads libdevrt_c.so first (devrt._ext links it) and serves the rest (streams, modules,
+backends, support) until those move into devrt._ext too.
 """
 import ctypes
 import os

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ namespace conformance {
 devrt::BackendRef backend();
 // Every device of it.
 std::vector<devrt::Device> devices();
+
+// The running case cannot run here, on one device or at all, and why (test/conformance/skips.cpp:
+// reported at the end of the run as a skip, not a pass). The caller then returns or continues.
+void skip(const std::string& reason);
+// True when every case that ran was skipped whole (conformance_main then exits 77).
+bool every_case_skipped();
 
 // Every device of every available backend: the other side of each cross-device pair.
 inline std::vector<devrt::Device> all_present_devices() {
@@ -61,5 +68,13 @@ inline devrt::Buffer upload(devrt::Device device, const std::vector<unsigned cha
 }
 
 } // namespace conformance
+
+// CONFORMANCE_SKIP("no textures on " << device): conformance::skip with a streamed message.
+#define CONFORMANCE_SKIP(message)                                                                                      \
+  do {                                                                                                                 \
+    std::ostringstream conformance_skip_text;                                                                          \
+    conformance_skip_text << message;                                                                                  \
+    conformance::skip(conformance_skip_text.str());                                                                    \
+  } while (false)
 
 #endif // DEVRT_TEST_CONFORMANCE_HPP

@@ -71,7 +71,7 @@ std::optional<std::string> skip_reason() {
 
 #define SKIP_WITHOUT_KERNELS()                                                                                         \
   if (auto reason = skip_reason()) {                                                                                   \
-    WARN("skip: " << *reason);                                                                                         \
+    CONFORMANCE_SKIP(*reason);                                                                                         \
     return;                                                                                                            \
   }
 
@@ -325,7 +325,7 @@ TEST_CASE("two dependent launches on one stream run in order", "[conformance][ke
 TEST_CASE("launches on two streams joined by an event", "[conformance][kernel]") {
   SKIP_WITHOUT_KERNELS();
   if (!conformance::backend().has_events()) {
-    WARN("skip: " << conformance::backend().name() << " has no events");
+    CONFORMANCE_SKIP(conformance::backend().name() << " has no events");
     return;
   }
   for (const Device device : conformance::devices()) {
@@ -357,7 +357,7 @@ TEST_CASE("launches on two streams joined by an event", "[conformance][kernel]")
 TEST_CASE("wrong argument counts and types are refused with the kernel's signature", "[conformance][kernel]") {
   SKIP_WITHOUT_KERNELS();
   if (conformance::backend().name() == "rocm") {
-    WARN("skip: HIP cannot report a kernel's parameters, so the rocm backend cannot check arguments");
+    CONFORMANCE_SKIP("HIP cannot report a kernel's parameters, so the rocm backend cannot check arguments");
     return;
   }
   for (const Device device : conformance::devices()) {
@@ -487,7 +487,7 @@ TEST_CASE("a module's binary loads again and runs", "[conformance][kernel]") {
     devrt::Result<devrt::ModuleBinary> binary = vadd.module.binary();
     if (!binary.ok()) {
       CHECK(binary.status().code() == ErrorCode::unsupported);
-      WARN("skip: " << binary.status().message());
+      CONFORMANCE_SKIP(binary.status().message());
       continue;
     }
     CHECK_FALSE(binary->bytes.empty());
@@ -567,7 +567,7 @@ TEST_CASE("backend specifics: fixed SPIR-V local sizes, CPU shared objects", "[c
       CHECK(vadd->launch({.grid = {1}, .block = {kBlock}}, {std::int32_t(n)}).code() == ErrorCode::invalid_argument);
       CHECK(so->function("vadd_devrt_signature_missing").status().code() == ErrorCode::not_found);
     } else {
-      WARN("skip: nothing specific to " << backend);
+      CONFORMANCE_SKIP("nothing specific to " << backend);
     }
   }
 }
@@ -576,7 +576,7 @@ TEST_CASE("backend specifics: fixed SPIR-V local sizes, CPU shared objects", "[c
 // does not), so only the good launch is tested.
 TEST_CASE("a scalar parameter declared through a typedef launches", "[conformance][kernel]") {
   if (conformance::backend().name() != "opencl") {
-    WARN("skip: typedef parameters are an OpenCL C case (the other formats carry no type names)");
+    CONFORMANCE_SKIP("typedef parameters are an OpenCL C case (the other formats carry no type names)");
     return;
   }
   for (const Device device : conformance::devices()) {
@@ -585,8 +585,8 @@ TEST_CASE("a scalar parameter declared through a typedef launches", "[conformanc
     const std::size_t n = 100;
     std::vector<float> values = iota_values(n, 1.0f, 1.0f);
     Buffer data = upload_floats(device, values);
-    devrt::Status launched = scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}},
-                                                   {data, 2.0f, static_cast<std::int32_t>(n)});
+    devrt::Status launched =
+        scale.function.launch({.grid = {blocks_for(n)}, .block = {kBlock}}, {data, 2.0f, static_cast<std::int32_t>(n)});
     INFO(launched.message());
     REQUIRE(launched.ok());
     std::vector<float> out = download_floats(data, n);

@@ -7,7 +7,9 @@
 #include <devrt/memory_stats.hpp>
 #include <devrt/workspace_pool.hpp>
 
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 using devrt::Buffer;
 using devrt::MemoryScope;
@@ -112,7 +114,7 @@ TEST_CASE("memory_stats counts textures in their own scope", "[conformance][memo
   for (const devrt::Device device : conformance::devices()) {
     INFO("device " << devrt::to_string(device));
     if (!devrt::scope_limits(device, MemoryScope::texture).ok()) {
-      WARN("skipped on " << devrt::to_string(device) << ": the device has no textures");
+      CONFORMANCE_SKIP(devrt::to_string(device) << ": the device has no textures");
       continue;
     }
     const MemoryStats before = stats_of(device);
@@ -186,5 +188,38 @@ TEST_CASE("shutdown closes every device, with memory still held, and they open a
     Buffer again = conformance::upload(device, bytes);
     CHECK(conformance::read_back(again) == bytes);
     CHECK(stats_of(device).total.allocated_bytes == 4096);
+  }
+}
+
+TEST_CASE("memory_stats and the history under concurrent allocation", "[conformance][memory_stats][concurrency]") {
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    const MemoryStats before = stats_of(device);
+    std::atomic<bool> failed{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([device, t, &failed] {
+        for (int i = 0; i < 200; ++i) {
+          std::size_t bytes = (t % 2 == 0) ? 256 : std::size_t{65} << 20 >> 10; // cached, and unpooled sizes
+          devrt::Result<Buffer> buffer =
+              t == 3 ? Buffer::allocate(devrt::Registry::global(), device, bytes) : Buffer::allocate(device, bytes);
+          devrt::Result<devrt::Workspace> block = devrt::allocate_workspace(device, 512);
+          if (!buffer.ok() || !block.ok()) failed = true;
+        }
+      });
+    }
+    threads.emplace_back([device, &failed] {
+      for (int i = 0; i < 50; ++i) {
+        devrt::set_memory_history(i % 2 == 0);
+        if (!devrt::memory_stats(device).ok() || !devrt::memory_snapshot(device).ok()) failed = true;
+      }
+      devrt::set_memory_history(false);
+    });
+    for (std::thread& thread : threads) thread.join();
+    CHECK_FALSE(failed);
+    const MemoryStats after = stats_of(device);
+    CHECK(after.total.allocated_bytes == before.total.allocated_bytes);
+    CHECK(after.total.allocations == before.total.allocations);
+    CHECK(after.total.allocated_bytes_peak >= after.total.allocated_bytes);
   }
 }

@@ -19,9 +19,6 @@ namespace {
 
 constexpr MemoryScope kTextureScopes[] = {MemoryScope::texture, MemoryScope::texture_nhwc, MemoryScope::texture_weight};
 
-// The backends whose devices have textures (when the device says it has images).
-bool has_textures(std::string_view backend) { return backend == "opencl" || backend == "vulkan"; }
-
 devrt::TensorOptions in_scope(MemoryScope scope) {
   devrt::TensorOptions options;
   options.scope = scope;
@@ -89,7 +86,7 @@ void round_trip(Device device, MemoryScope scope, std::span<const std::int64_t> 
 // The device's global.texture limits; when it has none, a skip that says why.
 devrt::Result<devrt::ScopeLimits> texture_limits(Device device) {
   devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, MemoryScope::texture);
-  if (!limits.ok()) WARN("SKIP " << devrt::to_string(device) << ": " << limits.status().message());
+  if (!limits.ok()) CONFORMANCE_SKIP(devrt::to_string(device) << ": " << limits.status().message());
   return limits;
 }
 
@@ -143,14 +140,15 @@ TEST_CASE("texture scopes: limits, or unsupported naming scope and device", "[co
     for (MemoryScope scope : kTextureScopes) {
       devrt::Result<devrt::ScopeLimits> limits = devrt::scope_limits(device, scope);
       if (limits.ok()) {
-        CHECK(has_textures(conformance::backend().name()));
+        CHECK(conformance::backend().has_textures());
         CHECK(limits->scope == scope);
         CHECK(limits->max_width >= 2048); // OpenCL's minimum for image2d
         CHECK(limits->max_height >= 2048);
         continue;
       }
-      // A backend with textures lacks them only on a device without images.
-      if (has_textures(conformance::backend().name())) {
+      // A backend that declares textures (the texture functions in its table) lacks them only on
+      // a device without images.
+      if (conformance::backend().has_textures()) {
         CHECK((conformance::contains(limits.status().message(), "no image support") ||
                conformance::contains(limits.status().message(), "storage images")));
       }
@@ -188,12 +186,12 @@ TEST_CASE("textures round trip in every scope and texel type", "[conformance][sc
       round_trip<float>(device, MemoryScope::texture, tall, DataType::float32());
       round_trip<std::int16_t>(device, MemoryScope::texture_nhwc, tall_nhwc, DataType{DataTypeCode::signed_int, 16, 1});
     } else {
-      WARN("SKIP image arrays: " << devrt::to_string(device) << " has none");
+      CONFORMANCE_SKIP("image arrays: " << devrt::to_string(device) << " has none");
     }
     if (limits->half_texels) {
       round_trip<std::uint16_t>(device, MemoryScope::texture, activation, DataType{DataTypeCode::floating, 16, 1});
     } else {
-      WARN("SKIP float16 texels: " << devrt::to_string(device) << " lists no CL_RGBA/CL_HALF_FLOAT images");
+      CONFORMANCE_SKIP("float16 texels: " << devrt::to_string(device) << " lists no CL_RGBA/CL_HALF_FLOAT images");
     }
     // Across devices: a texture to and from every present device, through the host.
     for (const Device other : conformance::all_present_devices()) {
@@ -223,8 +221,8 @@ TEST_CASE("textures are read by kernels, and refuse what has byte addresses", "[
     if (conformance::backend().name() == "opencl") {
       read_in_kernel(device);
     } else {
-      WARN("SKIP reading a texture in a kernel on " << devrt::to_string(device)
-                                                    << ": only OpenCL kernels take textures (image2d_t)");
+      CONFORMANCE_SKIP("reading a texture in a kernel on " << devrt::to_string(device)
+                                                           << ": only OpenCL kernels take textures (image2d_t)");
     }
     if (conformance::backend().name() == "vulkan") {
       // A Vulkan shader takes storage buffers and scalars: a texture argument is refused by name.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What devrt needs to know about a SPIR-V compute module, read from its words: entry points, the
 // storage buffers of descriptor set 0, the push-constant block's scalar members and how the
-// workgroup size is set. Not public API; tested in test/unit/spirv_test.cpp.
+// workgroup size is set. Not public API; fuzzed by test/fuzz/spirv_reflect_fuzz.cpp, and every
+// Vulkan kernel of the conformance suite (test/conformance/kernel_test.cpp) goes through it.
 #ifndef DEVRT_SRC_BACKENDS_VULKAN_VULKAN_SPIRV_HPP
 #define DEVRT_SRC_BACKENDS_VULKAN_VULKAN_SPIRV_HPP
 
