@@ -79,7 +79,11 @@ namespace {
 
 struct ThreadCacheHolder {
   WorkspaceThreadCache* cache = nullptr;
+  // Set once the thread's thread_local destructors have run: pools used after that (by an atexit
+  // handler such as devrt::shutdown, or a static destructor) take no new cache for the thread.
+  bool gone = false;
   ~ThreadCacheHolder() {
+    gone = true;
     if (cache == nullptr) return;
     detail::LockGuard lock(g_caches_mutex);
     for (ThreadSlot& slot : cache->slots) WorkspaceThreadCache::drain(slot);
@@ -87,6 +91,7 @@ struct ThreadCacheHolder {
     if (cache->next != nullptr) cache->next->prev = cache->prev;
     if (WorkspaceThreadCache::head == cache) WorkspaceThreadCache::head = cache->next;
     delete cache;
+    cache = nullptr;
   }
 };
 // initial-exec: libdevrt.a is compiled -fPIC, and the default model would make every access a
@@ -99,6 +104,7 @@ DEVRT_DETAIL_THREAD_LOCAL ThreadCacheHolder t_cache;
 [[gnu::noinline]] ThreadSlot* claim_thread_slot(WorkspacePool* pool) noexcept {
   WorkspaceThreadCache* cache = t_cache.cache;
   if (cache == nullptr) {
+    if (t_cache.gone) return nullptr;
     cache = new (std::nothrow) WorkspaceThreadCache;
     if (cache == nullptr) return nullptr;
     detail::LockGuard lock(g_caches_mutex);
