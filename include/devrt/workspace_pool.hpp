@@ -83,8 +83,9 @@ private:
   BackendRef backend_;
   Device device_;
   std::atomic<std::size_t> reserved_{0};
-  std::atomic<std::uint64_t> backend_allocations_{0};
-  std::atomic<std::uint64_t> backend_frees_{0};
+  // size_t: lock-free on 32-bit firmware too (64-bit atomics there need a libatomic).
+  std::atomic<std::size_t> backend_allocations_{0};
+  std::atomic<std::size_t> backend_frees_{0};
   const std::size_t cache_limit_bytes_;
   // The device record's ledger of a process-wide pool (devrt::memory_stats), else null.
   detail::MemoryLedger* ledger_ = nullptr;

@@ -143,11 +143,13 @@ namespace {
 } // namespace
 
 Status BackendRef::check_device(std::int32_t id) const noexcept {
+#if !DEVRT_BARE_METAL
   // A device the core has opened exists: no call into the backend.
   if (detail::DeviceRecord* record = detail::find_device_record(Device{kind(), id})) {
     if (record->backend() == *this) [[likely]]
       return Status();
   }
+#endif
   std::int32_t count = 0;
   ErrorBuffer err;
   std::int32_t code = table_->device_count(&count, err.get());

@@ -73,6 +73,7 @@ void sweep_kept() noexcept {
 
 std::uint32_t current_generation() noexcept { return g_generation.load(std::memory_order_relaxed); }
 
+#if !DEVRT_BARE_METAL
 // A tag: the record's generation (28 bits) and the scope plus one (4 bits).
 std::uint32_t ledger_allocated(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept {
   Result<DeviceRecord*> record = open_device_record(device);
@@ -88,6 +89,7 @@ void ledger_freed(Device device, std::uint32_t tag, void* address, std::size_t b
   record->memory.freed(static_cast<MemoryScope>(static_cast<std::int32_t>(tag & 15u) - 1), bytes);
   if (g_memory_history.load(std::memory_order_relaxed)) record->memory.forget(address);
 }
+#endif
 
 void history_remember(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept {
   if (DeviceRecord* record = find_device_record(device)) record->memory.remember(scope, address, bytes);

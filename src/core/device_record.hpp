@@ -98,9 +98,14 @@ bool delete_unused_pool(WorkspacePool* pool) noexcept;
 
 // An allocation outside the pools (not from a custom registry): counted in its device's ledger,
 // and remembered while the history is on. Returns the tag to pass to ledger_freed (0: not counted,
-// the device has no record). Thread-safe.
+// the device has no record). Thread-safe. Firmware keeps no figures (its size budgets).
+#if !DEVRT_BARE_METAL
 std::uint32_t ledger_allocated(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept;
 void ledger_freed(Device device, std::uint32_t tag, void* address, std::size_t bytes) noexcept;
+#else
+inline std::uint32_t ledger_allocated(Device, MemoryScope, void*, std::size_t) noexcept { return 0; }
+inline void ledger_freed(Device, std::uint32_t, void*, std::size_t) noexcept {}
+#endif
 // A pooled allocation, for the history only (called while g_memory_history is set).
 void history_remember(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept;
 void history_forget(Device device, void* address) noexcept;

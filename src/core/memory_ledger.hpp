@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include <devrt/config.hpp>
 #include <devrt/detail/mutex.hpp>
 #include <devrt/device.hpp>
 
@@ -82,8 +83,10 @@ private:
   ScopeLedger total_;
   // Bit s: scope s has held memory (the total's peaks sum only those). Global's is always set.
   std::atomic<std::uint32_t> used_scopes_{1};
+#if !DEVRT_BARE_METAL
   mutable Mutex history_mutex_;
   HistoryTable* history_ = nullptr; // under history_mutex_
+#endif
 };
 
 // Whether allocations are remembered (set_memory_history). Read on the Buffer fast path.

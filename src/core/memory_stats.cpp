@@ -66,6 +66,10 @@ std::size_t allocated_now(const detail::MemoryLedger& ledger, std::size_t pooled
 
 Result<MemoryStats> memory_stats(Device device) noexcept {
   DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));
+  if (DEVRT_BARE_METAL) {
+    return make_error(ErrorCode::unsupported, "memory_stats(", device,
+                      "): bare-metal builds keep no memory figures (their code size budgets)");
+  }
   PooledFigures pooled = pooled_figures(*record);
   detail::MemoryLedger& ledger = record->memory;
   // The exact figure read now may be above a sampled peak that missed it.

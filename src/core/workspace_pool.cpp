@@ -37,7 +37,7 @@ struct ThreadSlot {
   // relaxed load and store: plain moves, no read-modify-write), read by WorkspacePool::stats()
   // on any thread.
   std::atomic<std::uint32_t> counts[kThreadCachedClasses] = {};
-  std::atomic<std::uint64_t> hits{0};
+  std::atomic<std::size_t> hits{0};
 
   std::uint32_t count(std::uint32_t c) const noexcept { return counts[c].load(std::memory_order_relaxed); }
   void set_count(std::uint32_t c, std::uint32_t n) noexcept { counts[c].store(n, std::memory_order_relaxed); }
