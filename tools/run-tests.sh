@@ -46,8 +46,10 @@ setup_suite() { # dir, suite, options...: configured, and only what that suite's
   targets=$(python3 tools/suite-targets.py "$dir" "$suite") && ninja -C "$dir" $targets
 }
 
+timings=""
 for config in $configs; do
   echo "=== $config"
+  started=$(date +%s)
   case $config in
     plain)
       # With the benchmarks built: bench-kernels is tested to skip missing drivers, not abort.
@@ -100,7 +102,9 @@ for config in $configs; do
       logs="$logs build-hexagon/meson-logs/hexagon.json" ;;
     *) echo "unknown configuration '$config'"; failed_setup=$((failed_setup + 1)) ;;
   esac
+  timings="$timings $config=$(($(date +%s) - started))s"
 done
+echo "=== seconds per configuration (build and tests):$timings"
 
 # shellcheck disable=SC2086
 python3 tools/summarize-tests.py --extra-failed "$failed_setup" $logs

@@ -27,6 +27,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
     }
   }
+  // A boolean is one of eight exact words, and nothing else.
+  bool flag = false;
+  if (devrt::detail::parse_boolean(text, flag)) {
+    bool yes = text == "1" || text == "true" || text == "on" || text == "yes";
+    bool no = text == "0" || text == "false" || text == "off" || text == "no";
+    if (!(yes && flag) && !(no && !flag)) __builtin_trap();
+  } else if (text == "1" || text == "true" || text == "on" || text == "yes" || text == "0" || text == "false" ||
+             text == "off" || text == "no") {
+    __builtin_trap();
+  }
   std::string terminated = text.c_str(); // what getenv can hold: up to the first NUL
   std::size_t total = 0;
   for (const std::string& item : devrt::detail::split_list(terminated.c_str(), ':')) {
