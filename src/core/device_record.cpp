@@ -8,15 +8,12 @@
 
 namespace devrt::detail {
 
-std::atomic<DeviceRecord*> g_indexed_records[kMaxDeviceKinds][kIndexedDeviceIds];
-
 namespace {
 
 // Serialises opening and closing; never taken on a lookup.
 Mutex g_records_mutex;
 std::uint64_t g_openings = 0; // under g_records_mutex
 std::atomic<std::uint32_t> g_generation{1};
-std::atomic<DeviceRecord*> g_unindexed{nullptr}; // pushed under g_records_mutex
 
 // Pools closed while Buffers still held their memory: kept (reachable) until a shutdown finds
 // them unused.
@@ -102,14 +99,6 @@ void history_forget(Device device, void* address) noexcept {
 WorkspacePool* DeviceRecord::no_cache() noexcept {
   static char tag;
   return reinterpret_cast<WorkspacePool*>(&tag);
-}
-
-DeviceRecord* find_unindexed_record(Device device) noexcept {
-  for (DeviceRecord* record = g_unindexed.load(std::memory_order_acquire); record != nullptr;
-       record = record->next_unindexed.load(std::memory_order_acquire)) {
-    if (record->device() == device) return record;
-  }
-  return nullptr;
 }
 
 void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept {

@@ -65,6 +65,8 @@ private:
 // Devices with ids below this are found by indexing; the rare others by a walk of a list.
 inline constexpr std::int32_t kIndexedDeviceIds = DEVRT_BARE_METAL ? 4 : 64;
 extern std::atomic<DeviceRecord*> g_indexed_records[kMaxDeviceKinds][kIndexedDeviceIds];
+// The records of ids from kIndexedDeviceIds on, a list pushed under the records' mutex.
+extern std::atomic<DeviceRecord*> g_unindexed;
 DeviceRecord* find_unindexed_record(Device device) noexcept;
 
 // The record of `device` if it is open, else null. Lock-free; thread-safe.

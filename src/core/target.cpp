@@ -2,8 +2,6 @@
 // Target: attributes, JSON serialisation and parsing, and detection through the backends.
 #include <devrt/target.hpp>
 
-#include <devrt/detail/mutex.hpp>
-#include <devrt/detail/no_destroy.hpp>
 #include <devrt/registry.hpp>
 
 #include <algorithm>
@@ -12,8 +10,6 @@
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include "core/device_record.hpp"
 
 #include "support/json.hpp"
 
@@ -322,65 +318,5 @@ private:
 } // namespace
 
 Result<Target> Target::from_json(std::string_view json) noexcept { return TargetJsonReader(json).read(); }
-
-// ---- detection ---------------------------------------------------------------------------------
-
-namespace {
-
-// TVM's detect_target_from_device covers these kinds.
-constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,    DeviceKind::cuda,  DeviceKind::rocm,   DeviceKind::opencl,
-                                          DeviceKind::vulkan, DeviceKind::metal, DeviceKind::hexagon};
-
-// Serialises storing a detected target in its device's record (detection itself runs unlocked).
-detail::Mutex g_target_mutex;
-
-[[gnu::cold]] Status cannot_detect(Device device, const Status& reason) noexcept {
-  return make_error(ErrorCode::unavailable, "cannot detect device ", device,
-                    ": make sure the device and its driver are installed and devrt was built with that backend (",
-                    reason.message(), ")");
-}
-
-} // namespace
-
-std::span<const DeviceKind> target_detection_kinds() noexcept { return kDetectionKinds; }
-
-namespace detail {
-void delete_target(const Target* target) noexcept { delete target; }
-} // namespace detail
-
-Result<Target> detect_target(Device device) noexcept {
-  if (std::find(std::begin(kDetectionKinds), std::end(kDetectionKinds), device.kind) == std::end(kDetectionKinds)) {
-    detail::MessageBuilder kinds;
-    for (DeviceKind kind : kDetectionKinds) {
-      if (!kinds.view().empty()) kinds.append(", ");
-      kinds.append(device_kind_name(kind));
-    }
-    std::string_view name = device_kind_name(device.kind);
-    return make_error(ErrorCode::invalid_argument, "auto detection for device kind ",
-                      name.empty() ? std::string_view("(unknown)") : name,
-                      " is not supported; supported kinds: ", kinds.view());
-  }
-  if (detail::DeviceRecord* record = detail::find_device_record(device)) {
-    if (const Target* known = record->target.load(std::memory_order_acquire)) return *known;
-  }
-  Result<detail::DeviceRecord*> record = detail::open_device_record(device);
-  if (!record.ok()) return cannot_detect(device, record.status());
-  BackendRef backend = (*record)->backend();
-  Result<std::string> json = backend.detect_target(device.id);
-  if (!json.ok()) {
-    if (json.status().code() == ErrorCode::unavailable) return cannot_detect(device, json.status());
-    return std::move(json).status();
-  }
-  Result<Target> target = Target::from_json(*json);
-  if (!target.ok()) {
-    return make_error(ErrorCode::internal, backend.name(), ":", device.id,
-                      " detect_target: ", target.status().message());
-  }
-  detail::LockGuard lock(g_target_mutex);
-  if (const Target* known = (*record)->target.load(std::memory_order_acquire)) return *known; // another thread's
-  // Kept in the device's record until devrt::shutdown().
-  if (auto* kept = new (std::nothrow) Target(*target)) (*record)->target.store(kept, std::memory_order_release);
-  return target;
-}
 
 } // namespace devrt

@@ -77,21 +77,24 @@ WorkspaceThreadCache* WorkspaceThreadCache::head = nullptr;
 
 namespace {
 
+// What a thread's holder points at once its thread_local destructors have run: pools used after
+// that (by an atexit handler such as devrt::shutdown, or a static destructor) find no slot in it
+// and take no new cache. A marker object, not a flag: every byte of initial-exec TLS counts (the
+// plugins and libdevrt_c.so share glibc's static TLS surplus with the vendor runtimes).
+constinit WorkspaceThreadCache g_thread_gone{};
+
 struct ThreadCacheHolder {
   WorkspaceThreadCache* cache = nullptr;
-  // Set once the thread's thread_local destructors have run: pools used after that (by an atexit
-  // handler such as devrt::shutdown, or a static destructor) take no new cache for the thread.
-  bool gone = false;
   ~ThreadCacheHolder() {
-    gone = true;
-    if (cache == nullptr) return;
+    WorkspaceThreadCache* mine = cache;
+    cache = &g_thread_gone;
+    if (mine == nullptr) return;
     detail::LockGuard lock(g_caches_mutex);
-    for (ThreadSlot& slot : cache->slots) WorkspaceThreadCache::drain(slot);
-    if (cache->prev != nullptr) cache->prev->next = cache->next;
-    if (cache->next != nullptr) cache->next->prev = cache->prev;
-    if (WorkspaceThreadCache::head == cache) WorkspaceThreadCache::head = cache->next;
-    delete cache;
-    cache = nullptr;
+    for (ThreadSlot& slot : mine->slots) WorkspaceThreadCache::drain(slot);
+    if (mine->prev != nullptr) mine->prev->next = mine->next;
+    if (mine->next != nullptr) mine->next->prev = mine->prev;
+    if (WorkspaceThreadCache::head == mine) WorkspaceThreadCache::head = mine->next;
+    delete mine;
   }
 };
 // initial-exec: libdevrt.a is compiled -fPIC, and the default model would make every access a
@@ -103,8 +106,8 @@ DEVRT_DETAIL_THREAD_LOCAL ThreadCacheHolder t_cache;
 // slots are taken (the pool then works through its shared list only).
 [[gnu::noinline]] ThreadSlot* claim_thread_slot(WorkspacePool* pool) noexcept {
   WorkspaceThreadCache* cache = t_cache.cache;
+  if (cache == &g_thread_gone) return nullptr;
   if (cache == nullptr) {
-    if (t_cache.gone) return nullptr;
     cache = new (std::nothrow) WorkspaceThreadCache;
     if (cache == nullptr) return nullptr;
     detail::LockGuard lock(g_caches_mutex);
