@@ -15,12 +15,6 @@ using devrt::PoolStats;
 
 namespace {
 
-bool has_cache(devrt::Device device) {
-  devrt::BackendRef backend = conformance::backend();
-  return devrt::buffer_cache_enabled() &&
-         (backend.has_capability(DEVRT_CAP_SYNCHRONOUS) || backend.has_device_synchronize()) && device.id < 64;
-}
-
 PoolStats stats_of(devrt::Device device) {
   devrt::Result<PoolStats> stats = devrt::buffer_cache_stats(device);
   REQUIRE(stats.ok());
@@ -51,10 +45,10 @@ TEST_CASE("a freed Buffer's memory is handed out again from the device's cache",
     }
     for (int i = 0; i < 100; ++i) {
       Buffer buffer = std::move(Buffer::allocate(device, 1024)).value();
-      if (has_cache(device)) CHECK(buffer.data() == first);
+      if (conformance::has_buffer_cache()) CHECK(buffer.data() == first);
     }
     const PoolStats after = stats_of(device);
-    if (has_cache(device)) {
+    if (conformance::has_buffer_cache()) {
       CHECK(after.backend_allocations == before.backend_allocations + 1);
       CHECK(after.hits == before.hits + 100);
       CHECK(after.reserved_bytes == before.reserved_bytes + 1024);
@@ -192,7 +186,7 @@ TEST_CASE("threads share a device's Buffer cache", "[conformance][buffer_cache][
     // The threads have exited: what they cached went to the shared list. Nothing is in use now.
     const PoolStats stats = stats_of(device);
     CHECK(stats.cached_bytes == stats.reserved_bytes - in_use_before);
-    if (has_cache(device)) {
+    if (conformance::has_buffer_cache()) {
       CHECK(stats.hits > 0);
       CHECK(stats.backend_allocations < static_cast<std::uint64_t>(kThreads * kRounds));
     }

@@ -22,6 +22,10 @@ devrt::BackendRef backend();
 // Every device of it.
 std::vector<devrt::Device> devices();
 
+// Whether Buffer::allocate on the backend's devices comes from a Buffer cache: caching is on and
+// the backend can tell when freed memory is idle (devrt/memory.hpp).
+inline bool has_buffer_cache() { return devrt::buffer_cache_enabled() && backend().can_synchronize_device(); }
+
 // The running case cannot run here, on one device or at all, and why (test/conformance/skips.cpp:
 // reported at the end of the run as a skip, not a pass). The caller then returns or continues.
 void skip(const std::string& reason);

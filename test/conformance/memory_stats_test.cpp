@@ -23,13 +23,6 @@ MemoryStats stats_of(devrt::Device device) {
   return *stats;
 }
 
-// Whether Buffer::allocate on `device` comes from its Buffer cache (as buffer_cache_test.cpp).
-bool has_cache(devrt::Device device) {
-  devrt::BackendRef backend = conformance::backend();
-  return devrt::buffer_cache_enabled() &&
-         (backend.has_capability(DEVRT_CAP_SYNCHRONOUS) || backend.has_device_synchronize()) && device.id < 64;
-}
-
 std::string address_text(const void* address) {
   char text[32];
   std::snprintf(text, sizeof text, "0x%llx",
@@ -63,7 +56,7 @@ TEST_CASE("memory_stats counts what Buffers hold, now and at the peak", "[confor
     CHECK(freed.total.allocated_bytes == before.total.allocated_bytes);
     CHECK(freed.total.allocations == before.total.allocations);
     CHECK(freed.total.allocated_bytes_peak >= before.total.allocated_bytes + 4096 + 65536);
-    if (has_cache(device)) {
+    if (conformance::has_buffer_cache()) {
       // The cache keeps the two blocks: reserved, not allocated.
       CHECK(freed.cached_bytes == before.cached_bytes + 4096 + 65536);
       CHECK(freed.total.reserved_bytes == before.total.reserved_bytes + 4096 + 65536);
@@ -86,7 +79,7 @@ TEST_CASE("memory_stats counts the Buffer cache's hits and misses", "[conformanc
     const MemoryStats before = stats_of(device);
     for (int i = 0; i < 10; ++i) REQUIRE(Buffer::allocate(device, 2048).ok());
     const MemoryStats after = stats_of(device);
-    if (has_cache(device)) {
+    if (conformance::has_buffer_cache()) {
       CHECK(after.cache_misses == before.cache_misses + 1);
       CHECK(after.cache_hits == before.cache_hits + 9);
     } else {
