@@ -56,7 +56,16 @@ std::vector<std::string> capability_names(BackendRef backend) {
   if (backend.has_capability(DEVRT_CAP_EVENTS)) names.emplace_back("events");
   if (backend.has_capability(DEVRT_CAP_HOST_ACCESSIBLE)) names.emplace_back("host_accessible");
   if (backend.has_capability(DEVRT_CAP_ADDRESSABLE)) names.emplace_back("addressable");
-  if (backend.has_modules()) names.emplace_back("modules");
+  if (backend.has_modules()) {
+    for (std::int32_t format = 1; format < DEVRT_MODULE_FORMAT_COUNT; ++format) {
+      if (backend.loads_module_format(format)) {
+        names.push_back("modules:" + std::string(devrt::module_format_name(static_cast<devrt::ModuleFormat>(format))));
+      }
+    }
+    if (backend.module_formats() == 0) names.emplace_back("modules");
+  }
+  if (backend.has_capability(DEVRT_CAP_CHECKED_LAUNCH_ARGUMENTS)) names.emplace_back("checked_launch_arguments");
+  if (backend.has_capability(DEVRT_CAP_TEXTURE_ARGUMENTS)) names.emplace_back("texture_arguments");
   if (backend.has_capability(DEVRT_CAP_SYNCHRONOUS)) names.emplace_back("synchronous");
   if (backend.has_device_synchronize()) names.emplace_back("device_synchronize");
   return names;

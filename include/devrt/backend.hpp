@@ -139,19 +139,44 @@ concept BackendTargetDetection = requires(B& b, std::int32_t device) {
 
 using LaunchDesc = devrt_launch_desc;
 
-// Optional: kernel modules. module_load gets the raw bytes (never empty), NUL-terminated compiler
-// options and a log to fill (build log, validation message); module_function looks a kernel up by
-// name; launch runs it with arguments the core has checked (buffers on this device, inside their
-// allocation; grid and block extents >= 1).
+// Optional: kernel modules. `static constexpr ModuleFormat module_formats[] = {...};` lists the
+// formats module_load accepts (the core refuses others before the call); module_load gets the raw
+// bytes (never empty) of one of them, NUL-terminated compiler options and a log to fill (build log,
+// validation message); module_function looks a kernel up by name; launch runs it with arguments the
+// core has checked (buffers on this device, inside their allocation; grid and block extents >= 1).
 template <class B>
 concept BackendModules = requires(B& b, std::int32_t device, void* handle, ModuleFormat format,
                                   std::span<const std::byte> data, const char* text, BuildLog& log,
                                   const LaunchDesc& launch) {
+  {std::span<const ModuleFormat>(B::module_formats)};
   { b.module_load(device, format, data, text, log) } -> std::same_as<Result<void*>>;
   { b.module_unload(device, handle) } -> std::same_as<Status>;
   { b.module_function(device, handle, text) } -> std::same_as<Result<void*>>;
   { b.launch(device, handle, launch) } -> std::same_as<Status>;
 };
+
+// Optional, with BackendModules: `static constexpr bool checked_launch_arguments = true;` when
+// launch refuses arguments that do not match the kernel's parameters, naming its signature.
+template <class B>
+concept CheckedLaunchArguments = requires {
+  requires B::checked_launch_arguments;
+};
+
+// Optional, with BackendModules and BackendTextures: `static constexpr bool texture_arguments =
+// true;` when kernels take textures as arguments.
+template <class B>
+concept TextureArguments = requires {
+  requires B::texture_arguments;
+};
+
+namespace detail {
+template <class B>
+constexpr std::uint32_t module_format_bits() noexcept {
+  std::uint32_t bits = 0;
+  for (ModuleFormat format : B::module_formats) bits |= DEVRT_MODULE_FORMAT_BIT(static_cast<std::uint32_t>(format));
+  return bits;
+}
+} // namespace detail
 
 // Optional: waits for everything queued on every stream of a device (see devrt::synchronize(Device)).
 template <class B>
@@ -415,7 +440,9 @@ constexpr devrt_backend_table make_backend_table() noexcept {
     table.device_kind = static_cast<std::int32_t>(static_cast<DeviceKind>(B::kind));
     table.capabilities =
         (BackendEvents<B> ? DEVRT_CAP_EVENTS : 0u) | (HostAccessibleMemory<B> ? DEVRT_CAP_HOST_ACCESSIBLE : 0u) |
-        (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u) | (SynchronousBackend<B> ? DEVRT_CAP_SYNCHRONOUS : 0u);
+        (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u) | (SynchronousBackend<B> ? DEVRT_CAP_SYNCHRONOUS : 0u) |
+        (BackendModules<B> && CheckedLaunchArguments<B> ? DEVRT_CAP_CHECKED_LAUNCH_ARGUMENTS : 0u) |
+        (BackendModules<B> && BackendTextures<B> && TextureArguments<B> ? DEVRT_CAP_TEXTURE_ARGUMENTS : 0u);
     table.availability = &T::availability;
     table.device_count = &T::device_count;
     table.get_attribute = &T::get_attribute;
@@ -439,6 +466,7 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.module_unload = &T::module_unload;
       table.module_function = &T::module_function;
       table.launch = &T::launch;
+      table.module_formats = detail::module_format_bits<B>();
     }
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
     if constexpr (BackendDeviceSynchronize<B>) table.device_synchronize = &T::device_synchronize;

@@ -128,6 +128,11 @@ typedef struct devrt_texture_copy_desc {
 #define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
 #define DEVRT_CAP_ADDRESSABLE (1u << 2)     /* allocations are addresses (pointer arithmetic valid) */
 #define DEVRT_CAP_SYNCHRONOUS (1u << 3)     /* every operation has finished when its call returns */
+/* With modules: launch refuses arguments that do not match the kernel's parameters (count, and
+ * memory against scalars of each size), naming the kernel's signature. */
+#define DEVRT_CAP_CHECKED_LAUNCH_ARGUMENTS (1u << 4)
+/* With modules and textures: kernels take textures as arguments (devrt::KernelArg::texture). */
+#define DEVRT_CAP_TEXTURE_ARGUMENTS (1u << 5)
 /* Set by devrt itself on the stand-in for a plugin backend that is not loaded (it answers
  * "unavailable" with the reason); loading the plugin replaces it. Never set by a backend. */
 #define DEVRT_CAP_PLACEHOLDER (1u << 31)
@@ -196,7 +201,13 @@ typedef struct devrt_backend_table {
    * with `free`. Called with nbytes >= 1 and a power-of-two alignment, like allocate. */
   int32_t (*scope_allocate)(int32_t device_id, int32_t scope, size_t nbytes, size_t alignment, void** out,
                             devrt_error* err);
+  /* With modules: the formats module_load accepts, DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_*) for each.
+   * The core refuses any other format before the backend sees it. A table that ends before this
+   * field (a plugin built before it) declares none: the core then leaves that check to the backend. */
+  uint32_t module_formats;
 } devrt_backend_table;
+
+#define DEVRT_MODULE_FORMAT_BIT(format) (1u << (format))
 
 /* The smallest struct_size a table may have: everything before the optional tail. */
 #define DEVRT_BACKEND_TABLE_MIN_SIZE offsetof(devrt_backend_table, detect_target)

@@ -400,6 +400,8 @@ public:
     DEVRT_RETURN_IF_ERROR(check_device<B>(device));
     if (data.empty()) [[unlikely]]
       return make_error(ErrorCode::invalid_argument, device, " module_load: empty module");
+    DEVRT_RETURN_IF_ERROR(
+        devrt::detail::check_module_format(B::name, device, devrt::detail::module_format_bits<B>(), format));
     char log_text[256];
     BuildLog log(log_text, sizeof log_text);
     Result<void*> handle = backend<B>().module_load(device.id, format, data, options, log);

@@ -81,6 +81,18 @@ public:
   // Kernel modules (prefer devrt::Module and devrt::Function). unsupported when the backend has
   // none. module_load puts the backend's build log into *log when log is not null.
   bool has_modules() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, launch); }
+  // The module formats module_load accepts, DEVRT_MODULE_FORMAT_BIT(format) each; 0 when the
+  // backend has no modules or its table predates the declaration.
+  std::uint32_t module_formats() const noexcept {
+    return has_modules() && table_->struct_size >= offsetof(devrt_backend_table, module_formats) + sizeof(std::uint32_t)
+               ? table_->module_formats
+               : 0u;
+  }
+  // True when module_load accepts `format` (a DEVRT_MODULE_* value).
+  bool loads_module_format(std::int32_t format) const noexcept {
+    return format > 0 && format < 32 &&
+           (module_formats() & DEVRT_MODULE_FORMAT_BIT(static_cast<std::uint32_t>(format))) != 0;
+  }
   Result<void*> module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
                             const char* options, std::string* log) const noexcept;
   Status module_unload(std::int32_t id, void* module) const noexcept;

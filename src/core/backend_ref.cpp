@@ -2,6 +2,7 @@
 // BackendRef: C++ calls over one backend table, each error naming backend, device and call.
 #include <devrt/registry.hpp>
 
+#include <devrt/detail/module_checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/module.hpp>
 
@@ -310,6 +311,8 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
                                       const char* options, std::string* log) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_load");
   DEVRT_RETURN_IF_ERROR(check_device(id));
+  DEVRT_RETURN_IF_ERROR(detail::check_module_format(table_->name, Device{kind(), id}, module_formats(),
+                                                    static_cast<ModuleFormat>(format)));
   // Big enough for any build log a person reads; longer ones are cut.
   constexpr std::size_t kLogCapacity = 64 * 1024;
   std::string text(kLogCapacity, '\0');

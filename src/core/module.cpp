@@ -27,6 +27,34 @@ std::string_view module_format_name(ModuleFormat format) noexcept {
   return "unknown";
 }
 
+namespace {
+// Module formats in messages: "ptx, cubin and fatbin".
+struct FormatList {
+  std::uint32_t bits;
+};
+void append_part(detail::MessageBuilder& m, const FormatList& list) noexcept {
+  std::int32_t remaining = 0;
+  for (std::uint32_t b = list.bits; b != 0; b &= b - 1) ++remaining;
+  bool first = true;
+  for (std::int32_t format = 1; format < DEVRT_MODULE_FORMAT_COUNT; ++format) {
+    if ((list.bits & DEVRT_MODULE_FORMAT_BIT(static_cast<std::uint32_t>(format))) == 0) continue;
+    if (!first) m.append(remaining == 1 ? " and " : ", ");
+    m.append(module_format_name(static_cast<ModuleFormat>(format)));
+    first = false;
+    --remaining;
+  }
+}
+
+} // namespace
+
+Status detail::check_module_format(std::string_view backend, Device device, std::uint32_t formats,
+                                   ModuleFormat format) noexcept {
+  const auto value = static_cast<std::uint32_t>(format);
+  if (formats == 0 || (value < 32 && (formats & DEVRT_MODULE_FORMAT_BIT(value)) != 0)) return Status();
+  return make_error(ErrorCode::unsupported, device, " module_load(", module_format_name(format), "): the ", backend,
+                    " backend loads ", FormatList{formats}, " modules, not ", module_format_name(format));
+}
+
 // ---- KernelArg -------------------------------------------------------------------------------
 
 KernelArg::KernelArg(const MemorySpan& span, std::size_t offset) noexcept {

@@ -5,6 +5,7 @@
 
 #include <devrt/log.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -42,7 +43,7 @@ const char* missing_function(const devrt_backend_table* t) noexcept {
   }
   bool modules[4] = {t->module_load != nullptr, t->module_unload != nullptr, t->module_function != nullptr,
                      t->launch != nullptr};
-  if (t->struct_size >= sizeof(devrt_backend_table) &&
+  if (t->struct_size >= offsetof(devrt_backend_table, launch) + sizeof t->launch &&
       (modules[0] != modules[1] || modules[0] != modules[2] || modules[0] != modules[3])) {
     return "module_load, module_unload, module_function and launch (all or none)";
   }
@@ -74,6 +75,15 @@ Status validate_table(const devrt_backend_table* table) noexcept {
   }
   if (const char* missing = missing_function(table)) {
     return make_error(ErrorCode::invalid_argument, "registry: backend '", table->name, "' lacks function ", missing);
+  }
+  // Formats 1 .. DEVRT_MODULE_FORMAT_COUNT - 1.
+  constexpr std::uint32_t known_formats = DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_FORMAT_COUNT) - 2u;
+  if (table->module_load != nullptr &&
+      table->struct_size >= offsetof(devrt_backend_table, module_formats) + sizeof table->module_formats &&
+      (table->module_formats == 0 || (table->module_formats & ~known_formats) != 0)) {
+    return make_error(ErrorCode::invalid_argument, "registry: backend '", table->name, "' declares module formats 0x",
+                      detail::Hex{table->module_formats},
+                      ": a backend with modules declares the DEVRT_MODULE_* formats it loads, and only those");
   }
   return Status();
 }

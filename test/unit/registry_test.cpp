@@ -153,6 +153,10 @@ TEST_CASE("malformed tables are refused with the reason and leave the registry u
       {"no copy", [](devrt_backend_table& t) { t.copy = nullptr; }, ErrorCode::invalid_argument, "lacks function copy"},
       {"events cap without functions", [](devrt_backend_table& t) { t.event_query = nullptr; },
        ErrorCode::invalid_argument, "event_query"},
+      {"modules without formats", [](devrt_backend_table& t) { t.module_formats = 0; }, ErrorCode::invalid_argument,
+       "declares module formats 0x0"},
+      {"an unknown module format", [](devrt_backend_table& t) { t.module_formats |= 1u << 20; },
+       ErrorCode::invalid_argument, "declares module formats 0x100006"},
   };
   for (const Case& c : cases) {
     INFO(c.what);

@@ -62,6 +62,8 @@ public:
   // Modules: host_table (a table registered with register_kernel_table) and, on Linux,
   // shared_object (dlopen of the bytes through a memfd). Launches run every block in turn on the
   // calling thread and have finished when launch() returns (streams are synchronous here).
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::host_table, ModuleFormat::shared_object};
+  static constexpr bool checked_launch_arguments = true;
   Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept;
   Status module_unload(std::int32_t, void* module) noexcept { return g_module_ops->unload(module); }

@@ -84,6 +84,8 @@ public:
   // Kernel tables (devrt/cpu_kernels.hpp): the DSP runs them as the CPU backend runs them on a
   // host, so a table registered with cpu::register_kernel_table loads on hexagon:0 as host_table.
   // HVX kernels are ordinary entries compiled with -mhvx.
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::host_table};
+  static constexpr bool checked_launch_arguments = true;
   Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept {
     return host_.module_load(device, format, data, options, log);

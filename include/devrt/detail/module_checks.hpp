@@ -4,6 +4,7 @@
 #ifndef DEVRT_DETAIL_MODULE_CHECKS_HPP
 #define DEVRT_DETAIL_MODULE_CHECKS_HPP
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -23,6 +24,11 @@ namespace devrt::detail {
 Status check_launch(Device device, std::string_view function_name, const LaunchConfig& config,
                     std::span<const KernelArg> args, StreamRef stream, devrt_kernel_arg* raw, devrt_launch_desc& desc,
                     bool accepts_textures) noexcept;
+
+// unsupported, naming the formats `backend` loads, unless `format`'s DEVRT_MODULE_FORMAT_BIT is in
+// `formats` (a backend table's module_formats; 0 declares nothing and passes every format).
+Status check_module_format(std::string_view backend, Device device, std::uint32_t formats,
+                           ModuleFormat format) noexcept;
 
 } // namespace devrt::detail
 

@@ -356,10 +356,6 @@ Result<void*> CudaBackend::module_load(std::int32_t device, ModuleFormat format,
                                        const char* options, BuildLog& log) noexcept {
   const Api& api = runtime().api;
   CuDevice& d = device_of(device);
-  if (format != ModuleFormat::ptx && format != ModuleFormat::cubin && format != ModuleFormat::fatbin) {
-    return make_error(ErrorCode::unsupported, "the cuda backend loads ptx, cubin and fatbin modules, not ",
-                      module_format_name(format));
-  }
   if (options[0] != '\0') {
     return make_error(ErrorCode::invalid_argument, "the cuda backend takes no load options (got '", options,
                       "'); pass compiler options to devrt::nvrtc::compile");

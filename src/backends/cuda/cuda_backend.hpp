@@ -48,6 +48,8 @@ public:
   // launch: dynamic shared memory above 48 KiB raises the function's
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (up to the device's opt-in limit). With a
   // 12.4+ driver the argument count and sizes are checked against the kernel's parameters.
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::ptx, ModuleFormat::cubin, ModuleFormat::fatbin};
+  static constexpr bool checked_launch_arguments = true;
   DEVRT_BACKEND_DECLARE_MODULES
 };
 

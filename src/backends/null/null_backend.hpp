@@ -49,7 +49,12 @@ public:
   Status stream_wait_event(std::int32_t, void*, void*) noexcept { return unsupported("stream_wait_event"); }
 
   // ---- Kernel modules (optional: BackendModules), and a loaded module's bytes
-  // (BackendModuleBinary).
+  // (BackendModuleBinary). module_formats lists what module_load accepts (devrt refuses the rest
+  // before calling it); checked_launch_arguments says that launch refuses arguments that do not
+  // match the kernel's parameters; texture_arguments, that kernels take textures.
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::spirv};
+  static constexpr bool checked_launch_arguments = false;
+  static constexpr bool texture_arguments = false;
   Result<void*> module_load(std::int32_t, ModuleFormat, std::span<const std::byte>, const char*, BuildLog&) noexcept {
     return unsupported("module_load");
   }
@@ -64,6 +69,18 @@ public:
   // ---- The device as a compiler target (optional: BackendTargetDetection).
   Result<Target> detect_target(std::int32_t) noexcept { return unsupported("detect_target"); }
 
+  // ---- Memory scopes besides "global" (optional: BackendScopes), textures in them
+  // (BackendTextures) and flat memory in them (BackendScopedMemory, freed with free()).
+  Result<ScopeLimits> scope_limits(std::int32_t, MemoryScope) noexcept { return unsupported("scope_limits"); }
+  Result<void*> texture_allocate(std::int32_t, const devrt_texture_desc&) noexcept {
+    return unsupported("texture_allocate");
+  }
+  Status texture_free(std::int32_t, void*) noexcept { return unsupported("texture_free"); }
+  Status texture_copy(const devrt_texture_copy_desc&) noexcept { return unsupported("texture_copy"); }
+  Result<void*> scope_allocate(std::int32_t, MemoryScope, std::size_t, std::size_t) noexcept {
+    return unsupported("scope_allocate");
+  }
+
   // Memory properties are optional flags, off unless declared: `static constexpr bool
   // host_accessible = true;` (host code may read it), `addressable = true;` (device pointers are
   // addresses), `synchronous = true;` (every operation is complete on return).
@@ -76,7 +93,7 @@ private:
 
 static_assert(Backend<NullBackend> && BackendEvents<NullBackend> && BackendModules<NullBackend> &&
               BackendModuleBinary<NullBackend> && BackendDeviceSynchronize<NullBackend> &&
-              BackendTargetDetection<NullBackend>);
+              BackendTargetDetection<NullBackend> && BackendTextures<NullBackend> && BackendScopedMemory<NullBackend>);
 
 } // namespace devrt::null
 

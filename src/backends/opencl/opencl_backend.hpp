@@ -38,6 +38,9 @@ public:
   // launch: a `__local` pointer parameter receives dynamic_shared_bytes and is not one of the
   // launch's arguments. Buffer offsets must be multiples of CL_DEVICE_MEM_BASE_ADDR_ALIGN
   // (sub-buffers).
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::opencl_c, ModuleFormat::opencl_binary};
+  static constexpr bool checked_launch_arguments = true;
+  static constexpr bool texture_arguments = true;
   DEVRT_BACKEND_DECLARE_MODULES
   Result<ModuleBinary> module_binary(std::int32_t device, void* module) noexcept;
 

@@ -232,13 +232,9 @@ Status RocmBackend::copy(const CopyDesc& desc) noexcept {
 
 // ---- Modules ---------------------------------------------------------------------------------
 
-Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat, std::span<const std::byte> data,
                                        const char* options, BuildLog&) noexcept {
   const Api& api = runtime().api;
-  if (format != ModuleFormat::hsaco) {
-    return make_error(ErrorCode::unsupported, "the rocm backend loads hsaco code objects, not ",
-                      module_format_name(format));
-  }
   if (options[0] != '\0') {
     return make_error(ErrorCode::invalid_argument, "the rocm backend takes no load options (got '", options, "')");
   }

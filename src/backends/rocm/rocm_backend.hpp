@@ -39,6 +39,7 @@ public:
 
   // module_load: hsaco only, no options. HIP cannot report a kernel's parameters, so launches
   // check extents and shared memory but not argument types.
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::hsaco};
   DEVRT_BACKEND_DECLARE_MODULES
 };
 

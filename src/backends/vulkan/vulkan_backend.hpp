@@ -42,6 +42,8 @@ public:
   // set 0 (ascending binding); scalar arguments follow and fill the push-constant block's members.
   // The block size must equal the shader's LocalSize unless it is set by specialisation constants
   // (local_size_x_id ...). Shared memory is declared in the shader: dynamic_shared_bytes must be 0.
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::spirv};
+  static constexpr bool checked_launch_arguments = true;
   DEVRT_BACKEND_DECLARE_MODULES
 
   // Textures (global.texture, -nhwc, -weight): 2-D VkImages of VK_FORMAT_R32G32B32A32_* (and the

@@ -112,12 +112,8 @@ void destroy_module(ModuleState* m) {
 
 // ---- Modules ---------------------------------------------------------------------------------
 
-Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat, std::span<const std::byte> data,
                                          const char*, BuildLog& log) noexcept {
-  if (format != ModuleFormat::spirv) {
-    return make_error(ErrorCode::unsupported, "the vulkan backend loads spirv modules, not ",
-                      module_format_name(format));
-  }
   if (data.size() % 4 != 0) {
     log.append("SPIR-V size is not a multiple of 4 bytes");
     return make_error(ErrorCode::invalid_argument, "SPIR-V must be whole 32-bit words; ", data.size(),
