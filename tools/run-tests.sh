@@ -25,6 +25,11 @@ configs=${DEVRT_TEST_CONFIGS:-plain plugins asan valgrind tsan fuzz firmware hex
 logs=""
 failed_setup=0
 
+# The sanitizer, plugin and fuzz configurations compile in unity mode (Meson joins up to 16 sources
+# of a target into one unit): half the compile time, the same code and the same tests. The plain
+# configuration compiles each source alone, so it still proves that every file includes what it uses.
+unity="-Dunity=on -Dunity_size=16"
+
 configure() { # dir, options... (benchmarks are off unless the options name -Dbench)
   dir=$1; shift
   bench=-Dbench=disabled
@@ -56,13 +61,15 @@ for config in $configs; do
       setup build-test -Dbench=enabled && meson test -C build-test --print-errorlogs --logbase plain
       logs="$logs build-test/meson-logs/plain.json" ;;
     plugins)
-      setup build-plugins -Dplugins=true && meson test -C build-plugins --print-errorlogs --logbase plugins
+      # shellcheck disable=SC2086
+      setup build-plugins -Dplugins=true $unity && meson test -C build-plugins --print-errorlogs --logbase plugins
       logs="$logs build-plugins/meson-logs/plugins.json" ;;
     asan)
       # With the fault-injection seam: the fault sweep (test/fault) runs here, under ASan+UBSan+LSan.
       # Unoptimised: at -O2 the instrumented compiles take 5 to 10 times as long (cc.cpp: 25 s
       # against 2.3 s), and the tests' time is the drivers'.
-      setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfault_injection=true -Doptimization=0 &&
+      # shellcheck disable=SC2086
+      setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dfault_injection=true -Doptimization=0 $unity &&
         meson test -C build-asan --print-errorlogs --logbase asan
       logs="$logs build-asan/meson-logs/asan.json" ;;
     valgrind)
@@ -75,13 +82,15 @@ for config in $configs; do
         --wrap "valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=$PWD/tools/valgrind.supp"
       logs="$logs build-test/meson-logs/memcheck-valgrind.json" ;; # meson appends the wrapper name
     tsan)
-      setup_suite build-tsan concurrency -Db_sanitize=thread -Db_lundef=false -Dtools=false &&
+      # shellcheck disable=SC2086
+      setup_suite build-tsan concurrency -Db_sanitize=thread -Db_lundef=false -Dtools=false $unity &&
         meson test -C build-tsan --no-rebuild --print-errorlogs --logbase tsan --suite concurrency
       logs="$logs build-tsan/meson-logs/tsan.json" ;;
     fuzz)
       if [ ! -f build-fuzz/build.ninja ]; then
+        # shellcheck disable=SC2086
         CXX=clang++-14 meson setup build-fuzz --werror -Dbench=disabled -Dfuzzing=true -Dfault_injection=true \
-          -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled -Dtools=false \
+          -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled -Dtools=false $unity \
           >build-fuzz.setup.log 2>&1 || cat build-fuzz.setup.log
       fi
       ninja -C build-fuzz && meson test -C build-fuzz --print-errorlogs --logbase fuzz --suite fuzz

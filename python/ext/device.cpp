@@ -217,7 +217,7 @@ PyObject* device_reduce(PyObject* self, PyObject*) noexcept {
   return Py_BuildValue("(O(ii))", reinterpret_cast<PyObject*>(Py_TYPE(self)), of(self).kind, of(self).id);
 }
 
-PyMethodDef kMethods[] = {
+PyMethodDef kDeviceMethods[] = {
     {"dlpack_device_type", dlpack_device_type, METH_NOARGS,
      "The DLPack device type number (1 cpu, 2 cuda, 4 opencl, 7 vulkan, 10 rocm, ...)."},
     {"__dlpack_device__", dlpack_device, METH_NOARGS, "(device type, index), as DLPack's protocol asks."},
@@ -266,7 +266,7 @@ PyTypeObject* make_device_type(PyObject* module) noexcept {
       {Py_tp_repr, reinterpret_cast<void*>(device_repr)},
       {Py_tp_hash, reinterpret_cast<void*>(device_hash)},
       {Py_tp_richcompare, reinterpret_cast<void*>(device_richcompare)},
-      {Py_tp_methods, kMethods},
+      {Py_tp_methods, kDeviceMethods},
       {Py_tp_getset, getters},
       {Py_tp_doc, const_cast<char*>("Device(device_type, index=None): one device, a DLPack device type and an "
                                     "index. A plain value: hashable, comparable, picklable, thread-safe.")},

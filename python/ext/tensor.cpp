@@ -88,7 +88,7 @@ PyObject* is_contiguous(PyObject* self, PyObject*) noexcept {
   return PyBool_FromLong(devrt_tensor_is_contiguous(handle_of(self)));
 }
 
-PyMethodDef kMethods[] = {
+PyMethodDef kTensorMethods[] = {
     {"numel", numel, METH_NOARGS, "The number of elements (the product of the shape)."},
     {"data_ptr", data_ptr, METH_NOARGS,
      "DLTensor::data as an int (a handle on backends whose memory is not addressable, such as OpenCL's "
@@ -268,7 +268,7 @@ PyTypeObject* make_tensor_type(PyObject* module) noexcept {
   PyType_Slot slots[] = {
       {Py_tp_new, reinterpret_cast<void*>(tensor_new)},
       {Py_tp_dealloc, reinterpret_cast<void*>(tensor_dealloc)},
-      {Py_tp_methods, kMethods},
+      {Py_tp_methods, kTensorMethods},
       {Py_tp_getset, kGetters},
       {Py_tp_doc, const_cast<char*>("An n-d array on a device, holding one reference to devrt's storage.")},
       {0, nullptr},

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/device.hpp>
 
+#include <devrt/config.hpp>
+
 #include <array>
 #include <charconv>
+#include <cstdint>
 
 namespace devrt {
 namespace {
@@ -28,6 +31,26 @@ constexpr std::array kKindNames{
     KindName{DeviceKind::webgpu, "webgpu"},
     KindName{DeviceKind::hexagon, "hexagon"},
 };
+
+// The backends' device kinds are declared once, each in its folder's meson.build; a backend that
+// registers under the name of one of DLPack's device types must use that type's number, and a
+// number of DeviceKind's must keep its name.
+struct DeclaredKind {
+  std::string_view name;
+  std::int32_t kind;
+};
+constexpr DeclaredKind kDeclaredKinds[] = {DEVRT_DECLARED_KINDS};
+constexpr bool declared_kinds_agree_with_device_kind() noexcept {
+  for (const DeclaredKind& declared : kDeclaredKinds) {
+    for (const KindName& known : kKindNames) {
+      if ((known.name == declared.name) != (static_cast<std::int32_t>(known.kind) == declared.kind)) return false;
+    }
+  }
+  return true;
+}
+static_assert(declared_kinds_agree_with_device_kind(),
+              "a backend's meson.build declares a device kind that contradicts devrt::DeviceKind (DEVRT_KIND_* in "
+              "<devrt/config.hpp>): the name of a DeviceKind with another number, or its number under another name");
 
 } // namespace
 

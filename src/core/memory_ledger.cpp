@@ -117,16 +117,13 @@ void MemoryLedger::reset_peak(std::size_t global_allocated, std::size_t total_al
 // ---- The history ------------------------------------------------------------------------------
 #if !DEVRT_BARE_METAL
 
-namespace {
-struct HistoryEntry {
-  std::size_t bytes;
-  MemoryScope scope;
-  std::chrono::steady_clock::time_point made;
-};
-} // namespace
-
 struct HistoryTable {
-  std::unordered_map<void*, HistoryEntry> live;
+  struct Entry {
+    std::size_t bytes;
+    MemoryScope scope;
+    std::chrono::steady_clock::time_point made;
+  };
+  std::unordered_map<void*, Entry> live;
 };
 
 MemoryLedger::~MemoryLedger() { delete history_; }
@@ -136,7 +133,7 @@ void MemoryLedger::remember(MemoryScope scope, void* address, std::size_t bytes)
   LockGuard lock(history_mutex_);
   if (history_ == nullptr) history_ = new (std::nothrow) HistoryTable;
   if (history_ == nullptr) return; // no host memory to remember it: the snapshot lacks it
-  history_->live[address] = HistoryEntry{bytes, scope, now};
+  history_->live[address] = HistoryTable::Entry{bytes, scope, now};
 }
 
 void MemoryLedger::forget(void* address) noexcept {

@@ -30,7 +30,10 @@ constexpr std::size_t class_bytes(std::uint32_t size_class) noexcept {
   return std::size_t{1} << (size_class + WorkspacePool::kMinClassShift);
 }
 
-struct ThreadSlot {
+} // namespace
+
+// One pool's blocks in one thread's cache.
+struct WorkspaceThreadSlot {
   std::atomic<WorkspacePool*> pool{nullptr};
   void* blocks[kThreadCachedClasses][WorkspacePool::kThreadCacheDepth];
   // Blocks cached per class, and allocations served here. Written only by the owning thread (a
@@ -44,6 +47,8 @@ struct ThreadSlot {
   void count_hit() noexcept { hits.store(hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 };
 
+namespace {
+
 // Registration of thread caches, so that pool destruction and thread exit can drain them.
 // Lock order: g_caches_mutex, then a pool's mutex.
 detail::Mutex g_caches_mutex;
@@ -51,14 +56,14 @@ detail::Mutex g_caches_mutex;
 } // namespace
 
 struct WorkspaceThreadCache {
-  ThreadSlot slots[kSlotsPerThread];
+  WorkspaceThreadSlot slots[kSlotsPerThread];
   WorkspaceThreadCache* next = nullptr;
   WorkspaceThreadCache* prev = nullptr;
 
   static WorkspaceThreadCache* head;
 
   // Returns every cached block of `slot` to its pool's shared list. Caller holds g_caches_mutex.
-  static void drain(ThreadSlot& slot) noexcept {
+  static void drain(WorkspaceThreadSlot& slot) noexcept {
     WorkspacePool* pool = slot.pool.load(std::memory_order_relaxed);
     if (pool == nullptr) return;
     for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
@@ -90,7 +95,7 @@ struct ThreadCacheHolder {
     cache = &g_thread_gone;
     if (mine == nullptr) return;
     detail::LockGuard lock(g_caches_mutex);
-    for (ThreadSlot& slot : mine->slots) WorkspaceThreadCache::drain(slot);
+    for (WorkspaceThreadSlot& slot : mine->slots) WorkspaceThreadCache::drain(slot);
     if (mine->prev != nullptr) mine->prev->next = mine->next;
     if (mine->next != nullptr) mine->next->prev = mine->prev;
     if (WorkspaceThreadCache::head == mine) WorkspaceThreadCache::head = mine->next;
@@ -104,7 +109,7 @@ DEVRT_DETAIL_THREAD_LOCAL ThreadCacheHolder t_cache;
 
 // Gives the calling thread a cache (first use) and a slot for `pool`; nullptr when all of its
 // slots are taken (the pool then works through its shared list only).
-[[gnu::noinline]] ThreadSlot* claim_thread_slot(WorkspacePool* pool) noexcept {
+[[gnu::noinline]] WorkspaceThreadSlot* claim_thread_slot(WorkspacePool* pool) noexcept {
   WorkspaceThreadCache* cache = t_cache.cache;
   if (cache == &g_thread_gone) return nullptr;
   if (cache == nullptr) {
@@ -117,7 +122,7 @@ DEVRT_DETAIL_THREAD_LOCAL ThreadCacheHolder t_cache;
     t_cache.cache = cache;
   }
   detail::LockGuard lock(g_caches_mutex);
-  for (ThreadSlot& slot : cache->slots) {
+  for (WorkspaceThreadSlot& slot : cache->slots) {
     if (slot.pool.load(std::memory_order_relaxed) == nullptr) {
       slot.pool.store(pool, std::memory_order_release);
       return &slot;
@@ -127,9 +132,9 @@ DEVRT_DETAIL_THREAD_LOCAL ThreadCacheHolder t_cache;
 }
 
 // The calling thread's slot for `pool`: a scan of four pointers on the fast path.
-inline ThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
+inline WorkspaceThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
   if (WorkspaceThreadCache* cache = t_cache.cache) [[likely]] {
-    for (ThreadSlot& slot : cache->slots) {
+    for (WorkspaceThreadSlot& slot : cache->slots) {
       if (slot.pool.load(std::memory_order_relaxed) == pool) return &slot;
     }
   }
@@ -168,7 +173,7 @@ WorkspacePool::~WorkspacePool() {
 void WorkspacePool::drain_thread_caches() noexcept {
   detail::LockGuard lock(g_caches_mutex);
   for (WorkspaceThreadCache* cache = WorkspaceThreadCache::head; cache != nullptr; cache = cache->next) {
-    for (ThreadSlot& slot : cache->slots) {
+    for (WorkspaceThreadSlot& slot : cache->slots) {
       if (slot.pool.load(std::memory_order_acquire) == this) WorkspaceThreadCache::drain(slot);
     }
   }
@@ -194,7 +199,7 @@ Result<void*> WorkspacePool::allocate_block(std::size_t nbytes, std::uint32_t* s
   std::uint32_t size_class = nbytes > class_bytes(kClassCount - 1) ? kUncached : size_class_of(nbytes);
   *size_class_out = size_class;
   if (size_class < kThreadCachedClasses) {
-    if (ThreadSlot* slot = thread_slot(this)) {
+    if (WorkspaceThreadSlot* slot = thread_slot(this)) {
       if (std::uint32_t count = slot->count(size_class); count != 0) [[likely]] {
         slot->set_count(size_class, count - 1);
         slot->count_hit();
@@ -231,7 +236,7 @@ void WorkspacePool::free_block(void* data, std::uint32_t size_class, std::size_t
     return;
   }
   if (size_class < kThreadCachedClasses) {
-    if (ThreadSlot* slot = thread_slot(this)) {
+    if (WorkspaceThreadSlot* slot = thread_slot(this)) {
       std::uint32_t count = slot->count(size_class);
       std::uint32_t depth = thread_cache_depth(size_class);
       if (count == depth) [[unlikely]] {
@@ -303,7 +308,7 @@ Status WorkspacePool::release() noexcept {
     if (first_error.ok() && !status.ok()) first_error = std::move(status);
   };
   if (WorkspaceThreadCache* cache = t_cache.cache) {
-    for (ThreadSlot& slot : cache->slots) {
+    for (WorkspaceThreadSlot& slot : cache->slots) {
       if (slot.pool.load(std::memory_order_relaxed) != this) continue;
       for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {
         for (std::uint32_t i = 0; i < slot.count(c); ++i) keep(free_to_backend(slot.blocks[c][i], class_bytes(c)));
@@ -328,7 +333,7 @@ PoolStats WorkspacePool::stats() const noexcept {
   {
     detail::LockGuard caches_lock(g_caches_mutex);
     for (WorkspaceThreadCache* cache = WorkspaceThreadCache::head; cache != nullptr; cache = cache->next) {
-      for (const ThreadSlot& slot : cache->slots) {
+      for (const WorkspaceThreadSlot& slot : cache->slots) {
         if (slot.pool.load(std::memory_order_acquire) != this) continue;
         stats.hits += slot.hits.load(std::memory_order_relaxed);
         for (std::uint32_t c = 0; c < kThreadCachedClasses; ++c) {

@@ -8,6 +8,9 @@
 #include <devrt/backend.hpp>
 #include <devrt/devrt.hpp>
 
+// Every unit of the suite sees Catch's listener interfaces (skips.cpp defines a listener): one
+// configuration whichever unit includes Catch first, unity builds included.
+#define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
 
 #include <cstddef>

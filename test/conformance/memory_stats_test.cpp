@@ -17,7 +17,7 @@ using devrt::MemoryStats;
 
 namespace {
 
-MemoryStats stats_of(devrt::Device device) {
+MemoryStats memory_stats_of(devrt::Device device) {
   devrt::Result<MemoryStats> stats = devrt::memory_stats(device);
   REQUIRE(stats.ok());
   return *stats;
@@ -37,14 +37,14 @@ TEST_CASE("memory_stats counts what Buffers hold, now and at the peak", "[confor
     INFO("device " << devrt::to_string(device));
     REQUIRE(devrt::empty_cache(device).ok());
     REQUIRE(devrt::reset_peak_memory_stats(device).ok());
-    const MemoryStats before = stats_of(device);
+    const MemoryStats before = memory_stats_of(device);
     CHECK(before.total.allocated_bytes_peak == before.total.allocated_bytes);
     CHECK(before.total.reserved_bytes_peak == before.total.reserved_bytes);
     {
       // Powers of two from 64 B: the Buffer cache's size classes hold exactly these bytes.
       Buffer a = std::move(Buffer::allocate(device, 4096)).value();
       Buffer b = std::move(Buffer::allocate(device, 65536)).value();
-      const MemoryStats held = stats_of(device);
+      const MemoryStats held = memory_stats_of(device);
       CHECK(held.total.allocated_bytes == before.total.allocated_bytes + 4096 + 65536);
       CHECK(held.total.allocations == before.total.allocations + 2);
       CHECK(held.scopes[0].allocated_bytes == held.total.allocated_bytes);
@@ -52,7 +52,7 @@ TEST_CASE("memory_stats counts what Buffers hold, now and at the peak", "[confor
       CHECK(held.total.allocated_bytes_peak >= held.total.allocated_bytes);
       CHECK(held.total.reserved_bytes_peak >= held.total.reserved_bytes);
     }
-    const MemoryStats freed = stats_of(device);
+    const MemoryStats freed = memory_stats_of(device);
     CHECK(freed.total.allocated_bytes == before.total.allocated_bytes);
     CHECK(freed.total.allocations == before.total.allocations);
     CHECK(freed.total.allocated_bytes_peak >= before.total.allocated_bytes + 4096 + 65536);
@@ -65,7 +65,7 @@ TEST_CASE("memory_stats counts what Buffers hold, now and at the peak", "[confor
     }
     REQUIRE(devrt::empty_cache(device).ok());
     REQUIRE(devrt::reset_peak_memory_stats(device).ok());
-    const MemoryStats reset = stats_of(device);
+    const MemoryStats reset = memory_stats_of(device);
     CHECK(reset.total.allocated_bytes_peak == reset.total.allocated_bytes);
     CHECK(reset.total.reserved_bytes_peak == reset.total.reserved_bytes);
     CHECK(reset.total.reserved_bytes == before.total.reserved_bytes);
@@ -76,9 +76,9 @@ TEST_CASE("memory_stats counts the Buffer cache's hits and misses", "[conformanc
   for (const devrt::Device device : conformance::devices()) {
     INFO("device " << devrt::to_string(device));
     REQUIRE(devrt::empty_cache(device).ok());
-    const MemoryStats before = stats_of(device);
+    const MemoryStats before = memory_stats_of(device);
     for (int i = 0; i < 10; ++i) REQUIRE(Buffer::allocate(device, 2048).ok());
-    const MemoryStats after = stats_of(device);
+    const MemoryStats after = memory_stats_of(device);
     if (conformance::has_buffer_cache()) {
       CHECK(after.cache_misses == before.cache_misses + 1);
       CHECK(after.cache_hits == before.cache_hits + 9);
@@ -92,14 +92,14 @@ TEST_CASE("memory_stats counts the Buffer cache's hits and misses", "[conformanc
 TEST_CASE("memory_stats counts the device's workspace pool", "[conformance][memory_stats]") {
   for (const devrt::Device device : conformance::devices()) {
     INFO("device " << devrt::to_string(device));
-    const MemoryStats before = stats_of(device);
+    const MemoryStats before = memory_stats_of(device);
     {
       devrt::Workspace block = std::move(devrt::allocate_workspace(device, 8192)).value();
-      const MemoryStats held = stats_of(device);
+      const MemoryStats held = memory_stats_of(device);
       CHECK(held.total.allocated_bytes == before.total.allocated_bytes + 8192);
       CHECK(held.total.allocations == before.total.allocations + 1);
     }
-    CHECK(stats_of(device).total.allocated_bytes == before.total.allocated_bytes);
+    CHECK(memory_stats_of(device).total.allocated_bytes == before.total.allocated_bytes);
   }
 }
 
@@ -110,21 +110,21 @@ TEST_CASE("memory_stats counts textures in their own scope", "[conformance][memo
       CONFORMANCE_SKIP(devrt::to_string(device) << ": the device has no textures");
       continue;
     }
-    const MemoryStats before = stats_of(device);
+    const MemoryStats before = memory_stats_of(device);
     devrt::TensorOptions options;
     options.scope = MemoryScope::texture;
     {
       const std::int64_t shape[] = {3, 5, 4}; // 3 rows of 5 float32 texels: 240 bytes
       devrt::Tensor texture =
           std::move(devrt::Tensor::empty(shape, devrt::DataType::float32(), device, options)).value();
-      const MemoryStats held = stats_of(device);
+      const MemoryStats held = memory_stats_of(device);
       const auto scope = static_cast<std::size_t>(MemoryScope::texture);
       CHECK(held.scopes[scope].allocated_bytes == before.scopes[scope].allocated_bytes + 240);
       CHECK(held.scopes[scope].allocations == before.scopes[scope].allocations + 1);
       CHECK(held.total.allocated_bytes == before.total.allocated_bytes + 240);
       CHECK(held.scopes[0].allocated_bytes == before.scopes[0].allocated_bytes);
     }
-    CHECK(stats_of(device).total.allocated_bytes == before.total.allocated_bytes);
+    CHECK(memory_stats_of(device).total.allocated_bytes == before.total.allocated_bytes);
   }
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("the memory history remembers live allocations for the snapshot", "[co
     Buffer cached = std::move(Buffer::allocate(device, 1000)).value();
     Buffer large = std::move(Buffer::allocate(device, std::size_t{65} << 20)).value(); // never cached
     std::string snapshot = devrt::memory_snapshot(device).value();
-    CHECK(stats_of(device).history);
+    CHECK(memory_stats_of(device).history);
     CHECK(conformance::contains(snapshot, "\"history\":true"));
     CHECK(conformance::contains(snapshot, "{\"address\":\"" + address_text(cached.data()) + "\",\"bytes\":1000,"));
     CHECK(conformance::contains(snapshot, "{\"address\":\"" + address_text(large.data()) + "\",\"bytes\":68157440,"));
@@ -169,25 +169,25 @@ TEST_CASE("shutdown closes every device, with memory still held, and they open a
     REQUIRE(devrt::shutdown().ok());
     REQUIRE(devrt::shutdown().ok()); // twice is fine
     // A new record: figures start again, and what the old one counted is not taken off them.
-    const MemoryStats fresh = stats_of(device);
+    const MemoryStats fresh = memory_stats_of(device);
     CHECK(fresh.total.allocated_bytes == 0);
     CHECK(fresh.cached_bytes == 0);
     CHECK(conformance::read_back(survivor) == bytes); // memory held across shutdown stays valid
     REQUIRE(survivor.reset().ok());
     block.reset();
-    CHECK(stats_of(device).total.allocated_bytes == 0);
-    CHECK(stats_of(device).total.reserved_bytes == 0);
+    CHECK(memory_stats_of(device).total.allocated_bytes == 0);
+    CHECK(memory_stats_of(device).total.reserved_bytes == 0);
     // And the device works as before.
     Buffer again = conformance::upload(device, bytes);
     CHECK(conformance::read_back(again) == bytes);
-    CHECK(stats_of(device).total.allocated_bytes == 4096);
+    CHECK(memory_stats_of(device).total.allocated_bytes == 4096);
   }
 }
 
 TEST_CASE("memory_stats and the history under concurrent allocation", "[conformance][memory_stats][concurrency]") {
   for (const devrt::Device device : conformance::devices()) {
     INFO("device " << devrt::to_string(device));
-    const MemoryStats before = stats_of(device);
+    const MemoryStats before = memory_stats_of(device);
     std::atomic<bool> failed{false};
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t) {
@@ -210,7 +210,7 @@ TEST_CASE("memory_stats and the history under concurrent allocation", "[conforma
     });
     for (std::thread& thread : threads) thread.join();
     CHECK_FALSE(failed);
-    const MemoryStats after = stats_of(device);
+    const MemoryStats after = memory_stats_of(device);
     CHECK(after.total.allocated_bytes == before.total.allocated_bytes);
     CHECK(after.total.allocations == before.total.allocations);
     CHECK(after.total.allocated_bytes_peak >= after.total.allocated_bytes);

@@ -4,7 +4,6 @@
 // keeps the reasons, and at the end of the run prints which cases were skipped, wholly (nothing
 // else was checked) or on some devices; conformance_main exits 77 (meson: SKIP) when every case
 // that ran was skipped.
-#define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include "conformance.hpp"
 
 #include <cstdio>

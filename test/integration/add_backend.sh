@@ -29,9 +29,10 @@ sed -i "s/^all_backends = \['cpu', /all_backends = ['cpu', 'foo', /" "$tree/meso
 grep -q "'foo'" "$tree/meson.build" || { echo "FAIL: all_backends not found in meson.build"; exit 1; }
 grep -q "DEVRT_REGISTER_BACKEND(foo," "$tree/src/backends/foo/foo_backend.cpp" ||
   { echo "FAIL: the copied sources do not end in foo's registrar"; exit 1; }
-# Unoptimised: the test is the README's steps, and -O2 would double its compile time.
+# Unoptimised and in unity mode: the test is the README's steps, and -O2 would double its compile
+# time, one unit per source (the plain build's way) double it again.
 options="-Dfoo=enabled -Dnull=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled -Drocm=disabled \
-  -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled --buildtype=debug"
+  -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled --buildtype=debug -Dunity=on -Dunity_size=16"
 
 # Without step 1 the copy keeps null's kind: refused at configure time, naming both backends.
 # shellcheck disable=SC2086

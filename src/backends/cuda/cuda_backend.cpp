@@ -302,7 +302,7 @@ Result<Target> CudaBackend::detect_target(std::int32_t device) noexcept {
 
 Status CudaBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
-  const auto cuda = static_cast<std::int32_t>(DeviceKind::cuda);
+  const auto cuda = static_cast<std::int32_t>(CudaBackend::kind);
   const void* src = static_cast<const std::byte*>(desc.src) + desc.src_offset;
   void* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
   CUstream stream = stream_of(desc.stream);

@@ -296,7 +296,7 @@ Status OpenclBackend::free(std::int32_t, void* ptr) noexcept {
 
 Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
-  const auto kind = static_cast<std::int32_t>(DeviceKind::opencl);
+  const auto kind = static_cast<std::int32_t>(OpenclBackend::kind);
   if (desc.src_kind != kind) { // host -> device
     cl_command_queue queue = queue_of(desc.dst_device_id, desc.stream);
     DEVRT_CL_CHECK("clEnqueueWriteBuffer",

@@ -84,7 +84,7 @@ Status OpenclBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
   const std::size_t region[3] = {static_cast<std::size_t>(desc.desc->width),
                                  static_cast<std::size_t>(desc.desc->height),
                                  static_cast<std::size_t>(desc.desc->layers)};
-  const bool host = desc.linear_kind != static_cast<std::int32_t>(DeviceKind::opencl);
+  const bool host = desc.linear_kind != static_cast<std::int32_t>(OpenclBackend::kind);
   if (host) {
     const std::size_t row_pitch = region[0] * 4 * (desc.desc->type_bits / 8);
     const std::size_t slice_pitch = desc.desc->layers > 1 ? row_pitch * region[1] : 0;

@@ -204,7 +204,7 @@ Result<Target> RocmBackend::detect_target(std::int32_t device) noexcept {
 
 Status RocmBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
-  const auto rocm = static_cast<std::int32_t>(DeviceKind::rocm);
+  const auto rocm = static_cast<std::int32_t>(RocmBackend::kind);
   auto* src = const_cast<std::byte*>(static_cast<const std::byte*>(desc.src)) + desc.src_offset;
   auto* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
   hipStream_t stream = stream_of(desc.stream);

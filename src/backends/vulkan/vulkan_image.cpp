@@ -202,7 +202,7 @@ Status VulkanBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
   const auto& t = *static_cast<const TextureState*>(desc.texture);
   StreamState& s = stream_of(d, desc.stream);
   const VkDeviceSize bytes = t.bytes();
-  if (desc.linear_kind == static_cast<std::int32_t>(DeviceKind::vulkan)) {
+  if (desc.linear_kind == static_cast<std::int32_t>(VulkanBackend::kind)) {
     if (desc.linear_offset % t.texel_bytes != 0) {
       return make_error(ErrorCode::invalid_argument, "a buffer offset of ", desc.linear_offset,
                         " bytes is not a multiple of the texel's ", t.texel_bytes, " bytes");

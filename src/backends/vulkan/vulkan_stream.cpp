@@ -537,7 +537,7 @@ Status VulkanBackend::free(std::int32_t device, void* ptr) noexcept {
 }
 
 Status VulkanBackend::copy(const CopyDesc& desc) noexcept {
-  const auto kind = static_cast<std::int32_t>(DeviceKind::vulkan);
+  const auto kind = static_cast<std::int32_t>(VulkanBackend::kind);
   if (desc.src_kind != kind) {
     DEVRT_VK_DEVICE(d, desc.dst_device_id);
     return write_from_host(d, stream_of(d, desc.stream), *static_cast<Allocation*>(desc.dst), desc.dst_offset,

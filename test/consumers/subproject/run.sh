@@ -17,8 +17,9 @@ options=""
 for name in "$@"; do
   case "$name" in cpu) ;; *) options="$options,$name=enabled" ;; esac
 done
-# Unoptimised: the test is the embedding, and -O2 would double its compile time.
-meson setup "$work/build" "$work/project" --force-fallback-for=devrt --buildtype=debug \
+# Unoptimised, and devrt in unity mode: the test is the embedding, and -O2 would double its compile
+# time, one unit per source double it again.
+meson setup "$work/build" "$work/project" --force-fallback-for=devrt --buildtype=debug -Dunity=subprojects \
   "-Ddevrt_options=tests=disabled,bench=disabled$options" >"$work/setup.log" 2>&1 ||
   { cat "$work/setup.log"; exit 1; }
 # The consumer and what it links, not devrt's own tools, C library and Python module.
