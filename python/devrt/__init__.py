@@ -23,14 +23,15 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 from devrt import _capi  # noqa: E402 -- loads libdevrt_c.so, which devrt._ext links
 from devrt import _ext  # noqa: E402
 from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
-                         OutOfRangeError, ToolFailedError, UnavailableError, UnsupportedError)
+                         OutOfRangeError, Status, ToolFailedError, UnavailableError, UnsupportedError)
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, ext_dev, hexagon,  # noqa: F401
                            metal, opencl, rocm, vulkan)
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401
 from devrt import target  # noqa: F401
 from devrt import backend
 
-_ext.register_types(Device, Tensor, {code: _capi.ERROR_TYPES.get(code, DevrtError) for code in range(1, 64)})
+_ext.register_types(Device, Tensor, {status: _capi.ERROR_TYPES.get(status, DevrtError) for status in Status
+                                     if status != Status.OK})
 
 __version__ = _capi.lib.devrt_version().decode()
 

@@ -8,6 +8,7 @@ This module loads libdevrt_c.so first (devrt._ext links it) and serves the rest 
 backends, support) until those move into devrt._ext too.
 """
 import ctypes
+import enum
 import os
 import pathlib
 
@@ -53,6 +54,13 @@ def _load():
 
 lib = _load()
 
+from devrt import _ext  # noqa: E402 -- links libdevrt_c.so, loaded just above
+
+# The C API's status codes by name: devrt.Status.INVALID_ARGUMENT, ... (never bare numbers).
+Status = enum.IntEnum("Status", {name.upper(): number for name, number in _ext.STATUS_CODES.items()},
+                      module="devrt")
+Status.__doc__ = "A devrt status code, as the C API numbers it (DEVRT_STATUS_*); DevrtError.status holds one."
+
 # ---- Types ---------------------------------------------------------------------------------------
 
 c_status = ctypes.c_int32
@@ -90,11 +98,13 @@ class CPoolStats(ctypes.Structure):
 # ---- Errors --------------------------------------------------------------------------------------
 
 class DevrtError(RuntimeError):
-    """A devrt call failed; `code` is the status name ("invalid_argument", ...)."""
+    """A devrt call failed; `code` is the status name ("invalid_argument", ...), `status` the
+    devrt.Status member."""
 
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
+        self.status = Status[code.upper()] if code.upper() in Status.__members__ else None
 
 
 class UnavailableError(DevrtError):
@@ -125,8 +135,10 @@ class OutOfMemoryError(DevrtError, MemoryError):
     """An allocation could not be satisfied."""
 
 
-ERROR_TYPES = {1: InvalidArgumentError, 2: OutOfRangeError, 3: UnavailableError, 4: UnsupportedError,
-                5: OutOfMemoryError, 8: NotFoundError, 11: ToolFailedError}
+ERROR_TYPES = {Status.INVALID_ARGUMENT: InvalidArgumentError, Status.OUT_OF_RANGE: OutOfRangeError,
+               Status.UNAVAILABLE: UnavailableError, Status.UNSUPPORTED: UnsupportedError,
+               Status.OUT_OF_MEMORY: OutOfMemoryError, Status.NOT_FOUND: NotFoundError,
+               Status.TOOL_FAILED: ToolFailedError}
 
 
 def last_error(status):
@@ -137,7 +149,7 @@ def last_error(status):
 
 def check(status):
     """Raises the matching DevrtError when a call did not return DEVRT_STATUS_OK."""
-    if status != 0:
+    if status != Status.OK:
         raise last_error(status)
 
 

@@ -199,6 +199,18 @@ bool add_functions(PyObject* module, PyMethodDef* functions) noexcept {
   return PyModule_AddFunctions(module, functions) == 0;
 }
 
+// STATUS_CODES: {"ok": 0, "invalid_argument": 1, ...}, the C API's status names and numbers, for
+// the package's devrt.Status.
+bool add_status_codes(PyObject* module) noexcept {
+  Ref codes(PyDict_New());
+  if (!codes) return false;
+  for (devrt_status status = DEVRT_STATUS_OK; status <= DEVRT_STATUS_LAST; ++status) {
+    Ref number(PyLong_FromLong(status));
+    if (!number || PyDict_SetItemString(codes.get(), devrt_status_name(status), number.get()) != 0) return false;
+  }
+  return PyModule_AddObjectRef(module, "STATUS_CODES", codes.get()) == 0;
+}
+
 int exec_module(PyObject* module) noexcept {
   State& s = state();
   s.device_base = make_device_type(module);
@@ -216,10 +228,10 @@ int exec_module(PyObject* module) noexcept {
   if (s.legacy_producers == nullptr) return -1;
   if (!add_functions(module, kModuleFunctions) || !add_functions(module, kDeviceFunctions) ||
       !add_functions(module, kTensorFunctions) || !add_functions(module, kDlpackFunctions) ||
-      !add_functions(module, kMemoryFunctions) ||
-      !add_dlpack(module, s.tensor_base)) {
+      !add_functions(module, kMemoryFunctions) || !add_dlpack(module, s.tensor_base)) {
     return -1;
   }
+  if (!add_status_codes(module)) return -1;
   return PyModule_AddIntConstant(module, "C_API_VERSION", devrt_api_version());
 }
 

@@ -52,9 +52,9 @@ def names():
 def availability(name):
     """None when backend `name` can be used here, else the reason (a str) it cannot."""
     status = lib.devrt_backend_availability(name.encode())
-    if status == 0:
+    if status == _capi.Status.OK:
         return None
-    if status == 8:
+    if status == _capi.Status.NOT_FOUND:
         raise _capi.last_error(status)
     return lib.devrt_last_error().decode("utf-8", "replace")
 
