@@ -7,9 +7,9 @@
 >>> import numpy; numpy.from_dlpack(t)
 
 The names follow TVM's (tvm.device, tvm.runtime.tensor, tvm.support, tvm.backend, tvm.target);
-docs/python.md lists each with its TVM counterpart. Devices, attributes, tensors, DLPack and copies
-run in a compiled module over CPython's stable ABI (devrt._ext); the rest talks to libdevrt_c.so
-through ctypes (see devrt._capi for how the library is found). Importing the package loads the
+docs/python.md lists each with its TVM counterpart. Everything runs in a compiled module over
+CPython's stable ABI (devrt._ext, typed in _ext.pyi) except devrt.support's toolchain calls, which
+still talk to libdevrt_c.so through ctypes (devrt._capi, which also finds and loads the library). Importing the package loads the
 available backends once every public name below is defined (see devrt.backend).
 """
 import atexit
@@ -33,12 +33,12 @@ from devrt import backend
 _ext.register_types(Device, Tensor, {status: _capi.ERROR_TYPES.get(status, DevrtError) for status in Status
                                      if status != Status.OK})
 
-__version__ = _capi.lib.devrt_version().decode()
+__version__ = _ext.version()
 
 
 def describe():
     """Prints devrt's build facts and backends, the table `devrt-info --build` prints."""
-    print(_capi.call_string(_capi.lib.devrt_describe), end="")
+    print(_ext.describe(), end="")
 
 
 def memory_stats(dev):

@@ -1,11 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The C API (libdevrt_c.so) through ctypes, for the calls the compiled module devrt._ext does
-not make yet: finding and loading the library, its prototypes, and errors.
-
-The package has a compiled part, devrt._ext (python/ext/, CPython's stable ABI over
-libdevrt_c.so): devices, attributes, tensors, DLPack, copies and memory statistics go through it.
-This module loads libdevrt_c.so first (devrt._ext links it) and serves the rest (streams, modules,
-backends, support) until those move into devrt._ext too.
+"""libdevrt_c.so: finding and loading it (devrt._ext links it), devrt's exception classes and
+status codes, and, through ctypes, the C API of the toolchain helpers (devrt_tc_*) that devrt.support
+uses and the compiled module devrt._ext does not bind yet. Everything else goes through devrt._ext.
 """
 import ctypes
 import enum
@@ -66,33 +62,11 @@ Status.__doc__ = "A devrt status code, as the C API numbers it (DEVRT_STATUS_*);
 c_status = ctypes.c_int32
 
 
-class CDevice(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int32), ("id", ctypes.c_int32)]
-
-
-class CSpan(ctypes.Structure):
-    _fields_ = [("device", CDevice), ("data", ctypes.c_void_p), ("size", ctypes.c_size_t)]
-
-
-class CStreamRef(ctypes.Structure):
-    _fields_ = [("device", CDevice), ("handle", ctypes.c_void_p)]
-
-
-class CDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
 class CCompileOptions(ctypes.Structure):  # devrt_tc_compile_options
     _fields_ = [("kind", ctypes.c_int32), ("output", ctypes.c_char_p), ("inputs", ctypes.c_void_p),
                 ("num_inputs", ctypes.c_size_t), ("options", ctypes.c_void_p), ("num_options", ctypes.c_size_t),
                 ("compiler", ctypes.c_char_p), ("launcher", ctypes.c_void_p), ("num_launcher", ctypes.c_size_t),
                 ("env", ctypes.c_void_p), ("num_env", ctypes.c_size_t), ("working_directory", ctypes.c_char_p)]
-
-
-class CPoolStats(ctypes.Structure):
-    _fields_ = [("reserved_bytes", ctypes.c_size_t), ("cached_bytes", ctypes.c_size_t),
-                ("cache_limit_bytes", ctypes.c_size_t), ("hits", ctypes.c_uint64),
-                ("backend_allocations", ctypes.c_uint64), ("backend_frees", ctypes.c_uint64)]
 
 
 # ---- Errors --------------------------------------------------------------------------------------
@@ -179,86 +153,14 @@ def string_list(items):
 
 _P = ctypes.c_void_p
 _S = ctypes.c_size_t
-_I32 = ctypes.c_int32
-_I64 = ctypes.c_int64
 _STR = ctypes.c_char_p
 _OUT = ctypes.POINTER(ctypes.c_void_p)
 
 _PROTOTYPES = {
     "devrt_api_version": (ctypes.c_uint32, []),
-    "devrt_version": (_STR, []),
     "devrt_last_error": (_STR, []),
-    "devrt_last_error_code": (c_status, []),
     "devrt_status_name": (_STR, [c_status]),
     "devrt_string_free": (None, [_P]),
-    "devrt_device_parse": (c_status, [_STR, ctypes.POINTER(CDevice)]),
-    "devrt_device_kind_name": (_STR, [_I32]),
-    "devrt_device_count": (_I32, [_I32]),
-    "devrt_device_exists": (ctypes.c_int, [CDevice]),
-    "devrt_device_synchronize": (c_status, [CDevice]),
-    "devrt_attribute_name": (_STR, [_I32]),
-    "devrt_attribute_type": (_I32, [_I32]),
-    "devrt_device_attribute_int": (c_status, [CDevice, _I32, ctypes.POINTER(_I64)]),
-    "devrt_device_attribute_string": (c_status, [CDevice, _I32, ctypes.c_char_p, _S, ctypes.POINTER(_S)]),
-    "devrt_device_attribute_dim3": (c_status, [CDevice, _I32, ctypes.POINTER(_I64)]),
-    "devrt_detect_target": (c_status, [CDevice, _OUT]),
-    "devrt_backend_count": (_S, []),
-    "devrt_backend_name": (_STR, [_S]),
-    "devrt_backend_kind": (_I32, [_S]),
-    "devrt_backend_availability": (c_status, [_STR]),
-    "devrt_backend_load": (c_status, [_STR, ctypes.POINTER(_I32)]),
-    "devrt_plugin_load_file": (c_status, [_STR, ctypes.POINTER(_I32)]),
-    "devrt_backend_load_all": (c_status, [ctypes.POINTER(_S)]),
-    "devrt_plugin_count": (_S, []),
-    "devrt_plugin_loaded": (c_status, [_S, ctypes.c_char_p, _S, ctypes.c_char_p, _S]),
-    "devrt_plugin_failure_count": (_S, []),
-    "devrt_plugin_failure": (c_status, [_S, ctypes.c_char_p, _S, ctypes.c_char_p, _S]),
-    "devrt_plugin_search_path": (c_status, [_OUT]),
-    "devrt_buffer_allocate": (c_status, [CDevice, _S, _S, _OUT]),
-    "devrt_buffer_release": (None, [_P]),
-    "devrt_buffer_span": (CSpan, [_P]),
-    "devrt_copy": (c_status, [ctypes.POINTER(CSpan), _S, ctypes.POINTER(CSpan), _S, _S, ctypes.POINTER(CStreamRef)]),
-    "devrt_stream_create": (c_status, [CDevice, _OUT]),
-    "devrt_stream_release": (None, [_P]),
-    "devrt_stream_get_ref": (CStreamRef, [_P]),
-    "devrt_stream_synchronize": (c_status, [CStreamRef]),
-    "devrt_current_stream": (CStreamRef, [CDevice]),
-    "devrt_set_current_stream": (c_status, [CStreamRef]),
-    "devrt_event_create": (c_status, [CDevice, _OUT]),
-    "devrt_event_release": (None, [_P]),
-    "devrt_event_record": (c_status, [_P, ctypes.POINTER(CStreamRef)]),
-    "devrt_event_synchronize": (c_status, [_P]),
-    "devrt_event_query": (c_status, [_P, ctypes.POINTER(ctypes.c_int)]),
-    "devrt_event_wait": (c_status, [_P, ctypes.POINTER(CStreamRef)]),
-    "devrt_workspace_stats": (c_status, [CDevice, ctypes.POINTER(CPoolStats)]),
-    "devrt_tensor_empty": (c_status, [ctypes.POINTER(_I64), _I32, CDataType, CDevice, ctypes.c_char_p, _OUT]),
-    "devrt_tensor_scope": (ctypes.c_char_p, [ctypes.c_void_p]),
-    "devrt_tensor_share": (c_status, [_P, _OUT]),
-    "devrt_tensor_release": (None, [_P]),
-    "devrt_tensor_ndim": (_I32, [_P]),
-    "devrt_tensor_shape": (ctypes.POINTER(_I64), [_P]),
-    "devrt_tensor_strides": (ctypes.POINTER(_I64), [_P]),
-    "devrt_tensor_dtype": (CDataType, [_P]),
-    "devrt_tensor_device": (CDevice, [_P]),
-    "devrt_tensor_data": (_P, [_P]),
-    "devrt_tensor_byte_offset": (ctypes.c_uint64, [_P]),
-    "devrt_tensor_nbytes": (_S, [_P]),
-    "devrt_tensor_is_contiguous": (ctypes.c_int, [_P]),
-    "devrt_tensor_read_only": (ctypes.c_int, [_P]),
-    "devrt_tensor_is_copied": (ctypes.c_int, [_P]),
-    "devrt_tensor_from_dlpack": (c_status, [_P, _S, _OUT]),
-    "devrt_tensor_from_dlpack_versioned": (c_status, [_P, _S, _OUT]),
-    "devrt_tensor_to_dlpack": (c_status, [_P, _OUT]),
-    "devrt_tensor_to_dlpack_versioned": (c_status, [_P, _OUT]),
-    "devrt_tensor_copy": (c_status, [_P, _P, ctypes.POINTER(CStreamRef)]),
-    "devrt_tensor_to": (c_status, [_P, CDevice, ctypes.POINTER(CStreamRef), _OUT]),
-    "devrt_tensor_copy_from_host": (c_status, [_P, _P, _S]),
-    "devrt_tensor_copy_to_host": (c_status, [_P, _P, _S]),
-    "devrt_tensor_create_view": (c_status, [_P, ctypes.POINTER(_I64), _I32, CDataType, ctypes.c_uint64, _OUT]),
-    "devrt_dtype_parse": (c_status, [_STR, ctypes.POINTER(CDataType)]),
-    "devrt_dtype_to_string": (c_status, [CDataType, ctypes.c_char_p, _S]),
-    "devrt_build_info_json": (c_status, [_OUT]),
-    "devrt_describe": (c_status, [_OUT]),
 }
 
 _TOOLCHAIN_PROTOTYPES = {

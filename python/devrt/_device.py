@@ -6,18 +6,10 @@ that are not hot.
 """
 import json
 
-from devrt import _capi, _ext
-from devrt._capi import check, lib
+from devrt import _ext
 
 # Attribute name -> (number, type: 0 bool, 1 int, 2 string, 3 dim3), from the C API itself.
-ATTRIBUTES = {}
-for _number in range(64):
-    _name = lib.devrt_attribute_name(_number).decode()
-    if not _name:
-        break
-    ATTRIBUTES[_name] = (_number, lib.devrt_attribute_type(_number))
-
-_UNSUPPORTED = 4
+ATTRIBUTES = _ext.attributes()
 
 
 class Device(_ext.Device):
@@ -38,11 +30,7 @@ class Device(_ext.Device):
     def sync(self):
         """Waits for all work queued on the device. Backends that cannot wait for all of a device's
         streams at once (OpenCL, Vulkan) wait for this thread's current stream of the device."""
-        c_device = _capi.CDevice(self.device_type, self.index)
-        status = lib.devrt_device_synchronize(c_device)
-        if status == _UNSUPPORTED:
-            status = lib.devrt_stream_synchronize(lib.devrt_current_stream(c_device))
-        check(status)
+        _ext.device_synchronize(self)
 
     def attribute(self, name):
         """Reads one attribute by name (as the properties do)."""
@@ -56,13 +44,7 @@ class Device(_ext.Device):
 
     def target(self):
         """The device as a compiler target: TVM's target dict ({"kind": "cuda", "arch": ...})."""
-        c_device = _capi.CDevice(self.device_type, self.index)
-        return json.loads(_capi.call_string(lib.devrt_detect_target, c_device))
-
-    @property
-    def _c(self):
-        """The device as the C API's devrt_device (for the ctypes calls)."""
-        return _capi.CDevice(self.device_type, self.index)
+        return json.loads(_ext.detect_target(self))
 
 
 def device(device_type, index=None):
@@ -99,4 +81,4 @@ ext_dev = _kind_constructor("ext_dev")
 
 def device_count(kind):
     """How many devices of a kind ("cuda" or a DLPack number) are present; 0 without a backend."""
-    return lib.devrt_device_count(Device(kind, 0).dlpack_device_type())
+    return _ext.device_count(Device(kind, 0).dlpack_device_type())

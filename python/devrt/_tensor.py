@@ -7,10 +7,8 @@ fields, __dlpack__ / __dlpack_device__, from_dlpack, empty and the copies are co
 (or DLManagedTensorVersioned) in a capsule that holds its own reference; importing gives devrt
 ownership of the producer's tensor, whose deleter runs exactly once.
 """
-import ctypes
 
-from devrt import _capi, _ext
-from devrt._capi import check, lib
+from devrt import _ext
 from devrt._device import Device
 
 # ---- Data types ----------------------------------------------------------------------------------
@@ -51,10 +49,6 @@ class DataType:
     type_code = property(lambda self: self.code, doc="DLPack type code (tvm-ffi's name for code)")
     itemsize = property(lambda self: (self.bits * self.lanes + 7) // 8, doc="bytes per element")
 
-    @property
-    def _c(self):
-        return _capi.CDataType(self.code, self.bits, self.lanes)
-
     def __str__(self):
         return _ext.dtype_to_string(self.code, self.bits, self.lanes)
 
@@ -94,16 +88,13 @@ class Stream:
     __slots__ = ("_handle", "device")
 
     def __init__(self, device):
-        self._handle = None
         self.device = device if isinstance(device, Device) else Device(device)
-        handle = ctypes.c_void_p()
-        check(lib.devrt_stream_create(self.device._c, ctypes.byref(handle)))
-        self._handle = handle
+        self._handle = _ext.stream_create(self.device)  # a capsule: the stream goes with it
 
     @property
     def handle(self):
         """The backend's stream handle as an int (a CUstream on CUDA), as DLPack's stream argument."""
-        return lib.devrt_stream_get_ref(self._handle).handle or 0
+        return _ext.stream_native_handle(self._handle)
 
     @property
     def _ref(self):
@@ -111,12 +102,7 @@ class Stream:
 
     def sync(self):
         """Waits for everything queued on the stream."""
-        check(lib.devrt_stream_synchronize(lib.devrt_stream_get_ref(self._handle)))
-
-    def __del__(self):
-        if getattr(self, "_handle", None):
-            lib.devrt_stream_release(self._handle)
-            self._handle = None
+        _ext.stream_synchronize(self._handle)
 
 
 def _stream_ref(device, stream):

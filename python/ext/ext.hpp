@@ -99,6 +99,9 @@ extern PyMethodDef kDeviceFunctions[];
 extern PyMethodDef kTensorFunctions[];
 extern PyMethodDef kDlpackFunctions[];
 extern PyMethodDef kMemoryFunctions[];
+extern PyMethodDef kRuntimeFunctions[];
+// PLUGIN_LOADED, PLUGIN_ALREADY_LOADED, PLUGIN_BUILT_IN (runtime.cpp).
+bool add_runtime_constants(PyObject* module) noexcept;
 
 // Tensor methods defined in dlpack.cpp.
 PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) noexcept;

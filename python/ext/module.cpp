@@ -228,7 +228,8 @@ int exec_module(PyObject* module) noexcept {
   if (s.legacy_producers == nullptr) return -1;
   if (!add_functions(module, kModuleFunctions) || !add_functions(module, kDeviceFunctions) ||
       !add_functions(module, kTensorFunctions) || !add_functions(module, kDlpackFunctions) ||
-      !add_functions(module, kMemoryFunctions) || !add_dlpack(module, s.tensor_base)) {
+      !add_functions(module, kMemoryFunctions) || !add_functions(module, kRuntimeFunctions) ||
+      !add_runtime_constants(module) || !add_dlpack(module, s.tensor_base)) {
     return -1;
   }
   if (!add_status_codes(module)) return -1;

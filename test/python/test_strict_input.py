@@ -166,3 +166,24 @@ def test_torch_refusing_an_opencl_tensor_releases_it_once():
         with pytest.raises(RuntimeError):
             torch.from_dlpack(tensor)
     assert (tensor.numpy() == np.arange(6)).all()  # the storage is intact, referenced once more by none
+
+
+def test_backend_names_are_strings_without_nul():
+    with pytest.raises(TypeError):
+        devrt.backend.availability(b"cpu")
+    with pytest.raises(ValueError):
+        devrt.backend.availability("cp\0u")
+    with pytest.raises(devrt.NotFoundError):
+        devrt.backend.availability("no_such_backend")
+    assert devrt.backend.availability("cpu") is None
+
+
+def test_a_stream_is_a_capsule_the_module_made():
+    stream = devrt.Stream(devrt.cpu(0))
+    stream.sync()
+    assert isinstance(stream.handle, int)
+    from devrt import _ext
+    with pytest.raises((TypeError, ValueError)):
+        _ext.stream_synchronize(object())
+    with pytest.raises(devrt.InvalidArgumentError):
+        devrt.Stream(devrt.cpu(9999))

@@ -13,14 +13,12 @@ still load). A hook can therefore use ``devrt.describe``, ``devrt.support``, ``d
 and every other public name. ``DEVRT_BACKEND_AUTOLOAD=0`` turns all of that off, as in C++:
 nothing is loaded until ``load_all()`` or ``load(name)`` is called.
 """
-import ctypes
 import importlib
 import os
 import threading
 import warnings
 
-from devrt import _capi
-from devrt._capi import check, lib
+from devrt import _capi, _ext
 from devrt.target import register_device_target_detector  # noqa: F401 -- TVM has it beside load()
 
 #: The in-tree backends with a module devrt.backend.<name>, in the order autoload loads them.
@@ -46,17 +44,12 @@ def autoload_enabled():
 
 def names():
     """The registered backends' names, in registration order (built-in, plugins, placeholders)."""
-    return [lib.devrt_backend_name(i).decode() for i in range(lib.devrt_backend_count())]
+    return [name for name, _ in _ext.backends()]
 
 
 def availability(name):
     """None when backend `name` can be used here, else the reason (a str) it cannot."""
-    status = lib.devrt_backend_availability(name.encode())
-    if status == _capi.Status.OK:
-        return None
-    if status == _capi.Status.NOT_FOUND:
-        raise _capi.last_error(status)
-    return lib.devrt_last_error().decode("utf-8", "replace")
+    return _ext.backend_availability(name)
 
 
 def is_available(name):
@@ -64,30 +57,19 @@ def is_available(name):
     return name in names() and availability(name) is None
 
 
-def _copy_pair(function, index):
-    first = ctypes.create_string_buffer(4096)
-    second = ctypes.create_string_buffer(8192)
-    check(function(index, first, len(first), second, len(second)))
-    return first.value.decode("utf-8", "replace"), second.value.decode("utf-8", "replace")
-
-
 def loaded_plugins():
     """[(path, [backend names])] of the plugins loaded so far, in load order."""
-    plugins = []
-    for i in range(lib.devrt_plugin_count()):
-        path, backends = _copy_pair(lib.devrt_plugin_loaded, i)
-        plugins.append((path, backends.split(",") if backends else []))
-    return plugins
+    return [(path, backends.split(",") if backends else []) for path, backends in _ext.loaded_plugins()]
 
 
 def failures():
     """[(path, reason)] of the plugin files that failed to load."""
-    return [_copy_pair(lib.devrt_plugin_failure, i) for i in range(lib.devrt_plugin_failure_count())]
+    return _ext.plugin_failures()
 
 
 def search_path():
     """The directories searched for plugins, in order."""
-    text = _capi.call_string(lib.devrt_plugin_search_path)
+    text = _ext.plugin_search_path()
     return text.split(":") if text else []
 
 
@@ -99,7 +81,8 @@ def _warn_new_failures():
         warnings.warn(f"devrt: backend plugin {path} failed to load: {reason}", BackendLoadWarning, stacklevel=3)
 
 
-_OUTCOMES = {0: "loaded", 1: "already_loaded", 2: "built_in"}
+_OUTCOMES = {_ext.PLUGIN_LOADED: "loaded", _ext.PLUGIN_ALREADY_LOADED: "already_loaded",
+             _ext.PLUGIN_BUILT_IN: "built_in"}
 
 
 def load_native(name):
@@ -108,9 +91,7 @@ def load_native(name):
     Returns "loaded", "already_loaded" or "built_in". Raises NotFoundError when no such plugin is
     on the search path, DevrtError when it is there and broken (the message says why).
     """
-    outcome = ctypes.c_int32()
-    check(lib.devrt_backend_load(name.encode(), ctypes.byref(outcome)))
-    return _OUTCOMES[outcome.value]
+    return _OUTCOMES[_ext.backend_load(name)]
 
 
 def load_native_if_present(name):
@@ -183,9 +164,7 @@ def is_loaded(name):
 
 def load_plugin(path):
     """Loads one plugin file (an out-of-tree backend); returns as load() does."""
-    outcome = ctypes.c_int32()
-    check(lib.devrt_plugin_load_file(os.fsencode(path), ctypes.byref(outcome)))
-    return _OUTCOMES[outcome.value]
+    return _OUTCOMES[_ext.plugin_load_file(path)]
 
 
 def _entry_points():
@@ -243,11 +222,10 @@ def load_all():
     Returns the number of plugin files loaded now plus the entry points called now. Failures are
     warnings (BackendLoadWarning), as at import.
     """
-    count = ctypes.c_size_t()
-    check(lib.devrt_backend_load_all(ctypes.byref(count)))
+    count = _ext.backend_load_all()
     _load_builtin_backends()
     _warn_new_failures()
-    return count.value + len(load_entry_points())
+    return count + len(load_entry_points())
 
 
 _autoloaded = False
@@ -260,7 +238,7 @@ def _autoload():
         return
     _autoloaded = True
     # The C++ registry loads the native plugins on first use, honouring DEVRT_BACKEND_AUTOLOAD.
-    lib.devrt_backend_count()
+    _ext.backends()
     _warn_new_failures()
     if autoload_enabled():
         _load_builtin_backends()

@@ -16,18 +16,18 @@ Python callables, which only Python worker processes can.
 """
 import json
 
-from devrt import _capi
+from devrt import _ext
 from devrt.support import cc, nvcc, popen_pool, rocm, tar, utils  # noqa: F401
 
 
 def libinfo():
     """devrt's build facts as a dict of str (TVM's libinfo): version, git_revision, compiler,
     build_type, sanitizers, backends, plugins, logging, dlpack, fmt and each backend's headers."""
-    facts = {"version": _capi.lib.devrt_version().decode()}
-    facts.update(json.loads(_capi.call_string(_capi.lib.devrt_build_info_json)))
+    facts = {"version": _ext.version()}
+    facts.update(json.loads(_ext.build_info_json()))
     return {key: (("ON" if value else "OFF") if isinstance(value, bool) else str(value)) for key, value in facts.items()}
 
 
 def describe():
     """Prints the build facts and every backend's state, as `devrt-info --build` does."""
-    print(_capi.call_string(_capi.lib.devrt_describe), end="")
+    print(_ext.describe(), end="")
