@@ -104,7 +104,7 @@ BENCHMARK(tensor_copy_devrt)->Name("tensor_copy/devrt") TENSOR_COPY_SIZES;
 void target_detect_uncached(benchmark::State& state) {
   devrt::cpu::CpuBackend backend;
   for (auto _ : state) {
-    devrt::Result<devrt::Target> target = backend.detect_target(0);
+    devrt::Result<devrt::Target> target = backend.detect_target(devrt::BackendDevice{0, 0, nullptr});
     benchmark::DoNotOptimize(target->kind().data());
   }
   state.SetLabel("cpuid + attributes, no cache");

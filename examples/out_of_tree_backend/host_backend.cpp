@@ -20,7 +20,7 @@ public:
 
   devrt::Status availability() noexcept { return devrt::Status(); }
   devrt::Result<std::int32_t> device_count() noexcept { return 1; }
-  devrt::Result<devrt::AttributeValue> get_attribute(std::int32_t, devrt::Attribute attribute) noexcept {
+  devrt::Result<devrt::AttributeValue> get_attribute(const devrt::BackendDevice&, devrt::Attribute attribute) noexcept {
     switch (attribute) {
     case devrt::Attribute::exist: return devrt::AttributeValue(true);
     case devrt::Attribute::device_name: return devrt::AttributeValue(std::string("example host memory"));
@@ -28,13 +28,13 @@ public:
     }
   }
 
-  devrt::Result<void*> allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+  devrt::Result<void*> allocate(const devrt::BackendDevice&, std::size_t nbytes, std::size_t alignment) noexcept {
     std::size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
     void* p = rounded >= nbytes ? std::aligned_alloc(alignment, rounded) : nullptr;
     if (p == nullptr) return devrt::make_error(devrt::ErrorCode::out_of_memory, "aligned_alloc(", nbytes, ") failed");
     return p;
   }
-  devrt::Status free(std::int32_t, void* ptr) noexcept {
+  devrt::Status free(const devrt::BackendDevice&, void* ptr) noexcept {
     std::free(ptr);
     return devrt::Status();
   }
@@ -45,12 +45,12 @@ public:
   }
 
   // Streams are synchronous: every operation has finished when it returns.
-  devrt::Result<void*> stream_create(std::int32_t) noexcept {
+  devrt::Result<void*> stream_create(const devrt::BackendDevice&) noexcept {
     static std::atomic<std::uintptr_t> next{1};
     return reinterpret_cast<void*>(next.fetch_add(1));
   }
-  devrt::Status stream_destroy(std::int32_t, void*) noexcept { return devrt::Status(); }
-  devrt::Status stream_synchronize(std::int32_t, void*) noexcept { return devrt::Status(); }
+  devrt::Status stream_destroy(const devrt::BackendDevice&, void*) noexcept { return devrt::Status(); }
+  devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) noexcept { return devrt::Status(); }
 };
 
 static_assert(devrt::Backend<HostBackend>);

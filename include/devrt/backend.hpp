@@ -38,6 +38,16 @@
 namespace devrt {
 
 using CopyDesc = devrt_copy_desc;
+// A device as the core opened it (devrt/backend_abi.h): its index, and the backend's state for it
+// when the backend keeps one (BackendDeviceLifecycle). Owned by the core; one address from
+// open_device to close_device.
+using BackendDevice = devrt_backend_device;
+
+// The backend's state of `device`, which its open_device set: backend_state<MyDevice>(device).
+template <class T>
+T& backend_state(const BackendDevice& device) noexcept {
+  return *static_cast<T*>(device.state);
+}
 
 // A bounded, NUL-terminated text buffer a backend writes its build log into. Not thread-safe.
 class BuildLog {
@@ -72,7 +82,7 @@ concept BackendIdentity = requires {
 
 // Discovery. availability() is ok or `unavailable` with the reason (missing driver ...).
 template <class B>
-concept BackendDiscovery = requires(B& b, std::int32_t device, Attribute attribute) {
+concept BackendDiscovery = requires(B& b, const BackendDevice& device, Attribute attribute) {
   { b.availability() } -> std::same_as<Status>;
   { b.device_count() } -> std::same_as<Result<std::int32_t>>;
   { b.get_attribute(device, attribute) } -> std::same_as<Result<AttributeValue>>;
@@ -80,7 +90,7 @@ concept BackendDiscovery = requires(B& b, std::int32_t device, Attribute attribu
 
 // Memory and copies. allocate() never sees nbytes == 0 (the core answers that itself).
 template <class B>
-concept BackendMemory = requires(B& b, std::int32_t device, std::size_t n, void* p, const CopyDesc& copy) {
+concept BackendMemory = requires(B& b, const BackendDevice& device, std::size_t n, void* p, const CopyDesc& copy) {
   { b.allocate(device, n, n) } -> std::same_as<Result<void*>>;
   { b.free(device, p) } -> std::same_as<Status>;
   { b.copy(copy) } -> std::same_as<Status>;
@@ -88,10 +98,18 @@ concept BackendMemory = requires(B& b, std::int32_t device, std::size_t n, void*
 
 // Streams. A null stream handle names the device's default stream.
 template <class B>
-concept BackendStreams = requires(B& b, std::int32_t device, void* stream) {
+concept BackendStreams = requires(B& b, const BackendDevice& device, void* stream) {
   { b.stream_create(device) } -> std::same_as<Result<void*>>;
   { b.stream_destroy(device, stream) } -> std::same_as<Status>;
   { b.stream_synchronize(device, stream) } -> std::same_as<Status>;
+};
+
+// Optional: state per device. open_device may set device.state (to the backend's object for the
+// device, see backend_state) and close_device frees it; without them a device has no state.
+template <class B>
+concept BackendDeviceLifecycle = requires(B& b, BackendDevice& device) {
+  { b.open_device(device) } -> std::same_as<Status>;
+  { b.close_device(device) } -> std::same_as<Status>;
 };
 
 // Everything a backend must provide.
@@ -101,7 +119,7 @@ concept Backend =
 
 // Optional: events, and a stream waiting for an event.
 template <class B>
-concept BackendEvents = requires(B& b, std::int32_t device, void* event, void* stream) {
+concept BackendEvents = requires(B& b, const BackendDevice& device, void* event, void* stream) {
   { b.event_create(device) } -> std::same_as<Result<void*>>;
   { b.event_destroy(device, event) } -> std::same_as<Status>;
   { b.event_record(device, event, stream) } -> std::same_as<Status>;
@@ -133,7 +151,7 @@ concept SynchronousBackend = requires {
 
 // Optional: describes a device as a compiler target (see devrt/target.hpp).
 template <class B>
-concept BackendTargetDetection = requires(B& b, std::int32_t device) {
+concept BackendTargetDetection = requires(B& b, const BackendDevice& device) {
   { b.detect_target(device) } -> std::same_as<Result<Target>>;
 };
 
@@ -145,7 +163,7 @@ using LaunchDesc = devrt_launch_desc;
 // validation message); module_function looks a kernel up by name; launch runs it with arguments the
 // core has checked (buffers on this device, inside their allocation; grid and block extents >= 1).
 template <class B>
-concept BackendModules = requires(B& b, std::int32_t device, void* handle, ModuleFormat format,
+concept BackendModules = requires(B& b, const BackendDevice& device, void* handle, ModuleFormat format,
                                   std::span<const std::byte> data, const char* text, BuildLog& log,
                                   const LaunchDesc& launch) {
   {std::span<const ModuleFormat>(B::module_formats)};
@@ -180,20 +198,20 @@ constexpr std::uint32_t module_format_bits() noexcept {
 
 // Optional: waits for everything queued on every stream of a device (see devrt::synchronize(Device)).
 template <class B>
-concept BackendDeviceSynchronize = requires(B& b, std::int32_t device) {
+concept BackendDeviceSynchronize = requires(B& b, const BackendDevice& device) {
   { b.device_synchronize(device) } -> std::same_as<Status>;
 };
 
 // Optional: a loaded module as bytes that module_load accepts again (OpenCL program binaries).
 template <class B>
-concept BackendModuleBinary = requires(B& b, std::int32_t device, void* handle) {
+concept BackendModuleBinary = requires(B& b, const BackendDevice& device, void* handle) {
   { b.module_binary(device, handle) } -> std::same_as<Result<ModuleBinary>>;
 };
 
 // Optional: memory scopes besides "global" (devrt/device.hpp). scope_limits answers
 // `unsupported` for a scope the device lacks.
 template <class B>
-concept BackendScopes = requires(B& b, std::int32_t device, MemoryScope scope) {
+concept BackendScopes = requires(B& b, const BackendDevice& device, MemoryScope scope) {
   { b.scope_limits(device, scope) } -> std::same_as<Result<ScopeLimits>>;
 };
 
@@ -201,7 +219,7 @@ concept BackendScopes = requires(B& b, std::int32_t device, MemoryScope scope) {
 // scope_limits; texture_copy moves a whole texture to or from compact rows of linear memory.
 template <class B>
 concept BackendTextures = BackendScopes<B> &&
-    requires(B& b, std::int32_t device, void* texture, const devrt_texture_desc& desc,
+    requires(B& b, const BackendDevice& device, void* texture, const devrt_texture_desc& desc,
              const devrt_texture_copy_desc& copy) {
   { b.texture_allocate(device, desc) } -> std::same_as<Result<void*>>;
   { b.texture_free(device, texture) } -> std::same_as<Status>;
@@ -211,7 +229,7 @@ concept BackendTextures = BackendScopes<B> &&
 // Optional, with BackendScopes: flat memory in another scope (Hexagon's VTCM), freed with free().
 template <class B>
 concept BackendScopedMemory = BackendScopes<B> &&
-    requires(B& b, std::int32_t device, MemoryScope scope, std::size_t n) {
+    requires(B& b, const BackendDevice& device, MemoryScope scope, std::size_t n) {
   { b.scope_allocate(device, scope, n, n) } -> std::same_as<Result<void*>>;
 };
 
@@ -221,34 +239,40 @@ concept BackendScopedMemory = BackendScopes<B> &&
 #define DEVRT_BACKEND_DECLARE_DISCOVERY                                                                                \
   ::devrt::Status availability() noexcept;                                                                             \
   ::devrt::Result<std::int32_t> device_count() noexcept;                                                               \
-  ::devrt::Result<::devrt::AttributeValue> get_attribute(std::int32_t device, ::devrt::Attribute attribute) noexcept;
+  ::devrt::Result<::devrt::AttributeValue> get_attribute(const ::devrt::BackendDevice& device,                         \
+                                                         ::devrt::Attribute attribute) noexcept;
 #define DEVRT_BACKEND_DECLARE_MEMORY                                                                                   \
-  ::devrt::Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;            \
-  ::devrt::Status free(std::int32_t device, void* ptr) noexcept;                                                       \
+  ::devrt::Result<void*> allocate(const ::devrt::BackendDevice& device, std::size_t nbytes,                            \
+                                  std::size_t alignment) noexcept;                                                     \
+  ::devrt::Status free(const ::devrt::BackendDevice& device, void* ptr) noexcept;                                      \
   ::devrt::Status copy(const ::devrt::CopyDesc& desc) noexcept;
 #define DEVRT_BACKEND_DECLARE_TEXTURES                                                                                 \
-  ::devrt::Result<::devrt::ScopeLimits> scope_limits(std::int32_t device, ::devrt::MemoryScope scope) noexcept;        \
-  ::devrt::Result<void*> texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept;               \
-  ::devrt::Status texture_free(std::int32_t device, void* texture) noexcept;                                           \
+  ::devrt::Result<::devrt::ScopeLimits> scope_limits(const ::devrt::BackendDevice& device,                             \
+                                                     ::devrt::MemoryScope scope) noexcept;                             \
+  ::devrt::Result<void*> texture_allocate(const ::devrt::BackendDevice& device,                                        \
+                                          const devrt_texture_desc& desc) noexcept;                                    \
+  ::devrt::Status texture_free(const ::devrt::BackendDevice& device, void* texture) noexcept;                          \
   ::devrt::Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
 #define DEVRT_BACKEND_DECLARE_STREAMS                                                                                  \
-  ::devrt::Result<void*> stream_create(std::int32_t device) noexcept;                                                  \
-  ::devrt::Status stream_destroy(std::int32_t device, void* stream) noexcept;                                          \
-  ::devrt::Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+  ::devrt::Result<void*> stream_create(const ::devrt::BackendDevice& device) noexcept;                                 \
+  ::devrt::Status stream_destroy(const ::devrt::BackendDevice& device, void* stream) noexcept;                         \
+  ::devrt::Status stream_synchronize(const ::devrt::BackendDevice& device, void* stream) noexcept;
 #define DEVRT_BACKEND_DECLARE_EVENTS                                                                                   \
-  ::devrt::Result<void*> event_create(std::int32_t device) noexcept;                                                   \
-  ::devrt::Status event_destroy(std::int32_t device, void* event) noexcept;                                            \
-  ::devrt::Status event_record(std::int32_t device, void* event, void* stream) noexcept;                               \
-  ::devrt::Status event_synchronize(std::int32_t device, void* event) noexcept;                                        \
-  ::devrt::Result<bool> event_query(std::int32_t device, void* event) noexcept;                                        \
-  ::devrt::Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept;
+  ::devrt::Result<void*> event_create(const ::devrt::BackendDevice& device) noexcept;                                  \
+  ::devrt::Status event_destroy(const ::devrt::BackendDevice& device, void* event) noexcept;                           \
+  ::devrt::Status event_record(const ::devrt::BackendDevice& device, void* event, void* stream) noexcept;              \
+  ::devrt::Status event_synchronize(const ::devrt::BackendDevice& device, void* event) noexcept;                       \
+  ::devrt::Result<bool> event_query(const ::devrt::BackendDevice& device, void* event) noexcept;                       \
+  ::devrt::Status stream_wait_event(const ::devrt::BackendDevice& device, void* stream, void* event) noexcept;
 #define DEVRT_BACKEND_DECLARE_MODULES                                                                                  \
-  ::devrt::Result<void*> module_load(std::int32_t device, ::devrt::ModuleFormat format,                                \
+  ::devrt::Result<void*> module_load(const ::devrt::BackendDevice& device, ::devrt::ModuleFormat format,               \
                                      std::span<const std::byte> data, const char* options,                             \
                                      ::devrt::BuildLog& log) noexcept;                                                 \
-  ::devrt::Status module_unload(std::int32_t device, void* module) noexcept;                                           \
-  ::devrt::Result<void*> module_function(std::int32_t device, void* module, const char* name) noexcept;                \
-  ::devrt::Status launch(std::int32_t device, void* function, const ::devrt::LaunchDesc& desc) noexcept;
+  ::devrt::Status module_unload(const ::devrt::BackendDevice& device, void* module) noexcept;                          \
+  ::devrt::Result<void*> module_function(const ::devrt::BackendDevice& device, void* module,                           \
+                                         const char* name) noexcept;                                                   \
+  ::devrt::Status launch(const ::devrt::BackendDevice& device, void* function,                                         \
+                         const ::devrt::LaunchDesc& desc) noexcept;
 
 namespace detail {
 
@@ -317,108 +341,123 @@ struct Thunks {
   static B& self() noexcept { return backend_instance<B>(); }
 
   static std::int32_t availability(devrt_error* err) noexcept { return export_status(self().availability(), err); }
+  static std::int32_t open_device(devrt_backend_device* device, devrt_error* err) noexcept {
+    if constexpr (BackendDeviceLifecycle<B>) return export_status(self().open_device(*device), err);
+    static_cast<void>(device);
+    static_cast<void>(err);
+    return 0;
+  }
+  static std::int32_t close_device(devrt_backend_device* device, devrt_error* err) noexcept {
+    if constexpr (BackendDeviceLifecycle<B>) return export_status(self().close_device(*device), err);
+    device->state = nullptr;
+    static_cast<void>(err);
+    return 0;
+  }
   static std::int32_t device_count(std::int32_t* out, devrt_error* err) noexcept {
     return export_result(self().device_count(), out, err);
   }
-  static std::int32_t get_attribute(std::int32_t device, std::int32_t attribute, devrt_attribute_value* out,
-                                    devrt_error* err) noexcept {
-    Result<AttributeValue> value = self().get_attribute(device, static_cast<Attribute>(attribute));
+  static std::int32_t get_attribute(const devrt_backend_device* device, std::int32_t attribute,
+                                    devrt_attribute_value* out, devrt_error* err) noexcept {
+    Result<AttributeValue> value = self().get_attribute(*device, static_cast<Attribute>(attribute));
     if (!value.ok()) return export_status(detail::move(value).status(), err);
     export_attribute(*value, out);
     return 0;
   }
-  static std::int32_t allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment, void** out,
-                               devrt_error* err) noexcept {
-    return export_result(self().allocate(device, nbytes, alignment), out, err);
+  static std::int32_t allocate(const devrt_backend_device* device, std::size_t nbytes, std::size_t alignment,
+                               void** out, devrt_error* err) noexcept {
+    return export_result(self().allocate(*device, nbytes, alignment), out, err);
   }
-  static std::int32_t free(std::int32_t device, void* ptr, devrt_error* err) noexcept {
-    return export_status(self().free(device, ptr), err);
+  static std::int32_t free(const devrt_backend_device* device, void* ptr, devrt_error* err) noexcept {
+    return export_status(self().free(*device, ptr), err);
   }
   static std::int32_t copy(const devrt_copy_desc* desc, devrt_error* err) noexcept {
     return export_status(self().copy(*desc), err);
   }
-  static std::int32_t stream_create(std::int32_t device, void** out, devrt_error* err) noexcept {
-    return export_result(self().stream_create(device), out, err);
+  static std::int32_t stream_create(const devrt_backend_device* device, void** out, devrt_error* err) noexcept {
+    return export_result(self().stream_create(*device), out, err);
   }
-  static std::int32_t stream_destroy(std::int32_t device, void* stream, devrt_error* err) noexcept {
-    return export_status(self().stream_destroy(device, stream), err);
+  static std::int32_t stream_destroy(const devrt_backend_device* device, void* stream, devrt_error* err) noexcept {
+    return export_status(self().stream_destroy(*device, stream), err);
   }
-  static std::int32_t stream_synchronize(std::int32_t device, void* stream, devrt_error* err) noexcept {
-    return export_status(self().stream_synchronize(device, stream), err);
+  static std::int32_t stream_synchronize(const devrt_backend_device* device, void* stream, devrt_error* err) noexcept {
+    return export_status(self().stream_synchronize(*device, stream), err);
   }
-  static std::int32_t device_synchronize(std::int32_t device, devrt_error* err) noexcept {
-    return export_status(self().device_synchronize(device), err);
+  static std::int32_t device_synchronize(const devrt_backend_device* device, devrt_error* err) noexcept {
+    return export_status(self().device_synchronize(*device), err);
   }
-  static std::int32_t event_create(std::int32_t device, void** out, devrt_error* err) noexcept {
-    return export_result(self().event_create(device), out, err);
+  static std::int32_t event_create(const devrt_backend_device* device, void** out, devrt_error* err) noexcept {
+    return export_result(self().event_create(*device), out, err);
   }
-  static std::int32_t event_destroy(std::int32_t device, void* event, devrt_error* err) noexcept {
-    return export_status(self().event_destroy(device, event), err);
+  static std::int32_t event_destroy(const devrt_backend_device* device, void* event, devrt_error* err) noexcept {
+    return export_status(self().event_destroy(*device, event), err);
   }
-  static std::int32_t event_record(std::int32_t device, void* event, void* stream, devrt_error* err) noexcept {
-    return export_status(self().event_record(device, event, stream), err);
+  static std::int32_t event_record(const devrt_backend_device* device, void* event, void* stream,
+                                   devrt_error* err) noexcept {
+    return export_status(self().event_record(*device, event, stream), err);
   }
-  static std::int32_t event_synchronize(std::int32_t device, void* event, devrt_error* err) noexcept {
-    return export_status(self().event_synchronize(device, event), err);
+  static std::int32_t event_synchronize(const devrt_backend_device* device, void* event, devrt_error* err) noexcept {
+    return export_status(self().event_synchronize(*device, event), err);
   }
-  static std::int32_t event_query(std::int32_t device, void* event, std::int32_t* out, devrt_error* err) noexcept {
-    return export_result(self().event_query(device, event), out, err);
-  }
-  static std::int32_t stream_wait_event(std::int32_t device, void* stream, void* event, devrt_error* err) noexcept {
-    return export_status(self().stream_wait_event(device, stream, event), err);
-  }
-  static std::int32_t module_load(std::int32_t device, std::int32_t format, const void* data, std::size_t size,
-                                  const char* options, void** out, char* log, std::size_t log_capacity,
+  static std::int32_t event_query(const devrt_backend_device* device, void* event, std::int32_t* out,
                                   devrt_error* err) noexcept {
+    return export_result(self().event_query(*device, event), out, err);
+  }
+  static std::int32_t stream_wait_event(const devrt_backend_device* device, void* stream, void* event,
+                                        devrt_error* err) noexcept {
+    return export_status(self().stream_wait_event(*device, stream, event), err);
+  }
+  static std::int32_t module_load(const devrt_backend_device* device, std::int32_t format, const void* data,
+                                  std::size_t size, const char* options, void** out, char* log,
+                                  std::size_t log_capacity, devrt_error* err) noexcept {
     BuildLog build_log(log, log_capacity);
-    return export_result(self().module_load(device, static_cast<ModuleFormat>(format),
+    return export_result(self().module_load(*device, static_cast<ModuleFormat>(format),
                                             std::span<const std::byte>(static_cast<const std::byte*>(data), size),
                                             options, build_log),
                          out, err);
   }
-  static std::int32_t module_unload(std::int32_t device, void* module, devrt_error* err) noexcept {
-    return export_status(self().module_unload(device, module), err);
+  static std::int32_t module_unload(const devrt_backend_device* device, void* module, devrt_error* err) noexcept {
+    return export_status(self().module_unload(*device, module), err);
   }
-  static std::int32_t module_function(std::int32_t device, void* module, const char* name, void** out,
+  static std::int32_t module_function(const devrt_backend_device* device, void* module, const char* name, void** out,
                                       devrt_error* err) noexcept {
-    return export_result(self().module_function(device, module, name), out, err);
+    return export_result(self().module_function(*device, module, name), out, err);
   }
-  static std::int32_t launch(std::int32_t device, void* function, const devrt_launch_desc* desc,
+  static std::int32_t launch(const devrt_backend_device* device, void* function, const devrt_launch_desc* desc,
                              devrt_error* err) noexcept {
-    return export_status(self().launch(device, function, *desc), err);
+    return export_status(self().launch(*device, function, *desc), err);
   }
-  static std::int32_t module_binary(std::int32_t device, void* module, std::int32_t* out_format, void* out,
-                                    std::size_t capacity, std::size_t* needed, devrt_error* err) noexcept {
-    Result<ModuleBinary> binary = self().module_binary(device, module);
+  static std::int32_t module_binary(const devrt_backend_device* device, void* module, std::int32_t* out_format,
+                                    void* out, std::size_t capacity, std::size_t* needed, devrt_error* err) noexcept {
+    Result<ModuleBinary> binary = self().module_binary(*device, module);
     if (!binary.ok()) return export_status(detail::move(binary).status(), err);
     *out_format = static_cast<std::int32_t>(binary->format);
     return export_bytes(binary->bytes, out, capacity, needed, err);
   }
-  static std::int32_t scope_limits(std::int32_t device, std::int32_t scope, devrt_scope_limits* out,
+  static std::int32_t scope_limits(const devrt_backend_device* device, std::int32_t scope, devrt_scope_limits* out,
                                    devrt_error* err) noexcept {
-    Result<ScopeLimits> limits = self().scope_limits(device, static_cast<MemoryScope>(scope));
+    Result<ScopeLimits> limits = self().scope_limits(*device, static_cast<MemoryScope>(scope));
     if (!limits.ok()) return export_status(detail::move(limits).status(), err);
     *out = devrt_scope_limits{limits->max_width, limits->max_height, limits->max_bytes, limits->half_texels ? 1 : 0, 0,
                               limits->max_layers};
     return 0;
   }
-  static std::int32_t scope_allocate(std::int32_t device, std::int32_t scope, std::size_t nbytes, std::size_t alignment,
-                                     void** out, devrt_error* err) noexcept {
-    return export_result(self().scope_allocate(device, static_cast<MemoryScope>(scope), nbytes, alignment), out, err);
+  static std::int32_t scope_allocate(const devrt_backend_device* device, std::int32_t scope, std::size_t nbytes,
+                                     std::size_t alignment, void** out, devrt_error* err) noexcept {
+    return export_result(self().scope_allocate(*device, static_cast<MemoryScope>(scope), nbytes, alignment), out, err);
   }
-  static std::int32_t texture_allocate(std::int32_t device, const devrt_texture_desc* desc, void** out,
+  static std::int32_t texture_allocate(const devrt_backend_device* device, const devrt_texture_desc* desc, void** out,
                                        devrt_error* err) noexcept {
-    return export_result(self().texture_allocate(device, *desc), out, err);
+    return export_result(self().texture_allocate(*device, *desc), out, err);
   }
-  static std::int32_t texture_free(std::int32_t device, void* texture, devrt_error* err) noexcept {
-    return export_status(self().texture_free(device, texture), err);
+  static std::int32_t texture_free(const devrt_backend_device* device, void* texture, devrt_error* err) noexcept {
+    return export_status(self().texture_free(*device, texture), err);
   }
   static std::int32_t texture_copy(const devrt_texture_copy_desc* desc, devrt_error* err) noexcept {
     return export_status(self().texture_copy(*desc), err);
   }
-  static std::int32_t detect_target(std::int32_t device, char* json, std::size_t capacity, std::size_t* needed,
-                                    devrt_error* err) noexcept {
-    Result<Target> target = self().detect_target(device);
+  static std::int32_t detect_target(const devrt_backend_device* device, char* json, std::size_t capacity,
+                                    std::size_t* needed, devrt_error* err) noexcept {
+    Result<Target> target = self().detect_target(*device);
     if (!target.ok()) return export_status(detail::move(target).status(), err);
     return export_json(target->to_json(), json, capacity, needed, err);
   }
@@ -445,6 +484,8 @@ constexpr devrt_backend_table make_backend_table() noexcept {
         (BackendModules<B> && BackendTextures<B> && TextureArguments<B> ? DEVRT_CAP_TEXTURE_ARGUMENTS : 0u);
     table.availability = &T::availability;
     table.device_count = &T::device_count;
+    table.open_device = &T::open_device;
+    table.close_device = &T::close_device;
     table.get_attribute = &T::get_attribute;
     table.allocate = &T::allocate;
     table.free = &T::free;

@@ -9,7 +9,8 @@
  *  - returns a devrt status code (DEVRT_STATUS_OK = 0, else one of DEVRT_STATUS_* (devrt/kernel_abi.h));
  *  - on failure may write a NUL-terminated reason into `err->message` (never more than
  *    DEVRT_ERROR_MESSAGE_CAPACITY bytes); the caller prefixes backend, device and call;
- *  - `device_id` has been checked by the caller to lie in [0, device_count);
+ *  - a per-device function gets the device as the core opened it (devrt_backend_device, below):
+ *    its index was checked to lie in [0, device_count), open_device has run on it;
  *  - must be callable from any thread unless the operation says otherwise.
  */
 #ifndef DEVRT_BACKEND_ABI_H
@@ -24,8 +25,9 @@
 extern "C" {
 #endif
 
-/* Bumped on any incompatible change; a table with another version is refused. */
-#define DEVRT_BACKEND_ABI_VERSION 1u
+/* Bumped on any incompatible change; a table with another version is refused. Version 2: devices
+ * are objects (devrt_backend_device) that the core opens and closes through the table. */
+#define DEVRT_BACKEND_ABI_VERSION 2u
 
 #define DEVRT_ERROR_MESSAGE_CAPACITY 384
 
@@ -58,9 +60,20 @@ typedef struct devrt_attribute_value {
   char string[DEVRT_ATTRIBUTE_STRING_CAPACITY];
 } devrt_attribute_value;
 
+/* One device of a backend as the core opened it: the core owns it, at one address, from
+ * open_device until close_device, and passes it to every per-device function. `state` is the
+ * backend's: open_device may set it (to its own object for the device), and close_device frees
+ * what it points to; it stays NULL for a backend that keeps no state per device. */
+typedef struct devrt_backend_device {
+  int32_t index; /* the device's index among the backend's devices, in [0, device_count) */
+  int32_t reserved;
+  void* state;
+} devrt_backend_device;
+
 /* One copy. Exactly one side belongs to this backend's kind or both do; the other side may be
  * host memory (kind 1, cpu). Offsets and sizes were range-checked by the caller; overlapping
- * ranges were refused. `stream` belongs to the backend's device side (NULL: default stream). */
+ * ranges were refused. `stream` belongs to the backend's device side (NULL: default stream).
+ * src_device and dst_device are the sides' devices when they are this backend's, else NULL. */
 typedef struct devrt_copy_desc {
   const void* src;
   size_t src_offset;
@@ -72,6 +85,8 @@ typedef struct devrt_copy_desc {
   int32_t dst_device_id;
   size_t nbytes;
   void* stream;
+  const devrt_backend_device* src_device;
+  const devrt_backend_device* dst_device;
 } devrt_copy_desc;
 
 /* ---- Kernel modules ---------------------------------------------------------------------- */
@@ -114,7 +129,7 @@ typedef struct devrt_texture_desc {
  * into host memory has finished on return. */
 typedef struct devrt_texture_copy_desc {
   void* texture;
-  int32_t device_id;  /* the texture's device */
+  int32_t device_id;  /* the texture's device's index */
   int32_t to_texture; /* 1: linear -> texture; 0: texture -> linear */
   const devrt_texture_desc* desc;
   void* linear;
@@ -122,6 +137,7 @@ typedef struct devrt_texture_copy_desc {
   int32_t linear_kind; /* 1 (host memory) or this backend's kind (the texture's device) */
   int32_t reserved;
   void* stream;
+  const devrt_backend_device* device; /* the texture's device */
 } devrt_texture_copy_desc;
 /* devrt_backend_table.capabilities */
 #define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
@@ -147,60 +163,72 @@ typedef struct devrt_backend_table {
   /* Cheap until first called; may load the vendor runtime. Not ok: reason in err. */
   int32_t (*availability)(devrt_error* err);
   int32_t (*device_count)(int32_t* out_count, devrt_error* err);
-  int32_t (*get_attribute)(int32_t device_id, int32_t attribute, devrt_attribute_value* out, devrt_error* err);
+  /* Opens device->index (device->state is NULL): may set device->state. The core calls it once
+   * per device before any per-device function, and again after close_device. */
+  int32_t (*open_device)(devrt_backend_device* device, devrt_error* err);
+  /* Closes the device: frees what open_device made. The core calls it last, at devrt::shutdown()
+   * (in the reverse order of opening), after releasing what it owned on the device. */
+  int32_t (*close_device)(devrt_backend_device* device, devrt_error* err);
+  int32_t (*get_attribute)(const devrt_backend_device* device, int32_t attribute, devrt_attribute_value* out,
+                           devrt_error* err);
 
-  int32_t (*allocate)(int32_t device_id, size_t nbytes, size_t alignment, void** out, devrt_error* err);
-  int32_t (*free)(int32_t device_id, void* ptr, devrt_error* err);
+  int32_t (*allocate)(const devrt_backend_device* device, size_t nbytes, size_t alignment, void** out,
+                      devrt_error* err);
+  int32_t (*free)(const devrt_backend_device* device, void* ptr, devrt_error* err);
   int32_t (*copy)(const devrt_copy_desc* desc, devrt_error* err);
 
-  int32_t (*stream_create)(int32_t device_id, void** out_stream, devrt_error* err);
-  int32_t (*stream_destroy)(int32_t device_id, void* stream, devrt_error* err);
-  int32_t (*stream_synchronize)(int32_t device_id, void* stream, devrt_error* err);
+  int32_t (*stream_create)(const devrt_backend_device* device, void** out_stream, devrt_error* err);
+  int32_t (*stream_destroy)(const devrt_backend_device* device, void* stream, devrt_error* err);
+  int32_t (*stream_synchronize)(const devrt_backend_device* device, void* stream, devrt_error* err);
 
   /* Present only with DEVRT_CAP_EVENTS; NULL otherwise. */
-  int32_t (*event_create)(int32_t device_id, void** out_event, devrt_error* err);
-  int32_t (*event_destroy)(int32_t device_id, void* event, devrt_error* err);
-  int32_t (*event_record)(int32_t device_id, void* event, void* stream, devrt_error* err);
-  int32_t (*event_synchronize)(int32_t device_id, void* event, devrt_error* err);
-  int32_t (*event_query)(int32_t device_id, void* event, int32_t* out_complete, devrt_error* err);
-  int32_t (*stream_wait_event)(int32_t device_id, void* stream, void* event, devrt_error* err);
+  int32_t (*event_create)(const devrt_backend_device* device, void** out_event, devrt_error* err);
+  int32_t (*event_destroy)(const devrt_backend_device* device, void* event, devrt_error* err);
+  int32_t (*event_record)(const devrt_backend_device* device, void* event, void* stream, devrt_error* err);
+  int32_t (*event_synchronize)(const devrt_backend_device* device, void* event, devrt_error* err);
+  int32_t (*event_query)(const devrt_backend_device* device, void* event, int32_t* out_complete, devrt_error* err);
+  int32_t (*stream_wait_event)(const devrt_backend_device* device, void* stream, void* event, devrt_error* err);
 
   /* ---- Optional tail: a table whose struct_size ends before a field does not have it. ---- */
 
   /* Describes the device as a compiler target: writes a JSON object (devrt::Target::to_json) and
    * its NUL into json[0..capacity). When capacity is too small returns 2 (out_of_range) and sets
    * *needed to the bytes required. NULL when the backend cannot describe its devices. */
-  int32_t (*detect_target)(int32_t device_id, char* json, size_t capacity, size_t* needed, devrt_error* err);
+  int32_t (*detect_target)(const devrt_backend_device* device, char* json, size_t capacity, size_t* needed,
+                           devrt_error* err);
 
   /* Kernel modules; all four present or all NULL. module_load builds or loads `size` bytes of
    * `format` (options: NUL-terminated compiler options, never NULL) and writes the backend's
    * build or validation log (NUL-terminated, truncated to log_capacity) into `log` whether it
    * succeeds or not. A function handle stays valid until its module is unloaded. launch()
    * receives arguments the core checked: buffers on this device within their allocation. */
-  int32_t (*module_load)(int32_t device_id, int32_t format, const void* data, size_t size, const char* options,
-                         void** out_module, char* log, size_t log_capacity, devrt_error* err);
-  int32_t (*module_unload)(int32_t device_id, void* module, devrt_error* err);
-  int32_t (*module_function)(int32_t device_id, void* module, const char* name, void** out_function, devrt_error* err);
-  int32_t (*launch)(int32_t device_id, void* function, const devrt_launch_desc* desc, devrt_error* err);
+  int32_t (*module_load)(const devrt_backend_device* device, int32_t format, const void* data, size_t size,
+                         const char* options, void** out_module, char* log, size_t log_capacity, devrt_error* err);
+  int32_t (*module_unload)(const devrt_backend_device* device, void* module, devrt_error* err);
+  int32_t (*module_function)(const devrt_backend_device* device, void* module, const char* name, void** out_function,
+                             devrt_error* err);
+  int32_t (*launch)(const devrt_backend_device* device, void* function, const devrt_launch_desc* desc,
+                    devrt_error* err);
   /* Optional: the loaded module as bytes that module_load accepts again (an OpenCL program
    * binary): *out_format is set; out_of_range with *needed when capacity is too small. */
-  int32_t (*module_binary)(int32_t device_id, void* module, int32_t* out_format, void* out, size_t capacity,
-                           size_t* needed, devrt_error* err);
+  int32_t (*module_binary)(const devrt_backend_device* device, void* module, int32_t* out_format, void* out,
+                           size_t capacity, size_t* needed, devrt_error* err);
   /* Optional: blocks until everything queued on every stream of the device so far has finished
    * (cuCtxSynchronize). A backend that has it gets devrt's Buffer cache: a freed Buffer's memory is
    * kept for reuse once this has returned, as safe as the backend's own free that waits. */
-  int32_t (*device_synchronize)(int32_t device_id, devrt_error* err);
+  int32_t (*device_synchronize)(const devrt_backend_device* device, devrt_error* err);
   /* Optional: memory scopes other than "global". scope_limits answers DEVRT_STATUS_UNSUPPORTED for
    * a scope the device lacks. The texture functions are all present or all NULL; texture_allocate
    * receives a desc the caller checked against scope_limits. */
-  int32_t (*scope_limits)(int32_t device_id, int32_t scope, devrt_scope_limits* out, devrt_error* err);
-  int32_t (*texture_allocate)(int32_t device_id, const devrt_texture_desc* desc, void** out, devrt_error* err);
-  int32_t (*texture_free)(int32_t device_id, void* texture, devrt_error* err);
+  int32_t (*scope_limits)(const devrt_backend_device* device, int32_t scope, devrt_scope_limits* out, devrt_error* err);
+  int32_t (*texture_allocate)(const devrt_backend_device* device, const devrt_texture_desc* desc, void** out,
+                              devrt_error* err);
+  int32_t (*texture_free)(const devrt_backend_device* device, void* texture, devrt_error* err);
   int32_t (*texture_copy)(const devrt_texture_copy_desc* desc, devrt_error* err);
   /* Optional: flat memory in a scope other than "global" and the textures (Hexagon's VTCM), freed
    * with `free`. Called with nbytes >= 1 and a power-of-two alignment, like allocate. */
-  int32_t (*scope_allocate)(int32_t device_id, int32_t scope, size_t nbytes, size_t alignment, void** out,
-                            devrt_error* err);
+  int32_t (*scope_allocate)(const devrt_backend_device* device, int32_t scope, size_t nbytes, size_t alignment,
+                            void** out, devrt_error* err);
   /* With modules: the formats module_load accepts, DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_*) for each.
    * The core refuses any other format before the backend sees it. A table that ends before this
    * field (a plugin built before it) declares none: the core then leaves that check to the backend. */

@@ -33,6 +33,14 @@
 #include <devrt/module.hpp>
 #include <devrt/stream.hpp>
 
+// Declares `name`, the device object of B's device `id` (detail::device_object), returning its
+// error from the enclosing function when it cannot be opened.
+#define DEVRT_DIRECT_DEVICE(name, id)                                                                                  \
+  Result<BackendDevice> name##_object = detail::device_object<B>(id);                                                  \
+  if (!name##_object.ok()) [[unlikely]]                                                                                \
+    return std::move(name##_object).status();                                                                          \
+  const BackendDevice& name = *name##_object
+
 namespace devrt::direct {
 
 // The process's one instance of B, shared with the registry's table for B. Thread-safe as B is.
@@ -42,6 +50,24 @@ B& backend() noexcept {
 }
 
 namespace detail {
+
+// The device the core opened for a backend with per-device state (BackendDeviceLifecycle): the
+// global registry's record of `device`, opened on first use. Thread-safe.
+Result<const BackendDevice*> registered_device(Device device) noexcept;
+
+// The device object B's operations take: for a backend without per-device state its index alone
+// (nothing to look up: the compile-time path stays free of the registry); else the core's.
+template <Backend B>
+inline Result<BackendDevice> device_object(std::int32_t id) noexcept {
+  if constexpr (BackendDeviceLifecycle<B>) {
+    Result<const BackendDevice*> opened = registered_device(Device{B::kind, id});
+    if (!opened.ok()) [[unlikely]]
+      return std::move(opened).status();
+    return **opened;
+  } else {
+    return BackendDevice{id, 0, nullptr};
+  }
+}
 
 // invalid_argument (no such device of B, or another kind), or B's reason when it has no devices.
 template <Backend B>
@@ -116,7 +142,8 @@ public:
     if (nbytes == 0) return Buffer(device, nullptr, 0);
     if (nbytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) [[unlikely]]
       return devrt::detail::allocation_size_error(device, nbytes, alignment);
-    Result<void*> data = backend<B>().allocate(device.id, nbytes, alignment);
+    DEVRT_DIRECT_DEVICE(object, device.id);
+    Result<void*> data = backend<B>().allocate(object, nbytes, alignment);
     if (!data.ok()) [[unlikely]]
       return detail::allocation_error(device, nbytes, alignment, data.status());
     return Buffer(device, *data, nbytes);
@@ -137,7 +164,8 @@ public:
   Status reset() noexcept {
     Status status;
     if (data_ != nullptr) {
-      status = backend<B>().free(device_.id, data_);
+      Result<BackendDevice> object = detail::device_object<B>(device_.id);
+      status = object.ok() ? backend<B>().free(*object, data_) : std::move(object).status();
       if (!status.ok()) [[unlikely]]
         status = detail::call_error(device_, "free", status);
     }
@@ -182,7 +210,19 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
   const Device side = (src_on_b && !dst_on_b && B::kind != DeviceKind::cpu) ? src.device : dst.device;
   if (stream.device != side && stream != StreamRef{}) [[unlikely]]
     return devrt::detail::copy_stream_error(src, dst, stream.device, side, false);
-  const CopyDesc desc = devrt::detail::make_copy_desc(src, src_offset, dst, dst_offset, nbytes, stream.handle);
+  CopyDesc desc = devrt::detail::make_copy_desc(src, src_offset, dst, dst_offset, nbytes, stream.handle);
+  Result<BackendDevice> src_object = detail::device_object<B>(src.device.id);
+  Result<BackendDevice> dst_object = detail::device_object<B>(dst.device.id);
+  if (src_on_b) {
+    if (!src_object.ok()) [[unlikely]]
+      return std::move(src_object).status();
+    desc.src_device = &*src_object;
+  }
+  if (dst_on_b) {
+    if (!dst_object.ok()) [[unlikely]]
+      return std::move(dst_object).status();
+    desc.dst_device = &*dst_object;
+  }
   Status status = backend<B>().copy(desc);
   if (!status.ok()) [[unlikely]]
     return detail::call_error(side, "copy", status);
@@ -204,7 +244,8 @@ Status copy(const MemorySpan& src, const MemorySpan& dst, StreamRef stream = {})
 template <Backend B>
 Status synchronize(StreamRef stream) noexcept {
   DEVRT_RETURN_IF_ERROR(check_device<B>(stream.device));
-  Status status = backend<B>().stream_synchronize(stream.device.id, stream.handle);
+  DEVRT_DIRECT_DEVICE(object, stream.device.id);
+  Status status = backend<B>().stream_synchronize(object, stream.handle);
   if (!status.ok()) [[unlikely]]
     return detail::call_error(stream.device, "stream_synchronize", status);
   return status;
@@ -228,7 +269,8 @@ public:
   // A new stream on `device`. Thread-safe.
   static Result<Stream> create(Device device) noexcept {
     DEVRT_RETURN_IF_ERROR(check_device<B>(device));
-    Result<void*> handle = backend<B>().stream_create(device.id);
+    DEVRT_DIRECT_DEVICE(object, device.id);
+    Result<void*> handle = backend<B>().stream_create(object);
     if (!handle.ok()) [[unlikely]]
       return detail::call_error(device, "stream_create", handle.status());
     Stream stream;
@@ -247,7 +289,8 @@ public:
   // Destroys the stream now; errors are logged.
   void reset() noexcept {
     if (ref_.handle != nullptr) {
-      Status status = backend<B>().stream_destroy(ref_.device.id, ref_.handle);
+      Result<BackendDevice> object = detail::device_object<B>(ref_.device.id);
+      Status status = object.ok() ? backend<B>().stream_destroy(*object, ref_.handle) : std::move(object).status();
       if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
     }
     ref_ = StreamRef{};
@@ -276,7 +319,8 @@ public:
 
   static Result<Event> create(Device device) noexcept {
     DEVRT_RETURN_IF_ERROR(check_device<B>(device));
-    Result<void*> handle = backend<B>().event_create(device.id);
+    DEVRT_DIRECT_DEVICE(object, device.id);
+    Result<void*> handle = backend<B>().event_create(object);
     if (!handle.ok()) [[unlikely]]
       return detail::call_error(device, "event_create", handle.status());
     Event event;
@@ -289,18 +333,21 @@ public:
   // Records the point after everything queued so far on `stream` (of this event's device).
   Status record(StreamRef stream) const noexcept {
     DEVRT_RETURN_IF_ERROR(check_stream(stream, "event_record"));
-    return answer("event_record", backend<B>().event_record(device_.id, handle_, stream.handle));
+    DEVRT_DIRECT_DEVICE(object, device_.id);
+    return answer("event_record", backend<B>().event_record(object, handle_, stream.handle));
   }
   Status synchronize() const noexcept {
     if (handle_ == nullptr) [[unlikely]]
       return detail::empty_handle_error("Event");
-    return answer("event_synchronize", backend<B>().event_synchronize(device_.id, handle_));
+    DEVRT_DIRECT_DEVICE(object, device_.id);
+    return answer("event_synchronize", backend<B>().event_synchronize(object, handle_));
   }
   // True once the recorded work has run.
   Result<bool> query() const noexcept {
     if (handle_ == nullptr) [[unlikely]]
       return detail::empty_handle_error("Event");
-    Result<bool> done = backend<B>().event_query(device_.id, handle_);
+    DEVRT_DIRECT_DEVICE(object, device_.id);
+    Result<bool> done = backend<B>().event_query(object, handle_);
     if (!done.ok()) [[unlikely]]
       return detail::call_error(device_, "event_query", done.status());
     return done;
@@ -308,11 +355,13 @@ public:
   // Makes `stream` wait for the recorded point before running what is queued after this call.
   Status wait_on(StreamRef stream) const noexcept {
     DEVRT_RETURN_IF_ERROR(check_stream(stream, "stream_wait_event"));
-    return answer("stream_wait_event", backend<B>().stream_wait_event(device_.id, stream.handle, handle_));
+    DEVRT_DIRECT_DEVICE(object, device_.id);
+    return answer("stream_wait_event", backend<B>().stream_wait_event(object, stream.handle, handle_));
   }
   void reset() noexcept {
     if (handle_ != nullptr) {
-      Status status = backend<B>().event_destroy(device_.id, handle_);
+      Result<BackendDevice> object = detail::device_object<B>(device_.id);
+      Status status = object.ok() ? backend<B>().event_destroy(*object, handle_) : std::move(object).status();
       if (!status.ok()) DEVRT_LOG(error, "Event: ", status.message());
     }
     handle_ = nullptr;
@@ -359,7 +408,8 @@ public:
     LaunchDesc desc;
     DEVRT_RETURN_IF_ERROR(
         devrt::detail::check_launch(device_, name_, config, args, stream, raw, desc, BackendTextures<B>));
-    Status status = backend<B>().launch(device_.id, handle_, desc);
+    DEVRT_DIRECT_DEVICE(object, device_.id);
+    Status status = backend<B>().launch(object, handle_, desc);
     if (!status.ok()) [[unlikely]]
       return detail::call_error(device_, "launch", status);
     return status;
@@ -404,7 +454,8 @@ public:
         devrt::detail::check_module_format(B::name, device, devrt::detail::module_format_bits<B>(), format));
     char log_text[256];
     BuildLog log(log_text, sizeof log_text);
-    Result<void*> handle = backend<B>().module_load(device.id, format, data, options, log);
+    DEVRT_DIRECT_DEVICE(object, device.id);
+    Result<void*> handle = backend<B>().module_load(object, format, data, options, log);
     if (!handle.ok()) [[unlikely]]
       return detail::module_load_error(device, handle.status(), log.view());
     Module module;
@@ -426,7 +477,8 @@ public:
                         "-character name");
     for (std::size_t i = 0; i < name.size(); ++i) terminated[i] = name[i];
     terminated[name.size()] = '\0';
-    Result<void*> handle = backend<B>().module_function(device_.id, handle_, terminated);
+    DEVRT_DIRECT_DEVICE(object, device_.id);
+    Result<void*> handle = backend<B>().module_function(object, handle_, terminated);
     if (!handle.ok()) [[unlikely]]
       return detail::call_error(device_, "module_function", handle.status());
     Function<B> function;
@@ -440,7 +492,8 @@ public:
   explicit operator bool() const noexcept { return handle_ != nullptr; }
   void reset() noexcept {
     if (handle_ != nullptr) {
-      Status status = backend<B>().module_unload(device_.id, handle_);
+      Result<BackendDevice> object = detail::device_object<B>(device_.id);
+      Status status = object.ok() ? backend<B>().module_unload(*object, handle_) : std::move(object).status();
       if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());
     }
     handle_ = nullptr;
@@ -452,5 +505,7 @@ private:
 };
 
 } // namespace devrt::direct
+
+#undef DEVRT_DIRECT_DEVICE
 
 #endif // DEVRT_DIRECT_HPP

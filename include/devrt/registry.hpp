@@ -23,8 +23,10 @@
 
 namespace devrt {
 
-// A non-owning handle to one registered backend table, with C++ wrappers over its functions.
-// Every error names backend, device and call. Cheap to copy; thread-safe as the backend is.
+// A non-owning handle to one registered backend table, with C++ wrappers over its functions, which
+// take a device's index and pass the backend the device as the core opened it (opening it on
+// first use). Every error names backend, device and call. Cheap to copy; thread-safe as the
+// backend is.
 class BackendRef {
 public:
   constexpr BackendRef() noexcept = default;
@@ -54,8 +56,9 @@ public:
   // Raw allocation (prefer Buffer). nbytes == 0 yields nullptr. alignment: a power of two.
   Result<void*> allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept;
   Status free(std::int32_t id, void* ptr) const noexcept;
-  // Raw copy; the caller has validated ranges (prefer devrt::copy, which does).
-  Status copy(std::int32_t id, const devrt_copy_desc& desc) const noexcept;
+  // Raw copy; the caller has validated ranges (prefer devrt::copy, which does). Fills the desc's
+  // src_device and dst_device (this backend's sides, opened on first use).
+  Status copy(std::int32_t id, devrt_copy_desc& desc) const noexcept;
 
   // Waits for every stream of the device. Ok at once on a synchronous backend; unsupported on a
   // backend with neither DEVRT_CAP_SYNCHRONOUS nor device_synchronize.
@@ -113,7 +116,8 @@ public:
   Result<void*> scope_allocate(std::int32_t id, MemoryScope scope, std::size_t nbytes,
                                std::size_t alignment) const noexcept;
   Status texture_free(std::int32_t id, void* texture) const noexcept;
-  Status texture_copy(const devrt_texture_copy_desc& desc) const noexcept;
+  // Fills desc.device from desc.device_id.
+  Status texture_copy(devrt_texture_copy_desc& desc) const noexcept;
 
   friend constexpr bool operator==(BackendRef a, BackendRef b) noexcept { return a.table_ == b.table_; }
 

@@ -1,13 +1,55 @@
 // SPDX-License-Identifier: Apache-2.0
-// The index of open device records (core/device_record.hpp): what a lookup reads, in a unit of its
-// own, so that code which only looks records up (BackendRef::check_device, in every backend
-// plugin) links none of the pools and their thread-local caches.
+// The index of open device records (core/device_record.hpp) and their opening: what a lookup and
+// BackendRef read, in a unit of its own, so that code which only looks records up or calls a backend
+// through BackendRef (in every backend plugin) links none of the pools and their thread-local
+// caches (device_record.cpp closes records, and with them the pools).
 #include "core/device_record.hpp"
+
+#include <devrt/direct.hpp>
+
+#include <new>
 
 namespace devrt::detail {
 
 std::atomic<DeviceRecord*> g_indexed_records[kMaxDeviceKinds][kIndexedDeviceIds];
 std::atomic<DeviceRecord*> g_unindexed{nullptr};
+Mutex g_records_mutex;
+std::uint64_t g_openings = 0;
+std::atomic<std::uint32_t> g_generation{1};
+
+namespace {
+
+// Devices of backend tables outside the global registry (a registry of a caller's own): opened on
+// first use, closed at shutdown. Under g_records_mutex.
+struct ForeignDevice {
+  BackendRef backend;
+  devrt_backend_device device;
+  ForeignDevice* next;
+};
+ForeignDevice* g_foreign = nullptr;
+
+[[gnu::cold]] Status open_failed(BackendRef backend, std::int32_t id, std::int32_t code,
+                                 const devrt_error& err) noexcept {
+  std::string_view reason(err.message);
+  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1) reason = reason.substr(0, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  return make_error(static_cast<ErrorCode>(code), backend.name(), ":", id,
+                    " open_device: ", reason.empty() ? error_code_name(static_cast<ErrorCode>(code)) : reason);
+}
+
+// Opens `device` with its backend (device->index set, device->state null). Under g_records_mutex.
+Status open_with_backend(BackendRef backend, devrt_backend_device* device) noexcept {
+  devrt_error err;
+  err.message[0] = '\0';
+  err.message[1] = '\0';
+  std::int32_t code = backend.table()->open_device(device, &err);
+  if (code == 0) return Status();
+  device->state = nullptr;
+  return open_failed(backend, device->index, code, err);
+}
+
+} // namespace
+
+std::uint32_t current_generation() noexcept { return g_generation.load(std::memory_order_relaxed); }
 
 DeviceRecord* find_unindexed_record(Device device) noexcept {
   for (DeviceRecord* record = g_unindexed.load(std::memory_order_acquire); record != nullptr;
@@ -17,4 +59,86 @@ DeviceRecord* find_unindexed_record(Device device) noexcept {
   return nullptr;
 }
 
+Result<DeviceRecord*> open_device_record(Device device) noexcept {
+  if (DeviceRecord* record = find_device_record(device)) return record;
+  static_cast<void>(history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return std::move(backend).status();
+  LockGuard lock(g_records_mutex);
+  if (DeviceRecord* record = find_device_record(device)) return record; // another thread's
+  auto* record = new (std::nothrow) DeviceRecord(device, *backend, g_openings + 1);
+  if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
+  if (Status opened = open_with_backend(*backend, &record->backend_device); !opened.ok()) {
+    delete record;
+    return opened;
+  }
+  ++g_openings;
+  if (device.id < kIndexedDeviceIds) {
+    g_indexed_records[static_cast<std::int32_t>(device.kind)][device.id].store(record, std::memory_order_release);
+  } else {
+    record->next_unindexed.store(g_unindexed.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    g_unindexed.store(record, std::memory_order_release);
+  }
+  return record;
+}
+
+Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std::int32_t id) noexcept {
+  const Device device{backend.kind(), id};
+  if (DeviceRecord* record = find_device_record(device)) {
+    if (record->backend() == backend) [[likely]]
+      return &record->backend_device;
+  }
+  if (Registry::global().find(backend.kind()) == backend) {
+    Result<DeviceRecord*> record = open_device_record(device);
+    if (!record.ok()) return std::move(record).status();
+    return &(*record)->backend_device;
+  }
+  DEVRT_RETURN_IF_ERROR(backend.check_device(id));
+  LockGuard lock(g_records_mutex);
+  for (ForeignDevice* foreign = g_foreign; foreign != nullptr; foreign = foreign->next) {
+    if (foreign->backend == backend && foreign->device.index == id) return &foreign->device;
+  }
+  auto* foreign = new (std::nothrow) ForeignDevice{backend, devrt_backend_device{id, 0, nullptr}, g_foreign};
+  if (foreign == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
+  if (Status opened = open_with_backend(backend, &foreign->device); !opened.ok()) {
+    delete foreign;
+    return opened;
+  }
+  g_foreign = foreign;
+  return &foreign->device;
+}
+
+Status close_backend_device(BackendRef backend, devrt_backend_device& device) noexcept {
+  devrt_error err;
+  err.message[0] = '\0';
+  err.message[1] = '\0';
+  std::int32_t code = backend.table()->close_device(&device, &err);
+  device.state = nullptr;
+  if (code == 0) return Status();
+  std::string_view reason(err.message);
+  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1) reason = reason.substr(0, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  return make_error(static_cast<ErrorCode>(code), backend.name(), ":", device.index, " close_device: ", reason);
+}
+
+Status close_foreign_devices() noexcept {
+  Status first_error;
+  while (ForeignDevice* foreign = g_foreign) {
+    g_foreign = foreign->next;
+    Status status = close_backend_device(foreign->backend, foreign->device);
+    if (first_error.ok() && !status.ok()) first_error = std::move(status);
+    delete foreign;
+  }
+  return first_error;
+}
+
 } // namespace devrt::detail
+
+namespace devrt::direct::detail {
+
+Result<const BackendDevice*> registered_device(Device device) noexcept {
+  Result<BackendRef> backend = Registry::global().get(device.kind);
+  if (!backend.ok()) return std::move(backend).status();
+  return devrt::detail::open_backend_device(*backend, device.id);
+}
+
+} // namespace devrt::direct::detail

@@ -10,11 +10,6 @@ namespace devrt::detail {
 
 namespace {
 
-// Serialises opening and closing; never taken on a lookup.
-Mutex g_records_mutex;
-std::uint64_t g_openings = 0; // under g_records_mutex
-std::atomic<std::uint32_t> g_generation{1};
-
 // Pools closed while Buffers still held their memory: kept (reachable) until a shutdown finds
 // them unused.
 struct KeptPool {
@@ -39,7 +34,10 @@ Status close_pool(WorkspacePool* pool) noexcept {
   return status;
 }
 
-Status close_record(DeviceRecord* record) noexcept {
+// Gives back what the core holds on a record's device: waits for the device, closes its pools,
+// drops its target. The record stays published meanwhile, so that the backend calls this makes
+// (through BackendRef, by index) find it without opening anything.
+Status release_record(DeviceRecord* record) noexcept {
   Status first_error;
   auto keep = [&first_error](Status status) {
     if (first_error.ok() && !status.ok()) first_error = std::move(status);
@@ -49,7 +47,6 @@ Status close_record(DeviceRecord* record) noexcept {
   keep(close_pool(record->buffer_cache.exchange(nullptr)));
   keep(close_pool(record->workspace_pool.exchange(nullptr)));
   delete_target(record->target.exchange(nullptr));
-  delete record;
   return first_error;
 }
 
@@ -67,8 +64,6 @@ void sweep_kept() noexcept {
 }
 
 } // namespace
-
-std::uint32_t current_generation() noexcept { return g_generation.load(std::memory_order_relaxed); }
 
 #if !DEVRT_BARE_METAL
 // A tag: the record's generation (28 bits) and the scope plus one (4 bits).
@@ -113,24 +108,6 @@ void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept {
   }
 }
 
-Result<DeviceRecord*> open_device_record(Device device) noexcept {
-  if (DeviceRecord* record = find_device_record(device)) return record;
-  static_cast<void>(history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
-  Result<BackendRef> backend = backend_for(device);
-  if (!backend.ok()) return std::move(backend).status();
-  LockGuard lock(g_records_mutex);
-  if (DeviceRecord* record = find_device_record(device)) return record; // another thread's
-  auto* record = new (std::nothrow) DeviceRecord(device, *backend, ++g_openings);
-  if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
-  if (device.id < kIndexedDeviceIds) {
-    g_indexed_records[static_cast<std::int32_t>(device.kind)][device.id].store(record, std::memory_order_release);
-  } else {
-    record->next_unindexed.store(g_unindexed.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    g_unindexed.store(record, std::memory_order_release);
-  }
-  return record;
-}
-
 Status close_device_records() noexcept {
   LockGuard lock(g_records_mutex);
   std::size_t open = 0;
@@ -146,21 +123,33 @@ Status close_device_records() noexcept {
   std::size_t n = 0;
   for (auto& kind : g_indexed_records) {
     for (auto& slot : kind) {
-      if (DeviceRecord* record = slot.exchange(nullptr, std::memory_order_relaxed)) closing[n++] = record;
+      if (DeviceRecord* record = slot.load(std::memory_order_relaxed)) closing[n++] = record;
     }
   }
-  for (DeviceRecord* r = g_unindexed.exchange(nullptr, std::memory_order_relaxed); r != nullptr;
+  for (DeviceRecord* r = g_unindexed.load(std::memory_order_relaxed); r != nullptr;
        r = r->next_unindexed.load(std::memory_order_relaxed)) {
     closing[n++] = r;
   }
   std::sort(closing, closing + n, [](DeviceRecord* a, DeviceRecord* b) { return a->opening() > b->opening(); });
   Status first_error;
+  auto keep = [&first_error](Status status) {
+    if (status.ok()) return;
+    DEVRT_LOG(error, "shutdown: ", status.message());
+    if (first_error.ok()) first_error = std::move(status);
+  };
+  // What the core holds on each device first, the most recently opened first; then the devices
+  // themselves, in the same order, once no record can be found any more.
+  for (std::size_t i = 0; i < n; ++i) keep(release_record(closing[i]));
+  for (auto& kind : g_indexed_records) {
+    for (auto& slot : kind) slot.store(nullptr, std::memory_order_relaxed);
+  }
+  g_unindexed.store(nullptr, std::memory_order_relaxed);
   for (std::size_t i = 0; i < n; ++i) {
-    Status status = close_record(closing[i]);
-    if (!status.ok()) DEVRT_LOG(error, "shutdown: ", status.message());
-    if (first_error.ok() && !status.ok()) first_error = std::move(status);
+    keep(close_backend_device(closing[i]->backend(), closing[i]->backend_device));
+    delete closing[i];
   }
   delete[] closing;
+  keep(close_foreign_devices());
   sweep_kept();
   g_generation.store((g_generation.load(std::memory_order_relaxed) + 1) & 0x0fffffffu, std::memory_order_relaxed);
   return first_error;

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include <devrt/config.hpp>
+#include <devrt/detail/mutex.hpp>
 #include <devrt/device.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/status.hpp>
@@ -30,7 +31,8 @@ std::uint32_t current_generation() noexcept;
 class DeviceRecord {
 public:
   DeviceRecord(Device device, BackendRef backend, std::uint64_t opening) noexcept
-      : device_(device), backend_(backend), opening_(opening), generation_(current_generation()) {}
+      : backend_device{device.id, 0, nullptr}, device_(device), backend_(backend), opening_(opening),
+        generation_(current_generation()) {}
   DeviceRecord(const DeviceRecord&) = delete;
   DeviceRecord& operator=(const DeviceRecord&) = delete;
 
@@ -47,6 +49,9 @@ public:
   std::atomic<const Target*> target{nullptr};
   // Allocations outside the pools, and the live-allocation history.
   MemoryLedger memory;
+  // The device as its backend opened it (open_device), which every per-device call of the backend
+  // takes; closed (close_device) when the record is.
+  devrt_backend_device backend_device{0, 0, nullptr};
   // The next record of the list of those with ids of kIndexedDeviceIds and above.
   std::atomic<DeviceRecord*> next_unindexed{nullptr};
 
@@ -85,6 +90,23 @@ void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept;
 // The record of `device`, opening it on first use: the global registry's backend must say the
 // device exists (the error names backend and device otherwise). Thread-safe.
 Result<DeviceRecord*> open_device_record(Device device) noexcept;
+
+// The device object of backend's device `id` that its per-device functions take: the open
+// record's, opening the record on first use when `backend` is the global registry's; for a table of
+// another registry, one opened on first use and closed at shutdown. The error names backend and
+// device. Thread-safe; lock-free once open.
+Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std::int32_t id) noexcept;
+// Closes a device with its backend (close_device); its state is null afterwards.
+Status close_backend_device(BackendRef backend, devrt_backend_device& device) noexcept;
+// Closes the devices open_backend_device opened for tables outside the global registry.
+// Under g_records_mutex.
+Status close_foreign_devices() noexcept;
+
+// Serialises opening and closing; never taken on a lookup.
+extern Mutex g_records_mutex;
+extern std::uint64_t g_openings; // under g_records_mutex
+// Which generation of records is open; a shutdown starts the next.
+extern std::atomic<std::uint32_t> g_generation;
 
 // Deletes a target the record kept (target.cpp). Null is a no-op.
 void delete_target(const Target* target) noexcept;

@@ -39,8 +39,8 @@ DriverCall(const char*, Slot) -> DriverCall<Slot>;
 template <class Driver>
 class GpuDriverOperations {
 public:
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
     std::size_t extra = alignment > Driver::kAllocationAlignment ? alignment - 1 : 0;
     if (nbytes > SIZE_MAX - extra) {
       return make_error(ErrorCode::out_of_memory, Driver::malloc.name, ": size overflows");
@@ -51,51 +51,53 @@ public:
     if (extra != 0) address = Driver::over_aligned().align(address, alignment);
     return reinterpret_cast<void*>(address);
   }
-  Status free(std::int32_t device, void* ptr) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+  Status free(const BackendDevice& device, void* ptr) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
     std::uintptr_t base = Driver::over_aligned().release(reinterpret_cast<std::uintptr_t>(ptr));
     return invoke(Driver::release, from_address(base));
   }
 
-  Result<void*> stream_create(std::int32_t device) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+  Result<void*> stream_create(const BackendDevice& device) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
     typename Driver::Stream stream = nullptr;
     DEVRT_RETURN_IF_ERROR(invoke(Driver::stream_create, &stream, Driver::kStreamFlags));
     return static_cast<void*>(stream);
   }
-  Status stream_destroy(std::int32_t device, void* stream) noexcept {
-    return on_device(device, Driver::stream_destroy, stream_of(stream));
+  Status stream_destroy(const BackendDevice& device, void* stream) noexcept {
+    return on_device(device.index, Driver::stream_destroy, stream_of(stream));
   }
-  Status stream_synchronize(std::int32_t device, void* stream) noexcept {
-    return on_device(device, Driver::stream_synchronize, stream_of(stream));
+  Status stream_synchronize(const BackendDevice& device, void* stream) noexcept {
+    return on_device(device.index, Driver::stream_synchronize, stream_of(stream));
   }
   // Every stream of the device, blocking or not.
-  Status device_synchronize(std::int32_t device) noexcept { return on_device(device, Driver::device_synchronize); }
+  Status device_synchronize(const BackendDevice& device) noexcept {
+    return on_device(device.index, Driver::device_synchronize);
+  }
 
-  Result<void*> event_create(std::int32_t device) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+  Result<void*> event_create(const BackendDevice& device) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
     typename Driver::Event event = nullptr;
     DEVRT_RETURN_IF_ERROR(invoke(Driver::event_create, &event, Driver::kEventFlags));
     return static_cast<void*>(event);
   }
-  Status event_destroy(std::int32_t device, void* event) noexcept {
-    return on_device(device, Driver::event_destroy, event_of(event));
+  Status event_destroy(const BackendDevice& device, void* event) noexcept {
+    return on_device(device.index, Driver::event_destroy, event_of(event));
   }
-  Status event_record(std::int32_t device, void* event, void* stream) noexcept {
-    return on_device(device, Driver::event_record, event_of(event), stream_of(stream));
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept {
+    return on_device(device.index, Driver::event_record, event_of(event), stream_of(stream));
   }
-  Status event_synchronize(std::int32_t device, void* event) noexcept {
-    return on_device(device, Driver::event_synchronize, event_of(event));
+  Status event_synchronize(const BackendDevice& device, void* event) noexcept {
+    return on_device(device.index, Driver::event_synchronize, event_of(event));
   }
-  Result<bool> event_query(std::int32_t device, void* event) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+  Result<bool> event_query(const BackendDevice& device, void* event) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
     typename Driver::Error code = (Driver::api().*Driver::event_query.slot)(event_of(event));
     if (code == Driver::kNotReady) return false;
     if (code != Driver::kSuccess) return Driver::error(Driver::event_query.name, code);
     return true;
   }
-  Status stream_wait_event(std::int32_t device, void* stream, void* event) noexcept {
-    return on_device(device, Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
+  Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept {
+    return on_device(device.index, Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
   }
 
 protected:

@@ -87,20 +87,30 @@ struct PlaceholderOps {
     return 0;
   }
   static std::int32_t unavailable(devrt_error* err) noexcept { return availability(err); }
-  static std::int32_t get_attribute(std::int32_t, std::int32_t, devrt_attribute_value*, devrt_error* err) noexcept {
+  static std::int32_t open_device(devrt_backend_device*, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t close_device(devrt_backend_device*, devrt_error*) noexcept { return 0; }
+  static std::int32_t get_attribute(const devrt_backend_device*, std::int32_t, devrt_attribute_value*,
+                                    devrt_error* err) noexcept {
     return unavailable(err);
   }
-  static std::int32_t allocate(std::int32_t, std::size_t, std::size_t, void**, devrt_error* err) noexcept {
+  static std::int32_t allocate(const devrt_backend_device*, std::size_t, std::size_t, void**,
+                               devrt_error* err) noexcept {
     return unavailable(err);
   }
-  static std::int32_t free(std::int32_t, void*, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t free(const devrt_backend_device*, void*, devrt_error* err) noexcept { return unavailable(err); }
   static std::int32_t copy(const devrt_copy_desc*, devrt_error* err) noexcept { return unavailable(err); }
-  static std::int32_t stream_create(std::int32_t, void**, devrt_error* err) noexcept { return unavailable(err); }
-  static std::int32_t stream_op(std::int32_t, void*, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t stream_create(const devrt_backend_device*, void**, devrt_error* err) noexcept {
+    return unavailable(err);
+  }
+  static std::int32_t stream_op(const devrt_backend_device*, void*, devrt_error* err) noexcept {
+    return unavailable(err);
+  }
 
   static void fill(devrt_backend_table& t) noexcept {
     t.availability = &availability;
     t.device_count = &device_count;
+    t.open_device = &open_device;
+    t.close_device = &close_device;
     t.get_attribute = &get_attribute;
     t.allocate = &allocate;
     t.free = &free;

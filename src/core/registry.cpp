@@ -26,6 +26,8 @@ bool valid_backend_name(const char* name) noexcept {
 const char* missing_function(const devrt_backend_table* t) noexcept {
   if (t->availability == nullptr) return "availability";
   if (t->device_count == nullptr) return "device_count";
+  if (t->open_device == nullptr) return "open_device";
+  if (t->close_device == nullptr) return "close_device";
   if (t->get_attribute == nullptr) return "get_attribute";
   if (t->allocate == nullptr) return "allocate";
   if (t->free == nullptr) return "free";

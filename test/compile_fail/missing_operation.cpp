@@ -10,15 +10,19 @@ struct IncompleteBackend {
   static constexpr devrt::DeviceKind kind = devrt::DeviceKind::vpi;
   devrt::Status availability() { return {}; }
   devrt::Result<std::int32_t> device_count() { return 0; }
-  devrt::Result<devrt::AttributeValue> get_attribute(std::int32_t, devrt::Attribute) { return devrt::AttributeValue(); }
-  devrt::Result<void*> allocate(std::int32_t, std::size_t, std::size_t) { return static_cast<void*>(nullptr); }
+  devrt::Result<devrt::AttributeValue> get_attribute(const devrt::BackendDevice&, devrt::Attribute) {
+    return devrt::AttributeValue();
+  }
+  devrt::Result<void*> allocate(const devrt::BackendDevice&, std::size_t, std::size_t) {
+    return static_cast<void*>(nullptr);
+  }
 #if defined(DEVRT_EXPECT_OK)
-  devrt::Status free(std::int32_t, void*) { return {}; }
+  devrt::Status free(const devrt::BackendDevice&, void*) { return {}; }
 #endif
   devrt::Status copy(const devrt::CopyDesc&) { return {}; }
-  devrt::Result<void*> stream_create(std::int32_t) { return static_cast<void*>(nullptr); }
-  devrt::Status stream_destroy(std::int32_t, void*) { return {}; }
-  devrt::Status stream_synchronize(std::int32_t, void*) { return {}; }
+  devrt::Result<void*> stream_create(const devrt::BackendDevice&) { return static_cast<void*>(nullptr); }
+  devrt::Status stream_destroy(const devrt::BackendDevice&, void*) { return {}; }
+  devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) { return {}; }
 };
 
 } // namespace

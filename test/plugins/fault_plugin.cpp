@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Broken plugins for the loader's fault matrix, one per DEVRT_FAULT value (test/meson.build):
 //   no_entry       a shared object without devrt_plugin_entry
-//   abi_version    an entry that speaks another backend ABI version
+//   abi_version    an entry that speaks backend ABI version 1 (devices by index), not this one
 //   table_size     a backend table smaller than any devrt ever had
 //   bad_table      a table the registry refuses (invalid name, no allocate)
 //   duplicate      backend "twin", also provided by the `twin` variant: the second loaded fails
@@ -19,20 +19,20 @@ struct Twin {
   static constexpr devrt::DeviceKind kind = devrt::DeviceKind::cuda_managed;
   devrt::Status availability() noexcept { return devrt::Status(); }
   devrt::Result<std::int32_t> device_count() noexcept { return 0; }
-  devrt::Result<devrt::AttributeValue> get_attribute(std::int32_t, devrt::Attribute) noexcept {
+  devrt::Result<devrt::AttributeValue> get_attribute(const devrt::BackendDevice&, devrt::Attribute) noexcept {
     return devrt::AttributeValue();
   }
-  devrt::Result<void*> allocate(std::int32_t, std::size_t, std::size_t) noexcept {
+  devrt::Result<void*> allocate(const devrt::BackendDevice&, std::size_t, std::size_t) noexcept {
     return devrt::Status(devrt::ErrorCode::unsupported, "twin has no memory");
   }
-  devrt::Status free(std::int32_t, void*) noexcept { return devrt::Status(); }
+  devrt::Status free(const devrt::BackendDevice&, void*) noexcept { return devrt::Status(); }
   devrt::Status copy(const devrt::CopyDesc& desc) noexcept {
     if (desc.nbytes == 0) return devrt::Status();
     return devrt::make_error(static_cast<devrt::ErrorCode>(desc.nbytes), "twin returns code ", desc.nbytes);
   }
-  devrt::Result<void*> stream_create(std::int32_t) noexcept { return nullptr; }
-  devrt::Status stream_destroy(std::int32_t, void*) noexcept { return devrt::Status(); }
-  devrt::Status stream_synchronize(std::int32_t, void*) noexcept { return devrt::Status(); }
+  devrt::Result<void*> stream_create(const devrt::BackendDevice&) noexcept { return nullptr; }
+  devrt::Status stream_destroy(const devrt::BackendDevice&, void*) noexcept { return devrt::Status(); }
+  devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) noexcept { return devrt::Status(); }
 };
 
 // A second backend of the half group: the name is new, the device kind (cpu) is taken.
@@ -71,7 +71,7 @@ extern "C" [[gnu::visibility("default")]] const devrt_plugin_info* devrt_plugin_
   static const devrt_backend_table* one[] = {&table};
   static const devrt_backend_table* half[] = {devrt_backend_anchor_half_first(), devrt_backend_anchor_half_second()};
   static devrt_plugin_info info = {DEVRT_BACKEND_ABI_VERSION, sizeof(devrt_plugin_info), 1, one};
-  if (DEVRT_FAULT_IS(abi_version)) info.abi_version = DEVRT_BACKEND_ABI_VERSION + 41;
+  if (DEVRT_FAULT_IS(abi_version)) info.abi_version = 1; // a plugin built for ABI 1 (devices by index)
   if (DEVRT_FAULT_IS(half_group)) {
     info.table_count = 2;
     info.tables = half;

@@ -109,46 +109,49 @@ using Operations = devrt::detail::GpuDriverOperations<ShapeDriver>;
 
 } // namespace
 
+// Device `index` as the core would pass it (a backend of this kind keeps no state per device).
+devrt::BackendDevice on(std::int32_t index) { return devrt::BackendDevice{index, 0, nullptr}; }
+
 TEST_CASE("shared GPU driver operations over-align, name failed calls and map not-ready", "[gpu_driver]") {
   Operations ops;
   g_calls.clear();
-  devrt::Result<void*> plain = ops.allocate(3, 100, 16);
+  devrt::Result<void*> plain = ops.allocate(on(3), 100, 16);
   REQUIRE(plain.ok());
   CHECK(g_current == 3);
   CHECK(g_calls.back() == "malloc 100"); // the allocator's own alignment: no padding
-  devrt::Result<void*> aligned = ops.allocate(1, 100, 4096);
+  devrt::Result<void*> aligned = ops.allocate(on(1), 100, 4096);
   REQUIRE(aligned.ok());
   CHECK(g_calls.back() == "malloc 4195");
   CHECK(reinterpret_cast<std::uintptr_t>(*aligned) % 4096 == 0);
-  CHECK(ops.free(1, *aligned).ok());
-  CHECK(ops.free(3, *plain).ok());
+  CHECK(ops.free(on(1), *aligned).ok());
+  CHECK(ops.free(on(3), *plain).ok());
 
   g_next_error = kOutOfMemory;
-  devrt::Result<void*> refused = ops.allocate(0, 64, 16);
+  devrt::Result<void*> refused = ops.allocate(on(0), 64, 16);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == devrt::ErrorCode::out_of_memory);
   CHECK(refused.status().message().find("shapeMalloc failed") != std::string::npos);
-  devrt::Result<void*> overflow = ops.allocate(0, SIZE_MAX - 10, 4096);
+  devrt::Result<void*> overflow = ops.allocate(on(0), SIZE_MAX - 10, 4096);
   REQUIRE_FALSE(overflow.ok());
   CHECK(overflow.status().message().find("shapeMalloc: size overflows") != std::string::npos);
 
-  devrt::Result<void*> stream = ops.stream_create(2);
+  devrt::Result<void*> stream = ops.stream_create(on(2));
   REQUIRE(stream.ok());
   CHECK(g_calls.back() == "stream_create 7");
-  devrt::Result<void*> event = ops.event_create(2);
+  devrt::Result<void*> event = ops.event_create(on(2));
   REQUIRE(event.ok());
-  CHECK(ops.event_record(2, *event, *stream).ok());
+  CHECK(ops.event_record(on(2), *event, *stream).ok());
   g_next_error = kNotReadyCode;
-  devrt::Result<bool> pending = ops.event_query(2, *event);
+  devrt::Result<bool> pending = ops.event_query(on(2), *event);
   REQUIRE(pending.ok());
   CHECK_FALSE(*pending);
-  CHECK(*ops.event_query(2, *event));
+  CHECK(*ops.event_query(on(2), *event));
   g_next_error = static_cast<ShapeError>(700);
-  devrt::Status lost = ops.stream_synchronize(2, *stream);
+  devrt::Status lost = ops.stream_synchronize(on(2), *stream);
   CHECK(lost.code() == devrt::ErrorCode::driver_error);
   CHECK(lost.message().find("shapeStreamSynchronize failed: 700") != std::string::npos);
-  CHECK(ops.stream_wait_event(2, *stream, *event).ok());
-  CHECK(ops.device_synchronize(2).ok());
-  CHECK(ops.event_destroy(2, *event).ok());
-  CHECK(ops.stream_destroy(2, *stream).ok());
+  CHECK(ops.stream_wait_event(on(2), *stream, *event).ok());
+  CHECK(ops.device_synchronize(on(2)).ok());
+  CHECK(ops.event_destroy(on(2), *event).ok());
+  CHECK(ops.stream_destroy(on(2), *stream).ok());
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/devrt.hpp>
+#include <devrt/memory_stats.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -27,15 +28,19 @@ public:
   static constexpr DeviceKind kind = DeviceKind::ext_dev;
   devrt::Status availability() noexcept { return unsupported("availability"); }
   devrt::Result<std::int32_t> device_count() noexcept { return 0; }
-  devrt::Result<devrt::AttributeValue> get_attribute(std::int32_t, devrt::Attribute) noexcept {
+  devrt::Result<devrt::AttributeValue> get_attribute(const devrt::BackendDevice&, devrt::Attribute) noexcept {
     return unsupported("get_attribute");
   }
-  devrt::Result<void*> allocate(std::int32_t, std::size_t, std::size_t) noexcept { return unsupported("allocate"); }
-  devrt::Status free(std::int32_t, void*) noexcept { return unsupported("free"); }
+  devrt::Result<void*> allocate(const devrt::BackendDevice&, std::size_t, std::size_t) noexcept {
+    return unsupported("allocate");
+  }
+  devrt::Status free(const devrt::BackendDevice&, void*) noexcept { return unsupported("free"); }
   devrt::Status copy(const devrt::CopyDesc&) noexcept { return unsupported("copy"); }
-  devrt::Result<void*> stream_create(std::int32_t) noexcept { return unsupported("stream_create"); }
-  devrt::Status stream_destroy(std::int32_t, void*) noexcept { return unsupported("stream_destroy"); }
-  devrt::Status stream_synchronize(std::int32_t, void*) noexcept { return unsupported("stream_synchronize"); }
+  devrt::Result<void*> stream_create(const devrt::BackendDevice&) noexcept { return unsupported("stream_create"); }
+  devrt::Status stream_destroy(const devrt::BackendDevice&, void*) noexcept { return unsupported("stream_destroy"); }
+  devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) noexcept {
+    return unsupported("stream_synchronize");
+  }
 
 private:
   static devrt::Status unsupported(const char* call) noexcept {
@@ -54,12 +59,16 @@ struct MissingFree {
   static constexpr DeviceKind kind = DeviceKind::vpi;
   devrt::Status availability() { return {}; }
   devrt::Result<std::int32_t> device_count() { return 0; }
-  devrt::Result<devrt::AttributeValue> get_attribute(std::int32_t, devrt::Attribute) { return devrt::AttributeValue(); }
-  devrt::Result<void*> allocate(std::int32_t, std::size_t, std::size_t) { return static_cast<void*>(nullptr); }
+  devrt::Result<devrt::AttributeValue> get_attribute(const devrt::BackendDevice&, devrt::Attribute) {
+    return devrt::AttributeValue();
+  }
+  devrt::Result<void*> allocate(const devrt::BackendDevice&, std::size_t, std::size_t) {
+    return static_cast<void*>(nullptr);
+  }
   devrt::Status copy(const devrt::CopyDesc&) { return {}; }
-  devrt::Result<void*> stream_create(std::int32_t) { return static_cast<void*>(nullptr); }
-  devrt::Status stream_destroy(std::int32_t, void*) { return {}; }
-  devrt::Status stream_synchronize(std::int32_t, void*) { return {}; }
+  devrt::Result<void*> stream_create(const devrt::BackendDevice&) { return static_cast<void*>(nullptr); }
+  devrt::Status stream_destroy(const devrt::BackendDevice&, void*) { return {}; }
+  devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) { return {}; }
 };
 
 } // namespace
@@ -140,7 +149,12 @@ TEST_CASE("malformed tables are refused with the reason and leave the registry u
     const char* mentions;
   };
   const Case cases[] = {
-      {"abi version", [](devrt_backend_table& t) { t.abi_version = 99; }, ErrorCode::abi_mismatch, "ABI version 99"},
+      {"abi version 1", [](devrt_backend_table& t) { t.abi_version = 1; }, ErrorCode::abi_mismatch,
+       "backend table has ABI version 1, this devrt speaks 2"},
+      {"no open_device", [](devrt_backend_table& t) { t.open_device = nullptr; }, ErrorCode::invalid_argument,
+       "lacks function open_device"},
+      {"no close_device", [](devrt_backend_table& t) { t.close_device = nullptr; }, ErrorCode::invalid_argument,
+       "lacks function close_device"},
       {"struct size", [](devrt_backend_table& t) { t.struct_size = 16; }, ErrorCode::abi_mismatch, "16 bytes"},
       {"null name", [](devrt_backend_table& t) { t.name = nullptr; }, ErrorCode::invalid_argument, "name"},
       {"empty name", [](devrt_backend_table& t) { t.name = ""; }, ErrorCode::invalid_argument, "name"},
@@ -311,4 +325,96 @@ TEST_CASE("a caller that accepts a handed-over message owns it", "[registry]") {
   REQUIRE(message != nullptr);
   CHECK(std::string_view(message).size() == 1010);
   std::free(message);
+}
+
+// ---- Devices as objects (backend ABI 2) ---------------------------------------------------------
+
+namespace {
+
+// Keeps an object per device: open_device makes it, close_device frees it, and every per-device
+// call reads it through the device the core passes. Two devices; opening device 2 of 3 fails.
+struct LifecycleDevice {
+  std::int32_t index;
+};
+std::vector<std::string> g_lifecycle_log;
+
+class LifecycleBackend {
+public:
+  static constexpr std::string_view name = "lifecycle";
+  static constexpr DeviceKind kind = DeviceKind::vpi;
+  devrt::Status availability() noexcept { return {}; }
+  devrt::Result<std::int32_t> device_count() noexcept { return 3; }
+  devrt::Status open_device(devrt::BackendDevice& device) noexcept {
+    g_lifecycle_log.push_back("open " + std::to_string(device.index));
+    if (device.index == 2) return devrt::Status(ErrorCode::driver_error, "the device is wedged");
+    device.state = new LifecycleDevice{device.index};
+    return {};
+  }
+  devrt::Status close_device(devrt::BackendDevice& device) noexcept {
+    g_lifecycle_log.push_back("close " + std::to_string(device.index));
+    delete &devrt::backend_state<LifecycleDevice>(device);
+    device.state = nullptr;
+    return {};
+  }
+  devrt::Result<devrt::AttributeValue> get_attribute(const devrt::BackendDevice& device, devrt::Attribute) noexcept {
+    return devrt::AttributeValue(std::int64_t{100} * devrt::backend_state<LifecycleDevice>(device).index);
+  }
+  devrt::Result<void*> allocate(const devrt::BackendDevice&, std::size_t nbytes, std::size_t) noexcept {
+    return std::malloc(nbytes);
+  }
+  devrt::Status free(const devrt::BackendDevice&, void* ptr) noexcept {
+    std::free(ptr);
+    return {};
+  }
+  devrt::Status copy(const devrt::CopyDesc&) noexcept { return {}; }
+  devrt::Result<void*> stream_create(const devrt::BackendDevice& device) noexcept {
+    return static_cast<void*>(&devrt::backend_state<LifecycleDevice>(device));
+  }
+  devrt::Status stream_destroy(const devrt::BackendDevice&, void*) noexcept { return {}; }
+  devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) noexcept { return {}; }
+};
+static_assert(devrt::BackendDeviceLifecycle<LifecycleBackend>);
+
+constexpr devrt_backend_table kLifecycleTable = devrt::make_backend_table<LifecycleBackend>();
+
+} // namespace
+
+TEST_CASE("devices are opened once, passed to every call, and closed at shutdown", "[registry][lifecycle]") {
+  Registry registry;
+  REQUIRE(registry.add(&kLifecycleTable).ok());
+  BackendRef backend = registry.find("lifecycle");
+  g_lifecycle_log.clear();
+
+  // Each device is opened on its first use, once; every call gets the state open_device made.
+  devrt::Result<devrt::AttributeValue> one = backend.attribute(1, devrt::Attribute::max_clock_rate);
+  REQUIRE(one.ok());
+  CHECK(std::get<std::int64_t>(*one) == 100);
+  CHECK(std::get<std::int64_t>(*backend.attribute(0, devrt::Attribute::max_clock_rate)) == 0);
+  CHECK(std::get<std::int64_t>(*backend.attribute(1, devrt::Attribute::max_clock_rate)) == 100);
+  devrt::Result<void*> stream = backend.stream_create(1);
+  REQUIRE(stream.ok());
+  CHECK(static_cast<LifecycleDevice*>(*stream)->index == 1);
+  CHECK(backend.stream_destroy(1, *stream).ok());
+  CHECK(g_lifecycle_log == std::vector<std::string>{"open 1", "open 0"});
+
+  // A device that does not exist is not opened; one whose opening fails says why, every time.
+  CHECK(backend.attribute(3, devrt::Attribute::max_clock_rate).status().code() == ErrorCode::invalid_argument);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    devrt::Status wedged = backend.attribute(2, devrt::Attribute::max_clock_rate).status();
+    CHECK(wedged.code() == ErrorCode::driver_error);
+    CHECK_THAT(std::string(wedged.message()), Catch::Contains("lifecycle:2 open_device: the device is wedged"));
+  }
+  CHECK(g_lifecycle_log == std::vector<std::string>{"open 1", "open 0", "open 2", "open 2"});
+
+  // Shutdown closes each open device once, the most recently opened first; a later call opens
+  // the device again.
+  g_lifecycle_log.clear();
+  CHECK(devrt::shutdown().ok());
+  CHECK(g_lifecycle_log == std::vector<std::string>{"close 0", "close 1"});
+  CHECK(devrt::shutdown().ok());
+  CHECK(g_lifecycle_log.size() == 2);
+  CHECK(std::get<std::int64_t>(*backend.attribute(1, devrt::Attribute::max_clock_rate)) == 100);
+  CHECK(g_lifecycle_log.back() == "open 1");
+  CHECK(devrt::shutdown().ok());
+  CHECK(g_lifecycle_log.back() == "close 1");
 }

@@ -44,15 +44,15 @@ public:
 
   Status availability() noexcept { return Status(); }
   Result<std::int32_t> device_count() noexcept { return 1; }
-  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
 #if !DEVRT_BARE_METAL
   // kind "llvm": keys, mtriple, mcpu, mattr, model, num-cores, simd-32bit-lanes. Bare-metal
   // builds leave target detection out: firmware describes its target when it is compiled.
-  Result<Target> detect_target(std::int32_t device) noexcept;
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 #endif
 
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept;
-  Status free(std::int32_t device, void* ptr) noexcept;
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(const BackendDevice& device, void* ptr) noexcept;
   Status copy(const CopyDesc& desc) noexcept {
     detail::copy_host(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
                       static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
@@ -64,26 +64,26 @@ public:
   // calling thread and have finished when launch() returns (streams are synchronous here).
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::host_table, ModuleFormat::shared_object};
   static constexpr bool checked_launch_arguments = true;
-  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept;
-  Status module_unload(std::int32_t, void* module) noexcept { return g_module_ops->unload(module); }
-  Result<void*> module_function(std::int32_t, void* module, const char* name) noexcept {
+  Status module_unload(const BackendDevice&, void* module) noexcept { return g_module_ops->unload(module); }
+  Result<void*> module_function(const BackendDevice&, void* module, const char* name) noexcept {
     return g_module_ops->function(module, name);
   }
-  Status launch(std::int32_t, void* function, const LaunchDesc& desc) noexcept {
+  Status launch(const BackendDevice&, void* function, const LaunchDesc& desc) noexcept {
     return g_module_ops->launch(function, desc);
   }
 
-  Result<void*> stream_create(std::int32_t device) noexcept;
-  Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
-  Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
+  Result<void*> stream_create(const BackendDevice& device) noexcept;
+  Status stream_destroy(const BackendDevice&, void*) noexcept { return Status(); }
+  Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 
-  Result<void*> event_create(std::int32_t device) noexcept;
-  Status event_destroy(std::int32_t, void*) noexcept { return Status(); }
-  Status event_record(std::int32_t, void*, void*) noexcept { return Status(); }
-  Status event_synchronize(std::int32_t, void*) noexcept { return Status(); }
-  Result<bool> event_query(std::int32_t, void*) noexcept { return true; }
-  Status stream_wait_event(std::int32_t, void*, void*) noexcept { return Status(); }
+  Result<void*> event_create(const BackendDevice& device) noexcept;
+  Status event_destroy(const BackendDevice&, void*) noexcept { return Status(); }
+  Status event_record(const BackendDevice&, void*, void*) noexcept { return Status(); }
+  Status event_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
+  Result<bool> event_query(const BackendDevice&, void*) noexcept { return true; }
+  Status stream_wait_event(const BackendDevice&, void*, void*) noexcept { return Status(); }
 };
 
 static_assert(Backend<CpuBackend> && BackendEvents<CpuBackend> && HostAccessibleMemory<CpuBackend> &&

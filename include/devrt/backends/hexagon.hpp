@@ -51,13 +51,13 @@ public:
   // device_name, compute_version ("v66"), max_shared_memory_per_block (the VTCM arena),
   // multi_processor_count (hardware threads), warp_size (HVX vector bytes, 0 without HVX),
   // max_threads_per_block and max_thread_dimensions (kernel-table launch limits), buffer_offset_alignment.
-  Result<AttributeValue> get_attribute(std::int32_t device, Attribute attribute) noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // kind "hexagon": mtriple hexagon, mcpu hexagonv<arch>, mattr +hvxv<arch>,+hvx-length128b when
   // compiled with HVX, num-cores, vtcm-capacity (TVM's Hexagon target keys).
-  Result<Target> detect_target(std::int32_t device) noexcept;
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   // DDR: the DSP heap, allocated as the CPU backend allocates host memory.
-  Result<void*> allocate(std::int32_t device, std::size_t nbytes, std::size_t alignment) noexcept {
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept {
     return host_.allocate(device, nbytes, alignment);
   }
   // VTCM: granules of the arena, aligned to kVtcmGranule or `alignment` if larger.
@@ -66,11 +66,11 @@ public:
   // Memory scopes (devrt/device.hpp): global.vtcm, kVtcmBytes; every other is unsupported.
   // scope_allocate(global.vtcm) is allocate_vtcm, so that Buffer::allocate_scoped and Tensor::empty
   // reach VTCM as every backend's scopes are reached.
-  Result<ScopeLimits> scope_limits(std::int32_t device, MemoryScope scope) noexcept;
-  Result<void*> scope_allocate(std::int32_t device, MemoryScope scope, std::size_t nbytes,
+  Result<ScopeLimits> scope_limits(const BackendDevice& device, MemoryScope scope) noexcept;
+  Result<void*> scope_allocate(const BackendDevice& device, MemoryScope scope, std::size_t nbytes,
                                std::size_t alignment) noexcept;
   // Either scope: the address says which.
-  Status free(std::int32_t device, void* ptr) noexcept;
+  Status free(const BackendDevice& device, void* ptr) noexcept;
   Status copy(const CopyDesc& desc) noexcept {
     detail::copy_host(static_cast<std::byte*>(desc.dst) + desc.dst_offset,
                       static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
@@ -86,28 +86,30 @@ public:
   // HVX kernels are ordinary entries compiled with -mhvx.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::host_table};
   static constexpr bool checked_launch_arguments = true;
-  Result<void*> module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept {
     return host_.module_load(device, format, data, options, log);
   }
-  Status module_unload(std::int32_t device, void* module) noexcept { return host_.module_unload(device, module); }
-  Result<void*> module_function(std::int32_t device, void* module, const char* function) noexcept {
+  Status module_unload(const BackendDevice& device, void* module) noexcept {
+    return host_.module_unload(device, module);
+  }
+  Result<void*> module_function(const BackendDevice& device, void* module, const char* function) noexcept {
     return host_.module_function(device, module, function);
   }
-  Status launch(std::int32_t device, void* function, const LaunchDesc& desc) noexcept {
+  Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept {
     return host_.launch(device, function, desc);
   }
 
-  Result<void*> stream_create(std::int32_t device) noexcept { return host_.stream_create(device); }
-  Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
-  Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
+  Result<void*> stream_create(const BackendDevice& device) noexcept { return host_.stream_create(device); }
+  Status stream_destroy(const BackendDevice&, void*) noexcept { return Status(); }
+  Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 
-  Result<void*> event_create(std::int32_t device) noexcept { return host_.event_create(device); }
-  Status event_destroy(std::int32_t, void*) noexcept { return Status(); }
-  Status event_record(std::int32_t, void*, void*) noexcept { return Status(); }
-  Status event_synchronize(std::int32_t, void*) noexcept { return Status(); }
-  Result<bool> event_query(std::int32_t, void*) noexcept { return true; }
-  Status stream_wait_event(std::int32_t, void*, void*) noexcept { return Status(); }
+  Result<void*> event_create(const BackendDevice& device) noexcept { return host_.event_create(device); }
+  Status event_destroy(const BackendDevice&, void*) noexcept { return Status(); }
+  Status event_record(const BackendDevice&, void*, void*) noexcept { return Status(); }
+  Status event_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
+  Result<bool> event_query(const BackendDevice&, void*) noexcept { return true; }
+  Status stream_wait_event(const BackendDevice&, void*, void*) noexcept { return Status(); }
 
 private:
   // Stateless: the DSP's own heap, the kernel-table machinery and the stream tokens, which the

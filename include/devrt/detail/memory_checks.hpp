@@ -51,6 +51,8 @@ inline devrt_copy_desc make_copy_desc(const MemorySpan& src, std::size_t src_off
   desc.dst_device_id = dst.device.id;
   desc.nbytes = nbytes;
   desc.stream = stream;
+  desc.src_device = nullptr;
+  desc.dst_device = nullptr;
   return desc;
 }
 

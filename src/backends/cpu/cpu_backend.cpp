@@ -132,7 +132,7 @@ void* next_token() noexcept {
 
 } // namespace
 
-Result<AttributeValue> CpuBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
+Result<AttributeValue> CpuBackend::get_attribute(const BackendDevice&, Attribute attribute) noexcept {
   const HostInfo& info = host_info();
   auto known = [](std::int64_t value) { return value > 0 ? AttributeValue(value) : AttributeValue(); };
   switch (attribute) {
@@ -153,7 +153,7 @@ Result<AttributeValue> CpuBackend::get_attribute(std::int32_t, Attribute attribu
   }
 }
 
-Result<void*> CpuBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+Result<void*> CpuBackend::allocate(const BackendDevice&, std::size_t nbytes, std::size_t alignment) noexcept {
   std::int64_t total = host_info().total_memory;
   if (total > 0 && nbytes > static_cast<std::size_t>(total)) {
     return make_error(ErrorCode::out_of_memory, "exceeds the host's ", total, " bytes of memory");
@@ -174,7 +174,7 @@ Result<void*> CpuBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t
 #endif
 }
 
-Status CpuBackend::free(std::int32_t, void* ptr) noexcept {
+Status CpuBackend::free(const BackendDevice&, void* ptr) noexcept {
   std::free(ptr);
   return Status();
 }
@@ -185,8 +185,8 @@ constinit const ModuleOps* g_module_ops = nullptr; // set by register_kernel_tab
 
 // The other module operations need a module, which only module_load makes: they find
 // g_module_ops set.
-Result<void*> CpuBackend::module_load(std::int32_t, ModuleFormat format, std::span<const std::byte> data, const char*,
-                                      BuildLog& log) noexcept {
+Result<void*> CpuBackend::module_load(const BackendDevice&, ModuleFormat format, std::span<const std::byte> data,
+                                      const char*, BuildLog& log) noexcept {
   if (g_module_ops == nullptr) {
     if (format == ModuleFormat::host_table) {
       return make_error(ErrorCode::not_found, "no kernel table named '",
@@ -199,8 +199,8 @@ Result<void*> CpuBackend::module_load(std::int32_t, ModuleFormat format, std::sp
   return g_module_ops->load(format, data, log);
 }
 
-Result<void*> CpuBackend::stream_create(std::int32_t) noexcept { return next_token(); }
-Result<void*> CpuBackend::event_create(std::int32_t) noexcept { return next_token(); }
+Result<void*> CpuBackend::stream_create(const BackendDevice&) noexcept { return next_token(); }
+Result<void*> CpuBackend::event_create(const BackendDevice&) noexcept { return next_token(); }
 
 } // namespace devrt::cpu
 

@@ -246,7 +246,7 @@ std::string_view arm_cpu_name() noexcept {
 } // namespace
 #endif
 
-Result<Target> CpuBackend::detect_target(std::int32_t device) noexcept {
+Result<Target> CpuBackend::detect_target(const BackendDevice& device) noexcept {
   Target target("llvm");
   target.set("keys", std::vector<std::string>{"cpu"});
   std::vector<std::string> mattr;

@@ -267,9 +267,9 @@ Result<std::int32_t> CudaBackend::device_count() noexcept {
   return detail::discovered_device_count(Discovery::get_retrying());
 }
 
-Result<AttributeValue> CudaBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
+Result<AttributeValue> CudaBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
   const Runtime& rt = runtime();
-  CuDevice& d = device_of(device);
+  CuDevice& d = device_of(device.index);
   switch (attribute) {
   case Attribute::compute_version: return AttributeValue(std::to_string(d.major) + "." + std::to_string(d.minor));
   case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
@@ -286,8 +286,8 @@ Result<AttributeValue> CudaBackend::get_attribute(std::int32_t device, Attribute
   }
 }
 
-Result<Target> CudaBackend::detect_target(std::int32_t device) noexcept {
-  const CuDevice& d = device_of(device);
+Result<Target> CudaBackend::detect_target(const BackendDevice& device) noexcept {
+  const CuDevice& d = device_of(device.index);
   Target target("cuda");
   target.set("keys", std::vector<std::string>{"cuda", "gpu"});
   target.set("arch", "sm_" + std::to_string(d.major) + std::to_string(d.minor));
@@ -334,17 +334,17 @@ Status CudaBackend::copy(const CopyDesc& desc) noexcept {
 
 // ---- Streams and events ----------------------------------------------------------------------
 
-Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
+Status CudaBackend::stream_synchronize(const BackendDevice& device, void* stream) noexcept {
   const Api& api = runtime().api;
   if (stream == nullptr) {
     // The legacy default stream is the current context's: a stale context would be no error.
-    DEVRT_RETURN_IF_ERROR(activate(device));
+    DEVRT_RETURN_IF_ERROR(activate(device.index));
     DEVRT_CU_CHECK(api, "cuStreamSynchronize", api.cuStreamSynchronize(nullptr));
     return Status();
   }
   Status status;
   CUresult code =
-      with_context(api, device_of(device), status, [&] { return api.cuStreamSynchronize(stream_of(stream)); });
+      with_context(api, device_of(device.index), status, [&] { return api.cuStreamSynchronize(stream_of(stream)); });
   DEVRT_RETURN_IF_ERROR(status);
   DEVRT_CU_CHECK(api, "cuStreamSynchronize", code);
   return Status();
@@ -352,10 +352,10 @@ Status CudaBackend::stream_synchronize(std::int32_t device, void* stream) noexce
 
 // ---- Modules ---------------------------------------------------------------------------------
 
-Result<void*> CudaBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
-                                       const char* options, BuildLog& log) noexcept {
+Result<void*> CudaBackend::module_load(const BackendDevice& device, ModuleFormat format,
+                                       std::span<const std::byte> data, const char* options, BuildLog& log) noexcept {
   const Api& api = runtime().api;
-  CuDevice& d = device_of(device);
+  CuDevice& d = device_of(device.index);
   if (options[0] != '\0') {
     return make_error(ErrorCode::invalid_argument, "the cuda backend takes no load options (got '", options,
                       "'); pass compiler options to devrt::nvrtc::compile");
@@ -396,19 +396,19 @@ Result<void*> CudaBackend::module_load(std::int32_t device, ModuleFormat format,
   return static_cast<void*>(handle);
 }
 
-Status CudaBackend::module_unload(std::int32_t device, void* handle) noexcept {
+Status CudaBackend::module_unload(const BackendDevice& device, void* handle) noexcept {
   const Api& api = runtime().api;
   auto* module = static_cast<CuModule*>(handle);
-  DEVRT_RETURN_IF_ERROR(activate(device));
+  DEVRT_RETURN_IF_ERROR(activate(device.index));
   CUresult code = api.cuModuleUnload(module->module);
   delete module;
   DEVRT_CU_CHECK(api, "cuModuleUnload", code);
   return Status();
 }
 
-Result<void*> CudaBackend::module_function(std::int32_t device, void* handle, const char* name) noexcept {
+Result<void*> CudaBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
   const Api& api = runtime().api;
-  CuDevice& d = device_of(device);
+  CuDevice& d = device_of(device.index);
   auto* module = static_cast<CuModule*>(handle);
   std::lock_guard<std::mutex> lock(module->mutex);
   for (const auto& function : module->functions) {
@@ -435,9 +435,9 @@ Result<void*> CudaBackend::module_function(std::int32_t device, void* handle, co
   return result;
 }
 
-Status CudaBackend::launch(std::int32_t device, void* handle, const LaunchDesc& desc) noexcept {
+Status CudaBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;
-  CuDevice& d = device_of(device);
+  CuDevice& d = device_of(device.index);
   auto& f = *static_cast<CuFunction*>(handle);
   DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
   detail::PackedGpuArgs packed;
@@ -481,17 +481,17 @@ Result<std::int32_t> CudaHostBackend::device_count() noexcept {
   return detail::discovered_device_count(rt);
 }
 
-Result<AttributeValue> CudaHostBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
+Result<AttributeValue> CudaHostBackend::get_attribute(const BackendDevice&, Attribute attribute) noexcept {
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
   case Attribute::device_name: return AttributeValue(std::string("CUDA page-locked host memory"));
-  case Attribute::driver_version: return CudaBackend().get_attribute(0, attribute);
-  case Attribute::api_version: return CudaBackend().get_attribute(0, attribute);
+  case Attribute::driver_version: return CudaBackend().get_attribute(BackendDevice{0, 0, nullptr}, attribute);
+  case Attribute::api_version: return CudaBackend().get_attribute(BackendDevice{0, 0, nullptr}, attribute);
   default: return AttributeValue();
   }
 }
 
-Result<void*> CudaHostBackend::allocate(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
+Result<void*> CudaHostBackend::allocate(const BackendDevice&, std::size_t nbytes, std::size_t alignment) noexcept {
   Runtime& rt = runtime();
   DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(0)));
   std::size_t extra = alignment > kHostAlignment ? alignment - 1 : 0;
@@ -503,7 +503,7 @@ Result<void*> CudaHostBackend::allocate(std::int32_t, std::size_t nbytes, std::s
   return reinterpret_cast<void*>(address);
 }
 
-Status CudaHostBackend::free(std::int32_t, void* ptr) noexcept {
+Status CudaHostBackend::free(const BackendDevice&, void* ptr) noexcept {
   Runtime& rt = runtime();
   DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(0)));
   std::uintptr_t base = rt.over_aligned_host.release(reinterpret_cast<std::uintptr_t>(ptr));
@@ -517,7 +517,7 @@ Status CudaHostBackend::copy(const CopyDesc& desc) noexcept {
   return Status();
 }
 
-Result<void*> CudaHostBackend::stream_create(std::int32_t) noexcept {
+Result<void*> CudaHostBackend::stream_create(const BackendDevice&) noexcept {
   static std::atomic<std::uintptr_t> next{1};
   return reinterpret_cast<void*>(next.fetch_add(1, std::memory_order_relaxed));
 }

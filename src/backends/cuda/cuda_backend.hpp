@@ -33,7 +33,7 @@ public:
   DEVRT_BACKEND_DECLARE_DISCOVERY
   // kind "cuda": arch sm_XY, max_shared_memory_per_block, max_threads_per_block, thread_warp_size,
   // registers_per_block, l2_cache_size_bytes, multi_processor_count.
-  Result<Target> detect_target(std::int32_t device) noexcept;
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   // All directions are queued on the stream (cuMemcpy*Async). Pageable host memory makes the
   // driver stage the copy before returning; cuda_host memory is truly asynchronous and must stay
@@ -41,7 +41,7 @@ public:
   Status copy(const CopyDesc& desc) noexcept;
 
   // A created stream skips the context query when this thread made the context current last.
-  Status stream_synchronize(std::int32_t device, void* stream) noexcept;
+  Status stream_synchronize(const BackendDevice& device, void* stream) noexcept;
 
   // module_load: ptx, cubin and fatbin (no options: compile with devrt::nvrtc to pass compiler
   // options); the JIT's error and info logs go to `log`.
@@ -64,9 +64,9 @@ public:
   DEVRT_BACKEND_DECLARE_DISCOVERY
   DEVRT_BACKEND_DECLARE_MEMORY
 
-  Result<void*> stream_create(std::int32_t device) noexcept;
-  Status stream_destroy(std::int32_t, void*) noexcept { return Status(); }
-  Status stream_synchronize(std::int32_t, void*) noexcept { return Status(); }
+  Result<void*> stream_create(const BackendDevice& device) noexcept;
+  Status stream_destroy(const BackendDevice&, void*) noexcept { return Status(); }
+  Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 };
 
 static_assert(Backend<CudaBackend> && BackendEvents<CudaBackend> && BackendTargetDetection<CudaBackend> &&

@@ -46,7 +46,7 @@ bool in_vtcm(const void* ptr) noexcept {
 
 } // namespace
 
-Result<AttributeValue> HexagonBackend::get_attribute(std::int32_t, Attribute attribute) noexcept {
+Result<AttributeValue> HexagonBackend::get_attribute(const BackendDevice&, Attribute attribute) noexcept {
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
   case Attribute::device_name:
@@ -63,7 +63,7 @@ Result<AttributeValue> HexagonBackend::get_attribute(std::int32_t, Attribute att
   }
 }
 
-Result<Target> HexagonBackend::detect_target(std::int32_t) noexcept {
+Result<Target> HexagonBackend::detect_target(const BackendDevice&) noexcept {
   Target target("hexagon");
   std::string cpu = std::string("hexagonv") + kArch;
   target.set("keys", std::vector<std::string>{"hexagon"});
@@ -106,7 +106,7 @@ Result<void*> HexagonBackend::allocate_vtcm(std::int32_t, std::size_t nbytes, st
                     step * kVtcmGranule);
 }
 
-Status HexagonBackend::free(std::int32_t device, void* ptr) noexcept {
+Status HexagonBackend::free(const BackendDevice& device, void* ptr) noexcept {
   if (!in_vtcm(ptr)) return host_.free(device, ptr);
   std::size_t offset = static_cast<std::size_t>(static_cast<unsigned char*>(ptr) - g_vtcm);
   detail::LockGuard lock(g_vtcm_mutex);
@@ -123,19 +123,19 @@ MemoryScope HexagonBackend::scope_of(const void* ptr) noexcept {
   return in_vtcm(ptr) ? MemoryScope::vtcm : MemoryScope::global;
 }
 
-Result<ScopeLimits> HexagonBackend::scope_limits(std::int32_t, MemoryScope scope) noexcept {
+Result<ScopeLimits> HexagonBackend::scope_limits(const BackendDevice&, MemoryScope scope) noexcept {
   if (scope != MemoryScope::vtcm) {
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on the DSP");
   }
   return ScopeLimits{MemoryScope::vtcm, 0, 0, kVtcmBytes, false};
 }
 
-Result<void*> HexagonBackend::scope_allocate(std::int32_t device, MemoryScope scope, std::size_t nbytes,
+Result<void*> HexagonBackend::scope_allocate(const BackendDevice& device, MemoryScope scope, std::size_t nbytes,
                                              std::size_t alignment) noexcept {
   if (scope != MemoryScope::vtcm) {
     return make_error(ErrorCode::unsupported, "no flat memory scope '", to_string(scope), "' on the DSP");
   }
-  return allocate_vtcm(device, nbytes, alignment);
+  return allocate_vtcm(device.index, nbytes, alignment);
 }
 
 VtcmStats HexagonBackend::vtcm_stats() noexcept {

@@ -27,26 +27,38 @@ public:
   // and lazily, caches the answer, and says why it cannot.
   Status availability() noexcept { return unsupported("availability"); }
   Result<std::int32_t> device_count() noexcept { return 0; }
-  Result<AttributeValue> get_attribute(std::int32_t, Attribute) noexcept { return unsupported("get_attribute"); }
+  Result<AttributeValue> get_attribute(const BackendDevice&, Attribute) noexcept {
+    return unsupported("get_attribute");
+  }
+
+  // ---- Devices (optional: BackendDeviceLifecycle). Every per-device operation gets the device
+  // as devrt opened it; open_device may set device.state to this backend's object for the device
+  // (read it with backend_state<T>(device)) and close_device frees it (devrt calls it at
+  // shutdown()). Delete both when a device needs no state of its own.
+  Status open_device(BackendDevice&) noexcept { return Status(); }
+  Status close_device(BackendDevice& device) noexcept {
+    device.state = nullptr;
+    return Status();
+  }
 
   // ---- Memory (required).
-  Result<void*> allocate(std::int32_t, std::size_t, std::size_t) noexcept { return unsupported("allocate"); }
-  Status free(std::int32_t, void*) noexcept { return unsupported("free"); }
+  Result<void*> allocate(const BackendDevice&, std::size_t, std::size_t) noexcept { return unsupported("allocate"); }
+  Status free(const BackendDevice&, void*) noexcept { return unsupported("free"); }
   Status copy(const CopyDesc&) noexcept { return unsupported("copy"); }
 
   // ---- Streams (required).
-  Result<void*> stream_create(std::int32_t) noexcept { return unsupported("stream_create"); }
-  Status stream_destroy(std::int32_t, void*) noexcept { return unsupported("stream_destroy"); }
-  Status stream_synchronize(std::int32_t, void*) noexcept { return unsupported("stream_synchronize"); }
+  Result<void*> stream_create(const BackendDevice&) noexcept { return unsupported("stream_create"); }
+  Status stream_destroy(const BackendDevice&, void*) noexcept { return unsupported("stream_destroy"); }
+  Status stream_synchronize(const BackendDevice&, void*) noexcept { return unsupported("stream_synchronize"); }
 
   // ---- Events (optional: BackendEvents). Delete these six and devrt answers `unsupported` for
   // events itself; keep them to implement events.
-  Result<void*> event_create(std::int32_t) noexcept { return unsupported("event_create"); }
-  Status event_destroy(std::int32_t, void*) noexcept { return unsupported("event_destroy"); }
-  Status event_record(std::int32_t, void*, void*) noexcept { return unsupported("event_record"); }
-  Status event_synchronize(std::int32_t, void*) noexcept { return unsupported("event_synchronize"); }
-  Result<bool> event_query(std::int32_t, void*) noexcept { return unsupported("event_query"); }
-  Status stream_wait_event(std::int32_t, void*, void*) noexcept { return unsupported("stream_wait_event"); }
+  Result<void*> event_create(const BackendDevice&) noexcept { return unsupported("event_create"); }
+  Status event_destroy(const BackendDevice&, void*) noexcept { return unsupported("event_destroy"); }
+  Status event_record(const BackendDevice&, void*, void*) noexcept { return unsupported("event_record"); }
+  Status event_synchronize(const BackendDevice&, void*) noexcept { return unsupported("event_synchronize"); }
+  Result<bool> event_query(const BackendDevice&, void*) noexcept { return unsupported("event_query"); }
+  Status stream_wait_event(const BackendDevice&, void*, void*) noexcept { return unsupported("stream_wait_event"); }
 
   // ---- Kernel modules (optional: BackendModules), and a loaded module's bytes
   // (BackendModuleBinary). module_formats lists what module_load accepts (devrt refuses the rest
@@ -55,29 +67,32 @@ public:
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::spirv};
   static constexpr bool checked_launch_arguments = false;
   static constexpr bool texture_arguments = false;
-  Result<void*> module_load(std::int32_t, ModuleFormat, std::span<const std::byte>, const char*, BuildLog&) noexcept {
+  Result<void*> module_load(const BackendDevice&, ModuleFormat, std::span<const std::byte>, const char*,
+                            BuildLog&) noexcept {
     return unsupported("module_load");
   }
-  Status module_unload(std::int32_t, void*) noexcept { return unsupported("module_unload"); }
-  Result<void*> module_function(std::int32_t, void*, const char*) noexcept { return unsupported("module_function"); }
-  Status launch(std::int32_t, void*, const LaunchDesc&) noexcept { return unsupported("launch"); }
-  Result<ModuleBinary> module_binary(std::int32_t, void*) noexcept { return unsupported("module_binary"); }
+  Status module_unload(const BackendDevice&, void*) noexcept { return unsupported("module_unload"); }
+  Result<void*> module_function(const BackendDevice&, void*, const char*) noexcept {
+    return unsupported("module_function");
+  }
+  Status launch(const BackendDevice&, void*, const LaunchDesc&) noexcept { return unsupported("launch"); }
+  Result<ModuleBinary> module_binary(const BackendDevice&, void*) noexcept { return unsupported("module_binary"); }
 
   // ---- Whole-device synchronization (optional: BackendDeviceSynchronize).
-  Status device_synchronize(std::int32_t) noexcept { return unsupported("device_synchronize"); }
+  Status device_synchronize(const BackendDevice&) noexcept { return unsupported("device_synchronize"); }
 
   // ---- The device as a compiler target (optional: BackendTargetDetection).
-  Result<Target> detect_target(std::int32_t) noexcept { return unsupported("detect_target"); }
+  Result<Target> detect_target(const BackendDevice&) noexcept { return unsupported("detect_target"); }
 
   // ---- Memory scopes besides "global" (optional: BackendScopes), textures in them
   // (BackendTextures) and flat memory in them (BackendScopedMemory, freed with free()).
-  Result<ScopeLimits> scope_limits(std::int32_t, MemoryScope) noexcept { return unsupported("scope_limits"); }
-  Result<void*> texture_allocate(std::int32_t, const devrt_texture_desc&) noexcept {
+  Result<ScopeLimits> scope_limits(const BackendDevice&, MemoryScope) noexcept { return unsupported("scope_limits"); }
+  Result<void*> texture_allocate(const BackendDevice&, const devrt_texture_desc&) noexcept {
     return unsupported("texture_allocate");
   }
-  Status texture_free(std::int32_t, void*) noexcept { return unsupported("texture_free"); }
+  Status texture_free(const BackendDevice&, void*) noexcept { return unsupported("texture_free"); }
   Status texture_copy(const devrt_texture_copy_desc&) noexcept { return unsupported("texture_copy"); }
-  Result<void*> scope_allocate(std::int32_t, MemoryScope, std::size_t, std::size_t) noexcept {
+  Result<void*> scope_allocate(const BackendDevice&, MemoryScope, std::size_t, std::size_t) noexcept {
     return unsupported("scope_allocate");
   }
 
@@ -91,9 +106,10 @@ private:
   }
 };
 
-static_assert(Backend<NullBackend> && BackendEvents<NullBackend> && BackendModules<NullBackend> &&
-              BackendModuleBinary<NullBackend> && BackendDeviceSynchronize<NullBackend> &&
-              BackendTargetDetection<NullBackend> && BackendTextures<NullBackend> && BackendScopedMemory<NullBackend>);
+static_assert(Backend<NullBackend> && BackendDeviceLifecycle<NullBackend> && BackendEvents<NullBackend> &&
+              BackendModules<NullBackend> && BackendModuleBinary<NullBackend> &&
+              BackendDeviceSynchronize<NullBackend> && BackendTargetDetection<NullBackend> &&
+              BackendTextures<NullBackend> && BackendScopedMemory<NullBackend>);
 
 } // namespace devrt::null
 

@@ -236,8 +236,20 @@ Result<std::int32_t> OpenclBackend::device_count() noexcept {
   return detail::discovered_device_count(Discovery::get_retrying());
 }
 
-Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
-  const ClDevice& d = device_of(device);
+Status OpenclBackend::open_device(BackendDevice& device) noexcept {
+  device.state = &device_of(device.index);
+  return Status();
+}
+
+Status OpenclBackend::close_device(BackendDevice& device) noexcept {
+  const ClDevice& d = state_of(device);
+  device.state = nullptr;
+  DEVRT_CL_CHECK("clFinish", runtime().api.clFinish(d.queue));
+  return Status();
+}
+
+Result<AttributeValue> OpenclBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
+  const ClDevice& d = state_of(device);
   auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
@@ -268,13 +280,15 @@ Result<AttributeValue> OpenclBackend::get_attribute(std::int32_t device, Attribu
   }
 }
 
-Result<Target> OpenclBackend::detect_target(std::int32_t device) noexcept { return describe_target(device_of(device)); }
+Result<Target> OpenclBackend::detect_target(const BackendDevice& device) noexcept {
+  return describe_target(state_of(device));
+}
 
 // ---- Memory ----------------------------------------------------------------------------------
 
-Result<void*> OpenclBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t) noexcept {
+Result<void*> OpenclBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
   const Runtime& rt = runtime();
-  const ClDevice& d = device_of(device);
+  const ClDevice& d = state_of(device);
   if (nbytes > d.max_allocation) {
     return make_error(ErrorCode::out_of_memory, "exceeds the device's largest allocation of ", d.max_allocation,
                       " bytes (CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
@@ -289,7 +303,7 @@ Result<void*> OpenclBackend::allocate(std::int32_t device, std::size_t nbytes, s
   return static_cast<void*>(mem);
 }
 
-Status OpenclBackend::free(std::int32_t, void* ptr) noexcept {
+Status OpenclBackend::free(const BackendDevice&, void* ptr) noexcept {
   DEVRT_CL_CHECK("clReleaseMemObject", runtime().api.clReleaseMemObject(static_cast<cl_mem>(ptr)));
   return Status();
 }
@@ -298,7 +312,7 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
   const auto kind = static_cast<std::int32_t>(OpenclBackend::kind);
   if (desc.src_kind != kind) { // host -> device
-    cl_command_queue queue = queue_of(desc.dst_device_id, desc.stream);
+    cl_command_queue queue = queue_of(state_of(*desc.dst_device), desc.stream);
     DEVRT_CL_CHECK("clEnqueueWriteBuffer",
                    api.clEnqueueWriteBuffer(queue, static_cast<cl_mem>(desc.dst), CL_FALSE, desc.dst_offset,
                                             desc.nbytes, static_cast<const std::byte*>(desc.src) + desc.src_offset, 0,
@@ -306,7 +320,7 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
     return Status();
   }
   if (desc.dst_kind != kind) { // device -> host: blocking, so the bytes are there on return
-    cl_command_queue queue = queue_of(desc.src_device_id, desc.stream);
+    cl_command_queue queue = queue_of(state_of(*desc.src_device), desc.stream);
     DEVRT_CL_CHECK("clEnqueueReadBuffer",
                    api.clEnqueueReadBuffer(queue, static_cast<cl_mem>(const_cast<void*>(desc.src)), CL_TRUE,
                                            desc.src_offset, desc.nbytes,
@@ -314,7 +328,7 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
     return Status();
   }
   if (desc.src_device_id == desc.dst_device_id) {
-    cl_command_queue queue = queue_of(desc.dst_device_id, desc.stream);
+    cl_command_queue queue = queue_of(state_of(*desc.dst_device), desc.stream);
     DEVRT_CL_CHECK("clEnqueueCopyBuffer",
                    api.clEnqueueCopyBuffer(queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),
                                            static_cast<cl_mem>(desc.dst), desc.src_offset, desc.dst_offset, desc.nbytes,
@@ -326,12 +340,12 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
   if (bounce == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a bounce buffer");
   const char* call = "clEnqueueReadBuffer";
   cl_int code =
-      api.clEnqueueReadBuffer(device_of(desc.src_device_id).queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),
+      api.clEnqueueReadBuffer(state_of(*desc.src_device).queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),
                               CL_TRUE, desc.src_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
   if (code == CL_SUCCESS) {
     call = "clEnqueueWriteBuffer";
-    code = api.clEnqueueWriteBuffer(queue_of(desc.dst_device_id, desc.stream), static_cast<cl_mem>(desc.dst), CL_TRUE,
-                                    desc.dst_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
+    code = api.clEnqueueWriteBuffer(queue_of(state_of(*desc.dst_device), desc.stream), static_cast<cl_mem>(desc.dst),
+                                    CL_TRUE, desc.dst_offset, desc.nbytes, bounce, 0, nullptr, nullptr);
   }
   std::free(bounce);
   DEVRT_CL_CHECK(call, code);
@@ -340,15 +354,15 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
 
 // ---- Streams and events ----------------------------------------------------------------------
 
-Result<void*> OpenclBackend::stream_create(std::int32_t device) noexcept {
-  const ClDevice& d = device_of(device);
+Result<void*> OpenclBackend::stream_create(const BackendDevice& device) noexcept {
+  const ClDevice& d = state_of(device);
   cl_int err = CL_SUCCESS;
   cl_command_queue queue = runtime().api.clCreateCommandQueue(d.context, d.id, 0, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateCommandQueue", err);
   return static_cast<void*>(queue);
 }
 
-Status OpenclBackend::stream_destroy(std::int32_t, void* stream) noexcept {
+Status OpenclBackend::stream_destroy(const BackendDevice&, void* stream) noexcept {
   const Api& api = runtime().api;
   auto queue = static_cast<cl_command_queue>(stream);
   // The queue is released even when its work failed: clReleaseCommandQueue waits for it.
@@ -358,33 +372,33 @@ Status OpenclBackend::stream_destroy(std::int32_t, void* stream) noexcept {
   return Status();
 }
 
-Status OpenclBackend::stream_synchronize(std::int32_t device, void* stream) noexcept {
-  DEVRT_CL_CHECK("clFinish", runtime().api.clFinish(queue_of(device, stream)));
+Status OpenclBackend::stream_synchronize(const BackendDevice& device, void* stream) noexcept {
+  DEVRT_CL_CHECK("clFinish", runtime().api.clFinish(queue_of(state_of(device), stream)));
   return Status();
 }
 
-Result<void*> OpenclBackend::event_create(std::int32_t) noexcept {
+Result<void*> OpenclBackend::event_create(const BackendDevice&) noexcept {
   auto* event = new (std::nothrow) ClEvent();
   if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for an event");
   return static_cast<void*>(event);
 }
 
-Status OpenclBackend::event_destroy(std::int32_t, void* handle) noexcept {
+Status OpenclBackend::event_destroy(const BackendDevice&, void* handle) noexcept {
   auto* event = static_cast<ClEvent*>(handle);
   if (event->marker != nullptr) static_cast<void>(runtime().api.clReleaseEvent(event->marker));
   delete event;
   return Status();
 }
 
-Status OpenclBackend::event_record(std::int32_t device, void* handle, void* stream) noexcept {
+Status OpenclBackend::event_record(const BackendDevice& device, void* handle, void* stream) noexcept {
   const Api& api = runtime().api;
   auto* event = static_cast<ClEvent*>(handle);
   cl_event marker = nullptr;
   DEVRT_CL_CHECK("clEnqueueMarkerWithWaitList",
-                 api.clEnqueueMarkerWithWaitList(queue_of(device, stream), 0, nullptr, &marker));
+                 api.clEnqueueMarkerWithWaitList(queue_of(state_of(device), stream), 0, nullptr, &marker));
   // Markers are only waited on after a flush has sent them to the device; one that was not sent
   // is not recorded (the event keeps its previous marker).
-  cl_int flushed = api.clFlush(queue_of(device, stream));
+  cl_int flushed = api.clFlush(queue_of(state_of(device), stream));
   if (flushed != CL_SUCCESS) {
     static_cast<void>(api.clReleaseEvent(marker));
     return cl_error("clFlush", flushed);
@@ -399,7 +413,7 @@ Status OpenclBackend::event_record(std::int32_t device, void* handle, void* stre
   return Status();
 }
 
-Status OpenclBackend::event_synchronize(std::int32_t, void* handle) noexcept {
+Status OpenclBackend::event_synchronize(const BackendDevice&, void* handle) noexcept {
   const Api& api = runtime().api;
   DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, *static_cast<ClEvent*>(handle)));
   if (marker == nullptr) return Status();
@@ -409,7 +423,7 @@ Status OpenclBackend::event_synchronize(std::int32_t, void* handle) noexcept {
   return Status();
 }
 
-Result<bool> OpenclBackend::event_query(std::int32_t, void* handle) noexcept {
+Result<bool> OpenclBackend::event_query(const BackendDevice&, void* handle) noexcept {
   const Api& api = runtime().api;
   DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, *static_cast<ClEvent*>(handle)));
   if (marker == nullptr) return true;
@@ -421,11 +435,11 @@ Result<bool> OpenclBackend::event_query(std::int32_t, void* handle) noexcept {
   return state == CL_COMPLETE;
 }
 
-Status OpenclBackend::stream_wait_event(std::int32_t device, void* stream, void* handle) noexcept {
+Status OpenclBackend::stream_wait_event(const BackendDevice& device, void* stream, void* handle) noexcept {
   const Api& api = runtime().api;
   DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, *static_cast<ClEvent*>(handle)));
   if (marker == nullptr) return Status();
-  cl_int code = api.clEnqueueBarrierWithWaitList(queue_of(device, stream), 1, &marker, nullptr);
+  cl_int code = api.clEnqueueBarrierWithWaitList(queue_of(state_of(device), stream), 1, &marker, nullptr);
   static_cast<void>(api.clReleaseEvent(marker));
   DEVRT_CL_CHECK("clEnqueueBarrierWithWaitList", code);
   return Status();

@@ -22,8 +22,12 @@ public:
   // availability(): unavailable when libOpenCL.so.1 cannot be opened, no platform (ICD) is
   // installed, or the platforms have no devices; the message says which.
   DEVRT_BACKEND_DECLARE_DISCOVERY
+  // Each open device's state is its ClDevice (context and default queue, made at discovery);
+  // close_device waits for the default queue (clFinish), so nothing devrt queued is left running.
+  Status open_device(BackendDevice& device) noexcept;
+  Status close_device(BackendDevice& device) noexcept;
   // kind "opencl": device limits, OpenCL C version, fp16/fp64/subgroup support, extensions.
-  Result<Target> detect_target(std::int32_t device) noexcept;
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   // copy(): host->device copies are queued without blocking (the host memory must stay valid until the
   // stream is synchronized); device->host copies block until the bytes are in host memory (after
@@ -42,7 +46,7 @@ public:
   static constexpr bool checked_launch_arguments = true;
   static constexpr bool texture_arguments = true;
   DEVRT_BACKEND_DECLARE_MODULES
-  Result<ModuleBinary> module_binary(std::int32_t device, void* module) noexcept;
+  Result<ModuleBinary> module_binary(const BackendDevice& device, void* module) noexcept;
 
   // Textures (global.texture, -nhwc, -weight) are CL_RGBA image2d_t objects of the element type's
   // channel type, on devices with CL_DEVICE_IMAGE_SUPPORT; float16 texels where the context lists
@@ -50,8 +54,9 @@ public:
   DEVRT_BACKEND_DECLARE_TEXTURES
 };
 
-static_assert(Backend<OpenclBackend> && BackendEvents<OpenclBackend> && BackendTargetDetection<OpenclBackend> &&
-              BackendModules<OpenclBackend> && BackendModuleBinary<OpenclBackend> && BackendTextures<OpenclBackend>);
+static_assert(Backend<OpenclBackend> && BackendDeviceLifecycle<OpenclBackend> && BackendEvents<OpenclBackend> &&
+              BackendTargetDetection<OpenclBackend> && BackendModules<OpenclBackend> &&
+              BackendModuleBinary<OpenclBackend> && BackendTextures<OpenclBackend>);
 
 } // namespace devrt::opencl
 

@@ -39,8 +39,8 @@ Result<bool> rgba_image_supported(const Api& api, const ClDevice& d, cl_channel_
   return false;
 }
 
-Result<ScopeLimits> OpenclBackend::scope_limits(std::int32_t device, MemoryScope scope) noexcept {
-  const ClDevice& d = device_of(device);
+Result<ScopeLimits> OpenclBackend::scope_limits(const BackendDevice& device, MemoryScope scope) noexcept {
+  const ClDevice& d = state_of(device);
   if (!is_texture_scope(scope)) {
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on an OpenCL device");
   }
@@ -52,8 +52,8 @@ Result<ScopeLimits> OpenclBackend::scope_limits(std::int32_t device, MemoryScope
                      d.half_texels, d.image_max_array_size};
 }
 
-Result<void*> OpenclBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {
-  const ClDevice& d = device_of(device);
+Result<void*> OpenclBackend::texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept {
+  const ClDevice& d = state_of(device);
   cl_image_format format{CL_RGBA, channel_type(desc.type_code, desc.type_bits)};
   if (format.image_channel_data_type == 0) {
     return make_error(ErrorCode::unsupported, "no CL_RGBA channel type for DLPack type code ", desc.type_code, " of ",
@@ -70,14 +70,14 @@ Result<void*> OpenclBackend::texture_allocate(std::int32_t device, const devrt_t
   return static_cast<void*>(mem);
 }
 
-Status OpenclBackend::texture_free(std::int32_t, void* texture) noexcept {
+Status OpenclBackend::texture_free(const BackendDevice&, void* texture) noexcept {
   DEVRT_CL_CHECK("clReleaseMemObject", runtime().api.clReleaseMemObject(static_cast<cl_mem>(texture)));
   return Status();
 }
 
 Status OpenclBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept {
   const Api& api = runtime().api;
-  cl_command_queue queue = queue_of(desc.device_id, desc.stream);
+  cl_command_queue queue = queue_of(state_of(*desc.device), desc.stream);
   auto* image = static_cast<cl_mem>(desc.texture);
   const std::size_t origin[3] = {0, 0, 0};
   // An image array's region counts its layers in the third extent.

@@ -153,10 +153,10 @@ Status buffer_argument(const Api& api, const ClDevice& device, const devrt_kerne
 
 // ---- Modules ---------------------------------------------------------------------------------
 
-Result<void*> OpenclBackend::module_load(std::int32_t device, ModuleFormat format, std::span<const std::byte> data,
-                                         const char* options, BuildLog& log) noexcept {
+Result<void*> OpenclBackend::module_load(const BackendDevice& device, ModuleFormat format,
+                                         std::span<const std::byte> data, const char* options, BuildLog& log) noexcept {
   const Api& api = runtime().api;
-  const ClDevice& d = device_of(device);
+  const ClDevice& d = state_of(device);
   cl_int err = CL_SUCCESS;
   cl_program program = nullptr;
   std::string build_options = options;
@@ -199,7 +199,7 @@ Result<void*> OpenclBackend::module_load(std::int32_t device, ModuleFormat forma
   return static_cast<void*>(module);
 }
 
-Status OpenclBackend::module_unload(std::int32_t, void* handle) noexcept {
+Status OpenclBackend::module_unload(const BackendDevice&, void* handle) noexcept {
   const Api& api = runtime().api;
   auto* module = static_cast<ClModule*>(handle);
   for (const auto& function : module->functions) static_cast<void>(api.clReleaseKernel(function->kernel));
@@ -209,7 +209,7 @@ Status OpenclBackend::module_unload(std::int32_t, void* handle) noexcept {
   return Status();
 }
 
-Result<void*> OpenclBackend::module_function(std::int32_t device, void* handle, const char* name) noexcept {
+Result<void*> OpenclBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
   const Api& api = runtime().api;
   auto* module = static_cast<ClModule*>(handle);
   std::lock_guard<std::mutex> lock(module->mutex);
@@ -230,7 +230,7 @@ Result<void*> OpenclBackend::module_function(std::int32_t device, void* handle, 
   function->kernel = kernel;
   function->name = name;
   // A kernel is cached only once everything about it is known.
-  Status described = describe_function(api, device_of(device), *function);
+  Status described = describe_function(api, state_of(device), *function);
   if (!described.ok()) {
     static_cast<void>(api.clReleaseKernel(kernel));
     return described;
@@ -325,9 +325,9 @@ Status set_arguments(const ClFunction& f, const ClDevice& d, const LaunchDesc& d
 
 } // namespace
 
-Status OpenclBackend::launch(std::int32_t device, void* handle, const LaunchDesc& desc) noexcept {
+Status OpenclBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;
-  const ClDevice& d = device_of(device);
+  const ClDevice& d = state_of(device);
   auto& f = *static_cast<ClFunction*>(handle);
   DEVRT_ASSIGN_OR_RETURN(std::int32_t local_arg, check_launch(f, d, desc));
   std::lock_guard<std::mutex> lock(f.mutex);
@@ -339,12 +339,13 @@ Status OpenclBackend::launch(std::int32_t device, void* handle, const LaunchDesc
     local[i] = desc.block[i];
   }
   cl_uint dims = desc.grid[2] * desc.block[2] > 1 ? 3 : desc.grid[1] * desc.block[1] > 1 ? 2 : 1;
-  DEVRT_CL_CHECK("clEnqueueNDRangeKernel", api.clEnqueueNDRangeKernel(queue_of(device, desc.stream), f.kernel, dims,
-                                                                      nullptr, global, local, 0, nullptr, nullptr));
+  DEVRT_CL_CHECK("clEnqueueNDRangeKernel",
+                 api.clEnqueueNDRangeKernel(queue_of(state_of(device), desc.stream), f.kernel, dims, nullptr, global,
+                                            local, 0, nullptr, nullptr));
   return Status();
 }
 
-Result<ModuleBinary> OpenclBackend::module_binary(std::int32_t, void* handle) noexcept {
+Result<ModuleBinary> OpenclBackend::module_binary(const BackendDevice&, void* handle) noexcept {
   const Api& api = runtime().api;
   auto* module = static_cast<ClModule*>(handle);
   std::size_t size = 0;

@@ -80,9 +80,12 @@ Runtime& runtime() noexcept;
 
 inline ClDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
 
+// An open device's state: its ClDevice (OpenclBackend::open_device).
+inline ClDevice& state_of(const BackendDevice& device) noexcept { return backend_state<ClDevice>(device); }
+
 // The queue a stream handle names; null is the device's default queue.
-inline cl_command_queue queue_of(std::int32_t device, void* stream) noexcept {
-  return stream != nullptr ? static_cast<cl_command_queue>(stream) : device_of(device).queue;
+inline cl_command_queue queue_of(const ClDevice& device, void* stream) noexcept {
+  return stream != nullptr ? static_cast<cl_command_queue>(stream) : device.queue;
 }
 
 // Sub-buffer origins must be multiples of CL_DEVICE_MEM_BASE_ADDR_ALIGN (given in bits).

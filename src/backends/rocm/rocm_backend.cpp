@@ -173,15 +173,15 @@ Result<std::int32_t> RocmBackend::device_count() noexcept {
   return detail::discovered_device_count(Discovery::get_retrying());
 }
 
-Result<AttributeValue> RocmBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
+Result<AttributeValue> RocmBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
   const Runtime& rt = runtime();
-  const HipDevice& d = device_of(device);
+  const HipDevice& d = device_of(device.index);
   switch (attribute) {
   case Attribute::gcn_arch: return AttributeValue(detail::gcn_arch_number(d.gcn_arch_name));
   case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
   case Attribute::driver_version: return AttributeValue(std::to_string(rt.driver_version));
   case Attribute::available_global_memory: {
-    DEVRT_RETURN_IF_ERROR(activate(rt.api, device));
+    DEVRT_RETURN_IF_ERROR(activate(rt.api, device.index));
     std::size_t free_bytes = 0, total_bytes = 0;
     DEVRT_HIP_CHECK(rt.api, "hipMemGetInfo", rt.api.hipMemGetInfo(&free_bytes, &total_bytes));
     return AttributeValue(static_cast<std::int64_t>(free_bytes));
@@ -190,8 +190,8 @@ Result<AttributeValue> RocmBackend::get_attribute(std::int32_t device, Attribute
   }
 }
 
-Result<Target> RocmBackend::detect_target(std::int32_t device) noexcept {
-  const HipDevice& d = device_of(device);
+Result<Target> RocmBackend::detect_target(const BackendDevice& device) noexcept {
+  const HipDevice& d = device_of(device.index);
   Target target("rocm");
   target.set("keys", std::vector<std::string>{"rocm", "gpu"});
   target.set("mtriple", std::string("amdgcn-amd-amdhsa-hcc"));
@@ -232,7 +232,7 @@ Status RocmBackend::copy(const CopyDesc& desc) noexcept {
 
 // ---- Modules ---------------------------------------------------------------------------------
 
-Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat, std::span<const std::byte> data,
+Result<void*> RocmBackend::module_load(const BackendDevice& device, ModuleFormat, std::span<const std::byte> data,
                                        const char* options, BuildLog&) noexcept {
   const Api& api = runtime().api;
   if (options[0] != '\0') {
@@ -244,8 +244,8 @@ Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat, std::s
     return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format),
                       ", not an AMD GPU code object");
   }
-  DEVRT_RETURN_IF_ERROR(detail::check_rocm_image_fits(*image, device_of(device).processor));
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_RETURN_IF_ERROR(detail::check_rocm_image_fits(*image, device_of(device.index).processor));
+  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
   hipModule_t module = nullptr;
   DEVRT_HIP_CHECK(api, "hipModuleLoadData", api.hipModuleLoadData(&module, data.data()));
   auto* handle = new (std::nothrow) HipModule();
@@ -257,25 +257,25 @@ Result<void*> RocmBackend::module_load(std::int32_t device, ModuleFormat, std::s
   return static_cast<void*>(handle);
 }
 
-Status RocmBackend::module_unload(std::int32_t device, void* handle) noexcept {
+Status RocmBackend::module_unload(const BackendDevice& device, void* handle) noexcept {
   const Api& api = runtime().api;
   auto* module = static_cast<HipModule*>(handle);
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
   hipError_t code = api.hipModuleUnload(module->module);
   delete module;
   DEVRT_HIP_CHECK(api, "hipModuleUnload", code);
   return Status();
 }
 
-Result<void*> RocmBackend::module_function(std::int32_t device, void* handle, const char* name) noexcept {
+Result<void*> RocmBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
   const Api& api = runtime().api;
-  const HipDevice& d = device_of(device);
+  const HipDevice& d = device_of(device.index);
   auto* module = static_cast<HipModule*>(handle);
   std::lock_guard<std::mutex> lock(module->mutex);
   for (const auto& function : module->functions) {
     if (function->name == name) return static_cast<void*>(function.get());
   }
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
   hipFunction_t function = nullptr;
   hipError_t code = api.hipModuleGetFunction(&function, module->module, name);
   if (code == hipErrorNotFound || code == hipErrorInvalidDeviceFunction) {
@@ -294,9 +294,9 @@ Result<void*> RocmBackend::module_function(std::int32_t device, void* handle, co
   return result;
 }
 
-Status RocmBackend::launch(std::int32_t device, void* handle, const LaunchDesc& desc) noexcept {
+Status RocmBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;
-  const HipDevice& d = device_of(device);
+  const HipDevice& d = device_of(device.index);
   auto& f = *static_cast<HipFunction*>(handle);
   DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
   std::size_t shared_limit = static_cast<std::size_t>(d.shared_per_block) - static_cast<std::size_t>(f.static_shared);
@@ -307,7 +307,7 @@ Status RocmBackend::launch(std::int32_t device, void* handle, const LaunchDesc& 
   }
   detail::PackedGpuArgs packed;
   DEVRT_RETURN_IF_ERROR(detail::pack_gpu_args(desc, false, {}, packed));
-  DEVRT_RETURN_IF_ERROR(activate(api, device));
+  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
   DEVRT_HIP_CHECK(api, "hipModuleLaunchKernel",
                   api.hipModuleLaunchKernel(f.function, desc.grid[0], desc.grid[1], desc.grid[2], desc.block[0],
                                             desc.block[1], desc.block[2],

@@ -32,7 +32,7 @@ public:
   DEVRT_BACKEND_DECLARE_DISCOVERY
   // kind "rocm": mtriple amdgcn-amd-amdhsa-hcc, mcpu gfxNNN, max_shared_memory_per_block,
   // max_threads_per_block, thread_warp_size.
-  Result<Target> detect_target(std::int32_t device) noexcept;
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   // Queued on the stream in every direction (hipMemcpy*Async); across GPUs a peer copy.
   Status copy(const CopyDesc& desc) noexcept;

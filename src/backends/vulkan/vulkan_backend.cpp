@@ -422,8 +422,8 @@ Result<std::int32_t> VulkanBackend::device_count() noexcept {
   return detail::discovered_device_count(Discovery::get_retrying());
 }
 
-Result<AttributeValue> VulkanBackend::get_attribute(std::int32_t device, Attribute attribute) noexcept {
-  const DeviceState& d = *runtime().devices[static_cast<std::size_t>(device)];
+Result<AttributeValue> VulkanBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
+  const DeviceState& d = *runtime().devices[static_cast<std::size_t>(device.index)];
   const VkPhysicalDeviceLimits& limits = d.properties.limits;
   auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
   switch (attribute) {
@@ -455,8 +455,8 @@ Result<AttributeValue> VulkanBackend::get_attribute(std::int32_t device, Attribu
   }
 }
 
-Result<Target> VulkanBackend::detect_target(std::int32_t device) noexcept {
-  const DeviceState& d = *runtime().devices[static_cast<std::size_t>(device)];
+Result<Target> VulkanBackend::detect_target(const BackendDevice& device) noexcept {
+  const DeviceState& d = *runtime().devices[static_cast<std::size_t>(device.index)];
   const VkPhysicalDeviceLimits& limits = d.properties.limits;
   std::uint32_t api = d.properties.apiVersion;
   // The newest SPIR-V the device's Vulkan version guarantees (as TVM encodes it).

@@ -26,7 +26,7 @@ public:
   // ICD) or there is no physical device; the message says which.
   DEVRT_BACKEND_DECLARE_DISCOVERY
   // kind "vulkan" with TVM's Vulkan properties (supports_*, limits, driver, SPIR-V version).
-  Result<Target> detect_target(std::int32_t device) noexcept;
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   // copy(): host->device and device->host copies are synchronisation points of the stream (its earlier
   // work has finished when they return, and so have they), except host->device into memory that
@@ -34,7 +34,7 @@ public:
   DEVRT_BACKEND_DECLARE_MEMORY
   DEVRT_BACKEND_DECLARE_STREAMS
   // Submits what every stream has recorded and waits for all of it.
-  Status device_synchronize(std::int32_t device) noexcept;
+  Status device_synchronize(const BackendDevice& device) noexcept;
 
   DEVRT_BACKEND_DECLARE_EVENTS
 

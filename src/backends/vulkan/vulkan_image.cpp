@@ -138,8 +138,8 @@ Status record_image_copy(StreamState& s, const TextureState& t, VkBuffer buffer,
 
 } // namespace
 
-Result<ScopeLimits> VulkanBackend::scope_limits(std::int32_t device, MemoryScope scope) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Result<ScopeLimits> VulkanBackend::scope_limits(const BackendDevice& device, MemoryScope scope) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   if (!is_texture_scope(scope)) {
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on a Vulkan device");
   }
@@ -152,8 +152,8 @@ Result<ScopeLimits> VulkanBackend::scope_limits(std::int32_t device, MemoryScope
                      heap,  format_usable(d, VK_FORMAT_R16G16B16A16_SFLOAT), d.properties.limits.maxImageArrayLayers};
 }
 
-Result<void*> VulkanBackend::texture_allocate(std::int32_t device, const devrt_texture_desc& desc) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Result<void*> VulkanBackend::texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   const VkFormat format = texel_format(desc.type_code, desc.type_bits);
   if (format == VK_FORMAT_UNDEFINED || !format_usable(d, format)) {
     return make_error(ErrorCode::unsupported, "no RGBA storage-image format for DLPack type code ", desc.type_code,
@@ -183,10 +183,10 @@ Result<void*> VulkanBackend::texture_allocate(std::int32_t device, const devrt_t
   return static_cast<void*>(t);
 }
 
-Status VulkanBackend::texture_free(std::int32_t device, void* texture) noexcept {
+Status VulkanBackend::texture_free(const BackendDevice& device, void* texture) noexcept {
   // As free(): recorded or submitted work may still use the image, so everything is waited for
   // (the queue too when that failed).
-  DeviceState& d = opened_device(device);
+  DeviceState& d = opened_device(device.index);
   auto* t = static_cast<TextureState*>(texture);
   Status status = device_synchronize(device);
   if (status.ok()) {

@@ -112,14 +112,14 @@ void destroy_module(ModuleState* m) {
 
 // ---- Modules ---------------------------------------------------------------------------------
 
-Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat, std::span<const std::byte> data,
+Result<void*> VulkanBackend::module_load(const BackendDevice& device, ModuleFormat, std::span<const std::byte> data,
                                          const char*, BuildLog& log) noexcept {
   if (data.size() % 4 != 0) {
     log.append("SPIR-V size is not a multiple of 4 bytes");
     return make_error(ErrorCode::invalid_argument, "SPIR-V must be whole 32-bit words; ", data.size(),
                       " bytes is not a multiple of 4");
   }
-  DEVRT_VK_DEVICE(d, device);
+  DEVRT_VK_DEVICE(d, device.index);
   std::vector<std::uint32_t> words(data.size() / 4);
   std::memcpy(words.data(), data.data(), data.size());
   Result<SpirvModuleInfo> info = reflect_spirv(words);
@@ -180,12 +180,12 @@ Result<void*> VulkanBackend::module_load(std::int32_t device, ModuleFormat, std:
   return static_cast<void*>(module.release());
 }
 
-Status VulkanBackend::module_unload(std::int32_t, void* handle) noexcept {
+Status VulkanBackend::module_unload(const BackendDevice&, void* handle) noexcept {
   destroy_module(static_cast<ModuleState*>(handle));
   return Status();
 }
 
-Result<void*> VulkanBackend::module_function(std::int32_t, void* handle, const char* name) noexcept {
+Result<void*> VulkanBackend::module_function(const BackendDevice&, void* handle, const char* name) noexcept {
   auto* m = static_cast<ModuleState*>(handle);
   std::lock_guard<std::mutex> lock(m->mutex);
   for (const auto& f : m->functions) {
@@ -338,7 +338,7 @@ Status record_bindings(StreamState& s, const ModuleState& m, VkPipeline pipeline
 
 } // namespace
 
-Status VulkanBackend::launch(std::int32_t, void* handle, const LaunchDesc& desc) noexcept {
+Status VulkanBackend::launch(const BackendDevice&, void* handle, const LaunchDesc& desc) noexcept {
   auto& f = *static_cast<FunctionState*>(handle);
   ModuleState& m = *f.module;
   DEVRT_VK_DEVICE(d, m.device->index); // a lost device records nothing more

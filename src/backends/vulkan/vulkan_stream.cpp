@@ -474,8 +474,8 @@ std::pair<TimelineRef, std::uint64_t> event_point(EventState& e) {
 
 // ---- Memory ----------------------------------------------------------------------------------
 
-Result<void*> VulkanBackend::allocate(std::int32_t device, std::size_t nbytes, std::size_t) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Result<void*> VulkanBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   VkDeviceSize heap = d.memory.memoryHeaps[d.memory.memoryTypes[d.plan.device_type].heapIndex].size;
   if (nbytes > heap) {
     return make_error(ErrorCode::out_of_memory, "exceeds the ", heap, "-byte memory heap");
@@ -497,10 +497,10 @@ void forget_lost_work(DeviceState& d) noexcept {
   // The timelines go here, outside the locks (a destroyed one waits for the queue).
 }
 
-Status VulkanBackend::device_synchronize(std::int32_t device) noexcept {
-  Result<DeviceState*> opened = device_of(device);
+Status VulkanBackend::device_synchronize(const BackendDevice& device) noexcept {
+  Result<DeviceState*> opened = device_of(device.index);
   if (!opened.ok()) {
-    DeviceState& d = opened_device(device);
+    DeviceState& d = opened_device(device.index);
     if (d.lost.load(std::memory_order_acquire)) forget_lost_work(d);
     return std::move(opened).status();
   }
@@ -519,9 +519,9 @@ Status VulkanBackend::device_synchronize(std::int32_t device) noexcept {
   return status;
 }
 
-Status VulkanBackend::free(std::int32_t device, void* ptr) noexcept {
+Status VulkanBackend::free(const BackendDevice& device, void* ptr) noexcept {
   // A lost device still destroys what it holds (Vulkan allows it): nothing leaks.
-  DeviceState& d = opened_device(device);
+  DeviceState& d = opened_device(device.index);
   auto* allocation = static_cast<Allocation*>(ptr);
   // Recorded or submitted commands of any stream may still use the buffer (as with cuMemFree,
   // freeing waits for them): submit what is recorded and wait for it, then destroy. When that
@@ -569,15 +569,15 @@ Status VulkanBackend::copy(const CopyDesc& desc) noexcept {
 
 // ---- Streams and events ----------------------------------------------------------------------
 
-Result<void*> VulkanBackend::stream_create(std::int32_t device) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Result<void*> VulkanBackend::stream_create(const BackendDevice& device) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   StreamState* stream = nullptr;
   DEVRT_RETURN_IF_ERROR(create_stream(d, stream));
   return static_cast<void*>(stream);
 }
 
-Status VulkanBackend::stream_destroy(std::int32_t device, void* handle) noexcept {
-  return destroy_stream(opened_device(device), static_cast<StreamState*>(handle));
+Status VulkanBackend::stream_destroy(const BackendDevice& device, void* handle) noexcept {
+  return destroy_stream(opened_device(device.index), static_cast<StreamState*>(handle));
 }
 
 namespace {
@@ -615,28 +615,28 @@ Status destroy_stream(DeviceState& d, StreamState* s) {
   return status;
 }
 
-Status VulkanBackend::stream_synchronize(std::int32_t device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Status VulkanBackend::stream_synchronize(const BackendDevice& device, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   StreamState& s = stream_of(d, handle);
   std::lock_guard<std::mutex> lock(s.mutex);
   return drain(s);
 }
 
-Result<void*> VulkanBackend::event_create(std::int32_t device) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Result<void*> VulkanBackend::event_create(const BackendDevice& device) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   static_cast<void>(d);
   auto* event = new (std::nothrow) EventState();
   if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for an event");
   return static_cast<void*>(event);
 }
 
-Status VulkanBackend::event_destroy(std::int32_t, void* handle) noexcept {
+Status VulkanBackend::event_destroy(const BackendDevice&, void* handle) noexcept {
   delete static_cast<EventState*>(handle);
   return Status();
 }
 
-Status VulkanBackend::event_record(std::int32_t device, void* handle, void* stream) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Status VulkanBackend::event_record(const BackendDevice& device, void* handle, void* stream) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   StreamState& s = stream_of(d, stream);
   TimelineRef timeline;
   std::uint64_t value = 0;
@@ -653,15 +653,15 @@ Status VulkanBackend::event_record(std::int32_t device, void* handle, void* stre
   return Status();
 }
 
-Status VulkanBackend::event_synchronize(std::int32_t device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Status VulkanBackend::event_synchronize(const BackendDevice& device, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return Status();
   return wait_value(d, timeline->semaphore, value);
 }
 
-Result<bool> VulkanBackend::event_query(std::int32_t device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Result<bool> VulkanBackend::event_query(const BackendDevice& device, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return true;
   std::uint64_t reached = 0;
@@ -670,8 +670,8 @@ Result<bool> VulkanBackend::event_query(std::int32_t device, void* handle) noexc
   return reached >= value;
 }
 
-Status VulkanBackend::stream_wait_event(std::int32_t device, void* stream, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device);
+Status VulkanBackend::stream_wait_event(const BackendDevice& device, void* stream, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return Status();
   StreamState& s = stream_of(d, stream);
