@@ -233,47 +233,6 @@ concept BackendScopedMemory = BackendScopes<B> &&
   { b.scope_allocate(device, scope, n, n) } -> std::same_as<Result<void*>>;
 };
 
-// The members each concept above requires, declared for a backend class that defines them in its
-// .cpp: every signature is written once, here, beside its concept. A backend comments its own
-// semantics of an operation above the macro that declares it.
-#define DEVRT_BACKEND_DECLARE_DISCOVERY                                                                                \
-  ::devrt::Status availability() noexcept;                                                                             \
-  ::devrt::Result<std::int32_t> device_count() noexcept;                                                               \
-  ::devrt::Result<::devrt::AttributeValue> get_attribute(const ::devrt::BackendDevice& device,                         \
-                                                         ::devrt::Attribute attribute) noexcept;
-#define DEVRT_BACKEND_DECLARE_MEMORY                                                                                   \
-  ::devrt::Result<void*> allocate(const ::devrt::BackendDevice& device, std::size_t nbytes,                            \
-                                  std::size_t alignment) noexcept;                                                     \
-  ::devrt::Status free(const ::devrt::BackendDevice& device, void* ptr) noexcept;                                      \
-  ::devrt::Status copy(const ::devrt::CopyDesc& desc) noexcept;
-#define DEVRT_BACKEND_DECLARE_TEXTURES                                                                                 \
-  ::devrt::Result<::devrt::ScopeLimits> scope_limits(const ::devrt::BackendDevice& device,                             \
-                                                     ::devrt::MemoryScope scope) noexcept;                             \
-  ::devrt::Result<void*> texture_allocate(const ::devrt::BackendDevice& device,                                        \
-                                          const devrt_texture_desc& desc) noexcept;                                    \
-  ::devrt::Status texture_free(const ::devrt::BackendDevice& device, void* texture) noexcept;                          \
-  ::devrt::Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
-#define DEVRT_BACKEND_DECLARE_STREAMS                                                                                  \
-  ::devrt::Result<void*> stream_create(const ::devrt::BackendDevice& device) noexcept;                                 \
-  ::devrt::Status stream_destroy(const ::devrt::BackendDevice& device, void* stream) noexcept;                         \
-  ::devrt::Status stream_synchronize(const ::devrt::BackendDevice& device, void* stream) noexcept;
-#define DEVRT_BACKEND_DECLARE_EVENTS                                                                                   \
-  ::devrt::Result<void*> event_create(const ::devrt::BackendDevice& device) noexcept;                                  \
-  ::devrt::Status event_destroy(const ::devrt::BackendDevice& device, void* event) noexcept;                           \
-  ::devrt::Status event_record(const ::devrt::BackendDevice& device, void* event, void* stream) noexcept;              \
-  ::devrt::Status event_synchronize(const ::devrt::BackendDevice& device, void* event) noexcept;                       \
-  ::devrt::Result<bool> event_query(const ::devrt::BackendDevice& device, void* event) noexcept;                       \
-  ::devrt::Status stream_wait_event(const ::devrt::BackendDevice& device, void* stream, void* event) noexcept;
-#define DEVRT_BACKEND_DECLARE_MODULES                                                                                  \
-  ::devrt::Result<void*> module_load(const ::devrt::BackendDevice& device, ::devrt::ModuleFormat format,               \
-                                     std::span<const std::byte> data, const char* options,                             \
-                                     ::devrt::BuildLog& log) noexcept;                                                 \
-  ::devrt::Status module_unload(const ::devrt::BackendDevice& device, void* module) noexcept;                          \
-  ::devrt::Result<void*> module_function(const ::devrt::BackendDevice& device, void* module,                           \
-                                         const char* name) noexcept;                                                   \
-  ::devrt::Status launch(const ::devrt::BackendDevice& device, void* function,                                         \
-                         const ::devrt::LaunchDesc& desc) noexcept;
-
 namespace detail {
 
 // The one instance of a backend type in this process, created on first use, never destroyed.

@@ -36,12 +36,9 @@ bool history_enabled() noexcept {
   return state != 0;
 }
 
-void set_history(bool enabled) noexcept {
+void set_history_state(bool enabled) noexcept {
   g_history_state.store(enabled ? 1 : 0, std::memory_order_relaxed);
   g_memory_history.store(enabled, std::memory_order_relaxed);
-#if !DEVRT_BARE_METAL
-  buffer_history_changed(enabled);
-#endif
 }
 
 void MemoryLedger::raise_peaks(ScopeLedger& scope) noexcept {

@@ -91,9 +91,12 @@ private:
 
 // Whether allocations are remembered (set_memory_history). Read on the Buffer fast path.
 extern std::atomic<bool> g_memory_history;
-// The same, reading DEVRT_MEMORY_HISTORY on first use; set_history() overrides it. Thread-safe.
+// The same, reading DEVRT_MEMORY_HISTORY on first use; set_memory_history() overrides it. Thread-safe.
 bool history_enabled() noexcept;
-void set_history(bool enabled) noexcept;
+// Sets the history's state alone; set_memory_history (memory_stats.cpp) also tells the Buffer
+// path (memory.cpp), which this unit does not link: device records, and so every backend plugin,
+// link this unit without the pools.
+void set_history_state(bool enabled) noexcept;
 // Tells Buffer::allocate (memory.cpp) that the history was turned on or off.
 void buffer_history_changed(bool on) noexcept;
 

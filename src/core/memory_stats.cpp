@@ -104,7 +104,10 @@ Status reset_peak_memory_stats(Device device) noexcept {
 }
 
 void set_memory_history(bool enabled) noexcept {
-  detail::set_history(enabled);
+  detail::set_history_state(enabled);
+#if !DEVRT_BARE_METAL
+  detail::buffer_history_changed(enabled);
+#endif
   if (enabled) return;
   detail::for_each_device_record([](DeviceRecord& record) { record.memory.clear_history(); });
 }

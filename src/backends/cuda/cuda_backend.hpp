@@ -30,7 +30,9 @@ public:
 
   // availability(): unavailable, with the root cause: no libcuda.so.1, the toolkit's stub library
   // (no driver), cuInit failing (no device, driver/kernel-module mismatch), or no device.
-  DEVRT_BACKEND_DECLARE_DISCOVERY
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // kind "cuda": arch sm_XY, max_shared_memory_per_block, max_threads_per_block, thread_warp_size,
   // registers_per_block, l2_cache_size_bytes, multi_processor_count.
   Result<Target> detect_target(const BackendDevice& device) noexcept;
@@ -50,7 +52,11 @@ public:
   // 12.4+ driver the argument count and sizes are checked against the kernel's parameters.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::ptx, ModuleFormat::cubin, ModuleFormat::fatbin};
   static constexpr bool checked_launch_arguments = true;
-  DEVRT_BACKEND_DECLARE_MODULES
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(const BackendDevice& device, void* module) noexcept;
+  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
+  Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
 };
 
 // Page-locked (pinned) host memory, portable to every CUDA device: one device, cuda_host:0,
@@ -61,8 +67,12 @@ public:
   static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_CUDA_HOST); // declared in meson.build
   static constexpr bool host_accessible = true;
 
-  DEVRT_BACKEND_DECLARE_DISCOVERY
-  DEVRT_BACKEND_DECLARE_MEMORY
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(const BackendDevice& device, void* ptr) noexcept;
+  Status copy(const CopyDesc& desc) noexcept;
 
   Result<void*> stream_create(const BackendDevice& device) noexcept;
   Status stream_destroy(const BackendDevice&, void*) noexcept { return Status(); }

@@ -21,7 +21,9 @@ public:
 
   // availability(): unavailable when libOpenCL.so.1 cannot be opened, no platform (ICD) is
   // installed, or the platforms have no devices; the message says which.
-  DEVRT_BACKEND_DECLARE_DISCOVERY
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // Each open device's state is its ClDevice (context and default queue, made at discovery);
   // close_device waits for the default queue (clFinish), so nothing devrt queued is left running.
   Status open_device(BackendDevice& device) noexcept;
@@ -34,9 +36,18 @@ public:
   // the stream's earlier work), as TVM's and CUDA's plain copies do; device<->device on one
   // device is clEnqueueCopyBuffer; between two OpenCL devices the copy goes through the host and
   // blocks.
-  DEVRT_BACKEND_DECLARE_MEMORY
-  DEVRT_BACKEND_DECLARE_STREAMS
-  DEVRT_BACKEND_DECLARE_EVENTS
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(const BackendDevice& device, void* ptr) noexcept;
+  Status copy(const CopyDesc& desc) noexcept;
+  Result<void*> stream_create(const BackendDevice& device) noexcept;
+  Status stream_destroy(const BackendDevice& device, void* stream) noexcept;
+  Status stream_synchronize(const BackendDevice& device, void* stream) noexcept;
+  Result<void*> event_create(const BackendDevice& device) noexcept;
+  Status event_destroy(const BackendDevice& device, void* event) noexcept;
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept;
+  Status event_synchronize(const BackendDevice& device, void* event) noexcept;
+  Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
+  Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
 
   // module_load: opencl_c (built with the options plus -cl-kernel-arg-info) and opencl_binary.
   // launch: a `__local` pointer parameter receives dynamic_shared_bytes and is not one of the
@@ -45,13 +56,20 @@ public:
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::opencl_c, ModuleFormat::opencl_binary};
   static constexpr bool checked_launch_arguments = true;
   static constexpr bool texture_arguments = true;
-  DEVRT_BACKEND_DECLARE_MODULES
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(const BackendDevice& device, void* module) noexcept;
+  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
+  Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
   Result<ModuleBinary> module_binary(const BackendDevice& device, void* module) noexcept;
 
   // Textures (global.texture, -nhwc, -weight) are CL_RGBA image2d_t objects of the element type's
   // channel type, on devices with CL_DEVICE_IMAGE_SUPPORT; float16 texels where the context lists
   // CL_RGBA/CL_HALF_FLOAT. A kernel takes one as an image2d_t argument (DEVRT_ARG_TEXTURE).
-  DEVRT_BACKEND_DECLARE_TEXTURES
+  Result<ScopeLimits> scope_limits(const BackendDevice& device, MemoryScope scope) noexcept;
+  Result<void*> texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept;
+  Status texture_free(const BackendDevice& device, void* texture) noexcept;
+  Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
 };
 
 static_assert(Backend<OpenclBackend> && BackendDeviceLifecycle<OpenclBackend> && BackendEvents<OpenclBackend> &&

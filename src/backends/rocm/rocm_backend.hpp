@@ -29,7 +29,9 @@ public:
 
   // availability(): unavailable with the root cause: no libamdhip64, or no device
   // (hipErrorNoDevice).
-  DEVRT_BACKEND_DECLARE_DISCOVERY
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // kind "rocm": mtriple amdgcn-amd-amdhsa-hcc, mcpu gfxNNN, max_shared_memory_per_block,
   // max_threads_per_block, thread_warp_size.
   Result<Target> detect_target(const BackendDevice& device) noexcept;
@@ -40,7 +42,11 @@ public:
   // module_load: hsaco only, no options. HIP cannot report a kernel's parameters, so launches
   // check extents and shared memory but not argument types.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::hsaco};
-  DEVRT_BACKEND_DECLARE_MODULES
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(const BackendDevice& device, void* module) noexcept;
+  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
+  Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
 };
 
 static_assert(Backend<RocmBackend> && BackendEvents<RocmBackend> && BackendTargetDetection<RocmBackend> &&

@@ -24,19 +24,30 @@ public:
 
   // availability(): unavailable when libvulkan.so.1 cannot be opened, vkCreateInstance fails (no
   // ICD) or there is no physical device; the message says which.
-  DEVRT_BACKEND_DECLARE_DISCOVERY
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // kind "vulkan" with TVM's Vulkan properties (supports_*, limits, driver, SPIR-V version).
   Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   // copy(): host->device and device->host copies are synchronisation points of the stream (its earlier
   // work has finished when they return, and so have they), except host->device into memory that
   // is not host-visible, which is staged and recorded. Device->device copies are recorded.
-  DEVRT_BACKEND_DECLARE_MEMORY
-  DEVRT_BACKEND_DECLARE_STREAMS
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(const BackendDevice& device, void* ptr) noexcept;
+  Status copy(const CopyDesc& desc) noexcept;
+  Result<void*> stream_create(const BackendDevice& device) noexcept;
+  Status stream_destroy(const BackendDevice& device, void* stream) noexcept;
+  Status stream_synchronize(const BackendDevice& device, void* stream) noexcept;
   // Submits what every stream has recorded and waits for all of it.
   Status device_synchronize(const BackendDevice& device) noexcept;
 
-  DEVRT_BACKEND_DECLARE_EVENTS
+  Result<void*> event_create(const BackendDevice& device) noexcept;
+  Status event_destroy(const BackendDevice& device, void* event) noexcept;
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept;
+  Status event_synchronize(const BackendDevice& device, void* event) noexcept;
+  Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
+  Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
 
   // module_load: spirv only. Buffer arguments come first and bind, in order, to the module's storage buffers of
   // set 0 (ascending binding); scalar arguments follow and fill the push-constant block's members.
@@ -44,13 +55,20 @@ public:
   // (local_size_x_id ...). Shared memory is declared in the shader: dynamic_shared_bytes must be 0.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::spirv};
   static constexpr bool checked_launch_arguments = true;
-  DEVRT_BACKEND_DECLARE_MODULES
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(const BackendDevice& device, void* module) noexcept;
+  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
+  Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
 
   // Textures (global.texture, -nhwc, -weight): 2-D VkImages of VK_FORMAT_R32G32B32A32_* (and the
   // 16- and 8-bit forms) in optimal tiling, kept in VK_IMAGE_LAYOUT_GENERAL, on devices whose
   // format supports storage and transfers. Copies with host memory go through a staging buffer and
   // have finished on return; copies with a buffer of the device are recorded on the stream.
-  DEVRT_BACKEND_DECLARE_TEXTURES
+  Result<ScopeLimits> scope_limits(const BackendDevice& device, MemoryScope scope) noexcept;
+  Result<void*> texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept;
+  Status texture_free(const BackendDevice& device, void* texture) noexcept;
+  Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
 };
 
 static_assert(Backend<VulkanBackend> && BackendEvents<VulkanBackend> && BackendTargetDetection<VulkanBackend> &&
