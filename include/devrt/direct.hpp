@@ -36,10 +36,10 @@
 // Declares `name`, the device object of B's device `id` (detail::device_object), returning its
 // error from the enclosing function when it cannot be opened.
 #define DEVRT_DIRECT_DEVICE(name, id)                                                                                  \
-  Result<BackendDevice> name##_object = detail::device_object<B>(id);                                                  \
-  if (!name##_object.ok()) [[unlikely]]                                                                                \
-    return std::move(name##_object).status();                                                                          \
-  const BackendDevice& name = *name##_object
+  const auto name##_object = detail::device_object<B>(id);                                                             \
+  if (!detail::opened(name##_object)) [[unlikely]]                                                                     \
+    return detail::open_error(name##_object);                                                                          \
+  const BackendDevice& name = detail::object_of(name##_object)
 
 namespace devrt::direct {
 
@@ -55,19 +55,26 @@ namespace detail {
 // global registry's record of `device`, opened on first use. Thread-safe.
 Result<const BackendDevice*> registered_device(Device device) noexcept;
 
-// The device object B's operations take: for a backend without per-device state its index alone
-// (nothing to look up: the compile-time path stays free of the registry); else the core's.
+// The device object B's operations take: for a backend without per-device state its index alone,
+// a plain value (nothing to look up or check: the compile-time path stays free of the registry and
+// the call inlines to the operation); else the core's, a Result.
 template <Backend B>
-inline Result<BackendDevice> device_object(std::int32_t id) noexcept {
+inline auto device_object(std::int32_t id) noexcept {
   if constexpr (BackendDeviceLifecycle<B>) {
     Result<const BackendDevice*> opened = registered_device(Device{B::kind, id});
     if (!opened.ok()) [[unlikely]]
-      return std::move(opened).status();
-    return **opened;
+      return Result<BackendDevice>(std::move(opened).status());
+    return Result<BackendDevice>(**opened);
   } else {
     return BackendDevice{id, 0, nullptr};
   }
 }
+constexpr bool opened(const BackendDevice&) noexcept { return true; }
+inline bool opened(const Result<BackendDevice>& device) noexcept { return device.ok(); }
+constexpr const BackendDevice& object_of(const BackendDevice& device) noexcept { return device; }
+inline const BackendDevice& object_of(const Result<BackendDevice>& device) noexcept { return *device; }
+inline Status open_error(const BackendDevice&) noexcept { return Status(); }
+inline Status open_error(const Result<BackendDevice>& device) noexcept { return device.status(); }
 
 // invalid_argument (no such device of B, or another kind), or B's reason when it has no devices.
 template <Backend B>
@@ -164,8 +171,9 @@ public:
   Status reset() noexcept {
     Status status;
     if (data_ != nullptr) {
-      Result<BackendDevice> object = detail::device_object<B>(device_.id);
-      status = object.ok() ? backend<B>().free(*object, data_) : std::move(object).status();
+      const auto object = detail::device_object<B>(device_.id);
+      status =
+          detail::opened(object) ? backend<B>().free(detail::object_of(object), data_) : detail::open_error(object);
       if (!status.ok()) [[unlikely]]
         status = detail::call_error(device_, "free", status);
     }
@@ -211,17 +219,17 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
   if (stream.device != side && stream != StreamRef{}) [[unlikely]]
     return devrt::detail::copy_stream_error(src, dst, stream.device, side, false);
   CopyDesc desc = devrt::detail::make_copy_desc(src, src_offset, dst, dst_offset, nbytes, stream.handle);
-  Result<BackendDevice> src_object = detail::device_object<B>(src.device.id);
-  Result<BackendDevice> dst_object = detail::device_object<B>(dst.device.id);
+  const auto src_object = detail::device_object<B>(src.device.id);
+  const auto dst_object = detail::device_object<B>(dst.device.id);
   if (src_on_b) {
-    if (!src_object.ok()) [[unlikely]]
-      return std::move(src_object).status();
-    desc.src_device = &*src_object;
+    if (!detail::opened(src_object)) [[unlikely]]
+      return detail::open_error(src_object);
+    desc.src_device = &detail::object_of(src_object);
   }
   if (dst_on_b) {
-    if (!dst_object.ok()) [[unlikely]]
-      return std::move(dst_object).status();
-    desc.dst_device = &*dst_object;
+    if (!detail::opened(dst_object)) [[unlikely]]
+      return detail::open_error(dst_object);
+    desc.dst_device = &detail::object_of(dst_object);
   }
   Status status = backend<B>().copy(desc);
   if (!status.ok()) [[unlikely]]
@@ -289,8 +297,9 @@ public:
   // Destroys the stream now; errors are logged.
   void reset() noexcept {
     if (ref_.handle != nullptr) {
-      Result<BackendDevice> object = detail::device_object<B>(ref_.device.id);
-      Status status = object.ok() ? backend<B>().stream_destroy(*object, ref_.handle) : std::move(object).status();
+      const auto object = detail::device_object<B>(ref_.device.id);
+      Status status = detail::opened(object) ? backend<B>().stream_destroy(detail::object_of(object), ref_.handle)
+                                             : detail::open_error(object);
       if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
     }
     ref_ = StreamRef{};
@@ -360,8 +369,9 @@ public:
   }
   void reset() noexcept {
     if (handle_ != nullptr) {
-      Result<BackendDevice> object = detail::device_object<B>(device_.id);
-      Status status = object.ok() ? backend<B>().event_destroy(*object, handle_) : std::move(object).status();
+      const auto object = detail::device_object<B>(device_.id);
+      Status status = detail::opened(object) ? backend<B>().event_destroy(detail::object_of(object), handle_)
+                                             : detail::open_error(object);
       if (!status.ok()) DEVRT_LOG(error, "Event: ", status.message());
     }
     handle_ = nullptr;
@@ -492,8 +502,9 @@ public:
   explicit operator bool() const noexcept { return handle_ != nullptr; }
   void reset() noexcept {
     if (handle_ != nullptr) {
-      Result<BackendDevice> object = detail::device_object<B>(device_.id);
-      Status status = object.ok() ? backend<B>().module_unload(*object, handle_) : std::move(object).status();
+      const auto object = detail::device_object<B>(device_.id);
+      Status status = detail::opened(object) ? backend<B>().module_unload(detail::object_of(object), handle_)
+                                             : detail::open_error(object);
       if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());
     }
     handle_ = nullptr;

@@ -19,6 +19,7 @@ std::atomic<std::uint32_t> g_generation{1};
 
 namespace {
 
+#if !DEVRT_BARE_METAL
 // Devices of backend tables outside the global registry (a registry of a caller's own): opened on
 // first use, closed at shutdown. Under g_records_mutex.
 struct ForeignDevice {
@@ -27,6 +28,7 @@ struct ForeignDevice {
   ForeignDevice* next;
 };
 ForeignDevice* g_foreign = nullptr;
+#endif
 
 [[gnu::cold]] Status open_failed(BackendRef backend, std::int32_t id, std::int32_t code,
                                  const devrt_error& err) noexcept {
@@ -68,10 +70,12 @@ Result<DeviceRecord*> open_device_record(Device device) noexcept {
   if (DeviceRecord* record = find_device_record(device)) return record; // another thread's
   auto* record = new (std::nothrow) DeviceRecord(device, *backend, g_openings + 1);
   if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
+#if !DEVRT_BARE_METAL // firmware opens backend devices in open_backend_device's table instead
   if (Status opened = open_with_backend(*backend, &record->backend_device); !opened.ok()) {
     delete record;
     return opened;
   }
+#endif
   ++g_openings;
   if (device.id < kIndexedDeviceIds) {
     g_indexed_records[static_cast<std::int32_t>(device.kind)][device.id].store(record, std::memory_order_release);
@@ -82,6 +86,59 @@ Result<DeviceRecord*> open_device_record(Device device) noexcept {
   return record;
 }
 
+Status close_backend_device(BackendRef backend, devrt_backend_device& device) noexcept {
+  devrt_error err;
+  err.message[0] = '\0';
+  err.message[1] = '\0';
+  std::int32_t code = backend.table()->close_device(&device, &err);
+  device.state = nullptr;
+  if (code == 0) return Status();
+  std::string_view reason(err.message);
+  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1) reason = reason.substr(0, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  return make_error(static_cast<ErrorCode>(code), backend.name(), ":", device.index, " close_device: ", reason);
+}
+
+#if DEVRT_BARE_METAL
+// Firmware opens devices without records (no pools or figures to keep there): a fixed table, in
+// the order of opening, for the global registry's backends and others alike. Under
+// g_records_mutex once filled.
+namespace {
+constexpr std::size_t kBareDevices = 16;
+struct BareDevice {
+  const devrt_backend_table* table;
+  devrt_backend_device device;
+};
+BareDevice g_bare[kBareDevices];
+std::size_t g_bare_count = 0;
+} // namespace
+
+Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std::int32_t id) noexcept {
+  LockGuard lock(g_records_mutex);
+  for (std::size_t i = 0; i < g_bare_count; ++i) {
+    if (g_bare[i].table == backend.table() && g_bare[i].device.index == id) return &g_bare[i].device;
+  }
+  DEVRT_RETURN_IF_ERROR(backend.check_device(id));
+  if (g_bare_count == kBareDevices) {
+    return make_error(ErrorCode::out_of_memory, "opening ", Device{backend.kind(), id}, ": ", kBareDevices,
+                      " devices are open, the most a firmware build keeps");
+  }
+  BareDevice& slot = g_bare[g_bare_count];
+  slot = BareDevice{backend.table(), devrt_backend_device{id, 0, nullptr}};
+  DEVRT_RETURN_IF_ERROR(open_with_backend(backend, &slot.device));
+  ++g_bare_count;
+  return &slot.device;
+}
+
+Status close_foreign_devices() noexcept {
+  Status first_error;
+  for (; g_bare_count > 0; --g_bare_count) {
+    BareDevice& open = g_bare[g_bare_count - 1];
+    Status status = close_backend_device(BackendRef(open.table), open.device);
+    if (first_error.ok() && !status.ok()) first_error = std::move(status);
+  }
+  return first_error;
+}
+#else
 Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std::int32_t id) noexcept {
   const Device device{backend.kind(), id};
   if (DeviceRecord* record = find_device_record(device)) {
@@ -108,18 +165,6 @@ Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std:
   return &foreign->device;
 }
 
-Status close_backend_device(BackendRef backend, devrt_backend_device& device) noexcept {
-  devrt_error err;
-  err.message[0] = '\0';
-  err.message[1] = '\0';
-  std::int32_t code = backend.table()->close_device(&device, &err);
-  device.state = nullptr;
-  if (code == 0) return Status();
-  std::string_view reason(err.message);
-  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1) reason = reason.substr(0, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
-  return make_error(static_cast<ErrorCode>(code), backend.name(), ":", device.index, " close_device: ", reason);
-}
-
 Status close_foreign_devices() noexcept {
   Status first_error;
   while (ForeignDevice* foreign = g_foreign) {
@@ -130,6 +175,7 @@ Status close_foreign_devices() noexcept {
   }
   return first_error;
 }
+#endif
 
 } // namespace devrt::detail
 

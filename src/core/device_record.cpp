@@ -145,7 +145,9 @@ Status close_device_records() noexcept {
   }
   g_unindexed.store(nullptr, std::memory_order_relaxed);
   for (std::size_t i = 0; i < n; ++i) {
+#if !DEVRT_BARE_METAL
     keep(close_backend_device(closing[i]->backend(), closing[i]->backend_device));
+#endif
     delete closing[i];
   }
   delete[] closing;

@@ -50,7 +50,8 @@ public:
   // Allocations outside the pools, and the live-allocation history.
   MemoryLedger memory;
   // The device as its backend opened it (open_device), which every per-device call of the backend
-  // takes; closed (close_device) when the record is.
+  // takes; closed (close_device) when the record is. Hosted builds only: firmware keeps its open
+  // devices in a table of its own (device_index.cpp).
   devrt_backend_device backend_device{0, 0, nullptr};
   // The next record of the list of those with ids of kIndexedDeviceIds and above.
   std::atomic<DeviceRecord*> next_unindexed{nullptr};

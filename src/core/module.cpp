@@ -32,7 +32,7 @@ namespace {
 struct FormatList {
   std::uint32_t bits;
 };
-void append_part(detail::MessageBuilder& m, const FormatList& list) noexcept {
+[[maybe_unused]] void append_part(detail::MessageBuilder& m, const FormatList& list) noexcept {
   std::int32_t remaining = 0;
   for (std::uint32_t b = list.bits; b != 0; b &= b - 1) ++remaining;
   bool first = true;
