@@ -119,6 +119,16 @@ Status unsupported_modules(const devrt_backend_table* table, std::int32_t id, co
 
 } // namespace
 
+// Declares `name`, the device object of this backend's device `id`: the open record's (two loads),
+// else opened now; returns the error from the enclosing function when it cannot be.
+#define DEVRT_BACKEND_DEVICE(name, id)                                                                                 \
+  const devrt_backend_device* name = detail::find_backend_device(*this, id);                                           \
+  if (name == nullptr) [[unlikely]] {                                                                                  \
+    Result<const devrt_backend_device*> name##_opened = detail::open_backend_device(*this, id);                        \
+    if (!name##_opened.ok()) return std::move(name##_opened).status();                                                 \
+    name = *name##_opened;                                                                                             \
+  }
+
 // ---- BackendRef ------------------------------------------------------------------------------
 
 Status BackendRef::availability() const noexcept { return invoke(table_, -1, "availability", table_->availability); }
@@ -165,12 +175,10 @@ Result<AttributeValue> BackendRef::attribute(std::int32_t id, Attribute attribut
     return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " get_attribute: unknown attribute ",
                       index);
   }
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   devrt_attribute_value value;
   value.type = DEVRT_VALUE_NONE;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "get_attribute", table_->get_attribute, *device, index, &value));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "get_attribute", table_->get_attribute, device, index, &value));
   switch (value.type) {
   case DEVRT_VALUE_NONE: return AttributeValue();
   case DEVRT_VALUE_BOOL: return AttributeValue(value.ints[0] != 0);
@@ -191,14 +199,12 @@ Result<std::string> BackendRef::detect_target(std::int32_t id) const noexcept {
                       " backend cannot describe its devices as targets");
   }
   DEVRT_RETURN_IF_ERROR(availability());
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   std::string json(1024, '\0');
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::size_t needed = 0;
     ErrorBuffer err;
-    std::int32_t code = table_->detect_target(*device, json.data(), json.size(), &needed, err.get());
+    std::int32_t code = table_->detect_target(device, json.data(), json.size(), &needed, err.get());
     if (code == 0) {
       json.resize(detail::bounded_length(json.data(), json.size()));
       return json;
@@ -216,9 +222,7 @@ Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::siz
     return make_error(ErrorCode::invalid_argument, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
                       alignment, "): alignment must be a power of two no larger than 1048576");
   }
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   if (nbytes == 0) return static_cast<void*>(nullptr);
   if (nbytes > static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
     return make_error(ErrorCode::out_of_memory, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
@@ -226,7 +230,7 @@ Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::siz
   }
   void* ptr = nullptr;
   ErrorBuffer err;
-  std::int32_t code = table_->allocate(*device, nbytes, alignment, &ptr, err.get());
+  std::int32_t code = table_->allocate(device, nbytes, alignment, &ptr, err.get());
   if (code != 0) {
     detail::MessageBuilder call;
     detail::append_parts(call, "allocate(", nbytes, " bytes, align ", alignment, ")");
@@ -241,10 +245,8 @@ Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::siz
 
 Status BackendRef::free(std::int32_t id, void* ptr) const noexcept {
   if (ptr == nullptr) return Status();
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "free", table_->free, *device, ptr);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "free", table_->free, device, ptr);
 }
 
 Status BackendRef::copy(std::int32_t id, devrt_copy_desc& desc) const noexcept {
@@ -252,109 +254,85 @@ Status BackendRef::copy(std::int32_t id, devrt_copy_desc& desc) const noexcept {
   desc.src_device = nullptr;
   desc.dst_device = nullptr;
   if (desc.src_kind == own) {
-    Result<const devrt_backend_device*> src = detail::open_backend_device(*this, desc.src_device_id);
-    if (!src.ok()) [[unlikely]]
-      return std::move(src).status();
-    desc.src_device = *src;
+    DEVRT_BACKEND_DEVICE(src, desc.src_device_id);
+    desc.src_device = src;
   }
   if (desc.dst_kind == own) {
-    Result<const devrt_backend_device*> dst = detail::open_backend_device(*this, desc.dst_device_id);
-    if (!dst.ok()) [[unlikely]]
-      return std::move(dst).status();
-    desc.dst_device = *dst;
+    DEVRT_BACKEND_DEVICE(dst, desc.dst_device_id);
+    desc.dst_device = dst;
   }
   return invoke(table_, id, "copy", table_->copy, &desc);
 }
 
 Status BackendRef::device_synchronize(std::int32_t id) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   if (has_capability(DEVRT_CAP_SYNCHRONOUS)) return Status();
   if (!has_device_synchronize()) {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " device_synchronize: the ", table_->name,
                       " backend cannot wait for all of a device's streams; synchronize each stream instead");
   }
-  return invoke(table_, id, "device_synchronize", table_->device_synchronize, *device);
+  return invoke(table_, id, "device_synchronize", table_->device_synchronize, device);
 }
 
 Result<void*> BackendRef::stream_create(std::int32_t id) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   void* stream = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "stream_create", table_->stream_create, *device, &stream));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "stream_create", table_->stream_create, device, &stream));
   return stream;
 }
 
 Status BackendRef::stream_destroy(std::int32_t id, void* stream) const noexcept {
   if (stream == nullptr) return Status();
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "stream_destroy", table_->stream_destroy, *device, stream);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "stream_destroy", table_->stream_destroy, device, stream);
 }
 
 Status BackendRef::stream_synchronize(std::int32_t id, void* stream) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "stream_synchronize", table_->stream_synchronize, *device, stream);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "stream_synchronize", table_->stream_synchronize, device, stream);
 }
 
 Result<void*> BackendRef::event_create(std::int32_t id) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_create");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   void* event = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_create", table_->event_create, *device, &event));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_create", table_->event_create, device, &event));
   return event;
 }
 
 Status BackendRef::event_destroy(std::int32_t id, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_destroy");
   if (event == nullptr) return Status();
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "event_destroy", table_->event_destroy, *device, event);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "event_destroy", table_->event_destroy, device, event);
 }
 
 Status BackendRef::event_record(std::int32_t id, void* event, void* stream) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_record");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "event_record", table_->event_record, *device, event, stream);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "event_record", table_->event_record, device, event, stream);
 }
 
 Status BackendRef::event_synchronize(std::int32_t id, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_synchronize");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "event_synchronize", table_->event_synchronize, *device, event);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "event_synchronize", table_->event_synchronize, device, event);
 }
 
 Result<bool> BackendRef::event_query(std::int32_t id, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_query");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   std::int32_t complete = 0;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_query", table_->event_query, *device, event, &complete));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_query", table_->event_query, device, event, &complete));
   return complete != 0;
 }
 
 Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "stream_wait_event");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "stream_wait_event", table_->stream_wait_event, *device, stream, event);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "stream_wait_event", table_->stream_wait_event, device, stream, event);
 }
 
 // ---- Kernel modules --------------------------------------------------------------------------
@@ -362,9 +340,7 @@ Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event)
 Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
                                       const char* options, std::string* log) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_load");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   DEVRT_RETURN_IF_ERROR(detail::check_module_format(table_->name, Device{kind(), id}, module_formats(),
                                                     static_cast<ModuleFormat>(format)));
@@ -373,7 +349,7 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   std::string text(kLogCapacity, '\0');
   void* module = nullptr;
   ErrorBuffer err;
-  std::int32_t code = table_->module_load(*device, format, data, size, options != nullptr ? options : "", &module,
+  std::int32_t code = table_->module_load(device, format, data, size, options != nullptr ? options : "", &module,
                                           text.data(), text.size(), err.get());
   text.resize(detail::bounded_length(text.data(), text.size()));
   if (log != nullptr) *log = text;
@@ -398,20 +374,16 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
 Status BackendRef::module_unload(std::int32_t id, void* module) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_unload");
   if (module == nullptr) return Status();
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  return invoke(table_, id, "module_unload", table_->module_unload, *device, module);
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "module_unload", table_->module_unload, device, module);
 }
 
 Result<void*> BackendRef::module_function(std::int32_t id, void* module, const char* name) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_function");
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   void* function = nullptr;
   ErrorBuffer err;
-  std::int32_t code = table_->module_function(*device, module, name, &function, err.get());
+  std::int32_t code = table_->module_function(device, module, name, &function, err.get());
   if (code != 0) {
     detail::MessageBuilder call;
     detail::append_parts(call, "function(\"", name, "\")");
@@ -429,14 +401,12 @@ Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* fo
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " module_binary: the ", table_->name,
                       " backend cannot return a loaded module's bytes");
   }
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   out->resize(64 * 1024);
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::size_t needed = 0;
     ErrorBuffer err;
-    std::int32_t code = table_->module_binary(*device, module, format, out->data(), out->size(), &needed, err.get());
+    std::int32_t code = table_->module_binary(device, module, format, out->data(), out->size(), &needed, err.get());
     if (code == 0) {
       out->resize(needed);
       return Status();
@@ -451,11 +421,9 @@ Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* fo
 
 Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_desc& desc,
                           std::string_view kernel) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
   ErrorBuffer err;
-  std::int32_t code = table_->launch(*device, function, &desc, err.get());
+  std::int32_t code = table_->launch(device, function, &desc, err.get());
   if (code == 0) [[likely]]
     return Status();
   detail::MessageBuilder call;
@@ -469,9 +437,7 @@ Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_de
 // ---- memory scopes ----------------------------------------------------------------------------
 
 Result<ScopeLimits> BackendRef::scope_limits(std::int32_t id, MemoryScope scope) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   if (scope == MemoryScope::global) return ScopeLimits{};
   if (!DEVRT_BACKEND_TABLE_HAS(table_, scope_limits)) {
@@ -480,7 +446,7 @@ Result<ScopeLimits> BackendRef::scope_limits(std::int32_t id, MemoryScope scope)
   }
   devrt_scope_limits limits{};
   DEVRT_RETURN_IF_ERROR(
-      invoke(table_, id, "scope_limits", table_->scope_limits, *device, static_cast<std::int32_t>(scope), &limits));
+      invoke(table_, id, "scope_limits", table_->scope_limits, device, static_cast<std::int32_t>(scope), &limits));
   return ScopeLimits{
       scope, limits.max_width, limits.max_height, limits.max_bytes, limits.half_texels != 0, limits.max_layers};
 }
@@ -488,9 +454,7 @@ Result<ScopeLimits> BackendRef::scope_limits(std::int32_t id, MemoryScope scope)
 Result<void*> BackendRef::scope_allocate(std::int32_t id, MemoryScope scope, std::size_t nbytes,
                                          std::size_t alignment) const noexcept {
   if (scope == MemoryScope::global) return allocate(id, nbytes, alignment);
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   if (!DEVRT_BACKEND_TABLE_HAS(table_, scope_allocate) || is_texture_scope(scope)) {
     Result<ScopeLimits> limits = scope_limits(id, scope); // names scope and device when there is none
@@ -505,42 +469,36 @@ Result<void*> BackendRef::scope_allocate(std::int32_t id, MemoryScope scope, std
   }
   if (nbytes == 0) return static_cast<void*>(nullptr);
   void* ptr = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "scope_allocate", table_->scope_allocate, *device,
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "scope_allocate", table_->scope_allocate, device,
                                static_cast<std::int32_t>(scope), nbytes, alignment, &ptr));
   return ptr;
 }
 
 Result<void*> BackendRef::texture_allocate(std::int32_t id, const devrt_texture_desc& desc) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   if (!has_textures()) {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_allocate: the ", table_->name,
                       " backend has no textures");
   }
   void* texture = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "texture_allocate", table_->texture_allocate, *device, &desc, &texture));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "texture_allocate", table_->texture_allocate, device, &desc, &texture));
   return texture;
 }
 
 Status BackendRef::texture_free(std::int32_t id, void* texture) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
+  DEVRT_BACKEND_DEVICE(device, id);
 
   if (!has_textures()) {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_free: the ", table_->name,
                       " backend has no textures");
   }
-  return invoke(table_, id, "texture_free", table_->texture_free, *device, texture);
+  return invoke(table_, id, "texture_free", table_->texture_free, device, texture);
 }
 
 Status BackendRef::texture_copy(devrt_texture_copy_desc& desc) const noexcept {
-  Result<const devrt_backend_device*> device = detail::open_backend_device(*this, desc.device_id);
-  if (!device.ok()) [[unlikely]]
-    return std::move(device).status();
-  desc.device = *device;
+  DEVRT_BACKEND_DEVICE(device, desc.device_id);
+  desc.device = device;
   if (!has_textures()) {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, desc.device_id}, " texture_copy: the ", table_->name,
                       " backend has no textures");
@@ -549,3 +507,5 @@ Status BackendRef::texture_copy(devrt_texture_copy_desc& desc) const noexcept {
 }
 
 } // namespace devrt
+
+#undef DEVRT_BACKEND_DEVICE

@@ -85,6 +85,20 @@ inline DeviceRecord* find_device_record(Device device) noexcept {
   return find_unindexed_record(device);
 }
 
+// The device object of backend's device `id` when its record is open (hosted builds), else null:
+// the lock-free first step of open_backend_device. Thread-safe.
+inline const devrt_backend_device* find_backend_device(BackendRef backend, std::int32_t id) noexcept {
+#if !DEVRT_BARE_METAL
+  DeviceRecord* record = find_device_record(Device{backend.kind(), id});
+  if (record != nullptr && record->backend() == backend) [[likely]]
+    return &record->backend_device;
+#else
+  static_cast<void>(backend);
+  static_cast<void>(id);
+#endif
+  return nullptr;
+}
+
 // Calls fn for every open record. Not while shutdown() runs. Thread-safe.
 void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept;
 
