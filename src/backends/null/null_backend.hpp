@@ -37,7 +37,7 @@ public:
   // shutdown()). Delete both when a device needs no state of its own.
   Status open_device(BackendDevice&) noexcept { return Status(); }
   Status close_device(BackendDevice& device) noexcept {
-    device.state = nullptr;
+    device.state = {};
     return Status();
   }
 
