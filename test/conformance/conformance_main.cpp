@@ -7,16 +7,6 @@
 #include <cstdlib>
 #include <string_view>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-
-// LeakSanitizer's check at exit stops every thread while the drivers' worker threads (PoCL's,
-// lavapipe's) may be exiting, and its tracer then crashes now and then ("Tracer caught signal 11",
-// google/sanitizers#1353; once in a fresh-clone CI run, after every case had passed). The suite
-// checks for leaks itself at the end of main, while those threads wait, and the exit check is off.
-extern "C" const char* __lsan_default_options() { return "leak_check_at_exit=0"; }
-#endif
-
 namespace {
 devrt::BackendRef g_backend;
 std::vector<devrt::Device> g_devices;
@@ -61,9 +51,6 @@ int main(int argc, char** argv) {
   for (std::int32_t id = 0; id < *count; ++id) g_devices.push_back(devrt::Device{g_backend.kind(), id});
   std::printf("conformance-%s: %d device(s)\n", name, static_cast<int>(*count));
   int failed = devrt_catch_session_main(argc, argv);
-#if defined(__SANITIZE_ADDRESS__)
-  if (__lsan_do_recoverable_leak_check() != 0) return 1; // the report is on stderr
-#endif
   if (failed == 0 && conformance::every_case_skipped()) return 77; // nothing could run here
   return failed;
 }
