@@ -33,6 +33,11 @@ extern const BuiltinPlugin kBuiltinPlugins[];
 extern const std::size_t kBuiltinPluginCount;
 // <prefix>/<libdir>/devrt, where those plugins are installed.
 extern const char kPluginInstallDir[];
+// The build tree this devrt was built in (Meson's top build root, a parent project's when devrt is
+// a subproject) and the folder in it that holds the plugins just built: searched by binaries that
+// run from inside that tree.
+extern const char kBuildRoot[];
+extern const char kPluginBuildDir[];
 
 } // namespace devrt::detail
 

@@ -6,6 +6,7 @@
 #include <devrt/backend.hpp>
 #include <devrt/log.hpp>
 
+#include <bit>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -19,8 +20,10 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -165,6 +168,15 @@ std::string binary_directory() {
 
 using detail::split_list;
 
+// True when `directory` lies inside the build tree this devrt was built in (a test, devrt-info
+// or an application of a parent project, not yet installed): the build's plugin directory is then
+// searched too, as libtool's uninstalled libraries are found.
+bool in_build_tree(std::string_view directory) noexcept {
+  std::string_view root = detail::kBuildRoot;
+  return !root.empty() && directory.size() > root.size() && directory.starts_with(root) &&
+         directory[root.size()] == '/';
+}
+
 bool is_disabled(std::string_view name) {
   for (const std::string& item : split_list(std::getenv("DEVRT_DISABLE"), ',')) {
     if (item == name) return true;
@@ -271,6 +283,7 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
     std::size_t slash = binary.rfind('/');
     std::string_view directory = slash == std::string_view::npos ? std::string_view(".") : binary.substr(0, slash);
     if (holds_plugin_in(directory, "/devrt")) return true;
+    if (in_build_tree(directory) && holds_plugin(detail::kPluginBuildDir)) return true;
   }
   return holds_plugin(detail::kPluginInstallDir);
 }
@@ -301,6 +314,116 @@ std::string distrust(const std::string& path) {
   };
   std::string why = check(path, "file");
   if (why.empty()) why = check(directory_of(path), "directory");
+  return why;
+}
+
+// ---- The file, checked before dlopen ------------------------------------------------------------
+
+// This process's ELF machine (e_machine), or EM_NONE where it is not known here (then any
+// machine passes and dlopen decides).
+constexpr std::uint16_t kHostMachine =
+#if defined(__x86_64__)
+    EM_X86_64;
+#elif defined(__aarch64__)
+    EM_AARCH64;
+#elif defined(__i386__)
+    EM_386;
+#elif defined(__arm__)
+    EM_ARM;
+#elif defined(__riscv)
+    EM_RISCV;
+#elif defined(__powerpc64__)
+    EM_PPC64;
+#else
+    EM_NONE;
+#endif
+
+std::string machine_name(std::uint16_t machine) {
+  switch (machine) {
+  case EM_X86_64: return "x86-64";
+  case EM_AARCH64: return "AArch64";
+  case EM_386: return "i386";
+  case EM_ARM: return "ARM";
+  case EM_RISCV: return "RISC-V";
+  case EM_PPC64: return "PowerPC64";
+  case EM_QDSP6: return "Hexagon";
+  default: return "ELF machine " + std::to_string(machine);
+  }
+}
+
+// Why the file behind `fd` (`size` bytes) cannot be a shared object for this process, or "" when
+// it can be handed to dlopen: an ELF header of this class, byte order and machine, of type
+// ET_DYN, whose program headers and the segments they describe lie inside the file. glibc's
+// loader maps segments without comparing them with the file's size, and touching a page past the
+// end of a truncated file kills the process with SIGBUS: this is what stands between a bad file
+// and that crash.
+std::string shared_object_problem(int fd, std::uint64_t size) {
+  using Header = ElfW(Ehdr);
+  using ProgramHeader = ElfW(Phdr);
+  auto read_at = [fd](void* out, std::size_t bytes, std::uint64_t offset) {
+    return ::pread(fd, out, bytes, static_cast<off_t>(offset)) == static_cast<ssize_t>(bytes);
+  };
+  if (size == 0) return "the file is empty (0 bytes)";
+  Header header{};
+  if (size < sizeof header) {
+    return "the file is " + std::to_string(size) + " bytes, shorter than an ELF header (" +
+           std::to_string(sizeof header) + "): truncated or not a shared object";
+  }
+  if (!read_at(&header, sizeof header, 0)) return std::string("cannot read its ELF header: ") + std::strerror(errno);
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file (no ELF magic at its start)";
+  constexpr unsigned char kHostClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+  if (header.e_ident[EI_CLASS] != kHostClass) {
+    auto bits = [](unsigned char elf_class) {
+      return elf_class == ELFCLASS64   ? std::string("64-bit")
+             : elf_class == ELFCLASS32 ? std::string("32-bit")
+                                       : "ELF class " + std::to_string(elf_class);
+    };
+    return "it is a " + bits(header.e_ident[EI_CLASS]) + " ELF file and this process is " + bits(kHostClass);
+  }
+  constexpr unsigned char kHostData = std::endian::native == std::endian::little ? ELFDATA2LSB : ELFDATA2MSB;
+  if (header.e_ident[EI_DATA] != kHostData) return "its byte order is not this process's";
+  if (kHostMachine != EM_NONE && header.e_machine != kHostMachine) {
+    return "it is built for " + machine_name(header.e_machine) + ", this process runs on " + machine_name(kHostMachine);
+  }
+  if (header.e_type != ET_DYN) return "it is not a shared object (ELF type " + std::to_string(header.e_type) + ")";
+  if (header.e_phnum == 0 || header.e_phentsize != sizeof(ProgramHeader)) {
+    return "its program header table is malformed (" + std::to_string(header.e_phnum) + " entries of " +
+           std::to_string(header.e_phentsize) + " bytes)";
+  }
+  auto truncated = [size](std::string_view what, std::uint64_t offset, std::uint64_t bytes) -> std::string {
+    if (offset <= size && bytes <= size - offset) return {};
+    return "the file is truncated or corrupt: its " + std::string(what) + " ends past the file's " +
+           std::to_string(size) + " bytes (offset " + std::to_string(offset) + ", " + std::to_string(bytes) + " bytes)";
+  };
+  const std::uint64_t table_bytes = std::uint64_t{header.e_phnum} * sizeof(ProgramHeader);
+  if (std::string why = truncated("program header table", header.e_phoff, table_bytes); !why.empty()) return why;
+  if (header.e_shnum != 0) {
+    const std::uint64_t sections = std::uint64_t{header.e_shnum} * header.e_shentsize;
+    if (std::string why = truncated("section header table", header.e_shoff, sections); !why.empty()) return why;
+  }
+  for (std::uint16_t i = 0; i < header.e_phnum; ++i) {
+    ProgramHeader segment{};
+    if (!read_at(&segment, sizeof segment, header.e_phoff + std::uint64_t{i} * sizeof segment)) {
+      return std::string("cannot read its program headers: ") + std::strerror(errno);
+    }
+    if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC && segment.p_type != PT_INTERP) continue;
+    const char* type = segment.p_type == PT_LOAD      ? " (PT_LOAD)"
+                       : segment.p_type == PT_DYNAMIC ? " (PT_DYNAMIC)"
+                                                      : " (PT_INTERP)";
+    std::string what = "segment " + std::to_string(i) + type;
+    if (std::string why = truncated(what, segment.p_offset, segment.p_filesz); !why.empty()) return why;
+  }
+  return {};
+}
+
+// The same for a path; "" when the file looks loadable.
+std::string shared_object_problem(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string("cannot open it: ") + std::strerror(errno);
+  struct stat info {};
+  std::string why = ::fstat(fd, &info) != 0 ? std::string("cannot stat it: ") + std::strerror(errno)
+                                            : shared_object_problem(fd, static_cast<std::uint64_t>(info.st_size));
+  ::close(fd);
   return why;
 }
 
@@ -351,6 +474,9 @@ bool recorded(std::string_view backend) {
 Status load_file(Registry& registry, const std::string& path, std::string_view expected) {
   if (std::string why = distrust(path); !why.empty()) {
     return make_error(ErrorCode::invalid_argument, "plugin ", path, " refused: ", why);
+  }
+  if (std::string why = shared_object_problem(path); !why.empty()) {
+    return make_error(ErrorCode::invalid_argument, "plugin ", path, " refused before dlopen: ", why);
   }
   dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -437,6 +563,7 @@ std::vector<std::string> plugin_search_path() {
   }
   std::string binary = binary_directory();
   if (!binary.empty()) directories.push_back(binary + "/devrt");
+  if (in_build_tree(binary)) directories.emplace_back(detail::kPluginBuildDir);
   directories.emplace_back(detail::kPluginInstallDir);
   return directories;
 }
@@ -546,6 +673,65 @@ Result<std::size_t> load_all_backends() noexcept {
 namespace detail {
 
 namespace {
+
+// Reports each DEVRT_DISABLE entry that does nothing in this process: a name that is no backend
+// or plugin devrt knows (a typo such as "opencll"), and a backend compiled into the library,
+// which DEVRT_DISABLE cannot remove (it skips plugins only). Recorded as plugin failures under
+// the name "DEVRT_DISABLE", so devrt-info and devrt.plugin_failures() show them. Caller holds the
+// mutex.
+void check_disable_list(const std::vector<std::string>& directories) {
+  const std::vector<std::string> names = split_list(std::getenv("DEVRT_DISABLE"), ',');
+  if (names.empty()) return;
+  auto contains = [](const std::vector<std::string>& list, std::string_view name) {
+    for (const std::string& item : list) {
+      if (item == name) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> known;
+  auto add_known = [&](std::string_view name) {
+    if (!contains(known, name)) known.emplace_back(name);
+  };
+  for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) {
+    add_known(kBuiltinPlugins[i].file_stem);
+    add_known(kBuiltinPlugins[i].name);
+  }
+  for (const std::string& directory : directories) {
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) continue;
+    while (const dirent* entry = ::readdir(dir)) {
+      std::string_view file = entry->d_name;
+      if (is_plugin_file(file)) add_known(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
+    }
+    ::closedir(dir);
+  }
+  std::string built_in_names;
+  for (std::size_t i = 0; i < kBuiltinBackendCount; ++i) {
+    if (!built_in_names.empty()) built_in_names += ", ";
+    built_in_names += kBuiltinBackendTables[i]->name;
+  }
+  for (const std::string& name : names) {
+    if (contains(known, name)) continue;
+    bool built_in = false;
+    for (std::size_t i = 0; i < kBuiltinBackendCount; ++i) built_in |= name == kBuiltinBackendTables[i]->name;
+    if (built_in) {
+      record_failure("DEVRT_DISABLE", "DEVRT_DISABLE names '" + name +
+                                          "', which is compiled into this devrt, not a plugin: "
+                                          "DEVRT_DISABLE only skips plugins, so " +
+                                          name + " stays available (a build with -D" + name +
+                                          "=disabled leaves it out)");
+    } else {
+      std::string plugins;
+      for (const std::string& item : known) plugins += (plugins.empty() ? "" : ", ") + item;
+      record_failure("DEVRT_DISABLE", "DEVRT_DISABLE names '" + name +
+                                          "', which is no backend or plugin of this devrt "
+                                          "(compiled in: " +
+                                          built_in_names + "; plugins: " +
+                                          (plugins.empty() ? std::string("none") : plugins) + "): ignored");
+    }
+  }
+}
+
 void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
   std::lock_guard<std::mutex> lock(state().mutex);
   std::vector<std::string> directories = plugin_search_path();
@@ -578,6 +764,7 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
     }
   }
   if (autoload) load_out_of_tree(registry, directories);
+  check_disable_list(directories);
 }
 
 } // namespace
@@ -585,7 +772,10 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
 DEVRT_STARTUP_CODE void autoload_plugins(Registry& registry) noexcept {
   bool autoload = read_boolean_env("DEVRT_BACKEND_AUTOLOAD", true);
   // No built-in plugins to load or stand in for, and nothing out of tree: done, without the heap.
-  if (kBuiltinPluginCount == 0 && (!autoload || !search_path_has_plugins())) return;
+  // DEVRT_DISABLE is checked on the slow path: a name there is worth the few allocations.
+  const char* disabled = std::getenv("DEVRT_DISABLE"); // NOLINT(concurrency-mt-unsafe)
+  const bool check_disabled = disabled != nullptr && disabled[0] != '\0';
+  if (kBuiltinPluginCount == 0 && !check_disabled && (!autoload || !search_path_has_plugins())) return;
   autoload_found_plugins(registry, autoload);
 }
 

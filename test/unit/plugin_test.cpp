@@ -81,15 +81,21 @@ TEST_CASE("broken plugins are refused with their cause and change nothing", "[pl
   expect_refused("/nonexistent/libdevrt_gone.so", ErrorCode::invalid_argument, "No such file");
   std::string random_bytes(4096, '\0');
   for (std::size_t i = 0; i < random_bytes.size(); ++i) random_bytes[i] = static_cast<char>(i * 2654435761u >> 13);
-  expect_refused(write_temp("libdevrt_random.so", random_bytes), ErrorCode::invalid_argument, "dlopen failed");
-  // A 32-bit ARM ELF (what arm-none-eabi produces): the dynamic loader refuses its class.
+  expect_refused(write_temp("libdevrt_random.so", random_bytes), ErrorCode::invalid_argument,
+                 "refused before dlopen: not an ELF file");
+  expect_refused(write_temp("libdevrt_empty.so", ""), ErrorCode::invalid_argument, "the file is empty (0 bytes)");
+  expect_refused(write_temp("libdevrt_short.so", "\x7f"
+                                                 "ELF\x02\x01"),
+                 ErrorCode::invalid_argument, "shorter than an ELF header");
+  // A 32-bit ARM ELF (what arm-none-eabi produces): refused by its class before dlopen sees it.
   std::string arm(4096, '\0');
   arm.replace(0, 7,
               "\x7f"
               "ELF\x01\x01\x01");
   arm[16] = 3;  // ET_DYN
   arm[18] = 40; // EM_ARM
-  expect_refused(write_temp("libdevrt_arm.so", arm), ErrorCode::invalid_argument, "wrong ELF class");
+  expect_refused(write_temp("libdevrt_arm.so", arm), ErrorCode::invalid_argument,
+                 "it is a 32-bit ELF file and this process is 64-bit");
   expect_refused(fault_path("no_entry"), ErrorCode::invalid_argument, "has no devrt_plugin_entry");
   // Built for ABI 1 (before devices were objects): refused, naming both versions.
   expect_refused(fault_path("abi_version"), ErrorCode::abi_mismatch,
