@@ -27,6 +27,7 @@ from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfM
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, ext_dev, hexagon,  # noqa: F401
                            metal, opencl, rocm, vulkan)
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401
+from devrt._module import MODULE_FORMATS, Function, Module, load_module  # noqa: F401
 from devrt import target  # noqa: F401
 from devrt import backend
 

@@ -100,6 +100,9 @@ extern PyMethodDef kTensorFunctions[];
 extern PyMethodDef kDlpackFunctions[];
 extern PyMethodDef kMemoryFunctions[];
 extern PyMethodDef kRuntimeFunctions[];
+extern PyMethodDef kKernelFunctions[];
+// ModuleHandle and FunctionHandle (kernel.cpp).
+bool add_kernel_types(PyObject* module) noexcept;
 // PLUGIN_LOADED, PLUGIN_ALREADY_LOADED, PLUGIN_BUILT_IN (runtime.cpp).
 bool add_runtime_constants(PyObject* module) noexcept;
 

@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Modules and launches from Python (devrt.Module, devrt.Function), as a TVM user writes them:
+load code on a device, take a kernel by name, call it on tensors and scalars with a grid and a
+block. Each backend present runs the same vector add; errors arrive as the C++ API gives them."""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import devrt
+
+N = 1000
+OPENCL_VADD = """
+__kernel void vadd(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_global_id(0);
+  if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+
+def present(device):
+    if not device.exist:
+        pytest.skip(f"no {device} here ({devrt.backend.availability(device.type) or 'no device'})")
+    return device
+
+
+def vadd_module(device):
+    """The vector add on `device`: OpenCL C, SPIR-V (entry point main), or the CPU test kernels."""
+    if device.type == "opencl":
+        return devrt.Module.load(device, "opencl_c", OPENCL_VADD), "vadd", 1
+    if device.type == "vulkan":
+        spirv = pathlib.Path(os.environ.get("DEVRT_TEST_SPIRV_DIR", "")) / "vadd.spv"
+        if not spirv.is_file():
+            pytest.skip(f"no {spirv} (glslc was not found when this build was configured)")
+        return devrt.Module.load(device, "spirv", spirv), "main", 64
+    if device.type == "cpu":
+        shared_object = os.environ.get("DEVRT_TEST_CPU_KERNELS_SO", "")
+        if not shared_object:
+            pytest.skip("DEVRT_TEST_CPU_KERNELS_SO is not set")
+        return devrt.Module.load(device, "shared_object", pathlib.Path(shared_object).read_bytes()), "vadd", 64
+    pytest.skip(f"no vector add for {device.type} in this test")
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan"])
+def test_vector_add_runs_on_every_backend_present(device):
+    device = present(devrt.device(device, 0))
+    module, name, block = vadd_module(device)
+    a = devrt.tensor(np.arange(N, dtype=np.float32), device)
+    b = devrt.tensor(np.full(N, 0.5, dtype=np.float32), device)
+    c = devrt.empty((N,), "float32", device)
+    stream = devrt.Stream(device)
+    module[name](a, b, c, N, grid=(N + block - 1) // block, block=block, stream=stream)
+    stream.sync()
+    np.testing.assert_array_equal(np.from_dlpack(c.to(devrt.cpu(0))), np.arange(N, dtype=np.float32) + 0.5)
+    assert module.get_function(name).name == name
+    assert module.device == device
+
+
+def test_a_kernel_takes_tensor_views_at_their_offset():
+    device = present(devrt.opencl(0))
+    module = devrt.Module.load(device, "opencl_c", OPENCL_VADD)
+    half = 1024  # 4 KiB: a multiple of every device's base address alignment
+    whole = devrt.tensor(np.arange(2 * half, dtype=np.float32), device)
+    second_half = whole.view((half,), relative_byte_offset=4 * half)
+    out = devrt.empty((half,), "float32", device)
+    module["vadd"](second_half, second_half, out, half, grid=half, block=1)
+    expected = 2 * np.arange(half, 2 * half, dtype=np.float32)
+    np.testing.assert_array_equal(np.from_dlpack(out.to(devrt.cpu(0))), expected)
+    # A view at an offset the device cannot bind is refused, naming the rule.
+    with pytest.raises(devrt.InvalidArgumentError, match="base address alignment"):
+        module["vadd"](whole.view((half,), relative_byte_offset=4), second_half, out, half, grid=half, block=1)
+
+
+def test_scalars_keep_their_numpy_type_and_the_backend_checks_it():
+    device = present(devrt.opencl(0))
+    module = devrt.Module.load(device, "opencl_c", OPENCL_VADD)
+    a = devrt.empty((4,), "float32", device)
+    with pytest.raises(devrt.InvalidArgumentError, match="argument 3 is int64"):
+        module["vadd"](a, a, a, np.int64(4), grid=4, block=1)
+    module["vadd"](a, a, a, np.int32(4), grid=4, block=1)
+
+
+def test_bad_launches_are_refused_with_the_reason():
+    device = present(devrt.opencl(0))
+    vadd = devrt.Module.load(device, "opencl_c", OPENCL_VADD)["vadd"]
+    a = devrt.empty((4,), "float32", device)
+    with pytest.raises(OverflowError, match=r"kernel argument 3 1099511627776 is out of range"):
+        vadd(a, a, a, 2**40, grid=4, block=1)
+    with pytest.raises(TypeError, match="kernel argument 3 is a bool"):
+        vadd(a, a, a, True, grid=4, block=1)
+    with pytest.raises(TypeError, match="kernel argument 0 is a list"):
+        vadd([1.0], a, a, 4, grid=4, block=1)
+    with pytest.raises(OverflowError, match="does not fit a float32"):
+        vadd(a, a, a, 1e300, grid=4, block=1)
+    with pytest.raises(ValueError, match="grid must be >= 1"):
+        vadd(a, a, a, 4, grid=0, block=1)
+    with pytest.raises(OverflowError, match="block"):
+        vadd(a, a, a, 4, grid=1, block=2**32)
+    with pytest.raises(ValueError, match="4 dimensions"):
+        vadd(a, a, a, 4, grid=(1, 1, 1, 1), block=1)
+    with pytest.raises(ValueError, match="at most 64"):
+        vadd(*([a] * 65), grid=1, block=1)
+    with pytest.raises(TypeError, match="grid"):
+        vadd(a, a, a, 4, block=1)
+    with pytest.raises(devrt.InvalidArgumentError, match="takes 4 arguments"):
+        vadd(a, a, grid=4, block=1)
+    column = devrt.from_dlpack(np.zeros((4, 4), dtype=np.float32)[:, 0])
+    with pytest.raises(ValueError, match="non-contiguous"):
+        vadd(column, a, a, 4, grid=4, block=1)
+    elsewhere = devrt.empty((4,), "float32", devrt.cpu(0))
+    with pytest.raises(devrt.DevrtError, match="cpu"):
+        vadd(elsewhere, a, a, 4, grid=4, block=1)
+
+
+def test_load_errors_name_the_format_and_carry_the_build_log(tmp_path):
+    device = present(devrt.opencl(0))
+    with pytest.raises(devrt.DevrtError, match="undeclared|error") as caught:
+        devrt.Module.load(device, "opencl_c", "__kernel void broken(__global float* x) { x[0] = y; }")
+    assert "broken" in str(caught.value) or "y" in str(caught.value)
+    with pytest.raises(ValueError, match="unknown module format 'openclc'"):
+        devrt.Module.load(device, "openclc", OPENCL_VADD)
+    with pytest.raises(devrt.DevrtError, match="missing.cl"):
+        devrt.Module.load(device, "opencl_c", tmp_path / "missing.cl")
+    with pytest.raises(devrt.DevrtError):
+        devrt.Module.load(device, "opencl_c", b"")
+    with pytest.raises(TypeError, match="bytes, str or os.PathLike"):
+        devrt.Module.load(device, "opencl_c", 42)
+    with pytest.raises(devrt.NotFoundError, match="no kernel 'nope'"):
+        devrt.Module.load(device, "opencl_c", OPENCL_VADD)["nope"]
+    source = tmp_path / "vadd.cl"
+    source.write_text(OPENCL_VADD)
+    assert devrt.load_module(device, devrt.MODULE_FORMATS["opencl_c"], source)["vadd"].name == "vadd"
+
+
+def test_a_spirv_kernel_is_named_by_its_entry_point():
+    device = present(devrt.vulkan(0))
+    module, _, _ = vadd_module(device)
+    with pytest.raises(devrt.NotFoundError, match=r"no compute entry point 'vadd' \(it has: main\)"):
+        module["vadd"]
+
+
+def test_a_function_keeps_its_module_alive():
+    device = present(devrt.opencl(0))
+    vadd = devrt.Module.load(device, "opencl_c", OPENCL_VADD)["vadd"]
+    a = devrt.tensor(np.ones(8, dtype=np.float32), device)
+    vadd(a, a, a, 8, grid=8, block=1)
+    device.sync()
+    np.testing.assert_array_equal(np.from_dlpack(a.to(devrt.cpu(0))), np.full(8, 2, dtype=np.float32))
