@@ -3,7 +3,7 @@
 # Installs the Debian 12 packages devrt needs to build, test and benchmark. Idempotent.
 set -eu
 packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catch2 libbenchmark-dev valgrind
-  clang-14 libclang-rt-14-dev python3-numpy python3-pytest python3-torch python3-mesonpy python3-pip python3-cloudpickle ccache universal-ctags python3-clang-14
+  clang-14 libclang-rt-14-dev python3-numpy python3-pytest python3-torch python3-mesonpy python3-pip python3-venv python3-cloudpickle ccache universal-ctags python3-clang-14
   python3-setuptools python3-wheel patchelf
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-tools vulkan-validationlayers
   libamdhip64-dev hipcc

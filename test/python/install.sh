@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The package installed the two ways the README gives, then imported from the install alone (no
 # DEVRT_LIBRARY, no source tree):
-#   pip:   python3 -m pip install --no-build-isolation . (meson-python builds a wheel in a
-#          .mesonpy-* directory of the source tree, ignored by git, and removes it) into a temporary
-#          prefix;
-#   meson: `meson install` of this build into a DESTDIR, the library found by the loader's path.
-# usage: install.sh pip|meson <source root> <build root> <python>
+#   readme: the README's Python block, run as written (sh, Debian's python3 first on PATH, a new
+#           HOME) in a copy of the source tree: a virtual environment with the system's packages,
+#           pip install --no-build-isolation . (meson-python builds a cp311-abi3 wheel), and the
+#           vector add example on every OpenCL and Vulkan device; the copy stays git-clean;
+#   meson:  `meson install` of this build into a DESTDIR, the library found by the loader's path.
+# usage: install.sh readme|meson <source root> <build root> <python>
 set -eu
 mode=$1; source=$2; build=$3; python=$4
 work=$(mktemp -d)
@@ -17,20 +18,45 @@ assert devrt.cpu(0).max_threads_per_block > 0
 assert devrt.empty((3,), "int32").shape == (3,)
 print(next(line.split()[-1] for line in open("/proc/self/maps") if "libdevrt_c.so" in line))'
 case $mode in
-  pip)
-    "$python" -m pip install --no-build-isolation --no-deps --no-index --disable-pip-version-check --quiet \
-      --prefix "$work/prefix" "$source"
-    root=$work/prefix
+  readme)
+    # The block after the README's marker line, as a user would paste it.
+    block=$(awk '/<!-- python-install:/ {armed = 1; next} armed && /^```sh/ {inside = 1; next}
+                 inside && /^```/ {exit} inside {print}' "$source/README.md")
+    [ -n "$block" ] || { echo "FAIL: no python-install block in README.md"; exit 1; }
+    echo "$block"
+    # The tree as a fresh clone has it (tracked and new files, nothing ignored), committed, so that
+    # whatever the install leaves behind shows in git status.
+    mkdir "$work/src" "$work/home"
+    (cd "$source" && git ls-files -z -co --exclude-standard | xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$work/src"
+    git -C "$work/src" init -q && git -C "$work/src" add -A &&
+      git -C "$work/src" -c user.name=t -c user.email=t@t commit -qm tree
+    out=$(cd "$work/src" && env -u DEVRT_LIBRARY -u PYTHONPATH -u VIRTUAL_ENV HOME="$work/home" PATH="/usr/bin:/bin:$PATH" \
+      sh -eu -c "$block" 2>&1) || { echo "$out"; echo "FAIL: the README's Python block failed"; exit 1; }
+    echo "$out"
+    case $out in
+      *"vector add WRONG"*) echo "FAIL: a wrong sum"; exit 1 ;;
+      *"opencl:0"*"vector add ok"*"vulkan:0"*"vector add ok"*) echo "ok: the vector add ran on OpenCL and Vulkan" ;;
+      *) echo "FAIL: the vector add did not run on both OpenCL and Vulkan"; exit 1 ;;
+    esac
+    # Only meson-python 0.12's native file may stay (it writes it into the source tree; git
+    # ignores it, and meson-python 0.13 moved it into its build directory).
+    dirty=$(git -C "$work/src" status --porcelain --ignored | grep -v -x '!! .mesonpy-native-file.ini' || true)
+    [ -z "$dirty" ] || { echo "FAIL: the install left files in the source tree:"; echo "$dirty"; exit 1; }
+    echo "ok: the source tree is as it was (git status clean)"
+    root=$(find "$work/home" -name pyvenv.cfg -exec dirname {} \; | head -n 1)
+    python=$root/bin/python
+    wheel=$(find "$root" -path '*/devrt-*.dist-info/WHEEL')
+    grep -q '^Tag: cp311-abi3-linux_' "$wheel" && grep -q '^Root-Is-Purelib: false' "$wheel" ||
+      { echo "FAIL: not a platform wheel:"; cat "$wheel"; exit 1; }
+    echo "ok: $(grep '^Tag' "$wheel")"
     # A lean wheel: the package, its libraries and its metadata, nothing for C++ users, and no
     # path of this machine's build or source tree in any file.
-    extra=$(cd "$root" && find . -type f | grep -v -E '/(dist|site)-packages/(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/)' || true)
+    extra=$(cut -d, -f1 "$(dirname "$wheel")/RECORD" |
+      grep -v -E '^(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/)' | grep -v '__pycache__' || true)
     [ -z "$extra" ] || { echo "FAIL: the wheel installed more than the package:"; echo "$extra"; exit 1; }
-    find "$root" -name '*.so*' -path '*devrt*' | grep -q '_ext.abi3.so' || { echo "FAIL: no devrt/_ext.abi3.so"; exit 1; }
-    # (pip's own direct_url.json records where it installed from: that is pip's, not the wheel's.)
-    if grep -rl --exclude=direct_url.json -e "$source" -e "$build" "$root" 2>/dev/null; then
+    if grep -rl --exclude=direct_url.json -e "$work/src" "$root"/lib/python3*/site-packages/devrt* 2>/dev/null; then
       echo "FAIL: a build-machine path is recorded"; exit 1
-    fi
-    echo "ok: the wheel holds $(cd "$root" && find . -type f | wc -l) files, the package's only" ;;
+    fi ;;
   meson)
     meson install -C "$build" --no-rebuild --quiet --destdir "$work/dest" >/dev/null
     root=$work/dest
