@@ -240,10 +240,8 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
 // Whole-span copy; sizes must match.
 template <Backend B>
 Status copy(const MemorySpan& src, const MemorySpan& dst, StreamRef stream = {}) noexcept {
-  if (src.size != dst.size) [[unlikely]] {
-    return make_error(ErrorCode::invalid_argument, "copy: source is ", src.size, " bytes but destination is ", dst.size,
-                      " bytes");
-  }
+  if (src.size != dst.size) [[unlikely]]
+    return devrt::detail::whole_copy_size_error(src, dst);
   return copy<B>(src, 0, dst, 0, src.size, stream);
 }
 

@@ -166,12 +166,25 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
 // unregistered kind. Thread-safe.
 Result<Device> copy_device(Device src, Device dst) noexcept;
 
+namespace detail {
+// Why a whole-span copy between spans of different sizes is refused: an empty side (no memory)
+// is named as such, since it is usually a Buffer after reset() or a move.
+inline Status whole_copy_size_error(const MemorySpan& src, const MemorySpan& dst) noexcept {
+  const bool src_empty = src.data == nullptr && src.size == 0;
+  const bool dst_empty = dst.data == nullptr && dst.size == 0;
+  if (src_empty || dst_empty) {
+    return make_error(ErrorCode::invalid_argument, "copy: the ", dst_empty ? "destination" : "source",
+                      " is empty (no memory: a Buffer after reset() or a move, or a default MemorySpan), the ",
+                      dst_empty ? "source" : "destination", " is ", dst_empty ? src.size : dst.size, " bytes");
+  }
+  return make_error(ErrorCode::invalid_argument, "copy: source is ", src.size, " bytes but destination is ", dst.size,
+                    " bytes");
+}
+} // namespace detail
+
 // Whole-span copy; sizes must match.
 inline Status copy(const MemorySpan& src, const MemorySpan& dst, StreamRef stream = {}) noexcept {
-  if (src.size != dst.size) {
-    return make_error(ErrorCode::invalid_argument, "copy: source is ", src.size, " bytes but destination is ", dst.size,
-                      " bytes");
-  }
+  if (src.size != dst.size) return detail::whole_copy_size_error(src, dst);
   return copy(src, 0, dst, 0, src.size, stream);
 }
 

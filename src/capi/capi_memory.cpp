@@ -66,6 +66,14 @@ devrt_status devrt_copy(const devrt_span* src, size_t src_offset, const devrt_sp
                         size_t nbytes, const devrt_stream_ref* stream) {
   if (src == nullptr) return null_argument("devrt_copy", "src");
   if (dst == nullptr) return null_argument("devrt_copy", "dst");
+  // What devrt_buffer_span and devrt_workspace_span return for a released or NULL handle.
+  auto no_memory = [](const devrt_span* span) {
+    return span->device.kind == 0 && span->data == nullptr && span->size == 0;
+  };
+  if (no_memory(src) || no_memory(dst)) {
+    return fail(make_error(ErrorCode::invalid_argument, "devrt_copy: ", no_memory(src) ? "src" : "dst",
+                           " is an empty span (device type 0, no memory): the span of a released or NULL handle"));
+  }
   DEVRT_CAPI_RETURN_IF_ERROR(check_copy_stream("devrt_copy", to_cpp(src->device), to_cpp(dst->device), stream));
   return to_status(copy(to_cpp(*src), src_offset, to_cpp(*dst), dst_offset, nbytes, to_cpp(stream)));
 }

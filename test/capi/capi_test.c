@@ -123,6 +123,10 @@ static void test_memory(devrt_device device) {
   devrt_event_release(event);
   devrt_stream_release(stream);
   devrt_buffer_release(buffer);
+  /* The span of a NULL (or, under DEVRT_VALIDATE, a released) handle is empty: a copy says so. */
+  device_span = devrt_buffer_span(NULL);
+  CHECK(devrt_copy(&host_in, 0, &device_span, 0, 1, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "dst is an empty span (device type 0, no memory)") != NULL);
 }
 
 static void test_workspace(void) {

@@ -87,6 +87,14 @@ TEST_CASE("a Buffer frees once, moves cleanly and resets", "[conformance][memory
     CHECK(c.reset().ok());
     CHECK(c.data() == nullptr);
     CHECK(c.reset().ok());
+    // A copy into or out of the emptied buffer says the buffer is empty, not "0 bytes".
+    std::byte host[64] = {};
+    devrt::Status into = devrt::copy(devrt::host_span(host, sizeof host), c);
+    CHECK(into.code() == devrt::ErrorCode::invalid_argument);
+    CHECK_THAT(std::string(into.message()),
+               Catch::Contains("the destination is empty (no memory: a Buffer after reset()"));
+    devrt::Status out_of = devrt::copy(c, devrt::host_span(host, sizeof host));
+    CHECK_THAT(std::string(out_of.message()), Catch::Contains("the source is empty"));
   }
 }
 
