@@ -4,6 +4,7 @@
 // compiler targets. It holds no backend ABI, registry, mutex or std::vector (a program that
 // includes it compiles about 10% more than <string>, <string_view>, <span>, <optional> and
 // <cstdint> alone; the header-budget test, tools/header-budget.py, checks it). Apart, for code that needs them:
+//   <devrt/discovery.hpp>       every backend (available or why not) and every present device
 //   <devrt/build_info.hpp>      what this devrt was built with: version, backends, options
 //   <devrt/plugin.hpp>          loading backend plugins at run time
 //   <devrt/workspace_pool.hpp>  managing workspace pools

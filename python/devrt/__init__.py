@@ -24,7 +24,7 @@ from devrt import _capi  # noqa: E402 -- loads libdevrt_c.so, which devrt._ext l
 from devrt import _ext  # noqa: E402
 from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
                          OutOfRangeError, Status, ToolFailedError, UnavailableError, UnsupportedError)
-from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, ext_dev, hexagon,  # noqa: F401
+from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, devices, ext_dev, hexagon,  # noqa: F401
                            metal, opencl, rocm, vulkan)
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401
 from devrt._module import MODULE_FORMATS, Function, Module, load_module  # noqa: F401

@@ -82,3 +82,13 @@ ext_dev = _kind_constructor("ext_dev")
 def device_count(kind):
     """How many devices of a kind ("cuda" or a DLPack number) are present; 0 without a backend."""
     return _ext.device_count(Device(kind, 0).dlpack_device_type())
+
+
+def devices():
+    """Every present device of every available backend, in registration order (the CPU first), as
+    devrt::devices() gives them."""
+    found = []
+    for name, kind in _ext.backends():
+        if _ext.backend_availability(name) is None:
+            found += [Device(kind, index) for index in range(_ext.device_count(kind))]
+    return found

@@ -151,3 +151,12 @@ def test_the_cpu_leaves_available_memory_unreported():
     big = devrt.empty((64, 1024, 1024), "uint8")
     assert before is None and cpu.available_global_memory is None
     assert cpu.total_global_memory > big.nbytes
+
+
+def test_devices_lists_every_present_device_of_every_available_backend():
+    found = devrt.devices()
+    assert found[0] == devrt.cpu(0)
+    expected = sum(devrt.device_count(name) for name in devrt.backend.names()
+                   if devrt.backend.availability(name) is None)
+    assert len(found) == expected
+    assert all(device.exist for device in found)

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/devrt.hpp>
+#include <devrt/discovery.hpp>
+#include <devrt/registry.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -85,4 +87,30 @@ TEST_CASE("typed attribute queries on the CPU", "[attribute]") {
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == devrt::ErrorCode::invalid_argument);
   CHECK(missing.status().message().find("cpu:4") != std::string_view::npos);
+}
+
+TEST_CASE("backends() lists every registered backend with its availability, devices() every device", "[device]") {
+  const std::vector<devrt::BackendInfo> backends = devrt::backends();
+  const devrt::Registry& registry = devrt::Registry::global();
+  REQUIRE(backends.size() == registry.size());
+  REQUIRE_FALSE(backends.empty());
+  CHECK(backends.front().name == "cpu");
+  CHECK(backends.front().available);
+  CHECK(backends.front().device_count == 1);
+  std::size_t present = 0;
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    const devrt::BackendInfo& backend = backends[i];
+    INFO(backend.name << ": " << backend.reason);
+    CHECK(backend.name == registry.at(i).name());
+    CHECK(backend.kind == registry.at(i).kind());
+    // Available with a count, or not with the reason and none.
+    CHECK(backend.available == backend.reason.empty());
+    if (!backend.available) CHECK(backend.device_count == 0);
+    present += static_cast<std::size_t>(backend.device_count);
+    if (backend.available) CHECK(backend.device_count == devrt::device_count(backend.kind));
+  }
+  const std::vector<Device> devices = devrt::devices();
+  CHECK(devices.size() == present);
+  CHECK(devices.front() == devrt::kHostDevice);
+  for (const Device device : devices) CHECK(devrt::device_exists(device));
 }
