@@ -171,8 +171,8 @@ using detail::split_list;
 // searched too, as libtool's uninstalled libraries are found.
 bool in_build_tree(std::string_view directory) noexcept {
   std::string_view root = detail::kBuildRoot;
-  return !root.empty() && directory.size() > root.size() && directory.starts_with(root) &&
-         directory[root.size()] == '/';
+  return !root.empty() && directory.starts_with(root) &&
+         (directory.size() == root.size() || directory[root.size()] == '/');
 }
 
 bool is_disabled(std::string_view name) {

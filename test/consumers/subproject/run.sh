@@ -1,27 +1,50 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# usage: run.sh SOURCE_ROOT BACKEND...
-# Builds test/consumers/subproject with devrt as its subproject (plain link_with, as Meson does
-# it) and runs it: every backend enabled in the subproject must be registered.
+# usage: run.sh SOURCE_ROOT
+# The README's subproject recipe, built as written: a project whose meson.build is a project()
+# line and the README's block after its `subproject-recipe` marker, with this folder's app.cpp
+# and devrt in subprojects/devrt/. A plain `ninja` (every default target) must compile devrt's
+# core and the two backends the recipe names and nothing else of devrt (no C library, toolchain,
+# collectives, tools, tests); the application must see exactly cpu and opencl; `meson install`
+# must install the application alone. Prints the number of compile steps.
 set -eu
 root=$1
-shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/project/subprojects/devrt"
-cp "$root/test/consumers/consumer.cpp" "$root/test/consumers/subproject/meson.build" \
-  "$root/test/consumers/subproject/meson_options.txt" "$work/project/"
-(cd "$root" && cp -r meson.build meson_options.txt include src python "$work/project/subprojects/devrt/")
-
-options=""
-for name in "$@"; do
-  case "$name" in cpu) ;; *) options="$options,$name=enabled" ;; esac
+project=$work/project
+mkdir -p "$project/subprojects/devrt"
+cp "$root/test/consumers/subproject/app.cpp" "$project/"
+(cd "$root" && cp -r meson.build meson_options.txt include src python "$project/subprojects/devrt/")
+recipe=$(awk '/<!-- subproject-recipe:/ {armed = 1; next} armed && /^```meson/ {inside = 1; next}
+              inside && /^```/ {exit} inside {print}' "$root/README.md")
+[ -n "$recipe" ] || { echo "FAIL: no subproject-recipe block in README.md"; exit 1; }
+{
+  echo "project('app', 'cpp', default_options: ['cpp_std=c++20'], meson_version: '>= 1.0.1')"
+  echo "$recipe"
+} >"$project/meson.build"
+cat "$project/meson.build"
+# Unoptimised, and devrt in unity mode, to keep the test short: neither changes what is built.
+meson setup "$work/build" "$project" --buildtype=debug -Dunity=subprojects --prefix=/usr \
+  >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
+failures=0
+for probe in catch2 benchmark libarchive mpi fmt; do
+  if grep -q -i "Run-time dependency $probe found\|Dependency $probe found\|Found pkg-config.*$probe\|dependency $probe.*found" "$work/setup.log"; then
+    echo "FAIL: the subproject looked for $probe"; failures=$((failures + 1))
+  fi
 done
-# Unoptimised, and devrt in unity mode: the test is the embedding, and -O2 would double its compile
-# time, one unit per source double it again.
-meson setup "$work/build" "$work/project" --force-fallback-for=devrt --buildtype=debug -Dunity=subprojects \
-  "-Ddevrt_options=tests=disabled,bench=disabled$options" >"$work/setup.log" 2>&1 ||
-  { cat "$work/setup.log"; exit 1; }
-# The consumer and what it links, not devrt's own tools, C library and Python module.
-ninja -C "$work/build" consumer >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-"$work/build/consumer" "$@"
+ninja -C "$work/build" -v >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+steps=$(grep -c -E ' -c [^ ]+\.(cpp|c)( |$)' "$work/build.log" || true)
+unity_sources=$(cat "$work"/build/subprojects/devrt/src/*.p/*-unity*.cpp 2>/dev/null | grep -c '#include' || true)
+echo "compile steps: $steps ($unity_sources devrt sources in unity files)"
+for unwanted in devrt_c toolchain comm devrt-info vulkan cuda rocm catch; do
+  if grep -E ' -c ' "$work/build.log" | grep -q -i "$unwanted"; then
+    echo "FAIL: compiled something of '$unwanted':"; grep -E ' -c ' "$work/build.log" | grep -i "$unwanted" | head -3
+    failures=$((failures + 1))
+  fi
+done
+"$work/build/app" cpu opencl || failures=$((failures + 1))
+DESTDIR="$work/dest" meson install -C "$work/build" --no-rebuild --quiet >/dev/null
+installed=$(cd "$work/dest" && find . -type f | sort)
+echo "installed: $installed"
+[ "$installed" = "./usr/bin/app" ] || { echo "FAIL: installed more than the application"; failures=$((failures + 1)); }
+exit $failures
