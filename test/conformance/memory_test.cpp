@@ -320,3 +320,32 @@ TEST_CASE("concurrent host copies on a shared stream keep every thread's bytes",
     }
   }
 }
+
+TEST_CASE("a copy through a span whose buffer was freed is refused, naming the handle", "[conformance][copy]") {
+  const std::string_view name = conformance::backend().name();
+  if (name != "opencl" && name != "vulkan") {
+    CONFORMANCE_SKIP("the " << name
+                            << " backend's handles are host or device addresses, which it cannot tell "
+                               "from live ones once freed (OpenCL and Vulkan can)");
+    return;
+  }
+  const bool cached = devrt::buffer_cache_enabled();
+  devrt::set_buffer_cache_enabled(false); // the free must reach the backend
+  for (const devrt::Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    devrt::Buffer buffer = std::move(devrt::Buffer::allocate(device, 256)).value();
+    const devrt::MemorySpan stale = buffer.span();
+    REQUIRE(buffer.reset().ok());
+    std::byte host[256] = {};
+    devrt::Status into = devrt::copy(devrt::host_span(host, sizeof host), stale);
+    CHECK(into.code() == devrt::ErrorCode::invalid_argument);
+    CHECK_THAT(std::string(into.message()), Catch::Contains("the destination buffer") && Catch::Contains("was freed"));
+    devrt::Status out_of = devrt::copy(stale, devrt::host_span(host, sizeof host));
+    CHECK_THAT(std::string(out_of.message()), Catch::Contains("the source buffer") && Catch::Contains("was freed"));
+    // A new allocation that reuses the handle is live again.
+    devrt::Buffer again = std::move(devrt::Buffer::allocate(device, 256)).value();
+    CHECK(devrt::copy(devrt::host_span(host, sizeof host), again).ok());
+    CHECK(devrt::synchronize(devrt::current_stream(device)).ok());
+  }
+  devrt::set_buffer_cache_enabled(cached);
+}

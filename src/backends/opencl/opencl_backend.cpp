@@ -228,6 +228,11 @@ using Discovery = detail::LazyRuntime<Runtime, discover>;
 
 Runtime& runtime() noexcept { return Discovery::get(); }
 
+detail::FreedBuffers& freed_buffers() noexcept {
+  static detail::NoDestroy<detail::FreedBuffers> buffers; // used by frees during exit
+  return buffers.get();
+}
+
 // ---- Discovery -------------------------------------------------------------------------------
 
 Status OpenclBackend::availability() noexcept { return Discovery::get_retrying().status; }
@@ -300,17 +305,21 @@ Result<void*> OpenclBackend::allocate(const BackendDevice& device, std::size_t n
   cl_mem_flags flags = CL_MEM_READ_WRITE | ((d.type & CL_DEVICE_TYPE_CPU) != 0 ? CL_MEM_ALLOC_HOST_PTR : 0);
   cl_mem mem = rt.api.clCreateBuffer(d.context, flags, nbytes, nullptr, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateBuffer", err);
+  freed_buffers().allocated(mem);
   return static_cast<void*>(mem);
 }
 
 Status OpenclBackend::free(const BackendDevice&, void* ptr) noexcept {
   DEVRT_CL_CHECK("clReleaseMemObject", runtime().api.clReleaseMemObject(static_cast<cl_mem>(ptr)));
+  freed_buffers().freed(ptr);
   return Status();
 }
 
 Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
   const Api& api = runtime().api;
   const auto kind = static_cast<std::int32_t>(OpenclBackend::kind);
+  if (desc.src_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.src, "the source"));
+  if (desc.dst_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.dst, "the destination"));
   if (desc.src_kind != kind) { // host -> device
     cl_command_queue queue = queue_of(state_of(*desc.dst_device), desc.stream);
     DEVRT_CL_CHECK("clEnqueueWriteBuffer",

@@ -132,6 +132,7 @@ Status buffer_argument(const Api& api, const ClDevice& device, const devrt_kerne
                        cl_mem& out, bool& owned) {
   owned = false;
   out = static_cast<cl_mem>(arg.buffer);
+  DEVRT_RETURN_IF_ERROR(freed_buffers().check(arg.buffer, "", index));
   if (arg.offset == 0) return Status();
   const std::size_t align = buffer_offset_alignment(device);
   if (arg.offset % align != 0 || arg.size == 0) {

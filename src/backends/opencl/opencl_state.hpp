@@ -16,6 +16,7 @@
 
 #include <devrt/backend.hpp>
 
+#include "core/gpu_freed_buffers.hpp"
 #include "opencl_api.hpp"
 #include "support/dynamic_library.hpp"
 
@@ -77,6 +78,10 @@ Result<bool> rgba_image_supported(const Api& api, const ClDevice& device, cl_cha
 
 // The backend's process-wide state, discovered on first use.
 Runtime& runtime() noexcept;
+
+// The buffers this backend freed lately (core/gpu_freed_buffers.hpp), checked by copies and
+// launches before the driver sees a handle.
+detail::FreedBuffers& freed_buffers() noexcept;
 
 inline ClDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
 

@@ -360,6 +360,11 @@ using Discovery = detail::LazyRuntime<Runtime, discover>;
 
 Runtime& runtime() noexcept { return Discovery::get(); }
 
+detail::FreedBuffers& freed_buffers() noexcept {
+  static detail::NoDestroy<detail::FreedBuffers> buffers; // used by frees during exit
+  return buffers.get();
+}
+
 namespace {
 
 // Undoes a partly opened device, so that opening can be tried again.

@@ -274,6 +274,7 @@ Status bind_arguments(const ModuleState& m, const LaunchDesc& desc, LaunchBindin
       continue;
     }
     const auto* allocation = static_cast<const Allocation*>(arg.buffer);
+    DEVRT_RETURN_IF_ERROR(freed_buffers().check(allocation, "", i));
     if (allocation == nullptr || arg.size == 0) {
       return make_error(ErrorCode::invalid_argument, "argument ", i, ": a storage buffer needs at least one byte");
     }

@@ -21,6 +21,8 @@
 
 #include <devrt/backend.hpp>
 
+#include "core/gpu_freed_buffers.hpp"
+
 #include "core/kernel_signature.hpp"
 #include "support/dynamic_library.hpp"
 #include "vulkan_api.hpp"
@@ -233,6 +235,9 @@ struct Runtime {
 
 // The backend's process-wide state, discovered on first use.
 Runtime& runtime() noexcept;
+// The allocations this backend freed lately (core/gpu_freed_buffers.hpp): copies and launches
+// check their handles here before dereferencing them.
+detail::FreedBuffers& freed_buffers() noexcept;
 // The device, opened on its first use; after a loss, the loss. Thread-safe.
 Result<DeviceState*> device_of(std::int32_t id) noexcept;
 // A device that device_of() opened, lost or not: for destroying what was made on it.

@@ -481,6 +481,7 @@ Result<void*> VulkanBackend::allocate(const BackendDevice& device, std::size_t n
     return make_error(ErrorCode::out_of_memory, "exceeds the ", heap, "-byte memory heap");
   }
   DEVRT_ASSIGN_OR_RETURN(Allocation * allocation, create_allocation(d, nbytes, MemoryUsage::device));
+  freed_buffers().allocated(allocation);
   return static_cast<void*>(allocation);
 }
 
@@ -528,6 +529,7 @@ Status VulkanBackend::free(const BackendDevice& device, void* ptr) noexcept {
   // failed (a failed submission, a lost device), earlier batches may still run: the queue is
   // waited for first.
   Status status = device_synchronize(device);
+  freed_buffers().freed(allocation);
   if (status.ok()) {
     destroy_allocation(d, allocation);
   } else {
@@ -538,6 +540,8 @@ Status VulkanBackend::free(const BackendDevice& device, void* ptr) noexcept {
 
 Status VulkanBackend::copy(const CopyDesc& desc) noexcept {
   const auto kind = static_cast<std::int32_t>(VulkanBackend::kind);
+  if (desc.src_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.src, "the source"));
+  if (desc.dst_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.dst, "the destination"));
   if (desc.src_kind != kind) {
     DEVRT_VK_DEVICE(d, desc.dst_device_id);
     return write_from_host(d, stream_of(d, desc.stream), *static_cast<Allocation*>(desc.dst), desc.dst_offset,
