@@ -1,31 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
-// A program that includes <devrt/devrt.hpp> and <devrt/registry.hpp> (to list the registered
-// backends) and links libdevrt the plain way. Its arguments
-// are the backends the build enabled; it fails unless every one of them is registered, which is
-// what proves registration survives static linking without --whole-archive.
+// An application of devrt, linked the plain way (the README's subproject recipe, pkg-config): lists
+// the backends with the application headers alone (<devrt/discovery.hpp>) and fails unless exactly
+// the backends named on its command line are registered, which proves registration survives
+// static linking without --whole-archive; then round-trips bytes through the CPU.
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
+#include <devrt/discovery.hpp>
 
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 int main(int argc, char** argv) {
-  devrt::Registry& registry = devrt::Registry::global();
-  std::printf("registered:");
-  for (std::size_t i = 0; i < registry.size(); ++i) {
-    std::printf(" %.*s", static_cast<int>(registry.at(i).name().size()), registry.at(i).name().data());
+  int failures = 0;
+  const std::vector<devrt::BackendInfo> backends = devrt::backends();
+  for (const devrt::BackendInfo& backend : backends) {
+    std::printf("backend %.*s: %s\n", static_cast<int>(backend.name.size()), backend.name.data(),
+                backend.available ? "available" : backend.reason.c_str());
   }
-  std::printf("\n");
-  int missing = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!registry.find(argv[i])) {
-      std::printf("FAIL: backend '%s' is enabled in the build but not registered\n", argv[i]);
-      ++missing;
+    bool found = false;
+    for (const devrt::BackendInfo& backend : backends) found |= backend.name == std::string_view(argv[i]);
+    if (!found) {
+      std::printf("FAIL: backend '%s' is not registered\n", argv[i]);
+      ++failures;
     }
   }
-  if (registry.size() != static_cast<std::size_t>(argc - 1)) {
-    std::printf("FAIL: %zu backends registered, %d expected\n", registry.size(), argc - 1);
-    ++missing;
+  if (backends.size() != static_cast<std::size_t>(argc - 1)) {
+    std::printf("FAIL: %zu backends registered, %d expected\n", backends.size(), argc - 1);
+    ++failures;
   }
   const char text[] = "round trip through devrt";
   char back[sizeof text] = {};
@@ -33,8 +35,8 @@ int main(int argc, char** argv) {
   if (!buffer.ok() || !devrt::copy(devrt::host_span(text, sizeof text), *buffer).ok() ||
       !devrt::copy(*buffer, devrt::host_span(back, sizeof back)).ok() || std::strcmp(text, back) != 0) {
     std::printf("FAIL: round trip on cpu:0\n");
-    ++missing;
+    ++failures;
   }
-  if (missing == 0) std::printf("PASS\n");
-  return missing == 0 ? 0 : 1;
+  if (failures == 0) std::printf("PASS\n");
+  return failures == 0 ? 0 : 1;
 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # usage: run.sh SOURCE_ROOT
 # The README's subproject recipe, built as written: a project whose meson.build is a project()
-# line and the README's block after its `subproject-recipe` marker, with this folder's app.cpp
+# line and the README's block after its `subproject-recipe` marker, with ../consumer.cpp as app.cpp
 # and devrt in subprojects/devrt/. A plain `ninja` (every default target) must compile devrt's
 # core and the two backends the recipe names and nothing else of devrt (no C library, toolchain,
 # collectives, tools, tests); the application must see exactly cpu and opencl; `meson install`
@@ -13,7 +13,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 project=$work/project
 mkdir -p "$project/subprojects/devrt"
-cp "$root/test/consumers/subproject/app.cpp" "$project/"
+cp "$root/test/consumers/consumer.cpp" "$project/app.cpp"
 (cd "$root" && cp -r meson.build meson_options.txt include src python "$project/subprojects/devrt/")
 recipe=$(awk '/<!-- subproject-recipe:/ {armed = 1; next} armed && /^```meson/ {inside = 1; next}
               inside && /^```/ {exit} inside {print}' "$root/README.md")
