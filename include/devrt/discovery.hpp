@@ -16,10 +16,19 @@ namespace devrt {
 
 // One registered backend. A plain value.
 struct BackendInfo {
-  std::string_view name;      // "cpu", "opencl", ...: valid for the process (plugins stay loaded)
-  DeviceKind kind{};          // the device kind it serves
-  bool available = false;     // its driver answered and it can be used
-  std::string reason;         // why it is not available ("no libcuda.so.1 ...", "plugin ... not installed"); empty when it is
+  // "cpu", "opencl", ...: valid for the process (plugins stay loaded).
+  std::string_view name;
+  // The device kind it serves.
+  DeviceKind kind{};
+  // Its driver answered and it can be used.
+  bool available = false;
+  // Why it is not available ("no libcuda.so.1 ...", "plugin ... not installed"); empty when it is.
+  std::string reason;
+  // Present devices; 0 when unavailable.
+  std::int32_t device_count = 0;
+};      // the device kind it serves
+  bool available = false; // its driver answered and it can be used
+  std::string reason; // why it is not available ("no libcuda.so.1 ...", "plugin ... not installed"); empty when it is
   std::int32_t device_count = 0; // present devices; 0 when unavailable
 };
 
