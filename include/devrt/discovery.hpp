@@ -26,10 +26,6 @@ struct BackendInfo {
   std::string reason;
   // Present devices; 0 when unavailable.
   std::int32_t device_count = 0;
-};      // the device kind it serves
-  bool available = false; // its driver answered and it can be used
-  std::string reason; // why it is not available ("no libcuda.so.1 ...", "plugin ... not installed"); empty when it is
-  std::int32_t device_count = 0; // present devices; 0 when unavailable
 };
 
 // Every registered backend in registration order (the CPU first), each asked for its availability
