@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The WebGPU backend (DLPack kWebGPU, 15) over a dlopened implementation of webgpu.h: Dawn or
+// wgpu-native. Each adapter devrt accepts is a device (never Dawn's Null adapter); its queue is
+// the only hardware queue, and every devrt stream of the device submits to it in order.
+#ifndef DEVRT_SRC_BACKENDS_WEBGPU_WEBGPU_BACKEND_HPP
+#define DEVRT_SRC_BACKENDS_WEBGPU_WEBGPU_BACKEND_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <devrt/backend.hpp>
+#include <devrt/config.hpp>
+
+namespace devrt::webgpu {
+
+// Stateless; the process-wide runtime (webgpu_state.hpp) holds the instance and the devices.
+// Every member is thread-safe: calls into the implementation are serialised per device.
+class WebgpuBackend {
+public:
+  static constexpr std::string_view name = "webgpu";
+  static constexpr DeviceKind kind = static_cast<DeviceKind>(DEVRT_KIND_WEBGPU);
+
+  Status availability() noexcept;
+  Result<std::int32_t> device_count() noexcept;
+  Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
+
+  Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
+  Status free(const BackendDevice& device, void* ptr) noexcept;
+  Status copy(const CopyDesc& desc) noexcept;
+
+  Result<void*> stream_create(const BackendDevice& device) noexcept;
+  Status stream_destroy(const BackendDevice& device, void* stream) noexcept;
+  Status stream_synchronize(const BackendDevice& device, void* stream) noexcept;
+  Status device_synchronize(const BackendDevice& device) noexcept;
+};
+
+static_assert(Backend<WebgpuBackend> && BackendDeviceSynchronize<WebgpuBackend>);
+
+} // namespace devrt::webgpu
+
+#endif // DEVRT_SRC_BACKENDS_WEBGPU_WEBGPU_BACKEND_HPP
