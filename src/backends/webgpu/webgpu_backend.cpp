@@ -8,12 +8,16 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/dynamic_library.hpp"
@@ -27,6 +31,69 @@ namespace {
 std::string text(WGPUStringView view) {
   if (view.data == nullptr) return {};
   return view.length == SIZE_MAX ? std::string(view.data) : std::string(view.data, view.length);
+}
+
+// The one thread that calls into the implementation. Dawn's OpenGL ES backend binds its EGL
+// context to the thread that made the device, and a call from any other thread loses the device
+// (eglCreateSync: EGL_BAD_MATCH); webgpu.h objects are not thread-safe either. Every call of this
+// backend therefore runs here, in submission order, while the calling thread waits. Started by
+// discovery, never stopped (the runtime lives for the process).
+class Worker {
+public:
+  Worker() : thread_([this] { loop(); }) { thread_.detach(); }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Runs `work` on the worker thread and returns its result; inline when called from it.
+  template <class Work>
+  auto run(Work&& work) -> decltype(work()) {
+    if (std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire)) return work();
+    using Out = decltype(work());
+    std::optional<Out> out;
+    Task task;
+    task.call = [](void* context) {
+      auto* pair = static_cast<std::pair<Work*, std::optional<Out>*>*>(context);
+      pair->second->emplace((*pair->first)());
+    };
+    std::pair<Work*, std::optional<Out>*> context{&work, &out};
+    task.context = &context;
+    std::unique_lock<std::mutex> lock(mutex_);
+    tasks_.push_back(&task);
+    wake_.notify_all();
+    done_.wait(lock, [&] { return task.done; });
+    return std::move(*out);
+  }
+
+private:
+  struct Task {
+    void (*call)(void*) = nullptr;
+    void* context = nullptr;
+    bool done = false;
+  };
+  void loop() {
+    worker_id_.store(std::this_thread::get_id(), std::memory_order_release);
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return !tasks_.empty(); });
+      Task* task = tasks_.front();
+      tasks_.pop_front();
+      lock.unlock();
+      task->call(task->context);
+      lock.lock();
+      task->done = true;
+      done_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::deque<Task*> tasks_;
+  std::atomic<std::thread::id> worker_id_{};
+  std::thread thread_;
+};
+
+Worker& worker() {
+  static detail::NoDestroy<Worker> instance; // its thread outlives static destructors
+  return instance.get();
 }
 
 // One adapter opened as a device.
@@ -63,8 +130,7 @@ struct Allocation {
 
 constexpr auto kWaitLimit = std::chrono::seconds(30);
 
-// Runs the instance's events until `done` is set or the limit passes. Caller holds the device's
-// mutex (or is discovering).
+// Runs the instance's events until `done` is set or the limit passes. Runs on the worker thread.
 bool wait_for(const Runtime& rt, const std::atomic<bool>& done) {
   const auto deadline = std::chrono::steady_clock::now() + kWaitLimit;
   for (unsigned spins = 0; !done.load(std::memory_order_acquire); ++spins) {
@@ -253,7 +319,12 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-using Discovery = detail::LazyRuntime<Runtime, discover>;
+// Discovery runs on the worker thread, which then owns the instance and every device.
+Status discover_on_worker(Runtime& rt) {
+  return worker().run([&] { return discover(rt); });
+}
+
+using Discovery = detail::LazyRuntime<Runtime, discover_on_worker>;
 
 Runtime& runtime() noexcept { return Discovery::get(); }
 
@@ -298,7 +369,7 @@ Status check_lost(DeviceState& d) {
   return Status();
 }
 
-// Waits until the queue has run everything submitted. Caller holds the device's mutex.
+// Waits until the queue has run everything submitted. Runs on the worker thread.
 Status wait_idle(const Runtime& rt, DeviceState& d) {
   std::atomic<bool> done{false};
   WGPUQueueWorkDoneCallbackInfo callback{};
@@ -336,7 +407,7 @@ constexpr std::uint64_t align_down(std::uint64_t value) { return value & ~std::u
 constexpr std::uint64_t align_up(std::uint64_t value) { return (value + 3) & ~std::uint64_t{3}; }
 
 // Reads [offset, offset + bytes) of `source` (both multiples of 4) into `out` through a mapped
-// staging buffer, after everything queued before. Caller holds the device's mutex.
+// staging buffer, after everything queued before. Runs on the worker thread.
 Status read_aligned(const Runtime& rt, DeviceState& d, WGPUBuffer source, std::uint64_t offset, std::uint64_t bytes,
                     void* out) {
   const Api& api = rt.api;
@@ -381,8 +452,8 @@ Status read_aligned(const Runtime& rt, DeviceState& d, WGPUBuffer source, std::u
 }
 
 // Writes `bytes` at `offset` of `target`: directly when both are multiples of 4 (the queue copies
-// the host bytes before returning), else by reading the 4-byte words at the edges first. Caller
-// holds the device's mutex.
+// the host bytes before returning), else by reading the 4-byte words at the edges first. Runs on
+// the worker thread.
 Status write_bytes(const Runtime& rt, DeviceState& d, const Allocation& target, std::uint64_t offset,
                    const std::byte* data, std::uint64_t bytes) {
   if (offset % 4 == 0 && bytes % 4 == 0) {
@@ -398,7 +469,7 @@ Status write_bytes(const Runtime& rt, DeviceState& d, const Allocation& target, 
   return check_lost(d);
 }
 
-// Reads `bytes` at `offset` of `source` into `out`. Caller holds the device's mutex.
+// Reads `bytes` at `offset` of `source` into `out`. Runs on the worker thread.
 Status read_bytes(const Runtime& rt, DeviceState& d, const Allocation& source, std::uint64_t offset, std::byte* out,
                   std::uint64_t bytes) {
   const std::uint64_t begin = align_down(offset);
@@ -454,8 +525,8 @@ Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t n
   }
   auto* allocation = new (std::nothrow) Allocation();
   if (allocation == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a buffer record");
-  std::lock_guard<std::mutex> lock(d.mutex);
-  Result<WGPUBuffer> buffer = create_buffer(rt, d, bytes, kUsageStorage | kUsageCopySrc | kUsageCopyDst);
+  Result<WGPUBuffer> buffer =
+      worker().run([&] { return create_buffer(rt, d, bytes, kUsageStorage | kUsageCopySrc | kUsageCopyDst); });
   if (!buffer.ok()) {
     delete allocation;
     return std::move(buffer).status();
@@ -465,15 +536,14 @@ Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t n
   return static_cast<void*>(allocation);
 }
 
-Status WebgpuBackend::free(const BackendDevice& device, void* ptr) noexcept {
+Status WebgpuBackend::free(const BackendDevice&, void* ptr) noexcept {
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
   auto* allocation = static_cast<Allocation*>(ptr);
-  {
-    // WebGPU keeps a destroyed buffer alive for the work already submitted that uses it.
-    std::lock_guard<std::mutex> lock(d.mutex);
+  // WebGPU keeps a destroyed buffer alive for the work already submitted that uses it.
+  worker().run([&] {
     release_buffer(rt.api, allocation->buffer);
-  }
+    return 0;
+  });
   delete allocation;
   return Status();
 }
@@ -481,42 +551,35 @@ Status WebgpuBackend::free(const BackendDevice& device, void* ptr) noexcept {
 Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
   const Runtime& rt = runtime();
   const auto kind = static_cast<std::int32_t>(WebgpuBackend::kind);
-  if (desc.src_kind != kind) { // host -> device
-    DeviceState& d = state_of(desc.dst_device_id);
-    std::lock_guard<std::mutex> lock(d.mutex);
-    return write_bytes(rt, d, *static_cast<const Allocation*>(desc.dst), desc.dst_offset,
-                       static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
-  }
-  const auto& src = *static_cast<const Allocation*>(desc.src);
-  if (desc.dst_kind != kind) { // device -> host: complete on return
-    DeviceState& d = state_of(desc.src_device_id);
-    std::lock_guard<std::mutex> lock(d.mutex);
-    return read_bytes(rt, d, src, desc.src_offset, static_cast<std::byte*>(desc.dst) + desc.dst_offset, desc.nbytes);
-  }
-  const auto& dst = *static_cast<const Allocation*>(desc.dst);
-  if (desc.src_device_id == desc.dst_device_id && desc.src_offset % 4 == 0 && desc.dst_offset % 4 == 0 &&
-      desc.nbytes % 4 == 0) {
-    DeviceState& d = state_of(desc.dst_device_id);
-    std::lock_guard<std::mutex> lock(d.mutex);
-    WGPUCommandEncoder encoder = rt.api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
-    rt.api.wgpuCommandEncoderCopyBufferToBuffer(encoder, src.buffer, desc.src_offset, dst.buffer, desc.dst_offset,
-                                                desc.nbytes);
-    WGPUCommandBuffer commands = rt.api.wgpuCommandEncoderFinish(encoder, nullptr);
-    rt.api.wgpuQueueSubmit(d.queue, 1, &commands);
-    rt.api.wgpuCommandBufferRelease(commands);
-    rt.api.wgpuCommandEncoderRelease(encoder);
-    return check_lost(d);
-  }
-  // Unaligned, or between two devices: through host memory.
-  std::vector<std::byte> bounce(desc.nbytes);
-  {
-    DeviceState& s = state_of(desc.src_device_id);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    DEVRT_RETURN_IF_ERROR(read_bytes(rt, s, src, desc.src_offset, bounce.data(), desc.nbytes));
-  }
-  DeviceState& d = state_of(desc.dst_device_id);
-  std::lock_guard<std::mutex> lock(d.mutex);
-  return write_bytes(rt, d, dst, desc.dst_offset, bounce.data(), desc.nbytes);
+  return worker().run([&]() -> Status {
+    if (desc.src_kind != kind) { // host -> device
+      return write_bytes(rt, state_of(desc.dst_device_id), *static_cast<const Allocation*>(desc.dst), desc.dst_offset,
+                         static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
+    }
+    const auto& src = *static_cast<const Allocation*>(desc.src);
+    if (desc.dst_kind != kind) { // device -> host: complete on return
+      return read_bytes(rt, state_of(desc.src_device_id), src, desc.src_offset,
+                        static_cast<std::byte*>(desc.dst) + desc.dst_offset, desc.nbytes);
+    }
+    const auto& dst = *static_cast<const Allocation*>(desc.dst);
+    if (desc.src_device_id == desc.dst_device_id && desc.src_offset % 4 == 0 && desc.dst_offset % 4 == 0 &&
+        desc.nbytes % 4 == 0) {
+      DeviceState& d = state_of(desc.dst_device_id);
+      WGPUCommandEncoder encoder = rt.api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
+      rt.api.wgpuCommandEncoderCopyBufferToBuffer(encoder, src.buffer, desc.src_offset, dst.buffer, desc.dst_offset,
+                                                  desc.nbytes);
+      WGPUCommandBuffer commands = rt.api.wgpuCommandEncoderFinish(encoder, nullptr);
+      rt.api.wgpuQueueSubmit(d.queue, 1, &commands);
+      rt.api.wgpuCommandBufferRelease(commands);
+      rt.api.wgpuCommandEncoderRelease(encoder);
+      return check_lost(d);
+    }
+    // Unaligned, or between two devices: through host memory.
+    std::vector<std::byte> bounce(desc.nbytes);
+    DEVRT_RETURN_IF_ERROR(
+        read_bytes(rt, state_of(desc.src_device_id), src, desc.src_offset, bounce.data(), desc.nbytes));
+    return write_bytes(rt, state_of(desc.dst_device_id), dst, desc.dst_offset, bounce.data(), desc.nbytes);
+  });
 }
 
 Result<void*> WebgpuBackend::stream_create(const BackendDevice& device) noexcept {
@@ -538,8 +601,7 @@ Status WebgpuBackend::stream_synchronize(const BackendDevice& device, void*) noe
 Status WebgpuBackend::device_synchronize(const BackendDevice& device) noexcept {
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
-  std::lock_guard<std::mutex> lock(d.mutex);
-  return wait_idle(rt, d);
+  return worker().run([&] { return wait_idle(rt, d); });
 }
 
 } // namespace devrt::webgpu
