@@ -486,6 +486,13 @@ struct StreamToken {
   std::int32_t device = 0;
 };
 
+// An event: the flag the queue sets once the work submitted before record() has run; null until
+// recorded (an unrecorded event is complete). The callback owns a reference, so destroying the
+// event before the queue reaches it is safe.
+struct EventState {
+  std::shared_ptr<std::atomic<bool>> done;
+};
+
 } // namespace
 
 Status WebgpuBackend::availability() noexcept { return Discovery::get_retrying().status; }
@@ -602,6 +609,69 @@ Status WebgpuBackend::device_synchronize(const BackendDevice& device) noexcept {
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
   return worker().run([&] { return wait_idle(rt, d); });
+}
+
+Result<void*> WebgpuBackend::event_create(const BackendDevice&) noexcept {
+  auto* event = new (std::nothrow) EventState();
+  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for an event");
+  return static_cast<void*>(event);
+}
+
+Status WebgpuBackend::event_destroy(const BackendDevice&, void* event) noexcept {
+  worker().run([&] { // the flag's last reference may be the queue's, released on this thread
+    delete static_cast<EventState*>(event);
+    return 0;
+  });
+  return Status();
+}
+
+Status WebgpuBackend::event_record(const BackendDevice& device, void* event, void*) noexcept {
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  auto flag = std::make_shared<std::atomic<bool>>(false);
+  auto* reference = new (std::nothrow) std::shared_ptr<std::atomic<bool>>(flag);
+  if (reference == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for an event record");
+  return worker().run([&]() -> Status {
+    DEVRT_RETURN_IF_ERROR(check_lost(d));
+    WGPUQueueWorkDoneCallbackInfo callback{};
+    callback.mode = kCallbackModeAllowProcessEvents;
+    callback.callback = [](WGPUEnum, WGPUStringView, void* data, void*) {
+      auto* held = static_cast<std::shared_ptr<std::atomic<bool>>*>(data);
+      (*held)->store(true, std::memory_order_release);
+      delete held;
+    };
+    callback.userdata1 = reference;
+    rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, callback);
+    static_cast<EventState*>(event)->done = std::move(flag);
+    return Status();
+  });
+}
+
+Status WebgpuBackend::event_synchronize(const BackendDevice& device, void* event) noexcept {
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  return worker().run([&]() -> Status {
+    const auto& done = static_cast<EventState*>(event)->done;
+    if (done == nullptr) return Status();
+    if (!wait_for(rt, *done)) return make_error(ErrorCode::timed_out, "the event was not reached within 30 s");
+    return check_lost(d);
+  });
+}
+
+Result<bool> WebgpuBackend::event_query(const BackendDevice& device, void* event) noexcept {
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  return worker().run([&]() -> Result<bool> {
+    const auto& done = static_cast<EventState*>(event)->done;
+    if (done == nullptr) return true;
+    rt.api.wgpuInstanceProcessEvents(rt.instance);
+    DEVRT_RETURN_IF_ERROR(check_lost(d));
+    return done->load(std::memory_order_acquire);
+  });
+}
+
+Status WebgpuBackend::stream_wait_event(const BackendDevice&, void*, void*) noexcept {
+  return Status(); // one queue, in order: whatever the event marks runs before the stream's next work
 }
 
 } // namespace devrt::webgpu

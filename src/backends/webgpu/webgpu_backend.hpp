@@ -33,9 +33,18 @@ public:
   Status stream_destroy(const BackendDevice& device, void* stream) noexcept;
   Status stream_synchronize(const BackendDevice& device, void* stream) noexcept;
   Status device_synchronize(const BackendDevice& device) noexcept;
+
+  // Events: the point in the queue when record() ran (every stream submits to the one queue, so
+  // waiting on an event from another stream of the device needs no work).
+  Result<void*> event_create(const BackendDevice& device) noexcept;
+  Status event_destroy(const BackendDevice& device, void* event) noexcept;
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept;
+  Status event_synchronize(const BackendDevice& device, void* event) noexcept;
+  Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
+  Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
 };
 
-static_assert(Backend<WebgpuBackend> && BackendDeviceSynchronize<WebgpuBackend>);
+static_assert(Backend<WebgpuBackend> && BackendDeviceSynchronize<WebgpuBackend> && BackendEvents<WebgpuBackend>);
 
 } // namespace devrt::webgpu
 
