@@ -45,7 +45,8 @@ extern "C" {
 #define DEVRT_MODULE_CUBIN 7         /* CUDA cubin ELF */
 #define DEVRT_MODULE_FATBIN 8        /* CUDA fat binary */
 #define DEVRT_MODULE_HSACO 9         /* AMD GPU code object */
-#define DEVRT_MODULE_FORMAT_COUNT 10
+#define DEVRT_MODULE_WGSL 10         /* WebGPU Shading Language source text */
+#define DEVRT_MODULE_FORMAT_COUNT 11
 
 /* devrt_kernel_arg.kind */
 #define DEVRT_ARG_BUFFER 1  /* device memory: buffer (allocation handle) + offset, size bytes visible from offset */

@@ -39,6 +39,7 @@ enum class ModuleFormat : std::int32_t {
   cubin = DEVRT_MODULE_CUBIN,
   fatbin = DEVRT_MODULE_FATBIN,
   hsaco = DEVRT_MODULE_HSACO,
+  wgsl = DEVRT_MODULE_WGSL, // WGSL source, WebGPU
 };
 
 // "opencl_c", "spirv", ...; "unknown" for values outside the enum. Thread-safe.

@@ -64,7 +64,7 @@ class Module:
     @staticmethod
     def load(device, format, data, options=None):
         """Loads `data` on `device` in `format` ('opencl_c', 'spirv', 'ptx', 'cubin', 'fatbin',
-        'hsaco', 'opencl_binary', 'host_table', 'shared_object' or its DEVRT_MODULE_* number).
+        'hsaco', 'wgsl', 'opencl_binary', 'host_table', 'shared_object' or its DEVRT_MODULE_* number).
         `data` is bytes-like (the image), a str (source text, or a kernel table's name), or an
         os.PathLike (a file to read). `options` go to the backend's compiler (OpenCL build
         options). Build errors raise with the build log in the message."""

@@ -313,7 +313,7 @@ PyObject* module_formats(PyObject*, PyObject*) noexcept {
       {"opencl_c", DEVRT_MODULE_OPENCL_C},     {"opencl_binary", DEVRT_MODULE_OPENCL_BINARY},
       {"spirv", DEVRT_MODULE_SPIRV},           {"ptx", DEVRT_MODULE_PTX},
       {"cubin", DEVRT_MODULE_CUBIN},           {"fatbin", DEVRT_MODULE_FATBIN},
-      {"hsaco", DEVRT_MODULE_HSACO},
+      {"hsaco", DEVRT_MODULE_HSACO},           {"wgsl", DEVRT_MODULE_WGSL},
   };
   Ref out(PyDict_New());
   if (!out) return nullptr;

@@ -23,6 +23,7 @@ std::string_view module_format_name(ModuleFormat format) noexcept {
   case ModuleFormat::cubin: return "cubin";
   case ModuleFormat::fatbin: return "fatbin";
   case ModuleFormat::hsaco: return "hsaco";
+  case ModuleFormat::wgsl: return "wgsl";
   }
   return "unknown";
 }

@@ -20,115 +20,24 @@
 #include <utility>
 #include <vector>
 
-#include "support/dynamic_library.hpp"
 #include "support/lazy_runtime.hpp"
-#include "webgpu_api.hpp"
+#include "webgpu_state.hpp"
 
 namespace devrt::webgpu {
-
-namespace {
-
-std::string text(WGPUStringView view) {
-  if (view.data == nullptr) return {};
-  return view.length == SIZE_MAX ? std::string(view.data) : std::string(view.data, view.length);
-}
-
-// The one thread that calls into the implementation. Dawn's OpenGL ES backend binds its EGL
-// context to the thread that made the device, and a call from any other thread loses the device
-// (eglCreateSync: EGL_BAD_MATCH); webgpu.h objects are not thread-safe either. Every call of this
-// backend therefore runs here, in submission order, while the calling thread waits. Started by
-// discovery, never stopped (the runtime lives for the process).
-class Worker {
-public:
-  Worker() : thread_([this] { loop(); }) { thread_.detach(); }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-
-  // Runs `work` on the worker thread and returns its result; inline when called from it.
-  template <class Work>
-  auto run(Work&& work) -> decltype(work()) {
-    if (std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire)) return work();
-    using Out = decltype(work());
-    std::optional<Out> out;
-    Task task;
-    task.call = [](void* context) {
-      auto* pair = static_cast<std::pair<Work*, std::optional<Out>*>*>(context);
-      pair->second->emplace((*pair->first)());
-    };
-    std::pair<Work*, std::optional<Out>*> context{&work, &out};
-    task.context = &context;
-    std::unique_lock<std::mutex> lock(mutex_);
-    tasks_.push_back(&task);
-    wake_.notify_all();
-    done_.wait(lock, [&] { return task.done; });
-    return std::move(*out);
-  }
-
-private:
-  struct Task {
-    void (*call)(void*) = nullptr;
-    void* context = nullptr;
-    bool done = false;
-  };
-  void loop() {
-    worker_id_.store(std::this_thread::get_id(), std::memory_order_release);
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return !tasks_.empty(); });
-      Task* task = tasks_.front();
-      tasks_.pop_front();
-      lock.unlock();
-      task->call(task->context);
-      lock.lock();
-      task->done = true;
-      done_.notify_all();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  std::deque<Task*> tasks_;
-  std::atomic<std::thread::id> worker_id_{};
-  std::thread thread_;
-};
 
 Worker& worker() {
   static detail::NoDestroy<Worker> instance; // its thread outlives static destructors
   return instance.get();
 }
 
-// One adapter opened as a device.
-struct DeviceState {
-  WGPUAdapter adapter = nullptr;
-  WGPUDevice device = nullptr;
-  WGPUQueue queue = nullptr;
-  std::string name, description, backend_name;
-  WGPUEnum backend_type = 0;
-  WGPUEnum adapter_type = 0;
-  WGPULimits limits{};
-  std::uint32_t subgroup_min_size = 0;
-  bool shader_f16 = false;
-  bool subgroups = false;
-  std::mutex mutex;              // serialises calls into the implementation for this device
-  std::atomic<bool> lost{false}; // set by the device-lost callback
-  std::string lost_message;      // under mutex
-  std::string uncaptured;        // the last error no scope caught, under mutex
-};
+std::string text(WGPUStringView view) {
+  if (view.data == nullptr) return {};
+  return view.length == SIZE_MAX ? std::string(view.data) : std::string(view.data, view.length);
+}
 
-struct Runtime {
-  Status status;
-  Api api;
-  detail::DynamicLibrary library;
-  WGPUInstance instance = nullptr;
-  std::vector<std::unique_ptr<DeviceState>> devices;
-};
-
-// A buffer: the implementation's handle and the size it was created with (a multiple of 4).
-struct Allocation {
-  WGPUBuffer buffer = nullptr;
-  std::uint64_t size = 0;
-};
-
+namespace {
 constexpr auto kWaitLimit = std::chrono::seconds(30);
+} // namespace
 
 // Runs the instance's events until `done` is set or the limit passes. Runs on the worker thread.
 bool wait_for(const Runtime& rt, const std::atomic<bool>& done) {
@@ -141,6 +50,8 @@ bool wait_for(const Runtime& rt, const std::atomic<bool>& done) {
   }
   return true;
 }
+
+namespace {
 
 const char* backend_type_name(WGPUEnum type) {
   switch (type) {
@@ -326,6 +237,8 @@ Status discover_on_worker(Runtime& rt) {
 
 using Discovery = detail::LazyRuntime<Runtime, discover_on_worker>;
 
+} // namespace
+
 Runtime& runtime() noexcept { return Discovery::get(); }
 
 DeviceState& state_of(std::int32_t index) { return *runtime().devices[static_cast<std::size_t>(index)]; }
@@ -369,6 +282,8 @@ Status check_lost(DeviceState& d) {
   return Status();
 }
 
+namespace {
+
 // Waits until the queue has run everything submitted. Runs on the worker thread.
 Status wait_idle(const Runtime& rt, DeviceState& d) {
   std::atomic<bool> done{false};
@@ -383,7 +298,8 @@ Status wait_idle(const Runtime& rt, DeviceState& d) {
   return check_lost(d);
 }
 
-// A buffer of `bytes` (a multiple of 4) with `usage`, or the error the device reported.
+} // namespace
+
 Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_t bytes, WGPUFlags usage) {
   WGPUBufferDescriptor descriptor{};
   descriptor.size = bytes;
@@ -402,6 +318,8 @@ void release_buffer(const Api& api, WGPUBuffer buffer) {
   api.wgpuBufferDestroy(buffer);
   api.wgpuBufferRelease(buffer);
 }
+
+namespace {
 
 constexpr std::uint64_t align_down(std::uint64_t value) { return value & ~std::uint64_t{3}; }
 constexpr std::uint64_t align_up(std::uint64_t value) { return (value + 3) & ~std::uint64_t{3}; }
