@@ -57,7 +57,7 @@ bool loads(ModuleFormat format) {
 
 // The conformance kernels exist in these formats, each built when its compiler was found at build
 // time: the first one the backend declares that it loads is used.
-enum class KernelSource { host_table, opencl_c, spirv, cuda, hsaco };
+enum class KernelSource { host_table, opencl_c, spirv, cuda, hsaco, wgsl };
 
 // The kernels' source for this backend, or why it cannot run the kernel tests here.
 std::variant<KernelSource, std::string> kernel_source() {
@@ -74,6 +74,7 @@ std::variant<KernelSource, std::string> kernel_source() {
     if (!std::string(DEVRT_TEST_CUDA_PTX).empty() || devrt::nvrtc::availability().ok()) return KernelSource::cuda;
     missing += "; ptx: nvcc was not found at build time and NVRTC is missing here";
   }
+  if (loads(ModuleFormat::wgsl)) return KernelSource::wgsl;
   if (loads(ModuleFormat::hsaco)) {
     if (!std::string(DEVRT_TEST_HSACO).empty()) return KernelSource::hsaco;
     missing += "; hsaco: hipcc was not found at build time, so there are no code objects";
@@ -102,6 +103,9 @@ devrt::Result<Module> load_module(Device device, std::string_view kernel) {
     return Module::load(device, program->format, program->bytes);
   }
   case KernelSource::hsaco: return Module::load_file(device, ModuleFormat::hsaco, DEVRT_TEST_HSACO);
+  case KernelSource::wgsl:
+    return Module::load(device, ModuleFormat::wgsl,
+                        read_text((std::string(DEVRT_TEST_WGSL_DIR) + "/" + std::string(kernel) + ".wgsl").c_str()));
   case KernelSource::spirv: break;
   }
   std::string path = std::string(DEVRT_TEST_SPIRV_DIR) + "/" + std::string(kernel) + ".spv";
@@ -122,8 +126,12 @@ Kernel load_kernel(Device device, std::string_view name) {
   return Kernel{std::move(module).value(), std::move(function).value()};
 }
 
-// Shared bytes the reduce kernel needs for a block of `block` threads (Vulkan declares its own).
-std::size_t reduce_shared_bytes(std::uint32_t block) { return glsl_kernels() ? 0 : block * sizeof(float); }
+// Shared bytes the reduce kernel needs for a block of `block` threads (GLSL and WGSL declare their
+// own).
+std::size_t reduce_shared_bytes(std::uint32_t block) {
+  const KernelSource source = std::get<KernelSource>(kernel_source());
+  return source == KernelSource::spirv || source == KernelSource::wgsl ? 0 : block * sizeof(float);
+}
 
 std::vector<float> iota_values(std::size_t n, float start, float step) {
   std::vector<float> v(n);
@@ -479,6 +487,16 @@ TEST_CASE("module load errors carry the reason and the build log", "[conformance
       CHECK(mislabelled.status().code() == ErrorCode::invalid_argument);
       CHECK(contains(mislabelled.status().message(), "not a cubin"));
       CHECK(Module::load(device, ModuleFormat::ptx, std::string_view(".version 7.0\n.target sm_75\n"), "-O3")
+                .status()
+                .code() == ErrorCode::invalid_argument);
+    } else if (loads(ModuleFormat::wgsl)) {
+      devrt::Result<Module> broken = Module::load(
+          device, ModuleFormat::wgsl, std::string_view("@compute @workgroup_size(1) fn k() { let x = ; }"), {}, &log);
+      REQUIRE_FALSE(broken.ok());
+      CHECK(broken.status().code() == ErrorCode::driver_error);
+      CHECK(contains(broken.status().message(), "build log"));
+      CHECK_FALSE(log.empty());
+      CHECK(Module::load(device, ModuleFormat::wgsl, std::string_view("@group(1) @binding(0) var<storage> x : f32;"))
                 .status()
                 .code() == ErrorCode::invalid_argument);
     } else if (loads(ModuleFormat::hsaco)) {

@@ -181,7 +181,11 @@ struct WGPUShaderModuleDescriptor {
   WGPUStringView label;
 };
 
-struct WGPUConstantEntry;
+struct WGPUConstantEntry { // an override constant of a pipeline
+  WGPUChainedStruct* nextInChain;
+  WGPUStringView key;
+  double value;
+};
 struct WGPUComputeState {
   WGPUChainedStruct* nextInChain;
   WGPUShaderModule module;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include <devrt/backend.hpp>
@@ -42,9 +43,24 @@ public:
   Status event_synchronize(const BackendDevice& device, void* event) noexcept;
   Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
   Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
+
+  // Kernel modules from WGSL (webgpu_module.cpp): buffer arguments bind to group 0's storage
+  // buffers in @binding order, 32-bit scalars fill its uniform buffer followed by the grid's x
+  // extent (TVM's calling convention); a workgroup size from `override` constants follows the
+  // launch's block. Argument counts are checked against the bindings, types only by their width.
+  static constexpr ModuleFormat module_formats[] = {ModuleFormat::wgsl};
+  static constexpr bool checked_launch_arguments = false;
+  static constexpr bool texture_arguments = false;
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept;
+  Status module_unload(const BackendDevice& device, void* module) noexcept;
+  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
+  Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
+  Result<ModuleBinary> module_binary(const BackendDevice& device, void* module) noexcept;
 };
 
-static_assert(Backend<WebgpuBackend> && BackendDeviceSynchronize<WebgpuBackend> && BackendEvents<WebgpuBackend>);
+static_assert(Backend<WebgpuBackend> && BackendDeviceSynchronize<WebgpuBackend> && BackendEvents<WebgpuBackend> &&
+              BackendModules<WebgpuBackend> && BackendModuleBinary<WebgpuBackend>);
 
 } // namespace devrt::webgpu
 

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+// WebGPU kernel modules from WGSL, and launches in TVM's calling convention: buffer arguments bind,
+// in order, to the storage buffers of bind group 0 (ascending @binding); the scalars (32-bit:
+// i32, u32, f32), 4 bytes each and in order, then the grid's x extent as a u32 (TVM's
+// packGridDimX), fill the one uniform buffer the shader declares there. A grid wider than the
+// device allows in x is spread into z as TVM's runtime does (the kernel folds blockIdx.z back).
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "webgpu_backend.hpp"
+#include "webgpu_state.hpp"
+#include "webgpu_wgsl.hpp"
+
+namespace devrt::webgpu {
+
+namespace {
+
+struct ModuleState;
+
+// One pipeline per block extent for a kernel whose workgroup size comes from override constants;
+// one in all for a fixed size. Owned by its module; changed on the worker thread only.
+struct FunctionState {
+  ModuleState* module = nullptr;
+  WgslEntryPoint entry;
+  std::map<std::array<std::uint32_t, 3>, WGPUComputePipeline> pipelines;
+};
+
+struct ModuleState {
+  std::int32_t device = 0;
+  WGPUShaderModule shader = nullptr;
+  std::string source;
+  WgslInterface interface;
+  std::vector<std::unique_ptr<FunctionState>> functions; // on the worker thread only
+};
+
+bool fixed_size(const WgslEntryPoint& entry) {
+  return entry.workgroup_size[0] != 0 && entry.workgroup_size[1] != 0 && entry.workgroup_size[2] != 0;
+}
+
+// The entry point's compilation errors, one per line with their positions, into `log`.
+void collect_compilation_log(const Runtime& rt, WGPUShaderModule shader, BuildLog& log, bool& has_errors) {
+  struct Answer {
+    std::atomic<bool> done{false};
+    std::string text;
+    bool errors = false;
+  } answer;
+  WGPUCompilationInfoCallbackInfo callback{};
+  callback.mode = kCallbackModeAllowProcessEvents;
+  callback.callback = [](WGPUEnum, const WGPUCompilationInfo* info, void* data, void*) {
+    auto* a = static_cast<Answer*>(data);
+    for (std::size_t i = 0; info != nullptr && i < info->messageCount; ++i) {
+      const WGPUCompilationMessage& m = info->messages[i];
+      if (m.type == kCompilationMessageError) a->errors = true;
+      a->text += std::to_string(m.lineNum) + ":" + std::to_string(m.linePos) + ": " + text(m.message) + "\n";
+    }
+    a->done.store(true, std::memory_order_release);
+  };
+  callback.userdata1 = &answer;
+  rt.api.wgpuShaderModuleGetCompilationInfo(shader, callback);
+  if (wait_for(rt, answer.done)) {
+    log.append(answer.text);
+    has_errors = answer.errors;
+  }
+}
+
+Result<WGPUComputePipeline> make_pipeline(const Runtime& rt, DeviceState& d, const FunctionState& f,
+                                          const std::array<std::uint32_t, 3>& block) {
+  std::vector<WGPUConstantEntry> constants;
+  for (int dim = 0; dim < 3; ++dim) {
+    const std::string& name = f.entry.size_override[dim];
+    if (name.empty()) continue;
+    constants.push_back(WGPUConstantEntry{nullptr, WGPUStringView{name.data(), name.size()}, double(block[dim])});
+  }
+  WGPUComputePipelineDescriptor descriptor{};
+  descriptor.compute.module = f.module->shader;
+  descriptor.compute.entryPoint = WGPUStringView{f.entry.name.data(), f.entry.name.size()};
+  descriptor.compute.constantCount = constants.size();
+  descriptor.compute.constants = constants.data();
+  push_scope(rt.api, d);
+  WGPUComputePipeline pipeline = rt.api.wgpuDeviceCreateComputePipeline(d.device, &descriptor);
+  Status status = pop_scope(rt, d, "wgpuDeviceCreateComputePipeline");
+  if (!status.ok()) {
+    if (pipeline != nullptr) rt.api.wgpuComputePipelineRelease(pipeline);
+    return status;
+  }
+  return pipeline;
+}
+
+std::string extent_text(const std::uint32_t (&extent)[3]) {
+  return std::to_string(extent[0]) + "x" + std::to_string(extent[1]) + "x" + std::to_string(extent[2]);
+}
+
+} // namespace
+
+Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleFormat, std::span<const std::byte> data,
+                                         const char* options, BuildLog& log) noexcept {
+  if (options != nullptr && options[0] != '\0') {
+    return make_error(ErrorCode::invalid_argument, "WGSL takes no compiler options (got '", options, "')");
+  }
+  auto module = std::make_unique<ModuleState>();
+  module->device = device.index;
+  module->source.assign(reinterpret_cast<const char*>(data.data()), data.size());
+  Result<WgslInterface> interface = scan_wgsl(module->source);
+  if (!interface.ok()) {
+    log.append(interface.status().message());
+    return std::move(interface).status();
+  }
+  module->interface = std::move(interface).value();
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  Status status = worker().run([&]() -> Status {
+    WGPUShaderSourceWGSL source{};
+    source.chain.sType = kSTypeShaderSourceWGSL;
+    source.code = WGPUStringView{module->source.data(), module->source.size()};
+    WGPUShaderModuleDescriptor descriptor{};
+    descriptor.nextInChain = &source.chain;
+    push_scope(rt.api, d);
+    module->shader = rt.api.wgpuDeviceCreateShaderModule(d.device, &descriptor);
+    Status created = pop_scope(rt, d, "wgpuDeviceCreateShaderModule");
+    bool has_errors = false;
+    if (module->shader != nullptr) collect_compilation_log(rt, module->shader, log, has_errors);
+    if (created.ok() && !has_errors) return Status();
+    if (module->shader != nullptr) rt.api.wgpuShaderModuleRelease(module->shader);
+    module->shader = nullptr;
+    return make_error(ErrorCode::driver_error, "the WGSL module does not compile; build log:\n", log.view());
+  });
+  if (!status.ok()) return status;
+  return static_cast<void*>(module.release());
+}
+
+Status WebgpuBackend::module_unload(const BackendDevice&, void* handle) noexcept {
+  const Runtime& rt = runtime();
+  auto* module = static_cast<ModuleState*>(handle);
+  worker().run([&] {
+    for (const auto& function : module->functions) {
+      for (auto& [block, pipeline] : function->pipelines) rt.api.wgpuComputePipelineRelease(pipeline);
+    }
+    rt.api.wgpuShaderModuleRelease(module->shader);
+    return 0;
+  });
+  delete module;
+  return Status();
+}
+
+Result<void*> WebgpuBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
+  auto* module = static_cast<ModuleState*>(handle);
+  const auto& entries = module->interface.entry_points;
+  auto found = std::find_if(entries.begin(), entries.end(), [&](const WgslEntryPoint& e) { return e.name == name; });
+  if (found == entries.end()) {
+    std::string names;
+    for (const WgslEntryPoint& e : entries) names += (names.empty() ? "" : ", ") + e.name;
+    return make_error(ErrorCode::not_found, "the WGSL module has no compute entry point '", name,
+                      "' (it has: ", names.empty() ? std::string("none") : names, ")");
+  }
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  return worker().run([&]() -> Result<void*> {
+    for (const auto& existing : module->functions) {
+      if (existing->entry.name == name) return static_cast<void*>(existing.get());
+    }
+    auto function = std::make_unique<FunctionState>();
+    function->module = module;
+    function->entry = *found;
+    if (fixed_size(function->entry)) { // built now, so that a bad entry point fails here
+      const std::array<std::uint32_t, 3> size{function->entry.workgroup_size[0], function->entry.workgroup_size[1],
+                                              function->entry.workgroup_size[2]};
+      DEVRT_ASSIGN_OR_RETURN(WGPUComputePipeline pipeline, make_pipeline(rt, d, *function, size));
+      function->pipelines.emplace(size, pipeline);
+    }
+    module->functions.push_back(std::move(function));
+    return static_cast<void*>(module->functions.back().get());
+  });
+}
+
+Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
+  auto* function = static_cast<FunctionState*>(handle);
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  const WGPULimits& limits = d.limits;
+  const std::uint64_t threads = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
+  if (threads > limits.maxComputeInvocationsPerWorkgroup || desc.block[0] > limits.maxComputeWorkgroupSizeX ||
+      desc.block[1] > limits.maxComputeWorkgroupSizeY || desc.block[2] > limits.maxComputeWorkgroupSizeZ) {
+    return make_error(ErrorCode::invalid_argument, "block ", extent_text(desc.block), " exceeds the device's ",
+                      limits.maxComputeInvocationsPerWorkgroup, " threads per workgroup (max_threads_per_block) or ",
+                      limits.maxComputeWorkgroupSizeX, "x", limits.maxComputeWorkgroupSizeY, "x",
+                      limits.maxComputeWorkgroupSizeZ);
+  }
+  const WgslEntryPoint& entry = function->entry;
+  for (int dim = 0; dim < 3; ++dim) {
+    if (entry.workgroup_size[dim] != 0 && entry.workgroup_size[dim] != desc.block[dim]) {
+      return make_error(ErrorCode::invalid_argument, "block ", extent_text(desc.block), " differs from the entry point's @workgroup_size(",
+                        extent_text(entry.workgroup_size), ")");
+    }
+  }
+  if (desc.dynamic_shared_bytes != 0) {
+    return make_error(ErrorCode::unsupported, "WGSL declares its workgroup memory itself: no dynamic shared memory");
+  }
+  // Arguments against the shader's bindings: storage buffers in order, then the uniform.
+  const auto& bindings = function->module->interface.bindings;
+  std::vector<std::uint32_t> storage;
+  const WgslBinding* uniform = nullptr;
+  for (const WgslBinding& b : bindings) {
+    if (b.uniform) {
+      uniform = &b;
+    } else {
+      storage.push_back(b.binding);
+    }
+  }
+  std::vector<const devrt_kernel_arg*> buffers;
+  std::vector<std::uint32_t> words;
+  for (std::uint32_t i = 0; i < desc.num_args; ++i) {
+    const devrt_kernel_arg& arg = desc.args[i];
+    if (arg.kind == DEVRT_ARG_BUFFER) {
+      if (arg.offset % limits.minStorageBufferOffsetAlignment != 0) {
+        return make_error(ErrorCode::invalid_argument, "argument ", i, ": offset ", arg.offset,
+                          " is not a multiple of minStorageBufferOffsetAlignment ",
+                          limits.minStorageBufferOffsetAlignment);
+      }
+      buffers.push_back(&arg);
+    } else if (arg.kind == DEVRT_ARG_SCALAR && arg.type_bits == 32 &&
+               (arg.type_code == 0 || arg.type_code == 1 || arg.type_code == 2)) {
+      std::uint32_t word = 0;
+      std::memcpy(&word, arg.value.bytes, 4);
+      words.push_back(word);
+    } else {
+      return make_error(ErrorCode::invalid_argument, "argument ", i,
+                        ": WGSL kernels take buffers and 32-bit scalars (i32, u32, f32)");
+    }
+  }
+  if (buffers.size() != storage.size()) {
+    return make_error(ErrorCode::invalid_argument, "kernel '", entry.name, "' binds ", storage.size(),
+                      " storage buffers but was given ", buffers.size());
+  }
+  if (uniform == nullptr && !words.empty()) {
+    return make_error(ErrorCode::invalid_argument, "kernel '", entry.name, "' was given ", words.size(),
+                      " scalars but declares no uniform buffer for them");
+  }
+  // The grid: x beyond the device's limit spreads into z (TVM's runtime does the same).
+  std::uint32_t grid[3] = {desc.grid[0], desc.grid[1], desc.grid[2]};
+  const std::uint32_t pack_grid_x = grid[0];
+  while (grid[0] > limits.maxComputeWorkgroupsPerDimension && grid[2] == 1) {
+    grid[0] = (grid[0] + 1) / 2;
+    grid[2] *= 2;
+  }
+  for (std::uint32_t extent : grid) {
+    if (extent > limits.maxComputeWorkgroupsPerDimension) {
+      return make_error(ErrorCode::invalid_argument, "grid ", extent_text(desc.grid), " exceeds ",
+                        limits.maxComputeWorkgroupsPerDimension, " workgroups per dimension");
+    }
+  }
+  words.push_back(pack_grid_x);
+  return worker().run([&]() -> Status {
+    DEVRT_RETURN_IF_ERROR(check_lost(d));
+    const std::array<std::uint32_t, 3> block{desc.block[0], desc.block[1], desc.block[2]};
+    auto cached = function->pipelines.find(fixed_size(entry) ? std::array<std::uint32_t, 3>{entry.workgroup_size[0], entry.workgroup_size[1], entry.workgroup_size[2]} : block);
+    WGPUComputePipeline pipeline = nullptr;
+    if (cached != function->pipelines.end()) {
+      pipeline = cached->second;
+    } else {
+      DEVRT_ASSIGN_OR_RETURN(pipeline, make_pipeline(rt, d, *function, block));
+      function->pipelines.emplace(block, pipeline);
+    }
+    WGPUBuffer uniform_buffer = nullptr;
+    std::vector<WGPUBindGroupEntry> entries;
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      const devrt_kernel_arg& arg = *buffers[i];
+      const auto* allocation = static_cast<const Allocation*>(arg.buffer);
+      WGPUBindGroupEntry e{};
+      e.binding = storage[i];
+      e.buffer = allocation->buffer;
+      e.offset = arg.offset;
+      e.size = std::min<std::uint64_t>((arg.size + 3) & ~std::uint64_t{3}, allocation->size - arg.offset);
+      entries.push_back(e);
+    }
+    if (uniform != nullptr) {
+      const std::uint64_t bytes = (words.size() * 4 + 15) & ~std::uint64_t{15};
+      DEVRT_ASSIGN_OR_RETURN(uniform_buffer, create_buffer(rt, d, bytes, kUsageUniform | kUsageCopyDst));
+      rt.api.wgpuQueueWriteBuffer(d.queue, uniform_buffer, 0, words.data(), words.size() * 4);
+      WGPUBindGroupEntry e{};
+      e.binding = uniform->binding;
+      e.buffer = uniform_buffer;
+      e.size = bytes;
+      entries.push_back(e);
+    }
+    push_scope(rt.api, d);
+    WGPUBindGroup group = nullptr;
+    WGPUBindGroupLayout layout = nullptr;
+    if (!entries.empty()) {
+      layout = rt.api.wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
+      WGPUBindGroupDescriptor descriptor{};
+      descriptor.layout = layout;
+      descriptor.entryCount = entries.size();
+      descriptor.entries = entries.data();
+      group = rt.api.wgpuDeviceCreateBindGroup(d.device, &descriptor);
+    }
+    WGPUCommandEncoder encoder = rt.api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
+    WGPUComputePassEncoder pass = rt.api.wgpuCommandEncoderBeginComputePass(encoder, nullptr);
+    rt.api.wgpuComputePassEncoderSetPipeline(pass, pipeline);
+    if (group != nullptr) rt.api.wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
+    rt.api.wgpuComputePassEncoderDispatchWorkgroups(pass, grid[0], grid[1], grid[2]);
+    rt.api.wgpuComputePassEncoderEnd(pass);
+    WGPUCommandBuffer commands = rt.api.wgpuCommandEncoderFinish(encoder, nullptr);
+    rt.api.wgpuQueueSubmit(d.queue, 1, &commands);
+    Status status = pop_scope(rt, d, "launch");
+    rt.api.wgpuCommandBufferRelease(commands);
+    rt.api.wgpuComputePassEncoderRelease(pass);
+    rt.api.wgpuCommandEncoderRelease(encoder);
+    if (group != nullptr) rt.api.wgpuBindGroupRelease(group);
+    if (layout != nullptr) rt.api.wgpuBindGroupLayoutRelease(layout);
+    if (uniform_buffer != nullptr) rt.api.wgpuBufferRelease(uniform_buffer); // the submission keeps it
+    DEVRT_RETURN_IF_ERROR(status);
+    return check_lost(d);
+  });
+}
+
+Result<ModuleBinary> WebgpuBackend::module_binary(const BackendDevice&, void* handle) noexcept {
+  const auto* module = static_cast<const ModuleState*>(handle);
+  return ModuleBinary{ModuleFormat::wgsl, module->source};
+}
+
+} // namespace devrt::webgpu
