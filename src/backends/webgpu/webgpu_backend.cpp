@@ -25,6 +25,11 @@
 
 namespace devrt::webgpu {
 
+detail::FreedBuffers& freed_buffers() noexcept {
+  static detail::NoDestroy<detail::FreedBuffers> buffers; // used by frees during exit
+  return buffers.get();
+}
+
 Worker& worker() {
   static detail::NoDestroy<Worker> instance; // its thread outlives static destructors
   return instance.get();
@@ -440,6 +445,26 @@ Result<AttributeValue> WebgpuBackend::get_attribute(const BackendDevice& device,
   }
 }
 
+Result<Target> WebgpuBackend::detect_target(const BackendDevice& device) noexcept {
+  const DeviceState& d = state_of(device.index);
+  auto integer = [](auto value) { return static_cast<std::int64_t>(value); };
+  Target target("webgpu");
+  target.set("keys", {"webgpu", "gpu"});
+  target.set("max_num_threads", integer(d.limits.maxComputeInvocationsPerWorkgroup));
+  target.set("max_shared_memory_per_block", integer(d.limits.maxComputeWorkgroupStorageSize));
+  target.set("thread_warp_size", integer(d.subgroup_min_size != 0 ? d.subgroup_min_size : 1));
+  target.set("supports_subgroups", d.subgroups);
+  target.set("supports_float16", d.shader_f16);
+  target.set("max_block_size_x", integer(d.limits.maxComputeWorkgroupSizeX));
+  target.set("max_block_size_y", integer(d.limits.maxComputeWorkgroupSizeY));
+  target.set("max_block_size_z", integer(d.limits.maxComputeWorkgroupSizeZ));
+  target.set("max_storage_buffer_binding_size", integer(d.limits.maxStorageBufferBindingSize));
+  target.set("max_storage_buffers_per_shader_stage", integer(d.limits.maxStorageBuffersPerShaderStage));
+  target.set("device_name", d.name);
+  target.set("backend", d.backend_name);
+  return target;
+}
+
 Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
@@ -458,6 +483,7 @@ Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t n
   }
   allocation->buffer = *buffer;
   allocation->size = bytes;
+  freed_buffers().allocated(allocation);
   return static_cast<void*>(allocation);
 }
 
@@ -469,6 +495,7 @@ Status WebgpuBackend::free(const BackendDevice&, void* ptr) noexcept {
     release_buffer(rt.api, allocation->buffer);
     return 0;
   });
+  freed_buffers().freed(allocation);
   delete allocation;
   return Status();
 }
@@ -476,6 +503,8 @@ Status WebgpuBackend::free(const BackendDevice&, void* ptr) noexcept {
 Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
   const Runtime& rt = runtime();
   const auto kind = static_cast<std::int32_t>(WebgpuBackend::kind);
+  if (desc.src_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.src, "the source"));
+  if (desc.dst_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.dst, "the destination"));
   return worker().run([&]() -> Status {
     if (desc.src_kind != kind) { // host -> device
       return write_bytes(rt, state_of(desc.dst_device_id), *static_cast<const Allocation*>(desc.dst), desc.dst_offset,

@@ -25,6 +25,9 @@ public:
   Status availability() noexcept;
   Result<std::int32_t> device_count() noexcept;
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
+  // The device as TVM's `webgpu` target: keys webgpu and gpu, the workgroup limits, subgroups,
+  // shader-f16 as float16 support.
+  Result<Target> detect_target(const BackendDevice& device) noexcept;
 
   Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
   Status free(const BackendDevice& device, void* ptr) noexcept;
@@ -60,7 +63,8 @@ public:
 };
 
 static_assert(Backend<WebgpuBackend> && BackendDeviceSynchronize<WebgpuBackend> && BackendEvents<WebgpuBackend> &&
-              BackendModules<WebgpuBackend> && BackendModuleBinary<WebgpuBackend>);
+              BackendModules<WebgpuBackend> && BackendModuleBinary<WebgpuBackend> &&
+              BackendTargetDetection<WebgpuBackend>);
 
 } // namespace devrt::webgpu
 

@@ -216,6 +216,7 @@ Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const La
   for (std::uint32_t i = 0; i < desc.num_args; ++i) {
     const devrt_kernel_arg& arg = desc.args[i];
     if (arg.kind == DEVRT_ARG_BUFFER) {
+      DEVRT_RETURN_IF_ERROR(freed_buffers().check(arg.buffer, "", i));
       if (arg.offset % limits.minStorageBufferOffsetAlignment != 0) {
         return make_error(ErrorCode::invalid_argument, "argument ", i, ": offset ", arg.offset,
                           " is not a multiple of minStorageBufferOffsetAlignment ",

@@ -19,6 +19,7 @@
 
 #include <devrt/backend.hpp>
 
+#include "core/gpu_freed_buffers.hpp"
 #include "support/dynamic_library.hpp"
 #include "webgpu_api.hpp"
 
@@ -116,6 +117,10 @@ struct Allocation {
   WGPUBuffer buffer = nullptr;
   std::uint64_t size = 0;
 };
+
+// The buffer records this backend freed lately (core/gpu_freed_buffers.hpp): copies and launches
+// check their handles here before dereferencing them.
+detail::FreedBuffers& freed_buffers() noexcept;
 
 // The runtime, discovered (on the worker thread) on first use. Thread-safe.
 Runtime& runtime() noexcept;
