@@ -75,14 +75,15 @@ for config in $configs; do
         meson test -C build-asan --print-errorlogs --logbase asan
       logs="$logs build-asan/meson-logs/asan.json" ;;
     valgrind)
-      # The GPU drivers are hidden (empty ICD directories) and NVRTC's own uninitialised reads are
+      # The GPU drivers are hidden (empty ICD directories, and WebGPU's library named away through
+      # the wrapper, since the tests' environment names it) and NVRTC's own uninitialised reads are
       # suppressed (tools/valgrind.supp): their errors are not devrt's.
       empty_icd=$(mktemp -d)
       setup build-test -Dbench=enabled && OCL_ICD_VENDORS=$empty_icd VK_ICD_FILENAMES=$empty_icd/none.json \
         VK_DRIVER_FILES=$empty_icd/none.json meson test -C build-test --print-errorlogs --logbase memcheck \
         --suite unit --suite cpu --timeout-multiplier 4 \
-        --wrap "valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=$PWD/tools/valgrind.supp"
-      logs="$logs build-test/meson-logs/memcheck-valgrind.json" ;; # meson appends the wrapper name
+        --wrap "env DEVRT_WEBGPU_LIBRARY=/nonexistent/libwebgpu.so valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=$PWD/tools/valgrind.supp"
+      logs="$logs build-test/meson-logs/memcheck-env.json" ;; # meson appends the wrapper's name
     tsan)
       # shellcheck disable=SC2086
       setup_suite build-tsan concurrency -Db_sanitize=thread -Db_lundef=false -Dtools=false $unity &&

@@ -25,7 +25,7 @@ from devrt import _ext  # noqa: E402
 from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
                          OutOfRangeError, Status, ToolFailedError, UnavailableError, UnsupportedError)
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, devices, ext_dev, hexagon,  # noqa: F401
-                           metal, opencl, rocm, vulkan)
+                           metal, opencl, rocm, vulkan, webgpu)
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401
 from devrt._module import MODULE_FORMATS, Function, Module, load_module  # noqa: F401
 from devrt import target  # noqa: F401

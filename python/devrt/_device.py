@@ -76,6 +76,7 @@ vulkan = _kind_constructor("vulkan")
 metal = _kind_constructor("metal")
 rocm = _kind_constructor("rocm")
 hexagon = _kind_constructor("hexagon")
+webgpu = _kind_constructor("webgpu")
 ext_dev = _kind_constructor("ext_dev")
 
 

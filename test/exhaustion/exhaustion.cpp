@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -73,6 +74,14 @@ int main(int argc, char** argv) {
   }
   if (devrt::Status available = backend.availability(); !available.ok()) {
     std::printf("skip: %.*s\n", static_cast<int>(available.message().size()), available.message().data());
+    return 77;
+  }
+  if (std::string_view(argv[1]) == "webgpu") {
+    // Dawn (a C++ library built with exceptions) throws std::bad_alloc out of its own allocations
+    // when the capped address space runs out; devrt, built without exceptions, cannot turn that
+    // into out_of_memory, and the process terminates. Measured with Dawn 29b45b55 over GL ES.
+    std::printf("skip: Dawn throws std::bad_alloc when host memory runs out, which a devrt built without "
+                "exceptions cannot catch\n");
     return 77;
   }
   const devrt::Device device{backend.kind(), 0};

@@ -87,4 +87,7 @@ def test_an_interpreter_that_exits_with_live_tensors_on_every_device_exits_clean
     env = dict(os.environ, PYTHONPATH=os.path.dirname(__file__) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("ok ") and "error" not in result.stderr.lower()
+    # devrt's own messages say nothing failed (drivers may talk: Mesa's XDG_RUNTIME_DIR complaint
+    # when Dawn probes Vulkan without a display is theirs).
+    devrt_errors = [line for line in result.stderr.splitlines() if line.startswith("devrt") and "error" in line.lower()]
+    assert result.stdout.startswith("ok ") and not devrt_errors and "Traceback" not in result.stderr, result.stderr

@@ -34,6 +34,9 @@ def vadd_module(device):
         if not spirv.is_file():
             pytest.skip(f"no {spirv} (glslc was not found when this build was configured)")
         return devrt.Module.load(device, "spirv", spirv), "main", 64
+    if device.type == "webgpu":
+        wgsl = pathlib.Path(os.environ.get("DEVRT_TEST_WGSL_DIR", "")) / "vadd.wgsl"
+        return devrt.Module.load(device, "wgsl", wgsl.read_text()), "vadd", 64
     if device.type == "cpu":
         shared_object = os.environ.get("DEVRT_TEST_CPU_KERNELS_SO", "")
         if not shared_object:
@@ -42,7 +45,7 @@ def vadd_module(device):
     pytest.skip(f"no vector add for {device.type} in this test")
 
 
-@pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan"])
+@pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan", "webgpu"])
 def test_vector_add_runs_on_every_backend_present(device):
     device = present(devrt.device(device, 0))
     module, name, block = vadd_module(device)

@@ -245,6 +245,9 @@ TEST_CASE("the global registry holds every backend this build enabled", "[regist
 #if DEVRT_WITH_ROCM
   expected.emplace_back("rocm");
 #endif
+#if DEVRT_WITH_WEBGPU
+  expected.emplace_back("webgpu");
+#endif
   CHECK(global.size() == expected.size());
   for (const std::string& name : expected) {
     INFO(name);

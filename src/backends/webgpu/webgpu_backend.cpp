@@ -309,14 +309,9 @@ Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_
   WGPUBufferDescriptor descriptor{};
   descriptor.size = bytes;
   descriptor.usage = usage;
-  push_scope(rt.api, d);
-  WGPUBuffer buffer = rt.api.wgpuDeviceCreateBuffer(d.device, &descriptor);
-  Status status = pop_scope(rt, d, "wgpuDeviceCreateBuffer");
-  if (!status.ok()) {
-    if (buffer != nullptr) rt.api.wgpuBufferRelease(buffer);
-    return status;
-  }
-  return buffer;
+  return create_scoped<WGPUBuffer>(
+      rt, d, "wgpuDeviceCreateBuffer", [&] { return rt.api.wgpuDeviceCreateBuffer(d.device, &descriptor); },
+      rt.api.wgpuBufferRelease);
 }
 
 void release_buffer(const Api& api, WGPUBuffer buffer) {

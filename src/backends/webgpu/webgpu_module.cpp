@@ -81,14 +81,9 @@ Result<WGPUComputePipeline> make_pipeline(const Runtime& rt, DeviceState& d, con
   descriptor.compute.entryPoint = WGPUStringView{f.entry.name.data(), f.entry.name.size()};
   descriptor.compute.constantCount = constants.size();
   descriptor.compute.constants = constants.data();
-  push_scope(rt.api, d);
-  WGPUComputePipeline pipeline = rt.api.wgpuDeviceCreateComputePipeline(d.device, &descriptor);
-  Status status = pop_scope(rt, d, "wgpuDeviceCreateComputePipeline");
-  if (!status.ok()) {
-    if (pipeline != nullptr) rt.api.wgpuComputePipelineRelease(pipeline);
-    return status;
-  }
-  return pipeline;
+  return create_scoped<WGPUComputePipeline>(
+      rt, d, "wgpuDeviceCreateComputePipeline",
+      [&] { return rt.api.wgpuDeviceCreateComputePipeline(d.device, &descriptor); }, rt.api.wgpuComputePipelineRelease);
 }
 
 std::string extent_text(const std::uint32_t (&extent)[3]) {
@@ -177,11 +172,18 @@ Result<void*> WebgpuBackend::module_function(const BackendDevice& device, void* 
   });
 }
 
-Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
-  auto* function = static_cast<FunctionState*>(handle);
-  const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
-  const WGPULimits& limits = d.limits;
+namespace {
+
+// A launch checked against the device and the shader, ready to record.
+struct PreparedLaunch {
+  std::vector<std::uint32_t> storage;           // the storage bindings, ascending
+  const WgslBinding* uniform = nullptr;         // the uniform binding, if the shader has one
+  std::vector<const devrt_kernel_arg*> buffers; // in argument order
+  std::vector<std::uint32_t> words;             // the scalars, then packGridDimX
+  std::uint32_t grid[3] = {1, 1, 1};            // as dispatched (x spread into z when too wide)
+};
+
+Status check_block(const WGPULimits& limits, const WgslEntryPoint& entry, const LaunchDesc& desc) {
   const std::uint64_t threads = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
   if (threads > limits.maxComputeInvocationsPerWorkgroup || desc.block[0] > limits.maxComputeWorkgroupSizeX ||
       desc.block[1] > limits.maxComputeWorkgroupSizeY || desc.block[2] > limits.maxComputeWorkgroupSizeZ) {
@@ -190,29 +192,27 @@ Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const La
                       limits.maxComputeWorkgroupSizeX, "x", limits.maxComputeWorkgroupSizeY, "x",
                       limits.maxComputeWorkgroupSizeZ);
   }
-  const WgslEntryPoint& entry = function->entry;
   for (int dim = 0; dim < 3; ++dim) {
     if (entry.workgroup_size[dim] != 0 && entry.workgroup_size[dim] != desc.block[dim]) {
-      return make_error(ErrorCode::invalid_argument, "block ", extent_text(desc.block), " differs from the entry point's @workgroup_size(",
-                        extent_text(entry.workgroup_size), ")");
+      return make_error(ErrorCode::invalid_argument, "block ", extent_text(desc.block),
+                        " differs from the entry point's @workgroup_size(", extent_text(entry.workgroup_size), ")");
     }
   }
   if (desc.dynamic_shared_bytes != 0) {
     return make_error(ErrorCode::unsupported, "WGSL declares its workgroup memory itself: no dynamic shared memory");
   }
-  // Arguments against the shader's bindings: storage buffers in order, then the uniform.
-  const auto& bindings = function->module->interface.bindings;
-  std::vector<std::uint32_t> storage;
-  const WgslBinding* uniform = nullptr;
-  for (const WgslBinding& b : bindings) {
+  return Status();
+}
+
+Status prepare_arguments(const WGPULimits& limits, const FunctionState& function, const LaunchDesc& desc,
+                         PreparedLaunch& out) {
+  for (const WgslBinding& b : function.module->interface.bindings) {
     if (b.uniform) {
-      uniform = &b;
+      out.uniform = &b;
     } else {
-      storage.push_back(b.binding);
+      out.storage.push_back(b.binding);
     }
   }
-  std::vector<const devrt_kernel_arg*> buffers;
-  std::vector<std::uint32_t> words;
   for (std::uint32_t i = 0; i < desc.num_args; ++i) {
     const devrt_kernel_arg& arg = desc.args[i];
     if (arg.kind == DEVRT_ARG_BUFFER) {
@@ -222,100 +222,123 @@ Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const La
                           " is not a multiple of minStorageBufferOffsetAlignment ",
                           limits.minStorageBufferOffsetAlignment);
       }
-      buffers.push_back(&arg);
+      out.buffers.push_back(&arg);
     } else if (arg.kind == DEVRT_ARG_SCALAR && arg.type_bits == 32 &&
                (arg.type_code == 0 || arg.type_code == 1 || arg.type_code == 2)) {
       std::uint32_t word = 0;
       std::memcpy(&word, arg.value.bytes, 4);
-      words.push_back(word);
+      out.words.push_back(word);
     } else {
       return make_error(ErrorCode::invalid_argument, "argument ", i,
                         ": WGSL kernels take buffers and 32-bit scalars (i32, u32, f32)");
     }
   }
-  if (buffers.size() != storage.size()) {
-    return make_error(ErrorCode::invalid_argument, "kernel '", entry.name, "' binds ", storage.size(),
-                      " storage buffers but was given ", buffers.size());
+  const std::string& name = function.entry.name;
+  if (out.buffers.size() != out.storage.size()) {
+    return make_error(ErrorCode::invalid_argument, "kernel '", name, "' binds ", out.storage.size(),
+                      " storage buffers but was given ", out.buffers.size());
   }
-  if (uniform == nullptr && !words.empty()) {
-    return make_error(ErrorCode::invalid_argument, "kernel '", entry.name, "' was given ", words.size(),
+  if (out.uniform == nullptr && !out.words.empty()) {
+    return make_error(ErrorCode::invalid_argument, "kernel '", name, "' was given ", out.words.size(),
                       " scalars but declares no uniform buffer for them");
   }
   // The grid: x beyond the device's limit spreads into z (TVM's runtime does the same).
-  std::uint32_t grid[3] = {desc.grid[0], desc.grid[1], desc.grid[2]};
-  const std::uint32_t pack_grid_x = grid[0];
-  while (grid[0] > limits.maxComputeWorkgroupsPerDimension && grid[2] == 1) {
-    grid[0] = (grid[0] + 1) / 2;
-    grid[2] *= 2;
+  std::copy(std::begin(desc.grid), std::end(desc.grid), std::begin(out.grid));
+  while (out.grid[0] > limits.maxComputeWorkgroupsPerDimension && out.grid[2] == 1) {
+    out.grid[0] = (out.grid[0] + 1) / 2;
+    out.grid[2] *= 2;
   }
-  for (std::uint32_t extent : grid) {
+  for (std::uint32_t extent : out.grid) {
     if (extent > limits.maxComputeWorkgroupsPerDimension) {
       return make_error(ErrorCode::invalid_argument, "grid ", extent_text(desc.grid), " exceeds ",
                         limits.maxComputeWorkgroupsPerDimension, " workgroups per dimension");
     }
   }
-  words.push_back(pack_grid_x);
+  out.words.push_back(desc.grid[0]); // packGridDimX
+  return Status();
+}
+
+// The pipeline for `block`: the fixed one, or one made for these override values. On the worker.
+Result<WGPUComputePipeline> pipeline_for(const Runtime& rt, DeviceState& d, FunctionState& function,
+                                         const std::uint32_t (&requested)[3]) {
+  const WgslEntryPoint& entry = function.entry;
+  const std::array<std::uint32_t, 3> block =
+      fixed_size(entry)
+          ? std::array<std::uint32_t, 3>{entry.workgroup_size[0], entry.workgroup_size[1], entry.workgroup_size[2]}
+          : std::array<std::uint32_t, 3>{requested[0], requested[1], requested[2]};
+  if (auto cached = function.pipelines.find(block); cached != function.pipelines.end()) return cached->second;
+  DEVRT_ASSIGN_OR_RETURN(WGPUComputePipeline pipeline, make_pipeline(rt, d, function, block));
+  function.pipelines.emplace(block, pipeline);
+  return pipeline;
+}
+
+// Records and submits the dispatch. On the worker.
+Status record_launch(const Runtime& rt, DeviceState& d, WGPUComputePipeline pipeline, const PreparedLaunch& p) {
+  const Api& api = rt.api;
+  WGPUBuffer uniform_buffer = nullptr;
+  std::vector<WGPUBindGroupEntry> entries;
+  for (std::size_t i = 0; i < p.buffers.size(); ++i) {
+    const devrt_kernel_arg& arg = *p.buffers[i];
+    const auto* allocation = static_cast<const Allocation*>(arg.buffer);
+    WGPUBindGroupEntry e{};
+    e.binding = p.storage[i];
+    e.buffer = allocation->buffer;
+    e.offset = arg.offset;
+    e.size = std::min<std::uint64_t>((arg.size + 3) & ~std::uint64_t{3}, allocation->size - arg.offset);
+    entries.push_back(e);
+  }
+  if (p.uniform != nullptr) {
+    const std::uint64_t bytes = (p.words.size() * 4 + 15) & ~std::uint64_t{15};
+    DEVRT_ASSIGN_OR_RETURN(uniform_buffer, create_buffer(rt, d, bytes, kUsageUniform | kUsageCopyDst));
+    api.wgpuQueueWriteBuffer(d.queue, uniform_buffer, 0, p.words.data(), p.words.size() * 4);
+    WGPUBindGroupEntry e{};
+    e.binding = p.uniform->binding;
+    e.buffer = uniform_buffer;
+    e.size = bytes;
+    entries.push_back(e);
+  }
+  push_scope(api, d);
+  WGPUBindGroupLayout layout = entries.empty() ? nullptr : api.wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
+  WGPUBindGroup group = nullptr;
+  if (layout != nullptr) {
+    WGPUBindGroupDescriptor descriptor{};
+    descriptor.layout = layout;
+    descriptor.entryCount = entries.size();
+    descriptor.entries = entries.data();
+    group = api.wgpuDeviceCreateBindGroup(d.device, &descriptor);
+  }
+  WGPUCommandEncoder encoder = api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
+  WGPUComputePassEncoder pass = api.wgpuCommandEncoderBeginComputePass(encoder, nullptr);
+  api.wgpuComputePassEncoderSetPipeline(pass, pipeline);
+  if (group != nullptr) api.wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
+  api.wgpuComputePassEncoderDispatchWorkgroups(pass, p.grid[0], p.grid[1], p.grid[2]);
+  api.wgpuComputePassEncoderEnd(pass);
+  WGPUCommandBuffer commands = api.wgpuCommandEncoderFinish(encoder, nullptr);
+  api.wgpuQueueSubmit(d.queue, 1, &commands);
+  Status status = pop_scope(rt, d, "launch");
+  api.wgpuCommandBufferRelease(commands);
+  api.wgpuComputePassEncoderRelease(pass);
+  api.wgpuCommandEncoderRelease(encoder);
+  if (group != nullptr) api.wgpuBindGroupRelease(group);
+  if (layout != nullptr) api.wgpuBindGroupLayoutRelease(layout);
+  if (uniform_buffer != nullptr) api.wgpuBufferRelease(uniform_buffer); // the submission keeps it
+  DEVRT_RETURN_IF_ERROR(status);
+  return check_lost(d);
+}
+
+} // namespace
+
+Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
+  auto* function = static_cast<FunctionState*>(handle);
+  const Runtime& rt = runtime();
+  DeviceState& d = state_of(device.index);
+  DEVRT_RETURN_IF_ERROR(check_block(d.limits, function->entry, desc));
+  PreparedLaunch prepared;
+  DEVRT_RETURN_IF_ERROR(prepare_arguments(d.limits, *function, desc, prepared));
   return worker().run([&]() -> Status {
     DEVRT_RETURN_IF_ERROR(check_lost(d));
-    const std::array<std::uint32_t, 3> block{desc.block[0], desc.block[1], desc.block[2]};
-    auto cached = function->pipelines.find(fixed_size(entry) ? std::array<std::uint32_t, 3>{entry.workgroup_size[0], entry.workgroup_size[1], entry.workgroup_size[2]} : block);
-    WGPUComputePipeline pipeline = nullptr;
-    if (cached != function->pipelines.end()) {
-      pipeline = cached->second;
-    } else {
-      DEVRT_ASSIGN_OR_RETURN(pipeline, make_pipeline(rt, d, *function, block));
-      function->pipelines.emplace(block, pipeline);
-    }
-    WGPUBuffer uniform_buffer = nullptr;
-    std::vector<WGPUBindGroupEntry> entries;
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      const devrt_kernel_arg& arg = *buffers[i];
-      const auto* allocation = static_cast<const Allocation*>(arg.buffer);
-      WGPUBindGroupEntry e{};
-      e.binding = storage[i];
-      e.buffer = allocation->buffer;
-      e.offset = arg.offset;
-      e.size = std::min<std::uint64_t>((arg.size + 3) & ~std::uint64_t{3}, allocation->size - arg.offset);
-      entries.push_back(e);
-    }
-    if (uniform != nullptr) {
-      const std::uint64_t bytes = (words.size() * 4 + 15) & ~std::uint64_t{15};
-      DEVRT_ASSIGN_OR_RETURN(uniform_buffer, create_buffer(rt, d, bytes, kUsageUniform | kUsageCopyDst));
-      rt.api.wgpuQueueWriteBuffer(d.queue, uniform_buffer, 0, words.data(), words.size() * 4);
-      WGPUBindGroupEntry e{};
-      e.binding = uniform->binding;
-      e.buffer = uniform_buffer;
-      e.size = bytes;
-      entries.push_back(e);
-    }
-    push_scope(rt.api, d);
-    WGPUBindGroup group = nullptr;
-    WGPUBindGroupLayout layout = nullptr;
-    if (!entries.empty()) {
-      layout = rt.api.wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
-      WGPUBindGroupDescriptor descriptor{};
-      descriptor.layout = layout;
-      descriptor.entryCount = entries.size();
-      descriptor.entries = entries.data();
-      group = rt.api.wgpuDeviceCreateBindGroup(d.device, &descriptor);
-    }
-    WGPUCommandEncoder encoder = rt.api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
-    WGPUComputePassEncoder pass = rt.api.wgpuCommandEncoderBeginComputePass(encoder, nullptr);
-    rt.api.wgpuComputePassEncoderSetPipeline(pass, pipeline);
-    if (group != nullptr) rt.api.wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
-    rt.api.wgpuComputePassEncoderDispatchWorkgroups(pass, grid[0], grid[1], grid[2]);
-    rt.api.wgpuComputePassEncoderEnd(pass);
-    WGPUCommandBuffer commands = rt.api.wgpuCommandEncoderFinish(encoder, nullptr);
-    rt.api.wgpuQueueSubmit(d.queue, 1, &commands);
-    Status status = pop_scope(rt, d, "launch");
-    rt.api.wgpuCommandBufferRelease(commands);
-    rt.api.wgpuComputePassEncoderRelease(pass);
-    rt.api.wgpuCommandEncoderRelease(encoder);
-    if (group != nullptr) rt.api.wgpuBindGroupRelease(group);
-    if (layout != nullptr) rt.api.wgpuBindGroupLayoutRelease(layout);
-    if (uniform_buffer != nullptr) rt.api.wgpuBufferRelease(uniform_buffer); // the submission keeps it
-    DEVRT_RETURN_IF_ERROR(status);
-    return check_lost(d);
+    DEVRT_ASSIGN_OR_RETURN(WGPUComputePipeline pipeline, pipeline_for(rt, d, *function, desc.block));
+    return record_launch(rt, d, pipeline, prepared);
   });
 }
 

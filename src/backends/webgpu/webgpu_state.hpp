@@ -137,6 +137,19 @@ void push_scope(const Api& api, DeviceState& d);
 Status pop_scope(const Runtime& rt, DeviceState& d, const char* call);
 // driver_error once the device was lost.
 Status check_lost(DeviceState& d);
+// The object `create()` makes, or the error its error scopes caught (the object, if any, released
+// with `release`).
+template <class Handle, class Create, class Release>
+Result<Handle> create_scoped(const Runtime& rt, DeviceState& d, const char* call, Create create, Release release) {
+  push_scope(rt.api, d);
+  Handle handle = create();
+  Status status = pop_scope(rt, d, call);
+  if (!status.ok()) {
+    if (handle != nullptr) release(handle);
+    return status;
+  }
+  return handle;
+}
 // A buffer of `bytes` (a multiple of 4) with `usage`, or the error the device reported.
 Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_t bytes, WGPUFlags usage);
 void release_buffer(const Api& api, WGPUBuffer buffer);

@@ -98,9 +98,10 @@ bool declares_override(std::string_view text, std::string_view name) {
 
 } // namespace
 
-Result<WgslInterface> scan_wgsl(std::string_view source) {
-  const std::string clean = without_comments(source);
-  const std::string_view text = clean;
+namespace {
+
+// The storage and uniform buffers of bind group 0, ascending by binding.
+Result<std::vector<WgslBinding>> scan_bindings(std::string_view text) {
   WgslInterface out;
   // Resources: every `var<...>` at module scope with @group/@binding attributes before it.
   for (std::size_t at = text.find("var"); at != std::string_view::npos; at = text.find("var", at + 3)) {
@@ -147,6 +148,12 @@ Result<WgslInterface> scan_wgsl(std::string_view source) {
   }
   std::sort(out.bindings.begin(), out.bindings.end(),
             [](const WgslBinding& a, const WgslBinding& b) { return a.binding < b.binding; });
+  return out.bindings;
+}
+
+// The compute entry points and their workgroup sizes.
+std::vector<WgslEntryPoint> scan_entry_points(std::string_view text) {
+  WgslInterface out;
   // Entry points: `fn name` with @compute among the attributes before it.
   for (std::size_t at = text.find("fn"); at != std::string_view::npos; at = text.find("fn", at + 2)) {
     if ((at > 0 && is_word(text[at - 1])) || (at + 2 < text.size() && is_word(text[at + 2]))) continue;
@@ -180,6 +187,16 @@ Result<WgslInterface> scan_wgsl(std::string_view source) {
     }
     if (!entry.name.empty()) out.entry_points.push_back(std::move(entry));
   }
+  return out.entry_points;
+}
+
+} // namespace
+
+Result<WgslInterface> scan_wgsl(std::string_view source) {
+  const std::string clean = without_comments(source);
+  WgslInterface out;
+  DEVRT_ASSIGN_OR_RETURN(out.bindings, scan_bindings(clean));
+  out.entry_points = scan_entry_points(clean);
   return out;
 }
 
