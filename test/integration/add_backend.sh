@@ -31,7 +31,7 @@ grep -q "DEVRT_REGISTER_BACKEND(foo," "$tree/src/backends/foo/foo_backend.cpp" |
   { echo "FAIL: the copied sources do not end in foo's registrar"; exit 1; }
 # Unoptimised and in unity mode: the test is the README's steps, and -O2 would double its compile
 # time, one unit per source (the plain build's way) double it again.
-options="-Dfoo=enabled -Dnull=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled -Drocm=disabled \
+options="-Dfoo=enabled -Dnull=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled -Drocm=disabled -Dwebgpu=disabled \
   -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled --buildtype=debug -Dunity=on -Dunity_size=16"
 
 # Without step 1 the copy keeps null's kind: refused at configure time, naming both backends.
