@@ -3,7 +3,7 @@
 # The whole test suite, as CI runs it: a -Werror build, the same suite under ASan+UBSan, the unit
 # and CPU suites under valgrind (the GPU drivers JIT with LLVM, far too slow there), the
 # concurrent tests under TSan, and the libFuzzer targets (clang-14, ASan+UBSan) for
-# DEVRT_FUZZ_SECONDS each (default 25). Ends with one line "N passed, N failed".
+# DEVRT_FUZZ_SECONDS each (default 15). Ends with one line "N passed, N failed".
 #
 # The plugin variant (-Dplugins=true: every GPU-API backend a libdevrt_<name>.so) runs the same
 # suite again, plus its loader tests.
