@@ -138,9 +138,13 @@ Status open_device(Runtime& rt, DeviceState& d) {
     state->lost.store(true, std::memory_order_release);
   };
   descriptor.deviceLostCallbackInfo.userdata1 = &d;
-  descriptor.uncapturedErrorCallbackInfo.callback = [](const WGPUDevice*, WGPUEnum, WGPUStringView message, void* data,
-                                                       void*) {
-    static_cast<DeviceState*>(data)->uncaptured = text(message);
+  // Called on the worker thread, from the call that failed or from processing events.
+  descriptor.uncapturedErrorCallbackInfo.callback = [](const WGPUDevice*, WGPUEnum type, WGPUStringView message,
+                                                       void* data, void*) {
+    auto* state = static_cast<DeviceState*>(data);
+    if (state->pending_code != ErrorCode::ok) return; // the first one is reported
+    state->pending_code = type == kErrorOutOfMemory ? ErrorCode::out_of_memory : ErrorCode::driver_error;
+    state->pending_error = text(message);
   };
   descriptor.uncapturedErrorCallbackInfo.userdata1 = &d;
   WGPURequestDeviceCallbackInfo callback{};
@@ -280,31 +284,6 @@ Status pop_scope(const Runtime& rt, DeviceState& d, const char* call) {
   return Status();
 }
 
-Status check_lost(DeviceState& d) {
-  if (d.lost.load(std::memory_order_acquire)) {
-    return make_error(ErrorCode::driver_error, "the WebGPU device was lost: ", d.lost_message);
-  }
-  return Status();
-}
-
-namespace {
-
-// Waits until the queue has run everything submitted. Runs on the worker thread.
-Status wait_idle(const Runtime& rt, DeviceState& d) {
-  std::atomic<bool> done{false};
-  WGPUQueueWorkDoneCallbackInfo callback{};
-  callback.mode = kCallbackModeAllowProcessEvents;
-  callback.callback = [](WGPUEnum, WGPUStringView, void* data, void*) {
-    static_cast<std::atomic<bool>*>(data)->store(true, std::memory_order_release);
-  };
-  callback.userdata1 = &done;
-  rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, callback);
-  if (!wait_for(rt, done)) return make_error(ErrorCode::timed_out, "the queue did not finish within 30 s");
-  return check_lost(d);
-}
-
-} // namespace
-
 Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_t bytes, WGPUFlags usage) {
   WGPUBufferDescriptor descriptor{};
   descriptor.size = bytes;
@@ -321,88 +300,9 @@ void release_buffer(const Api& api, WGPUBuffer buffer) {
 
 namespace {
 
-constexpr std::uint64_t align_down(std::uint64_t value) { return value & ~std::uint64_t{3}; }
-constexpr std::uint64_t align_up(std::uint64_t value) { return (value + 3) & ~std::uint64_t{3}; }
-
-// Reads [offset, offset + bytes) of `source` (both multiples of 4) into `out` through a mapped
-// staging buffer, after everything queued before. Runs on the worker thread.
-Status read_aligned(const Runtime& rt, DeviceState& d, WGPUBuffer source, std::uint64_t offset, std::uint64_t bytes,
-                    void* out) {
-  const Api& api = rt.api;
-  DEVRT_ASSIGN_OR_RETURN(WGPUBuffer staging, create_buffer(rt, d, bytes, kUsageMapRead | kUsageCopyDst));
-  WGPUCommandEncoder encoder = api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
-  api.wgpuCommandEncoderCopyBufferToBuffer(encoder, source, offset, staging, 0, bytes);
-  WGPUCommandBuffer commands = api.wgpuCommandEncoderFinish(encoder, nullptr);
-  api.wgpuQueueSubmit(d.queue, 1, &commands);
-  api.wgpuCommandBufferRelease(commands);
-  api.wgpuCommandEncoderRelease(encoder);
-  struct Answer {
-    std::atomic<bool> done{false};
-    WGPUEnum status = 0;
-    std::string message;
-  } answer;
-  WGPUBufferMapCallbackInfo callback{};
-  callback.mode = kCallbackModeAllowProcessEvents;
-  callback.callback = [](WGPUEnum status, WGPUStringView message, void* data, void*) {
-    auto* a = static_cast<Answer*>(data);
-    a->status = status;
-    a->message = text(message);
-    a->done.store(true, std::memory_order_release);
-  };
-  callback.userdata1 = &answer;
-  api.wgpuBufferMapAsync(staging, kMapRead, 0, static_cast<std::size_t>(bytes), callback);
-  Status status;
-  if (!wait_for(rt, answer.done)) {
-    status = make_error(ErrorCode::timed_out, "wgpuBufferMapAsync did not finish within 30 s");
-  } else if (answer.status != kSuccess) {
-    status = make_error(ErrorCode::driver_error, "wgpuBufferMapAsync failed: ", answer.message);
-  } else {
-    const void* mapped = api.wgpuBufferGetConstMappedRange(staging, 0, static_cast<std::size_t>(bytes));
-    if (mapped == nullptr) {
-      status = make_error(ErrorCode::driver_error, "wgpuBufferGetConstMappedRange returned null");
-    } else {
-      std::memcpy(out, mapped, static_cast<std::size_t>(bytes));
-    }
-    api.wgpuBufferUnmap(staging);
-  }
-  release_buffer(api, staging);
-  return status.ok() ? check_lost(d) : status;
-}
-
-// Writes `bytes` at `offset` of `target`: directly when both are multiples of 4 (the queue copies
-// the host bytes before returning), else by reading the 4-byte words at the edges first. Runs on
-// the worker thread.
-Status write_bytes(const Runtime& rt, DeviceState& d, const Allocation& target, std::uint64_t offset,
-                   const std::byte* data, std::uint64_t bytes) {
-  if (offset % 4 == 0 && bytes % 4 == 0) {
-    rt.api.wgpuQueueWriteBuffer(d.queue, target.buffer, offset, data, static_cast<std::size_t>(bytes));
-    return check_lost(d);
-  }
-  const std::uint64_t begin = align_down(offset);
-  const std::uint64_t end = std::min(align_up(offset + bytes), target.size);
-  std::vector<std::byte> window(static_cast<std::size_t>(end - begin));
-  DEVRT_RETURN_IF_ERROR(read_aligned(rt, d, target.buffer, begin, end - begin, window.data()));
-  std::memcpy(window.data() + (offset - begin), data, static_cast<std::size_t>(bytes));
-  rt.api.wgpuQueueWriteBuffer(d.queue, target.buffer, begin, window.data(), window.size());
-  return check_lost(d);
-}
-
-// Reads `bytes` at `offset` of `source` into `out`. Runs on the worker thread.
-Status read_bytes(const Runtime& rt, DeviceState& d, const Allocation& source, std::uint64_t offset, std::byte* out,
-                  std::uint64_t bytes) {
-  const std::uint64_t begin = align_down(offset);
-  const std::uint64_t end = std::min(align_up(offset + bytes), source.size);
-  if (begin == offset && end - begin == bytes) return read_aligned(rt, d, source.buffer, begin, bytes, out);
-  std::vector<std::byte> window(static_cast<std::size_t>(end - begin));
-  DEVRT_RETURN_IF_ERROR(read_aligned(rt, d, source.buffer, begin, end - begin, window.data()));
-  std::memcpy(out, window.data() + (offset - begin), static_cast<std::size_t>(bytes));
-  return Status();
-}
-
-// The token a devrt stream of this backend is: every stream submits to the device's one queue.
-struct StreamToken {
-  std::int32_t device = 0;
-};
+// The token a devrt stream of this backend is (a distinct non-null handle): every stream submits
+// to the device's one queue.
+struct StreamToken {};
 
 // An event: the flag the queue sets once the work submitted before record() has run; null until
 // recorded (an unrecorded event is complete). The callback owns a reference, so destroying the
@@ -427,7 +327,8 @@ Result<AttributeValue> WebgpuBackend::get_attribute(const BackendDevice& device,
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
   case Attribute::max_threads_per_block: return integer(d.limits.maxComputeInvocationsPerWorkgroup);
-  case Attribute::warp_size: return d.subgroup_min_size != 0 ? integer(d.subgroup_min_size) : AttributeValue();
+  case Attribute::warp_size:
+    return d.subgroups && d.subgroup_min_size != 0 ? integer(d.subgroup_min_size) : AttributeValue();
   case Attribute::max_shared_memory_per_block: return integer(d.limits.maxComputeWorkgroupStorageSize);
   case Attribute::device_name: return AttributeValue(d.name);
   case Attribute::max_thread_dimensions:
@@ -440,34 +341,35 @@ Result<AttributeValue> WebgpuBackend::get_attribute(const BackendDevice& device,
   }
 }
 
+AdapterFacts adapter_facts(const DeviceState& d) {
+  AdapterFacts facts;
+  facts.device = d.name;
+  facts.backend = d.backend_name;
+  facts.max_compute_invocations_per_workgroup = d.limits.maxComputeInvocationsPerWorkgroup;
+  facts.max_compute_workgroup_storage_size = d.limits.maxComputeWorkgroupStorageSize;
+  facts.max_compute_workgroup_size[0] = d.limits.maxComputeWorkgroupSizeX;
+  facts.max_compute_workgroup_size[1] = d.limits.maxComputeWorkgroupSizeY;
+  facts.max_compute_workgroup_size[2] = d.limits.maxComputeWorkgroupSizeZ;
+  facts.max_storage_buffer_binding_size = d.limits.maxStorageBufferBindingSize;
+  facts.max_storage_buffers_per_shader_stage = d.limits.maxStorageBuffersPerShaderStage;
+  facts.subgroup_min_size = d.subgroup_min_size;
+  facts.subgroups = d.subgroups;
+  facts.shader_f16 = d.shader_f16;
+  return facts;
+}
+
 Result<Target> WebgpuBackend::detect_target(const BackendDevice& device) noexcept {
-  const DeviceState& d = state_of(device.index);
-  auto integer = [](auto value) { return static_cast<std::int64_t>(value); };
-  Target target("webgpu");
-  target.set("keys", {"webgpu", "gpu"});
-  target.set("max_num_threads", integer(d.limits.maxComputeInvocationsPerWorkgroup));
-  target.set("max_shared_memory_per_block", integer(d.limits.maxComputeWorkgroupStorageSize));
-  target.set("thread_warp_size", integer(d.subgroup_min_size != 0 ? d.subgroup_min_size : 1));
-  target.set("supports_subgroups", d.subgroups);
-  target.set("supports_float16", d.shader_f16);
-  target.set("max_block_size_x", integer(d.limits.maxComputeWorkgroupSizeX));
-  target.set("max_block_size_y", integer(d.limits.maxComputeWorkgroupSizeY));
-  target.set("max_block_size_z", integer(d.limits.maxComputeWorkgroupSizeZ));
-  target.set("max_storage_buffer_binding_size", integer(d.limits.maxStorageBufferBindingSize));
-  target.set("max_storage_buffers_per_shader_stage", integer(d.limits.maxStorageBuffersPerShaderStage));
-  target.set("device_name", d.name);
-  target.set("backend", d.backend_name);
-  return target;
+  return webgpu_target(adapter_facts(state_of(device.index)));
 }
 
 Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
-  const std::uint64_t bytes = align_up(nbytes);
-  if (bytes > d.limits.maxBufferSize) {
+  if (nbytes > d.limits.maxBufferSize) {
     return make_error(ErrorCode::out_of_memory, "exceeds the device's largest buffer of ", d.limits.maxBufferSize,
                       " bytes (maxBufferSize)");
   }
+  const std::uint64_t bytes = (std::uint64_t{nbytes} + 3) & ~std::uint64_t{3}; // WebGPU sizes are multiples of 4
   auto* allocation = new (std::nothrow) Allocation();
   if (allocation == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a buffer record");
   Result<WGPUBuffer> buffer =
@@ -482,17 +384,19 @@ Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t n
   return static_cast<void*>(allocation);
 }
 
-Status WebgpuBackend::free(const BackendDevice&, void* ptr) noexcept {
+Status WebgpuBackend::free(const BackendDevice& device, void* ptr) noexcept {
   const Runtime& rt = runtime();
   auto* allocation = static_cast<Allocation*>(ptr);
-  // WebGPU keeps a destroyed buffer alive for the work already submitted that uses it.
-  worker().run([&] {
+  // WebGPU keeps a destroyed buffer alive for the work already submitted that uses it, but refuses
+  // a submission that uses it after: the batch goes first.
+  Status flushed = worker().run([&] {
+    Status status = flush(rt, state_of(device.index));
     release_buffer(rt.api, allocation->buffer);
-    return 0;
+    return status;
   });
   freed_buffers().freed(allocation);
   delete allocation;
-  return Status();
+  return flushed;
 }
 
 Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
@@ -514,14 +418,9 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
     if (desc.src_device_id == desc.dst_device_id && desc.src_offset % 4 == 0 && desc.dst_offset % 4 == 0 &&
         desc.nbytes % 4 == 0) {
       DeviceState& d = state_of(desc.dst_device_id);
-      WGPUCommandEncoder encoder = rt.api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
-      rt.api.wgpuCommandEncoderCopyBufferToBuffer(encoder, src.buffer, desc.src_offset, dst.buffer, desc.dst_offset,
-                                                  desc.nbytes);
-      WGPUCommandBuffer commands = rt.api.wgpuCommandEncoderFinish(encoder, nullptr);
-      rt.api.wgpuQueueSubmit(d.queue, 1, &commands);
-      rt.api.wgpuCommandBufferRelease(commands);
-      rt.api.wgpuCommandEncoderRelease(encoder);
-      return check_lost(d);
+      rt.api.wgpuCommandEncoderCopyBufferToBuffer(batch_encoder(rt, d), src.buffer, desc.src_offset, dst.buffer,
+                                                  desc.dst_offset, desc.nbytes);
+      return check_device(d);
     }
     // Unaligned, or between two devices: through host memory.
     std::vector<std::byte> bounce(desc.nbytes);
@@ -532,7 +431,8 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
 }
 
 Result<void*> WebgpuBackend::stream_create(const BackendDevice& device) noexcept {
-  auto* token = new (std::nothrow) StreamToken{device.index};
+  static_cast<void>(device);
+  auto* token = new (std::nothrow) StreamToken{};
   if (token == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a stream");
   return static_cast<void*>(token);
 }
@@ -574,7 +474,7 @@ Status WebgpuBackend::event_record(const BackendDevice& device, void* event, voi
   auto* reference = new (std::nothrow) std::shared_ptr<std::atomic<bool>>(flag);
   if (reference == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for an event record");
   return worker().run([&]() -> Status {
-    DEVRT_RETURN_IF_ERROR(check_lost(d));
+    DEVRT_RETURN_IF_ERROR(flush(rt, d));
     WGPUQueueWorkDoneCallbackInfo callback{};
     callback.mode = kCallbackModeAllowProcessEvents;
     callback.callback = [](WGPUEnum, WGPUStringView, void* data, void*) {
@@ -596,7 +496,7 @@ Status WebgpuBackend::event_synchronize(const BackendDevice& device, void* event
     const auto& done = static_cast<EventState*>(event)->done;
     if (done == nullptr) return Status();
     if (!wait_for(rt, *done)) return make_error(ErrorCode::timed_out, "the event was not reached within 30 s");
-    return check_lost(d);
+    return check_device(d);
   });
 }
 
@@ -607,7 +507,7 @@ Result<bool> WebgpuBackend::event_query(const BackendDevice& device, void* event
     const auto& done = static_cast<EventState*>(event)->done;
     if (done == nullptr) return true;
     rt.api.wgpuInstanceProcessEvents(rt.instance);
-    DEVRT_RETURN_IF_ERROR(check_lost(d));
+    DEVRT_RETURN_IF_ERROR(check_device(d));
     return done->load(std::memory_order_acquire);
   });
 }

@@ -50,9 +50,10 @@ public:
   // Kernel modules from WGSL (webgpu_module.cpp): buffer arguments bind to group 0's storage
   // buffers in @binding order, 32-bit scalars fill its uniform buffer followed by the grid's x
   // extent (TVM's calling convention); a workgroup size from `override` constants follows the
-  // launch's block. Argument counts are checked against the bindings, types only by their width.
+  // launch's block. Arguments are checked against the storage buffers, then the members of the
+  // uniform buffer's struct (TVM's PODArgs, packGridDimX left out), when all are i32, u32 or f32.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::wgsl};
-  static constexpr bool checked_launch_arguments = false;
+  static constexpr bool checked_launch_arguments = true;
   static constexpr bool texture_arguments = false;
   Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept;

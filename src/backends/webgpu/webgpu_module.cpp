@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernel_signature.hpp"
 #include "webgpu_backend.hpp"
 #include "webgpu_state.hpp"
 #include "webgpu_wgsl.hpp"
@@ -22,12 +23,30 @@ namespace {
 
 struct ModuleState;
 
+// A pipeline and its bind group layout (from the shader: getBindGroupLayout(0)), or null when the
+// shader binds nothing.
+struct Pipeline {
+  WGPUComputePipeline pipeline = nullptr;
+  WGPUBindGroupLayout layout = nullptr;
+};
+
+// The bind group of a function's last launch, with what it binds: the next launch with the same
+// pipeline, buffers and scalars (whose uniform slot still holds them) binds it again.
+struct LastBinding {
+  WGPUComputePipeline pipeline = nullptr;
+  std::vector<WGPUBindGroupEntry> storage;
+  std::vector<std::uint32_t> words;
+  std::uint64_t slot = 0;
+  WGPUBindGroup group = nullptr;
+};
+
 // One pipeline per block extent for a kernel whose workgroup size comes from override constants;
 // one in all for a fixed size. Owned by its module; changed on the worker thread only.
 struct FunctionState {
   ModuleState* module = nullptr;
   WgslEntryPoint entry;
-  std::map<std::array<std::uint32_t, 3>, WGPUComputePipeline> pipelines;
+  std::map<std::array<std::uint32_t, 3>, Pipeline> pipelines;
+  LastBinding last;
 };
 
 struct ModuleState {
@@ -35,6 +54,7 @@ struct ModuleState {
   WGPUShaderModule shader = nullptr;
   std::string source;
   WgslInterface interface;
+  detail::KernelSignature signature;                     // every entry point's: the storage buffers, then the scalars
   std::vector<std::unique_ptr<FunctionState>> functions; // on the worker thread only
 };
 
@@ -68,8 +88,8 @@ void collect_compilation_log(const Runtime& rt, WGPUShaderModule shader, BuildLo
   }
 }
 
-Result<WGPUComputePipeline> make_pipeline(const Runtime& rt, DeviceState& d, const FunctionState& f,
-                                          const std::array<std::uint32_t, 3>& block) {
+Result<Pipeline> make_pipeline(const Runtime& rt, DeviceState& d, const FunctionState& f,
+                               const std::array<std::uint32_t, 3>& block) {
   std::vector<WGPUConstantEntry> constants;
   for (int dim = 0; dim < 3; ++dim) {
     const std::string& name = f.entry.size_override[dim];
@@ -81,9 +101,34 @@ Result<WGPUComputePipeline> make_pipeline(const Runtime& rt, DeviceState& d, con
   descriptor.compute.entryPoint = WGPUStringView{f.entry.name.data(), f.entry.name.size()};
   descriptor.compute.constantCount = constants.size();
   descriptor.compute.constants = constants.data();
-  return create_scoped<WGPUComputePipeline>(
-      rt, d, "wgpuDeviceCreateComputePipeline",
-      [&] { return rt.api.wgpuDeviceCreateComputePipeline(d.device, &descriptor); }, rt.api.wgpuComputePipelineRelease);
+  auto create = [&] { return rt.api.wgpuDeviceCreateComputePipeline(d.device, &descriptor); };
+  Pipeline made;
+  DEVRT_ASSIGN_OR_RETURN(made.pipeline, create_scoped<WGPUComputePipeline>(rt, d, "wgpuDeviceCreateComputePipeline",
+                                                                           create, rt.api.wgpuComputePipelineRelease));
+  if (!f.module->interface.bindings.empty()) {
+    made.layout = rt.api.wgpuComputePipelineGetBindGroupLayout(made.pipeline, 0);
+  }
+  return made;
+}
+
+void release_pipeline(const Api& api, const Pipeline& p) {
+  if (p.layout != nullptr) api.wgpuBindGroupLayoutRelease(p.layout);
+  api.wgpuComputePipelineRelease(p.pipeline);
+}
+
+// TVM's convention as a signature: buffers for the storage bindings, then the uniform struct's
+// members; unknown when a member's type is not a 32-bit scalar.
+detail::KernelSignature signature_of(const WgslInterface& interface) {
+  detail::KernelSignature signature;
+  if (!interface.scalars_known) return signature;
+  signature.known = true;
+  for (const WgslBinding& binding : interface.bindings) {
+    if (!binding.uniform) signature.add(detail::KernelParam{detail::KernelParam::Kind::buffer, 0, 0});
+  }
+  for (const WgslScalar& scalar : interface.scalars) {
+    signature.add(detail::KernelParam{detail::KernelParam::Kind::scalar, scalar.code, scalar.bits});
+  }
+  return signature;
 }
 
 std::string extent_text(const std::uint32_t (&extent)[3]) {
@@ -106,6 +151,7 @@ Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleForm
     return std::move(interface).status();
   }
   module->interface = std::move(interface).value();
+  module->signature = signature_of(module->interface);
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
   Status status = worker().run([&]() -> Status {
@@ -131,15 +177,17 @@ Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleForm
 Status WebgpuBackend::module_unload(const BackendDevice&, void* handle) noexcept {
   const Runtime& rt = runtime();
   auto* module = static_cast<ModuleState*>(handle);
-  worker().run([&] {
+  Status flushed = worker().run([&] {
+    Status status = flush(rt, state_of(module->device)); // the batch may use the module's pipelines
     for (const auto& function : module->functions) {
-      for (auto& [block, pipeline] : function->pipelines) rt.api.wgpuComputePipelineRelease(pipeline);
+      if (function->last.group != nullptr) rt.api.wgpuBindGroupRelease(function->last.group);
+      for (auto& [block, pipeline] : function->pipelines) release_pipeline(rt.api, pipeline);
     }
     rt.api.wgpuShaderModuleRelease(module->shader);
-    return 0;
+    return status;
   });
   delete module;
-  return Status();
+  return flushed;
 }
 
 Result<void*> WebgpuBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
@@ -164,7 +212,7 @@ Result<void*> WebgpuBackend::module_function(const BackendDevice& device, void* 
     if (fixed_size(function->entry)) { // built now, so that a bad entry point fails here
       const std::array<std::uint32_t, 3> size{function->entry.workgroup_size[0], function->entry.workgroup_size[1],
                                               function->entry.workgroup_size[2]};
-      DEVRT_ASSIGN_OR_RETURN(WGPUComputePipeline pipeline, make_pipeline(rt, d, *function, size));
+      DEVRT_ASSIGN_OR_RETURN(Pipeline pipeline, make_pipeline(rt, d, *function, size));
       function->pipelines.emplace(size, pipeline);
     }
     module->functions.push_back(std::move(function));
@@ -259,24 +307,31 @@ Status prepare_arguments(const WGPULimits& limits, const FunctionState& function
 }
 
 // The pipeline for `block`: the fixed one, or one made for these override values. On the worker.
-Result<WGPUComputePipeline> pipeline_for(const Runtime& rt, DeviceState& d, FunctionState& function,
-                                         const std::uint32_t (&requested)[3]) {
+Result<Pipeline> pipeline_for(const Runtime& rt, DeviceState& d, FunctionState& function,
+                              const std::uint32_t (&requested)[3]) {
   const WgslEntryPoint& entry = function.entry;
   const std::array<std::uint32_t, 3> block =
       fixed_size(entry)
           ? std::array<std::uint32_t, 3>{entry.workgroup_size[0], entry.workgroup_size[1], entry.workgroup_size[2]}
           : std::array<std::uint32_t, 3>{requested[0], requested[1], requested[2]};
   if (auto cached = function.pipelines.find(block); cached != function.pipelines.end()) return cached->second;
-  DEVRT_ASSIGN_OR_RETURN(WGPUComputePipeline pipeline, make_pipeline(rt, d, function, block));
+  DEVRT_ASSIGN_OR_RETURN(Pipeline pipeline, make_pipeline(rt, d, function, block));
   function.pipelines.emplace(block, pipeline);
   return pipeline;
 }
 
-// Records and submits the dispatch. On the worker.
-Status record_launch(const Runtime& rt, DeviceState& d, WGPUComputePipeline pipeline, const PreparedLaunch& p) {
-  const Api& api = rt.api;
-  WGPUBuffer uniform_buffer = nullptr;
-  std::vector<WGPUBindGroupEntry> entries;
+bool same_entries(const std::vector<WGPUBindGroupEntry>& a, const std::vector<WGPUBindGroupEntry>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const WGPUBindGroupEntry& x, const WGPUBindGroupEntry& y) {
+                      return x.binding == y.binding && x.buffer == y.buffer && x.offset == y.offset && x.size == y.size;
+                    });
+}
+
+// The bind group of this launch: the last one again when it binds the same, else a new one (its
+// scalars in a new uniform slot). On the worker.
+Result<WGPUBindGroup> bind_group_for(const Runtime& rt, DeviceState& d, FunctionState& function,
+                                     const Pipeline& pipeline, const PreparedLaunch& p) {
+  std::vector<WGPUBindGroupEntry> storage;
   for (std::size_t i = 0; i < p.buffers.size(); ++i) {
     const devrt_kernel_arg& arg = *p.buffers[i];
     const auto* allocation = static_cast<const Allocation*>(arg.buffer);
@@ -285,45 +340,57 @@ Status record_launch(const Runtime& rt, DeviceState& d, WGPUComputePipeline pipe
     e.buffer = allocation->buffer;
     e.offset = arg.offset;
     e.size = std::min<std::uint64_t>((arg.size + 3) & ~std::uint64_t{3}, allocation->size - arg.offset);
-    entries.push_back(e);
+    storage.push_back(e);
   }
-  if (p.uniform != nullptr) {
-    const std::uint64_t bytes = (p.words.size() * 4 + 15) & ~std::uint64_t{15};
-    DEVRT_ASSIGN_OR_RETURN(uniform_buffer, create_buffer(rt, d, bytes, kUsageUniform | kUsageCopyDst));
-    api.wgpuQueueWriteBuffer(d.queue, uniform_buffer, 0, p.words.data(), p.words.size() * 4);
+  LastBinding& last = function.last;
+  const bool uniform = p.uniform != nullptr;
+  if (last.group != nullptr && last.pipeline == pipeline.pipeline && same_entries(last.storage, storage) &&
+      (!uniform || (last.words == p.words && slot_intact(d, last.slot)))) {
+    return last.group;
+  }
+  std::vector<WGPUBindGroupEntry> entries = storage;
+  std::uint64_t slot = 0;
+  if (uniform) {
+    DEVRT_ASSIGN_OR_RETURN(slot, take_uniform_slot(rt, d, p.words));
     WGPUBindGroupEntry e{};
     e.binding = p.uniform->binding;
-    e.buffer = uniform_buffer;
-    e.size = bytes;
+    e.buffer = d.ring.buffer;
+    e.offset = slot_offset(d, slot);
+    e.size = (p.words.size() * 4 + 15) & ~std::uint64_t{15};
     entries.push_back(e);
   }
-  push_scope(api, d);
-  WGPUBindGroupLayout layout = entries.empty() ? nullptr : api.wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
+  WGPUBindGroupDescriptor descriptor{};
+  descriptor.layout = pipeline.layout;
+  descriptor.entryCount = entries.size();
+  descriptor.entries = entries.data();
+  WGPUBindGroup group = rt.api.wgpuDeviceCreateBindGroup(d.device, &descriptor); // errors: check_device()
+  if (last.group != nullptr) rt.api.wgpuBindGroupRelease(last.group);
+  last = LastBinding{pipeline.pipeline, std::move(storage), p.words, slot, group};
+  return group;
+}
+
+// Records the dispatch into the batch. On the worker. A validation error the implementation finds
+// now or when the batch is submitted is reported by the next check_device().
+Status record_launch(const Runtime& rt, DeviceState& d, FunctionState& function, const Pipeline& pipeline,
+                     const PreparedLaunch& p) {
+  const Api& api = rt.api;
   WGPUBindGroup group = nullptr;
-  if (layout != nullptr) {
-    WGPUBindGroupDescriptor descriptor{};
-    descriptor.layout = layout;
-    descriptor.entryCount = entries.size();
-    descriptor.entries = entries.data();
-    group = api.wgpuDeviceCreateBindGroup(d.device, &descriptor);
+  if (pipeline.layout != nullptr) {
+    DEVRT_ASSIGN_OR_RETURN(group, bind_group_for(rt, d, function, pipeline, p));
   }
-  WGPUCommandEncoder encoder = api.wgpuDeviceCreateCommandEncoder(d.device, nullptr);
-  WGPUComputePassEncoder pass = api.wgpuCommandEncoderBeginComputePass(encoder, nullptr);
-  api.wgpuComputePassEncoderSetPipeline(pass, pipeline);
-  if (group != nullptr) api.wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
+  DEVRT_RETURN_IF_ERROR(check_device(d));
+  WGPUComputePassEncoder pass = batch_pass(rt, d);
+  Batch& batch = d.batch;
+  if (batch.pipeline != pipeline.pipeline) {
+    api.wgpuComputePassEncoderSetPipeline(pass, pipeline.pipeline);
+    batch.pipeline = pipeline.pipeline;
+  }
+  if (group != nullptr && batch.group != group) {
+    api.wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
+    batch.group = group;
+  }
   api.wgpuComputePassEncoderDispatchWorkgroups(pass, p.grid[0], p.grid[1], p.grid[2]);
-  api.wgpuComputePassEncoderEnd(pass);
-  WGPUCommandBuffer commands = api.wgpuCommandEncoderFinish(encoder, nullptr);
-  api.wgpuQueueSubmit(d.queue, 1, &commands);
-  Status status = pop_scope(rt, d, "launch");
-  api.wgpuCommandBufferRelease(commands);
-  api.wgpuComputePassEncoderRelease(pass);
-  api.wgpuCommandEncoderRelease(encoder);
-  if (group != nullptr) api.wgpuBindGroupRelease(group);
-  if (layout != nullptr) api.wgpuBindGroupLayoutRelease(layout);
-  if (uniform_buffer != nullptr) api.wgpuBufferRelease(uniform_buffer); // the submission keeps it
-  DEVRT_RETURN_IF_ERROR(status);
-  return check_lost(d);
+  return Status();
 }
 
 } // namespace
@@ -332,13 +399,15 @@ Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const La
   auto* function = static_cast<FunctionState*>(handle);
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
+  DEVRT_RETURN_IF_ERROR(
+      detail::check_kernel_args(function->entry.name, function->module->signature, desc.args, desc.num_args));
   DEVRT_RETURN_IF_ERROR(check_block(d.limits, function->entry, desc));
   PreparedLaunch prepared;
   DEVRT_RETURN_IF_ERROR(prepare_arguments(d.limits, *function, desc, prepared));
   return worker().run([&]() -> Status {
-    DEVRT_RETURN_IF_ERROR(check_lost(d));
-    DEVRT_ASSIGN_OR_RETURN(WGPUComputePipeline pipeline, pipeline_for(rt, d, *function, desc.block));
-    return record_launch(rt, d, pipeline, prepared);
+    DEVRT_RETURN_IF_ERROR(check_device(d));
+    DEVRT_ASSIGN_OR_RETURN(Pipeline pipeline, pipeline_for(rt, d, *function, desc.block));
+    return record_launch(rt, d, *function, pipeline, prepared);
   });
 }
 

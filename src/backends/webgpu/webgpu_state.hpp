@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "core/gpu_freed_buffers.hpp"
 #include "support/dynamic_library.hpp"
 #include "webgpu_api.hpp"
+#include "webgpu_target.hpp"
 
 namespace devrt::webgpu {
 
@@ -86,7 +88,31 @@ private:
 // The process's worker. Thread-safe.
 Worker& worker();
 
-// One adapter opened as a device.
+// The work recorded since the queue's last submission: launches go into one compute pass of one
+// command encoder (device-to-device copies into the encoder between passes), their scalars into
+// slots of the device's uniform ring, and the whole is submitted by flush() when anything else
+// needs the queue (a write, a read, an event, a synchronize, a free) or the ring is full. WebGPU
+// orders the dispatches of a pass, so the batch keeps the stream's order.
+struct Batch {
+  WGPUCommandEncoder encoder = nullptr;
+  WGPUComputePassEncoder pass = nullptr;
+  WGPUComputePipeline pipeline = nullptr; // bound in the open pass
+  WGPUBindGroup group = nullptr;          // bound in the open pass
+  std::uint64_t first_slot = 0;           // the ring position of the batch's first uniform slot
+};
+
+// The launches' scalars: `slots` slots of `slot_bytes` (minUniformBufferOffsetAlignment or more)
+// in one uniform buffer, taken in turn, written from `shadow` when their batch is submitted. A slot
+// keeps its bytes until the ring comes round to it again, so a launch that repeats the scalars of
+// the one before reuses its slot and bind group.
+struct UniformRing {
+  WGPUBuffer buffer = nullptr;
+  std::vector<std::byte> shadow;
+  std::uint64_t next = 0; // slots taken so far
+  std::uint32_t slot_bytes = 0, slots = 0;
+};
+
+// One adapter opened as a device. Its fields change on the worker thread only.
 struct DeviceState {
   WGPUAdapter adapter = nullptr;
   WGPUDevice device = nullptr;
@@ -98,10 +124,16 @@ struct DeviceState {
   std::uint32_t subgroup_min_size = 0;
   bool shader_f16 = false;
   bool subgroups = false;
-  std::mutex mutex;              // serialises calls into the implementation for this device
   std::atomic<bool> lost{false}; // set by the device-lost callback
-  std::string lost_message;      // under mutex
-  std::string uncaptured;        // the last error no scope caught, under mutex
+  std::string lost_message;
+  // The first error no error scope caught (the uncaptured-error callback), reported once by the
+  // next check_device().
+  ErrorCode pending_code = ErrorCode::ok;
+  std::string pending_error;
+  Batch batch;
+  UniformRing ring;
+  WGPUBuffer staging = nullptr; // the MapRead buffer reads go through, kept for the next read
+  std::uint64_t staging_bytes = 0;
 };
 
 struct Runtime {
@@ -127,6 +159,9 @@ Runtime& runtime() noexcept;
 // The device of a valid index. Thread-safe.
 DeviceState& state_of(std::int32_t index);
 
+// What target detection reads of the device's adapter.
+AdapterFacts adapter_facts(const DeviceState& d);
+
 // The helpers below run on the worker thread.
 std::string text(WGPUStringView view);
 // Runs the instance's events until `done` is set; false after 30 s.
@@ -135,8 +170,9 @@ bool wait_for(const Runtime& rt, const std::atomic<bool>& done);
 // out_of_memory for an out-of-memory error, driver_error for the others.
 void push_scope(const Api& api, DeviceState& d);
 Status pop_scope(const Runtime& rt, DeviceState& d, const char* call);
-// driver_error once the device was lost.
-Status check_lost(DeviceState& d);
+// driver_error once the device was lost; else the error the device reported since the last check
+// (an operation recorded earlier failed when the queue ran it), once.
+Status check_device(DeviceState& d);
 // The object `create()` makes, or the error its error scopes caught (the object, if any, released
 // with `release`).
 template <class Handle, class Create, class Release>
@@ -153,6 +189,29 @@ Result<Handle> create_scoped(const Runtime& rt, DeviceState& d, const char* call
 // A buffer of `bytes` (a multiple of 4) with `usage`, or the error the device reported.
 Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_t bytes, WGPUFlags usage);
 void release_buffer(const Api& api, WGPUBuffer buffer);
+
+// The queue (webgpu_queue.cpp); all on the worker thread.
+// Submits the batch, if any, then check_device().
+Status flush(const Runtime& rt, DeviceState& d);
+// The batch's encoder, outside any compute pass (begun if there is no batch).
+WGPUCommandEncoder batch_encoder(const Runtime& rt, DeviceState& d);
+// The batch's open compute pass (begun if there is none).
+WGPUComputePassEncoder batch_pass(const Runtime& rt, DeviceState& d);
+// A uniform slot holding `words` for a launch of the batch, as its ring position; the batch is
+// submitted first when every slot belongs to it.
+Result<std::uint64_t> take_uniform_slot(const Runtime& rt, DeviceState& d, std::span<const std::uint32_t> words);
+// Whether the slot at ring position `position` still holds what it was given.
+bool slot_intact(const DeviceState& d, std::uint64_t position);
+// The slot's offset in the ring's buffer.
+std::uint64_t slot_offset(const DeviceState& d, std::uint64_t position);
+// Host bytes into a buffer (after the batch), and a buffer's bytes into host memory (complete on
+// return), at any offset and size.
+Status write_bytes(const Runtime& rt, DeviceState& d, const Allocation& target, std::uint64_t offset,
+                   const std::byte* data, std::uint64_t bytes);
+Status read_bytes(const Runtime& rt, DeviceState& d, const Allocation& source, std::uint64_t offset, std::byte* out,
+                  std::uint64_t bytes);
+// Waits until the queue has run everything submitted and batched.
+Status wait_idle(const Runtime& rt, DeviceState& d);
 
 } // namespace devrt::webgpu
 

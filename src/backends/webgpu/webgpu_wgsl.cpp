@@ -190,6 +190,68 @@ std::vector<WgslEntryPoint> scan_entry_points(std::string_view text) {
   return out.entry_points;
 }
 
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// The members of `struct <type> { ... }` as scalars; false when the struct is not found or a member
+// is not i32, u32 or f32.
+bool struct_scalars(std::string_view text, std::string_view type, std::vector<WgslScalar>& out) {
+  for (std::size_t at = text.find("struct"); at != std::string_view::npos; at = text.find("struct", at + 6)) {
+    if ((at > 0 && is_word(text[at - 1])) || (at + 6 < text.size() && is_word(text[at + 6]))) continue;
+    const std::size_t open = text.find('{', at);
+    if (open == std::string_view::npos || trimmed(text.substr(at + 6, open - at - 6)) != type) continue;
+    const std::size_t close = text.find('}', open);
+    if (close == std::string_view::npos) return false;
+    std::string_view members = text.substr(open + 1, close - open - 1);
+    while (!trimmed(members).empty()) {
+      const std::size_t comma = members.find_first_of(",;");
+      std::string_view member = members.substr(0, comma);
+      members = comma == std::string_view::npos ? std::string_view() : members.substr(comma + 1);
+      if (trimmed(member).empty()) continue;
+      const std::size_t colon = member.find(':');
+      if (colon == std::string_view::npos) return false;
+      std::string_view name = trimmed(member.substr(0, colon));
+      if (const std::size_t cut = name.find_last_of(") \t\r\n"); cut != std::string_view::npos) {
+        name.remove_prefix(cut + 1); // after the member's attributes
+      }
+      const std::string_view member_type = trimmed(member.substr(colon + 1));
+      WgslScalar scalar{std::string(name)};
+      if (member_type == "i32") {
+        scalar.code = 0;
+      } else if (member_type == "u32") {
+        scalar.code = 1;
+      } else if (member_type == "f32") {
+        scalar.code = 2;
+      } else {
+        return false;
+      }
+      out.push_back(std::move(scalar));
+    }
+    if (!out.empty() && out.back().name == "packGridDimX") out.pop_back();
+    return true;
+  }
+  return false;
+}
+
+// The type named in `var<uniform> name : Type;` of the uniform binding, or "".
+std::string_view uniform_type(std::string_view text) {
+  for (std::size_t at = text.find("var"); at != std::string_view::npos; at = text.find("var", at + 3)) {
+    if ((at > 0 && is_word(text[at - 1])) || (at + 3 < text.size() && is_word(text[at + 3]))) continue;
+    const std::size_t p = skip_spaces(text, at + 3);
+    if (p >= text.size() || text[p] != '<') continue;
+    const std::size_t close = text.find('>', p);
+    if (close == std::string_view::npos || trimmed(text.substr(p + 1, close - p - 1)) != "uniform") continue;
+    const std::size_t colon = text.find(':', close);
+    const std::size_t end = text.find(';', close);
+    if (colon == std::string_view::npos || end == std::string_view::npos || colon > end) return {};
+    return trimmed(text.substr(colon + 1, end - colon - 1));
+  }
+  return {};
+}
+
 } // namespace
 
 Result<WgslInterface> scan_wgsl(std::string_view source) {
@@ -197,6 +259,10 @@ Result<WgslInterface> scan_wgsl(std::string_view source) {
   WgslInterface out;
   DEVRT_ASSIGN_OR_RETURN(out.bindings, scan_bindings(clean));
   out.entry_points = scan_entry_points(clean);
+  const bool has_uniform =
+      std::any_of(out.bindings.begin(), out.bindings.end(), [](const WgslBinding& b) { return b.uniform; });
+  out.scalars_known = !has_uniform || struct_scalars(clean, uniform_type(clean), out.scalars);
+  if (!out.scalars_known) out.scalars.clear();
   return out;
 }
 

@@ -30,9 +30,20 @@ struct WgslEntryPoint {
   std::string size_override[3];
 };
 
+// A member of the uniform buffer's struct (TVM's PODArgs): a launch's scalar, as a DLPack type.
+struct WgslScalar {
+  std::string name;
+  std::uint8_t code = 0; // kDLInt 0, kDLUInt 1, kDLFloat 2
+  std::uint8_t bits = 32;
+};
+
 struct WgslInterface {
   std::vector<WgslBinding> bindings; // ascending binding numbers
   std::vector<WgslEntryPoint> entry_points;
+  // The uniform buffer's members in order, TVM's trailing packGridDimX left out; known when the
+  // shader has no uniform buffer, or one whose struct has i32, u32 and f32 members only.
+  bool scalars_known = false;
+  std::vector<WgslScalar> scalars;
 };
 
 // The interface of `source`, after comments are removed. invalid_argument for what the backend
