@@ -16,6 +16,8 @@ namespace bench_kernels {
 constexpr int kBatch = 1000;
 constexpr std::uint32_t kBlock = 64;
 constexpr std::size_t kLaunchBufferBytes = 1 << 20;
+// The round trip: this many floats written, scaled by the kernel and read back.
+constexpr std::uint32_t kRoundTripElements = 1024;
 // Textures are rows of this many float32 RGBA texels (16 KiB); a benchmark of n bytes copies
 // n / 16 KiB rows.
 constexpr std::size_t kTextureWidth = 1024;
@@ -38,6 +40,10 @@ public:
     static_cast<void>(write);
     state.SkipWithError("the raw side has no textures for this API");
   }
+  // kRoundTripElements floats written, scaled by the `scale` kernel, read back.
+  virtual void round_trip(benchmark::State& state) {
+    state.SkipWithError("the raw side has no round trip for this API");
+  }
   bool gpu = false;
   std::string error;        // the device could not be opened: no raw row runs
   std::string launch_error; // no kernel: the launch rows do not run
@@ -47,6 +53,8 @@ public:
 std::shared_ptr<RawDevice> open_raw_opencl(const std::string& name);
 // The raw side of the Vulkan physical device called `name` (bench_kernels_vulkan.cpp).
 std::shared_ptr<RawDevice> open_raw_vulkan(const std::string& name);
+// The raw side of the WebGPU adapter called `name` (bench_kernels_webgpu.cpp).
+std::shared_ptr<RawDevice> open_raw_webgpu(const std::string& name);
 
 } // namespace bench_kernels
 

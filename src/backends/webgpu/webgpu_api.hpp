@@ -149,6 +149,16 @@ struct WGPULimits {
   std::uint32_t maxImmediateSize;
 };
 
+// Dawn's own chained struct for a request-adapter call (include/dawn/native/OpenGLBackend.h,
+// RequestAdapterOptionsGetGLProc, sType 0x0005000D in Dawn's 2025 numbering): the EGL display and
+// the eglGetProcAddress its OpenGL ES backend uses instead of opening a display itself.
+inline constexpr WGPUEnum kSTypeDawnRequestAdapterOptionsGetGLProc = 0x0005000D;
+struct DawnRequestAdapterOptionsGetGLProc {
+  WGPUChainedStruct chain;
+  void* (*getProc)(const char* name);
+  void* display; // EGLDisplay
+};
+
 struct WGPUQueueDescriptor {
   WGPUChainedStruct* nextInChain;
   WGPUStringView label;

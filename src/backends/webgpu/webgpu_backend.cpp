@@ -42,16 +42,30 @@ std::string text(WGPUStringView view) {
 
 namespace {
 constexpr auto kWaitLimit = std::chrono::seconds(30);
+// How long a wait polls without sleeping: most waits (a copy, a short kernel, an error scope) end
+// within it, and a sleep costs at least the kernel's timer slack (50 us).
+constexpr auto kSpinLimit = std::chrono::milliseconds(1);
+// and for how much of that without yielding the core (a yield is a system call, and lets the thread
+// that waits for this one's answer take the core).
+constexpr auto kBusyLimit = std::chrono::microseconds(50);
 } // namespace
 
-// Runs the instance's events until `done` is set or the limit passes. Runs on the worker thread.
+// Runs the instance's events until `done` is set or the limit passes: polling busily for
+// kBusyLimit, then yielding the core between polls until kSpinLimit, then every 20 us. Runs on the
+// worker thread.
 bool wait_for(const Runtime& rt, const std::atomic<bool>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + kWaitLimit;
-  for (unsigned spins = 0; !done.load(std::memory_order_acquire); ++spins) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!done.load(std::memory_order_acquire)) {
     rt.api.wgpuInstanceProcessEvents(rt.instance);
     if (done.load(std::memory_order_acquire)) break;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    if (spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > kWaitLimit) return false;
+    if (waited < kBusyLimit) continue;
+    if (waited < kSpinLimit) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
   }
   return true;
 }
@@ -80,6 +94,13 @@ WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level,
   WGPURequestAdapterOptions options{};
   options.backendType = backend;
   options.featureLevel = level;
+  DawnRequestAdapterOptionsGetGLProc gl{};
+  if (backend == kBackendOpenGLES && rt.egl_display != nullptr) {
+    gl.chain.sType = kSTypeDawnRequestAdapterOptionsGetGLProc;
+    gl.getProc = rt.egl_get_proc;
+    gl.display = rt.egl_display;
+    options.nextInChain = &gl.chain;
+  }
   WGPURequestAdapterCallbackInfo callback{};
   callback.mode = kCallbackModeAllowProcessEvents;
   callback.callback = [](WGPUEnum status, WGPUAdapter adapter, WGPUStringView message, void* data, void*) {
@@ -180,6 +201,18 @@ Result<WGPUEnum> forced_backend() {
                     "' is none of vulkan, opengles, metal, d3d12");
 }
 
+// Opens Mesa's surfaceless EGL platform display (EGL_PLATFORM_SURFACELESS_MESA) for Dawn's
+// OpenGL ES backend, which otherwise opens the default platform's display and, without a display
+// server, finds none. Nothing happens without libEGL or the extension.
+void open_surfaceless_display(Runtime& rt) {
+  std::string reason;
+  if (!rt.egl.open({"libEGL.so.1"}, reason) || !rt.egl.resolve("eglGetProcAddress", rt.egl_get_proc)) return;
+  using GetPlatformDisplay = void* (*)(std::uint32_t platform, void* native_display, const std::intptr_t* attributes);
+  auto get_display = reinterpret_cast<GetPlatformDisplay>(rt.egl_get_proc("eglGetPlatformDisplayEXT"));
+  constexpr std::uint32_t kPlatformSurfacelessMesa = 0x31DD;
+  if (get_display != nullptr) rt.egl_display = get_display(kPlatformSurfacelessMesa, nullptr, nullptr);
+}
+
 Status discover(Runtime& rt) {
   std::string reason;
   const char* chosen = ::secure_getenv("DEVRT_WEBGPU_LIBRARY"); // NOLINT(concurrency-mt-unsafe)
@@ -199,8 +232,7 @@ Status discover(Runtime& rt) {
   DEVRT_WEBGPU_SYMBOLS(DEVRT_WEBGPU_RESOLVE)
 #undef DEVRT_WEBGPU_RESOLVE
   DEVRT_ASSIGN_OR_RETURN(WGPUEnum forced, forced_backend());
-  // Dawn's OpenGL ES backend finds Mesa's surfaceless EGL platform only through this variable.
-  ::setenv("EGL_PLATFORM", "surfaceless", 0); // NOLINT(concurrency-mt-unsafe)
+  if (forced == 0 || forced == kBackendOpenGLES) open_surfaceless_display(rt);
   rt.instance = rt.api.wgpuCreateInstance(nullptr);
   if (rt.instance == nullptr) return make_error(ErrorCode::unavailable, "wgpuCreateInstance failed");
   struct Choice {
@@ -304,11 +336,21 @@ namespace {
 // to the device's one queue.
 struct StreamToken {};
 
-// An event: the flag the queue sets once the work submitted before record() has run; null until
-// recorded (an unrecorded event is complete). The callback owns a reference, so destroying the
-// event before the queue reaches it is safe.
+// The flag the queue sets once the work submitted before an event's record() has run, held by the
+// event and by the queue's callback; released by both, on the worker thread (so a plain count), so
+// destroying the event before the queue reaches it is safe.
+struct EventFlag {
+  std::atomic<bool> done{false};
+  int references = 2;
+};
+
+void release(EventFlag* flag) {
+  if (flag != nullptr && --flag->references == 0) delete flag;
+}
+
+// An event: its flag, null until recorded (an unrecorded event is complete).
 struct EventState {
-  std::shared_ptr<std::atomic<bool>> done;
+  EventFlag* flag = nullptr;
 };
 
 } // namespace
@@ -460,7 +502,8 @@ Result<void*> WebgpuBackend::event_create(const BackendDevice&) noexcept {
 }
 
 Status WebgpuBackend::event_destroy(const BackendDevice&, void* event) noexcept {
-  worker().run([&] { // the flag's last reference may be the queue's, released on this thread
+  worker().run([&] { // the flag's references are counted on this thread
+    release(static_cast<EventState*>(event)->flag);
     delete static_cast<EventState*>(event);
     return 0;
   });
@@ -470,21 +513,25 @@ Status WebgpuBackend::event_destroy(const BackendDevice&, void* event) noexcept 
 Status WebgpuBackend::event_record(const BackendDevice& device, void* event, void*) noexcept {
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
-  auto flag = std::make_shared<std::atomic<bool>>(false);
-  auto* reference = new (std::nothrow) std::shared_ptr<std::atomic<bool>>(flag);
-  if (reference == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for an event record");
+  auto* flag = new (std::nothrow) EventFlag();
+  if (flag == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for an event record");
   return worker().run([&]() -> Status {
-    DEVRT_RETURN_IF_ERROR(flush(rt, d));
+    if (Status flushed = flush(rt, d); !flushed.ok()) {
+      delete flag;
+      return flushed;
+    }
     WGPUQueueWorkDoneCallbackInfo callback{};
     callback.mode = kCallbackModeAllowProcessEvents;
     callback.callback = [](WGPUEnum, WGPUStringView, void* data, void*) {
-      auto* held = static_cast<std::shared_ptr<std::atomic<bool>>*>(data);
-      (*held)->store(true, std::memory_order_release);
-      delete held;
+      auto* reached = static_cast<EventFlag*>(data);
+      reached->done.store(true, std::memory_order_release);
+      release(reached);
     };
-    callback.userdata1 = reference;
+    callback.userdata1 = flag;
     rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, callback);
-    static_cast<EventState*>(event)->done = std::move(flag);
+    auto& state = *static_cast<EventState*>(event);
+    release(state.flag);
+    state.flag = flag;
     return Status();
   });
 }
@@ -493,9 +540,9 @@ Status WebgpuBackend::event_synchronize(const BackendDevice& device, void* event
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
   return worker().run([&]() -> Status {
-    const auto& done = static_cast<EventState*>(event)->done;
-    if (done == nullptr) return Status();
-    if (!wait_for(rt, *done)) return make_error(ErrorCode::timed_out, "the event was not reached within 30 s");
+    const EventFlag* flag = static_cast<EventState*>(event)->flag;
+    if (flag == nullptr) return Status();
+    if (!wait_for(rt, flag->done)) return make_error(ErrorCode::timed_out, "the event was not reached within 30 s");
     return check_device(d);
   });
 }
@@ -504,11 +551,11 @@ Result<bool> WebgpuBackend::event_query(const BackendDevice& device, void* event
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
   return worker().run([&]() -> Result<bool> {
-    const auto& done = static_cast<EventState*>(event)->done;
-    if (done == nullptr) return true;
+    const EventFlag* flag = static_cast<EventState*>(event)->flag;
+    if (flag == nullptr) return true;
     rt.api.wgpuInstanceProcessEvents(rt.instance);
     DEVRT_RETURN_IF_ERROR(check_device(d));
-    return done->load(std::memory_order_acquire);
+    return flag->done.load(std::memory_order_acquire);
   });
 }
 

@@ -224,11 +224,11 @@ namespace {
 
 // A launch checked against the device and the shader, ready to record.
 struct PreparedLaunch {
-  std::vector<std::uint32_t> storage;           // the storage bindings, ascending
-  const WgslBinding* uniform = nullptr;         // the uniform binding, if the shader has one
-  std::vector<const devrt_kernel_arg*> buffers; // in argument order
-  std::vector<std::uint32_t> words;             // the scalars, then packGridDimX
-  std::uint32_t grid[3] = {1, 1, 1};            // as dispatched (x spread into z when too wide)
+  std::vector<std::uint32_t> storage;    // the storage bindings, ascending
+  const WgslBinding* uniform = nullptr;  // the uniform binding, if the shader has one
+  std::vector<devrt_kernel_arg> buffers; // in argument order (copies: the launch runs later)
+  std::vector<std::uint32_t> words;      // the scalars, then packGridDimX
+  std::uint32_t grid[3] = {1, 1, 1};     // as dispatched (x spread into z when too wide)
 };
 
 Status check_block(const WGPULimits& limits, const WgslEntryPoint& entry, const LaunchDesc& desc) {
@@ -270,7 +270,7 @@ Status prepare_arguments(const WGPULimits& limits, const FunctionState& function
                           " is not a multiple of minStorageBufferOffsetAlignment ",
                           limits.minStorageBufferOffsetAlignment);
       }
-      out.buffers.push_back(&arg);
+      out.buffers.push_back(arg);
     } else if (arg.kind == DEVRT_ARG_SCALAR && arg.type_bits == 32 &&
                (arg.type_code == 0 || arg.type_code == 1 || arg.type_code == 2)) {
       std::uint32_t word = 0;
@@ -333,7 +333,7 @@ Result<WGPUBindGroup> bind_group_for(const Runtime& rt, DeviceState& d, Function
                                      const Pipeline& pipeline, const PreparedLaunch& p) {
   std::vector<WGPUBindGroupEntry> storage;
   for (std::size_t i = 0; i < p.buffers.size(); ++i) {
-    const devrt_kernel_arg& arg = *p.buffers[i];
+    const devrt_kernel_arg& arg = p.buffers[i];
     const auto* allocation = static_cast<const Allocation*>(arg.buffer);
     WGPUBindGroupEntry e{};
     e.binding = p.storage[i];
@@ -370,7 +370,7 @@ Result<WGPUBindGroup> bind_group_for(const Runtime& rt, DeviceState& d, Function
 }
 
 // Records the dispatch into the batch. On the worker. A validation error the implementation finds
-// now or when the batch is submitted is reported by the next check_device().
+// now or when the batch is submitted is reported by the device's next check_device().
 Status record_launch(const Runtime& rt, DeviceState& d, FunctionState& function, const Pipeline& pipeline,
                      const PreparedLaunch& p) {
   const Api& api = rt.api;
@@ -378,7 +378,6 @@ Status record_launch(const Runtime& rt, DeviceState& d, FunctionState& function,
   if (pipeline.layout != nullptr) {
     DEVRT_ASSIGN_OR_RETURN(group, bind_group_for(rt, d, function, pipeline, p));
   }
-  DEVRT_RETURN_IF_ERROR(check_device(d));
   WGPUComputePassEncoder pass = batch_pass(rt, d);
   Batch& batch = d.batch;
   if (batch.pipeline != pipeline.pipeline) {
@@ -395,20 +394,28 @@ Status record_launch(const Runtime& rt, DeviceState& d, FunctionState& function,
 
 } // namespace
 
+// Checks the launch here and records it on the worker thread without waiting for it: a run of
+// launches is recorded while the caller prepares the next. What fails on the worker (a pipeline
+// for a new block extent, a bind group) is reported by the device's next call that waits.
 Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   auto* function = static_cast<FunctionState*>(handle);
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
+  if (d.lost.load(std::memory_order_acquire)) return make_error(ErrorCode::driver_error, "the WebGPU device was lost");
   DEVRT_RETURN_IF_ERROR(
       detail::check_kernel_args(function->entry.name, function->module->signature, desc.args, desc.num_args));
   DEVRT_RETURN_IF_ERROR(check_block(d.limits, function->entry, desc));
   PreparedLaunch prepared;
   DEVRT_RETURN_IF_ERROR(prepare_arguments(d.limits, *function, desc, prepared));
-  return worker().run([&]() -> Status {
-    DEVRT_RETURN_IF_ERROR(check_device(d));
-    DEVRT_ASSIGN_OR_RETURN(Pipeline pipeline, pipeline_for(rt, d, *function, desc.block));
-    return record_launch(rt, d, *function, pipeline, prepared);
+  const std::array<std::uint32_t, 3> block{desc.block[0], desc.block[1], desc.block[2]};
+  const bool queued = worker().post([&rt, &d, function, block, prepared = std::move(prepared)] {
+    const std::uint32_t requested[3] = {block[0], block[1], block[2]};
+    Result<Pipeline> pipeline = pipeline_for(rt, d, *function, requested);
+    Status status = pipeline.ok() ? record_launch(rt, d, *function, *pipeline, prepared) : pipeline.status();
+    if (!status.ok()) note_error(d, status, function->entry.name.c_str());
   });
+  if (!queued) return make_error(ErrorCode::out_of_memory, "no host memory to queue the launch");
+  return Status();
 }
 
 Result<ModuleBinary> WebgpuBackend::module_binary(const BackendDevice&, void* handle) noexcept {

@@ -73,6 +73,12 @@ void begin_batch(const Runtime& rt, DeviceState& d) {
 
 } // namespace
 
+void note_error(DeviceState& d, const Status& status, const char* kernel) {
+  if (d.pending_code != ErrorCode::ok) return; // the first one is reported
+  d.pending_code = status.code();
+  d.pending_error = std::string("the launch of '") + kernel + "': " + std::string(status.message());
+}
+
 WGPUCommandEncoder batch_encoder(const Runtime& rt, DeviceState& d) {
   end_pass(rt.api, d.batch);
   begin_batch(rt, d);

@@ -25,7 +25,7 @@ constexpr NumericField kNumericFields[] = {
 constexpr const char* kSizeFields[] = {"maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeY",
                                        "maxComputeWorkgroupSizeZ"};
 
-std::string_view trimmed(std::string_view text) {
+std::string_view field_text(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
   return text;
@@ -123,13 +123,13 @@ Result<AdapterFacts> parse_adapter_record(std::string_view record) {
   for (std::size_t at = 0; at < record.size();) {
     std::size_t end = record.find('\n', at);
     if (end == std::string_view::npos) end = record.size();
-    const std::string_view line = trimmed(record.substr(at, end - at));
+    const std::string_view line = field_text(record.substr(at, end - at));
     at = end + 1;
     ++line_number;
     if (line.empty() || line.front() == '#') continue;
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos ||
-        !set_field(facts, trimmed(line.substr(0, colon)), trimmed(line.substr(colon + 1)))) {
+        !set_field(facts, field_text(line.substr(0, colon)), field_text(line.substr(colon + 1)))) {
       return make_error(ErrorCode::invalid_argument, "adapter record line ", line_number, " is not a field: '", line,
                         "'");
     }
