@@ -23,7 +23,10 @@ namespace devrt::detail {
 class FreedBuffers {
 public:
   static constexpr std::size_t kCapacity = 4096;
+  // After the driver returned `handle`.
   void allocated(const void* handle);
+  // Before the handle's memory is released: once it is, another thread's allocation may return
+  // the same address, and a mark made after that would refuse the live buffer.
   void freed(const void* handle);
   // invalid_argument when `handle` was freed: "<what> buffer 0x... was freed (...)", or for a
   // kernel argument (index given) "argument <index>: buffer 0x... was freed (...)".

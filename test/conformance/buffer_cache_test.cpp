@@ -5,9 +5,11 @@
 // leave every figure at zero.
 #include "conformance.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 
 using devrt::Buffer;
@@ -155,6 +157,12 @@ TEST_CASE("threads share a device's Buffer cache", "[conformance][buffer_cache][
     std::mutex handoff_mutex;
     std::vector<Buffer> handoff;
     std::atomic<int> failures{0};
+    std::string first_failure; // under handoff_mutex
+    auto note_failure = [&](std::string what) {
+      ++failures;
+      std::lock_guard<std::mutex> lock(handoff_mutex);
+      if (first_failure.empty()) first_failure = std::move(what);
+    };
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
@@ -163,14 +171,20 @@ TEST_CASE("threads share a device's Buffer cache", "[conformance][buffer_cache][
           std::vector<unsigned char> bytes = conformance::pattern(n, static_cast<unsigned>(t * 1000 + round));
           devrt::Result<Buffer> buffer = Buffer::allocate(device, n);
           if (!buffer.ok()) {
-            ++failures;
+            note_failure("allocate " + std::to_string(n) + " bytes: " + std::string(buffer.status().message()));
             continue;
           }
           std::vector<unsigned char> back(n);
-          bool ok = devrt::copy(devrt::host_span(bytes.data(), n), *buffer).ok() &&
-                    devrt::copy(*buffer, devrt::host_span(back.data(), n)).ok() &&
-                    devrt::synchronize(devrt::current_stream(device)).ok() && back == bytes;
-          if (!ok) ++failures;
+          devrt::Status status = devrt::copy(devrt::host_span(bytes.data(), n), *buffer);
+          if (status.ok()) status = devrt::copy(*buffer, devrt::host_span(back.data(), n));
+          if (status.ok()) status = devrt::synchronize(devrt::current_stream(device));
+          if (!status.ok()) {
+            note_failure("copy or synchronize: " + std::string(status.message()));
+          } else if (back != bytes) {
+            const auto first = std::mismatch(bytes.begin(), bytes.end(), back.begin()).first - bytes.begin();
+            note_failure("read back differs at byte " + std::to_string(first) + " of " + std::to_string(n) +
+                         " (thread " + std::to_string(t) + ", round " + std::to_string(round) + ")");
+          }
           std::lock_guard<std::mutex> lock(handoff_mutex);
           if (round % 3 == 0) {
             handoff.push_back(std::move(buffer).value());
@@ -181,6 +195,7 @@ TEST_CASE("threads share a device's Buffer cache", "[conformance][buffer_cache][
       });
     }
     for (std::thread& thread : threads) thread.join();
+    INFO("first failure: " << first_failure);
     CHECK(failures.load() == 0);
     handoff.clear();
     // The threads have exited: what they cached went to the shared list. Nothing is in use now.

@@ -150,3 +150,19 @@ def test_a_function_keeps_its_module_alive():
     vadd(a, a, a, 8, grid=8, block=1)
     device.sync()
     np.testing.assert_array_equal(np.from_dlpack(a.to(devrt.cpu(0))), np.full(8, 2, dtype=np.float32))
+
+
+def test_webgpu_tensors_go_out_by_copy_and_say_why_not_by_dlpack():
+    device = present(devrt.webgpu(0))
+    values = np.arange(16, dtype=np.float32)
+    tensor = devrt.tensor(values, device)
+    assert tensor.__dlpack_device__() == (15, 0)  # kDLWebGPU: a buffer handle, not an address
+    with pytest.raises(RuntimeError, match="Unsupported device"):
+        np.from_dlpack(tensor)
+    np.testing.assert_array_equal(tensor.numpy(), values)
+    np.testing.assert_array_equal(np.from_dlpack(tensor.to(devrt.cpu(0))), values)
+    # A wrong argument type is refused with the WGSL kernel's signature before anything runs.
+    module, name, block = vadd_module(device)
+    c = devrt.empty((16,), "float32", device)
+    with pytest.raises(Exception, match="float32|int32"):
+        module[name](tensor, tensor, c, 1.5, grid=1, block=block)

@@ -6,10 +6,12 @@
 #                  fails instead of skipping); the conformance suite for cuda, cuda_host, vulkan
 #                  (as is, and staged with descriptor pools) and opencl (every OpenCL device there: the
 #                  NVIDIA GPU, and PoCL's CPU device, opencl:0, on the lent machines)
+#                  and webgpu (Dawn on the GPU's Vulkan driver) when Dawn was staged
 #   bench          bench-cuda and bench-kernels (every device, GPUs first), bench/report.py
 #   shell CMD...   CMD in the staged tree with this environment
 # Results under $OUT (default /tmp/gpu-lane-out): machine.txt, gpu-tests.log, conformance.txt,
-# python.log, bench-cuda.json, bench-kernels.json, report.txt. Exits non-zero when anything failed.
+# python.log, webgpu-adapter.txt, bench-cuda.json, bench-kernels.json, report.txt. Exits non-zero
+# when anything failed.
 set -u
 lane=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/gpu-lane-out}
@@ -54,6 +56,14 @@ if [ "$mode" = all ] || [ "$mode" = tests ]; then
   for backend in cuda cuda_host vulkan opencl; do
     conformance "$backend" DEVRT_CONFORMANCE_BACKEND=$backend
   done
+  # WebGPU on the GPU's Vulkan driver (Dawn from npm, staged in lib/): its conformance, and the
+  # adapter's record for test/fixtures/ (webgpu_target.hpp's format).
+  if [ -f "$lane/lib/libwebgpu_wrapper.so" ]; then
+    export DEVRT_WEBGPU_LIBRARY="$lane/lib/libwebgpu_wrapper.so"
+    conformance webgpu DEVRT_CONFORMANCE_BACKEND=webgpu
+    "$b/test/webgpu-adapter-record" >"$out/webgpu-adapter.txt" 2>&1 || status=1
+    head -3 "$out/webgpu-adapter.txt"
+  fi
   conformance "vulkan (descriptor pools, never mapped)" DEVRT_CONFORMANCE_BACKEND=vulkan \
     DEVRT_VULKAN_FORCE_STAGING=1 DEVRT_VULKAN_NO_PUSH_DESCRIPTORS=1
   # The Python package on that machine's own CPython and PyTorch (with CUDA): libdevrt_c.so and

@@ -32,6 +32,9 @@ find "$lane/tree" -name '*.p' -type d -prune -exec rm -rf {} +
 for l in libfmt.so.9 libbenchmark.so.1debian libbenchmark_main.so.1debian; do
   [ -e /usr/lib/x86_64-linux-gnu/$l ] && cp -L /usr/lib/x86_64-linux-gnu/$l "$lane/lib/"
 done
+# Dawn (tools/install-deps.sh put it in .deps/npm), for the WebGPU backend on the GPU's Vulkan.
+dawn=$root/.deps/npm/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so
+[ -f "$dawn" ] && cp "$dawn" "$lane/lib/"
 cp -a /usr/lib/python3/dist-packages/mesonbuild "$lane/py/"
 lists=/tmp/gpu-lane-apt
 mkdir -p $lists/partial

@@ -310,8 +310,10 @@ Result<void*> OpenclBackend::allocate(const BackendDevice& device, std::size_t n
 }
 
 Status OpenclBackend::free(const BackendDevice&, void* ptr) noexcept {
-  DEVRT_CL_CHECK("clReleaseMemObject", runtime().api.clReleaseMemObject(static_cast<cl_mem>(ptr)));
+  // Marked first: once released, another thread's clCreateBuffer may return the same address,
+  // which a later mark would then refuse.
   freed_buffers().freed(ptr);
+  DEVRT_CL_CHECK("clReleaseMemObject", runtime().api.clReleaseMemObject(static_cast<cl_mem>(ptr)));
   return Status();
 }
 
