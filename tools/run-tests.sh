@@ -25,12 +25,13 @@ configs=${DEVRT_TEST_CONFIGS:-plain plugins asan valgrind tsan fuzz firmware hex
 logs=""
 failed_setup=0
 
-# The sanitizer and fuzz configurations compile in unity mode (Meson joins up to 16 sources of a
-# target into one unit): half the compile time, the same code and the same tests. The plain
-# configuration compiles each source alone, so it still proves that every file includes what it
-# uses; the plugin variant too, because a plugin takes the core's units it needs whole, and a unit
-# of 16 sources brings thread_local objects that a plugin must not (glibc's static TLS, which a
-# Python process with every plugin loaded has little of).
+# The plain, sanitizer and fuzz configurations compile in unity mode (Meson joins up to 16 sources
+# of a target into one unit): half the compile time, the same code and the same tests (the
+# benchmarks and the plugins stay one unit per source). The plugin variant compiles each source
+# alone, so it proves that every file includes what it uses (and source-limits-vs-clang parses
+# its units), and because a plugin takes the core's units it needs whole: a unit of 16 sources
+# brings thread_local objects that a plugin must not (glibc's static TLS, which a Python process
+# with every plugin loaded has little of).
 unity="-Dunity=on -Dunity_size=16"
 
 configure() { # dir, options... (benchmarks are off unless the options name -Dbench)
@@ -61,7 +62,8 @@ for config in $configs; do
   case $config in
     plain)
       # With the benchmarks built: bench-kernels is tested to skip missing drivers, not abort.
-      setup build-test -Dbench=enabled && meson test -C build-test --print-errorlogs --logbase plain
+      # shellcheck disable=SC2086
+      setup build-test -Dbench=enabled $unity && meson test -C build-test --print-errorlogs --logbase plain
       logs="$logs build-test/meson-logs/plain.json" ;;
     plugins)
       setup build-plugins -Dplugins=true && meson test -C build-plugins --print-errorlogs --logbase plugins
@@ -79,7 +81,8 @@ for config in $configs; do
       # the wrapper, since the tests' environment names it) and NVRTC's own uninitialised reads are
       # suppressed (tools/valgrind.supp): their errors are not devrt's.
       empty_icd=$(mktemp -d)
-      setup build-test -Dbench=enabled && OCL_ICD_VENDORS=$empty_icd VK_ICD_FILENAMES=$empty_icd/none.json \
+      # shellcheck disable=SC2086
+      setup build-test -Dbench=enabled $unity && OCL_ICD_VENDORS=$empty_icd VK_ICD_FILENAMES=$empty_icd/none.json \
         VK_DRIVER_FILES=$empty_icd/none.json meson test -C build-test --print-errorlogs --logbase memcheck \
         --suite unit --suite cpu --timeout-multiplier 4 \
         --wrap "env DEVRT_WEBGPU_LIBRARY=/nonexistent/libwebgpu.so valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=$PWD/tools/valgrind.supp"

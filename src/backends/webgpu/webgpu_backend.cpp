@@ -431,14 +431,14 @@ Status WebgpuBackend::free(const BackendDevice& device, void* ptr) noexcept {
   auto* allocation = static_cast<Allocation*>(ptr);
   // WebGPU keeps a destroyed buffer alive for the work already submitted that uses it, but refuses
   // a submission that uses it after: the batch goes first.
-  Status flushed = worker().run([&] {
-    Status status = flush(rt, state_of(device.index));
-    release_buffer(rt.api, allocation->buffer);
-    return status;
-  });
   freed_buffers().freed(allocation);
+  worker().run([&] {
+    submit(rt, state_of(device.index)); // the batch's errors stay pending for the next call
+    release_buffer(rt.api, allocation->buffer);
+    return 0;
+  });
   delete allocation;
-  return flushed;
+  return Status();
 }
 
 Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {

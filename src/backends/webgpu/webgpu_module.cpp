@@ -177,17 +177,17 @@ Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleForm
 Status WebgpuBackend::module_unload(const BackendDevice&, void* handle) noexcept {
   const Runtime& rt = runtime();
   auto* module = static_cast<ModuleState*>(handle);
-  Status flushed = worker().run([&] {
-    Status status = flush(rt, state_of(module->device)); // the batch may use the module's pipelines
+  worker().run([&] {
+    submit(rt, state_of(module->device)); // the batch may use the module's pipelines
     for (const auto& function : module->functions) {
       if (function->last.group != nullptr) rt.api.wgpuBindGroupRelease(function->last.group);
       for (auto& [block, pipeline] : function->pipelines) release_pipeline(rt.api, pipeline);
     }
     rt.api.wgpuShaderModuleRelease(module->shader);
-    return status;
+    return 0;
   });
   delete module;
-  return flushed;
+  return Status();
 }
 
 Result<void*> WebgpuBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {

@@ -94,10 +94,10 @@ WGPUComputePassEncoder batch_pass(const Runtime& rt, DeviceState& d) {
   return batch.pass;
 }
 
-Status flush(const Runtime& rt, DeviceState& d) {
+void submit(const Runtime& rt, DeviceState& d) {
   const Api& api = rt.api;
   Batch& batch = d.batch;
-  if (batch.encoder == nullptr) return check_device(d);
+  if (batch.encoder == nullptr) return;
   end_pass(api, batch);
   write_slots(api, d, batch.first_slot, d.ring.next);
   WGPUCommandBuffer commands = api.wgpuCommandEncoderFinish(batch.encoder, nullptr);
@@ -105,6 +105,10 @@ Status flush(const Runtime& rt, DeviceState& d) {
   api.wgpuCommandBufferRelease(commands);
   api.wgpuCommandEncoderRelease(batch.encoder);
   batch = Batch{};
+}
+
+Status flush(const Runtime& rt, DeviceState& d) {
+  submit(rt, d);
   return check_device(d);
 }
 
@@ -122,7 +126,7 @@ Result<std::uint64_t> take_uniform_slot(const Runtime& rt, DeviceState& d, std::
     return make_error(ErrorCode::invalid_argument, words.size(), " scalar words exceed a uniform slot of ",
                       ring.slot_bytes, " bytes");
   }
-  if (d.batch.encoder != nullptr && ring.next - d.batch.first_slot >= ring.slots) DEVRT_RETURN_IF_ERROR(flush(rt, d));
+  if (d.batch.encoder != nullptr && ring.next - d.batch.first_slot >= ring.slots) submit(rt, d);
   begin_batch(rt, d);
   const std::uint64_t position = ring.next++;
   std::memcpy(ring.shadow.data() + slot_offset(d, position), words.data(), words.size() * 4);

@@ -267,7 +267,9 @@ Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_
 void release_buffer(const Api& api, WGPUBuffer buffer);
 
 // The queue (webgpu_queue.cpp); all on the worker thread.
-// Submits the batch, if any, then check_device().
+// Submits the batch, if any; errors stay pending.
+void submit(const Runtime& rt, DeviceState& d);
+// submit(), then check_device().
 Status flush(const Runtime& rt, DeviceState& d);
 // The batch's encoder, outside any compute pass (begun if there is no batch).
 WGPUCommandEncoder batch_encoder(const Runtime& rt, DeviceState& d);
