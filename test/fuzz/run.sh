@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Runs one libFuzzer target for DEVRT_FUZZ_SECONDS (default 15) from its seed corpus.
+# Runs one libFuzzer target for DEVRT_FUZZ_SECONDS (default 10) from its seed corpus.
 # usage: run.sh <fuzzer> <seed corpus dir> <work dir>
 set -eu
 fuzzer=$1 seeds=$2 work=$3
-seconds=${DEVRT_FUZZ_SECONDS:-15}
+seconds=${DEVRT_FUZZ_SECONDS:-10}
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts"
 cp "$seeds"/* "$work/corpus/"

@@ -163,6 +163,7 @@ Status open_device(Runtime& rt, DeviceState& d) {
   descriptor.uncapturedErrorCallbackInfo.callback = [](const WGPUDevice*, WGPUEnum type, WGPUStringView message,
                                                        void* data, void*) {
     auto* state = static_cast<DeviceState*>(data);
+    state->idle_through.store(0, std::memory_order_release);
     if (state->pending_code != ErrorCode::ok) return; // the first one is reported
     state->pending_code = type == kErrorOutOfMemory ? ErrorCode::out_of_memory : ErrorCode::driver_error;
     state->pending_error = text(message);
@@ -446,11 +447,21 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
   const auto kind = static_cast<std::int32_t>(WebgpuBackend::kind);
   if (desc.src_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.src, "the source"));
   if (desc.dst_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.dst, "the destination"));
+  if (desc.src_kind != kind) {
+    // Host -> device: queued to the worker without waiting (the copy rule keeps the source until
+    // the stream is synchronized); what fails is reported by the device's next call that waits.
+    DeviceState& d = state_of(desc.dst_device_id);
+    const auto* target = static_cast<const Allocation*>(desc.dst);
+    const auto* source = static_cast<const std::byte*>(desc.src) + desc.src_offset;
+    const std::uint64_t offset = desc.dst_offset, bytes = desc.nbytes;
+    const bool queued = worker().post([&rt, &d, target, source, offset, bytes] {
+      Status status = write_bytes(rt, d, *target, offset, source, bytes);
+      if (!status.ok()) note_error(d, status, "a copy to the device");
+    });
+    if (!queued) return make_error(ErrorCode::out_of_memory, "no host memory to queue the copy");
+    return Status();
+  }
   return worker().run([&]() -> Status {
-    if (desc.src_kind != kind) { // host -> device
-      return write_bytes(rt, state_of(desc.dst_device_id), *static_cast<const Allocation*>(desc.dst), desc.dst_offset,
-                         static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
-    }
     const auto& src = *static_cast<const Allocation*>(desc.src);
     if (desc.dst_kind != kind) { // device -> host: complete on return
       return read_bytes(rt, state_of(desc.src_device_id), src, desc.src_offset,
@@ -492,6 +503,7 @@ Status WebgpuBackend::stream_synchronize(const BackendDevice& device, void*) noe
 Status WebgpuBackend::device_synchronize(const BackendDevice& device) noexcept {
   const Runtime& rt = runtime();
   DeviceState& d = state_of(device.index);
+  if (known_idle(d)) return Status(); // nothing queued since the device was last seen idle
   return worker().run([&] { return wait_idle(rt, d); });
 }
 

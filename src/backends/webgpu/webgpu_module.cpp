@@ -412,7 +412,7 @@ Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const La
     const std::uint32_t requested[3] = {block[0], block[1], block[2]};
     Result<Pipeline> pipeline = pipeline_for(rt, d, *function, requested);
     Status status = pipeline.ok() ? record_launch(rt, d, *function, *pipeline, prepared) : pipeline.status();
-    if (!status.ok()) note_error(d, status, function->entry.name.c_str());
+    if (!status.ok()) note_error(d, status, "the launch of '" + function->entry.name + "'");
   });
   if (!queued) return make_error(ErrorCode::out_of_memory, "no host memory to queue the launch");
   return Status();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "webgpu_state.hpp"
@@ -73,11 +74,24 @@ void begin_batch(const Runtime& rt, DeviceState& d) {
 
 } // namespace
 
-void note_error(DeviceState& d, const Status& status, const char* kernel) {
+void note_error(DeviceState& d, const Status& status, std::string_view what) {
+  d.idle_through.store(0, std::memory_order_release);
   if (d.pending_code != ErrorCode::ok) return; // the first one is reported
   d.pending_code = status.code();
-  d.pending_error = std::string("the launch of '") + kernel + "': " + std::string(status.message());
+  d.pending_error = std::string(what) + ": " + std::string(status.message());
 }
+
+bool known_idle(const DeviceState& d) {
+  const std::uint64_t through = d.idle_through.load(std::memory_order_acquire);
+  return through != 0 && through == worker().enqueued() && !d.lost.load(std::memory_order_acquire);
+}
+
+namespace {
+
+// Records that the device has run everything the tasks up to this one gave it, with no error.
+void mark_idle(DeviceState& d) { d.idle_through.store(worker().running(), std::memory_order_release); }
+
+} // namespace
 
 WGPUCommandEncoder batch_encoder(const Runtime& rt, DeviceState& d) {
   end_pass(rt.api, d.batch);
@@ -98,6 +112,7 @@ void submit(const Runtime& rt, DeviceState& d) {
   const Api& api = rt.api;
   Batch& batch = d.batch;
   if (batch.encoder == nullptr) return;
+  d.idle_through.store(0, std::memory_order_release);
   end_pass(api, batch);
   write_slots(api, d, batch.first_slot, d.ring.next);
   WGPUCommandBuffer commands = api.wgpuCommandEncoderFinish(batch.encoder, nullptr);
@@ -150,7 +165,9 @@ Status wait_idle(const Runtime& rt, DeviceState& d) {
   callback.userdata1 = &done;
   rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, callback);
   if (!wait_for(rt, done)) return make_error(ErrorCode::timed_out, "the queue did not finish within 30 s");
-  return check_device(d);
+  DEVRT_RETURN_IF_ERROR(check_device(d));
+  mark_idle(d);
+  return Status();
 }
 
 namespace {
@@ -212,7 +229,9 @@ Status read_aligned(const Runtime& rt, DeviceState& d, WGPUBuffer source, std::u
   Status status = flush(rt, d);
   if (status.ok()) status = map_and_copy(rt, staging, bytes, out);
   if (temporary) release_buffer(rt.api, staging);
-  return status.ok() ? check_device(d) : status;
+  if (status.ok()) status = check_device(d);
+  if (status.ok()) mark_idle(d); // the copy ran after everything before it
+  return status;
 }
 
 } // namespace
@@ -222,6 +241,7 @@ Status read_aligned(const Runtime& rt, DeviceState& d, WGPUBuffer source, std::u
 Status write_bytes(const Runtime& rt, DeviceState& d, const Allocation& target, std::uint64_t offset,
                    const std::byte* data, std::uint64_t bytes) {
   DEVRT_RETURN_IF_ERROR(flush(rt, d)); // a queue write runs before anything not yet submitted
+  d.idle_through.store(0, std::memory_order_release);
   if (offset % 4 == 0 && bytes % 4 == 0) {
     rt.api.wgpuQueueWriteBuffer(d.queue, target.buffer, offset, data, static_cast<std::size_t>(bytes));
     return check_device(d);
@@ -231,6 +251,7 @@ Status write_bytes(const Runtime& rt, DeviceState& d, const Allocation& target, 
   std::vector<std::byte> window(static_cast<std::size_t>(end - begin));
   DEVRT_RETURN_IF_ERROR(read_aligned(rt, d, target.buffer, begin, end - begin, window.data()));
   std::memcpy(window.data() + (offset - begin), data, static_cast<std::size_t>(bytes));
+  d.idle_through.store(0, std::memory_order_release); // the read marked it idle
   rt.api.wgpuQueueWriteBuffer(d.queue, target.buffer, begin, window.data(), window.size());
   return check_device(d);
 }

@@ -68,6 +68,11 @@ public:
     return true;
   }
 
+  // How many tasks were queued so far. Thread-safe.
+  std::uint64_t enqueued() const noexcept { return enqueued_.load(std::memory_order_acquire); }
+  // The number of the task running now (1 for the first one queued); on the worker thread only.
+  std::uint64_t running() const noexcept { return running_; }
+
   // Runs `work` on the worker thread and returns its result; inline when called from it.
   template <class Work>
   auto run(Work&& work) -> decltype(work()) {
@@ -105,6 +110,7 @@ private:
       std::lock_guard<std::mutex> lock(mutex_);
       tasks_.push_back(task);
       queued_.fetch_add(1, std::memory_order_release);
+      enqueued_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_one(); // no system call when the worker is polling
   }
@@ -136,6 +142,7 @@ private:
         task = tasks_.front();
         tasks_.pop_front();
         queued_.fetch_sub(1, std::memory_order_relaxed);
+        ++running_;
       }
       const bool posted = task->posted;
       task->call(task->context);
@@ -149,6 +156,8 @@ private:
   std::condition_variable wake_, done_;
   std::deque<Task*> tasks_;
   std::atomic<std::size_t> queued_{0};
+  std::atomic<std::uint64_t> enqueued_{0};
+  std::uint64_t running_ = 0; // the worker's
   std::atomic<std::thread::id> worker_id_{};
   std::thread thread_;
 };
@@ -198,6 +207,9 @@ struct DeviceState {
   // next check_device().
   ErrorCode pending_code = ErrorCode::ok;
   std::string pending_error;
+  // The worker task after which the device had run everything and reported no error (0: none
+  // known): a synchronize with no task queued since returns without the worker.
+  std::atomic<std::uint64_t> idle_through{0};
   Batch batch;
   UniformRing ring;
   WGPUBuffer staging = nullptr; // the MapRead buffer reads go through, kept for the next read
@@ -246,9 +258,12 @@ Status pop_scope(const Runtime& rt, DeviceState& d, const char* call);
 // driver_error once the device was lost; else the error the device reported since the last check
 // (an operation recorded earlier failed when the queue ran it), once.
 Status check_device(DeviceState& d);
-// Keeps `status` of an operation that ran after its caller returned (a queued launch of `kernel`)
-// as the device's pending error, if none is pending, for the next check_device().
-void note_error(DeviceState& d, const Status& status, const char* kernel);
+// Keeps `status` of an operation that ran after its caller returned (`what`: "the launch of
+// 'vadd'", "a copy to the device") as the device's pending error, if none is pending, for the next
+// check_device().
+void note_error(DeviceState& d, const Status& status, std::string_view what);
+// Whether the device has run everything queued so far without an error; thread-safe.
+bool known_idle(const DeviceState& d);
 // The object `create()` makes, or the error its error scopes caught (the object, if any, released
 // with `release`).
 template <class Handle, class Create, class Release>
