@@ -233,7 +233,6 @@ Status discover(Runtime& rt) {
   DEVRT_WEBGPU_SYMBOLS(DEVRT_WEBGPU_RESOLVE)
 #undef DEVRT_WEBGPU_RESOLVE
   DEVRT_ASSIGN_OR_RETURN(WGPUEnum forced, forced_backend());
-  if (forced == 0 || forced == kBackendOpenGLES) open_surfaceless_display(rt);
   rt.instance = rt.api.wgpuCreateInstance(nullptr);
   if (rt.instance == nullptr) return make_error(ErrorCode::unavailable, "wgpuCreateInstance failed");
   struct Choice {
@@ -250,6 +249,8 @@ Status discover(Runtime& rt) {
   }
   std::string tried;
   for (const Choice& choice : choices) {
+    // libEGL only when no native backend answered: a machine with a GPU never loads it.
+    if (choice.backend == kBackendOpenGLES && !rt.egl.is_open()) open_surfaceless_display(rt);
     std::string why;
     WGPUAdapter adapter = request_adapter(rt, choice.backend, choice.level, why);
     if (adapter == nullptr) {
