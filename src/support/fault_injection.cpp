@@ -91,6 +91,17 @@ constexpr NamedCode kCodes[] = {
     {"ncclInvalidArgument", 4},
     {"ncclInvalidUsage", 5},
     {"ncclRemoteError", 6},
+    // webgpu.h's statuses count from Success = 1; 3 is Error in MapAsync, QueueWorkDone,
+    // RequestDevice and PopErrorScope alike.
+    {"WGPUStatus_Error", 2},
+    {"WGPUMapAsyncStatus_Error", 3},
+    {"WGPUMapAsyncStatus_Aborted", 4},
+    {"WGPUQueueWorkDoneStatus_Error", 3},
+    {"WGPURequestAdapterStatus_Error", 4},
+    {"WGPURequestDeviceStatus_Error", 3},
+    {"WGPUErrorType_Validation", 2},
+    {"WGPUErrorType_OutOfMemory", 3},
+    {"WGPUErrorType_Internal", 4},
 };
 
 // Points armed_site at `site` (registry_mutex held).

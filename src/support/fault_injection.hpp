@@ -16,10 +16,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <devrt/status.hpp>
@@ -66,6 +68,56 @@ void reset_counts() noexcept;
 // The error code a name stands for (CL_*, VK_*, CUDA_ERROR_*, hipError*, nccl*), or false.
 bool code_of(std::string_view name, std::int64_t& code) noexcept;
 
+// An asynchronous entry point's callback info (WebGPU's): the call reports through `callback`.
+template <class T>
+concept CallbackInfo = requires {
+  std::declval<T&>().callback;
+  std::declval<T&>().userdata1;
+  std::declval<T&>().userdata2;
+};
+
+// What an injected failure of an asynchronous call delivers: its callback, called at once with the
+// code as its first parameter (the status), every other parameter empty but for a message string
+// view naming the seam, and the call's two userdata pointers. A backend specializes it where its
+// API reports an error otherwise (WebGPU's error scopes: status Success, the code as the type).
+template <class Callback>
+struct CallbackFault;
+
+inline constexpr std::string_view kInjectedMessage = "failed by devrt's fault injection";
+
+template <class Status, class... Rest>
+struct CallbackFault<void (*)(Status, Rest...)> {
+  template <class T>
+  static T argument(std::size_t index, void* userdata1, void* userdata2) {
+    if constexpr (std::is_same_v<T, void*>) {
+      if (index + 2 == sizeof...(Rest)) return userdata1;
+      if (index + 1 == sizeof...(Rest)) return userdata2;
+      return nullptr;
+    } else if constexpr (requires { T{kInjectedMessage.data(), kInjectedMessage.size()}; }) {
+      return T{kInjectedMessage.data(), kInjectedMessage.size()};
+    } else {
+      return T{};
+    }
+  }
+  template <std::size_t... I>
+  static void call(void (*callback)(Status, Rest...), std::int64_t code, void* userdata1, void* userdata2,
+                   std::index_sequence<I...>) {
+    callback(static_cast<Status>(code), argument<Rest>(I, userdata1, userdata2)...);
+  }
+  static void invoke(void (*callback)(Status, Rest...), std::int64_t code, void* userdata1, void* userdata2) {
+    if (callback != nullptr) call(callback, code, userdata1, userdata2, std::index_sequence_for<Rest...>{});
+  }
+};
+
+// How a backend's entry points may fail, beyond the rule the types give (integral or enum results,
+// OpenCL's trailing cl_int*, WebGPU's callback infos): entry points that return a pointer the API
+// allows to be null (failed with null), and entry points with an integral result that reports no
+// failure (a yes/no answer; never failed).
+struct FaultRules {
+  std::span<const std::string_view> may_return_null;
+  std::span<const std::string_view> cannot_fail;
+};
+
 // The wrapper of one entry point: Tag names it (a local class with `static const char*
 // symbol()`), Fn is its pointer type.
 template <class Tag, class R, class... A>
@@ -73,29 +125,39 @@ struct Hook {
   static inline R (*real)(A...) = nullptr;
   static inline Site site;
 
+  using Last = std::tuple_element_t<(sizeof...(A) > 0 ? sizeof...(A) - 1 : 0), std::tuple<A..., void>>;
   // OpenCL creators return a handle and report through a trailing cl_int*.
-  static constexpr bool reports_through_last_argument() {
-    if constexpr (sizeof...(A) == 0) {
-      return false;
+  static constexpr bool kReportsThroughLastArgument =
+      sizeof...(A) > 0 && std::is_pointer_v<R>&& std::is_same_v<Last, std::int32_t*>;
+  // WebGPU's asynchronous calls return a future and report through a trailing callback info.
+  static constexpr bool kReportsThroughCallback = sizeof...(A) > 0 && CallbackInfo<Last>;
+  static constexpr bool kInjectable =
+      std::is_integral_v<R> || std::is_enum_v<R> || kReportsThroughLastArgument || kReportsThroughCallback;
+  static constexpr bool kMayBeNull = std::is_pointer_v<R> && !kReportsThroughLastArgument;
+
+  static R injected(std::int64_t code, A... args) noexcept {
+    if constexpr (std::is_integral_v<R> || std::is_enum_v<R>) {
+      return static_cast<R>(code);
+    } else if constexpr (kReportsThroughLastArgument) {
+      std::int32_t* report = std::get<sizeof...(A) - 1>(std::forward_as_tuple(args...));
+      if (report != nullptr) *report = static_cast<std::int32_t>(code);
+      return nullptr;
+    } else if constexpr (kReportsThroughCallback) {
+      const Last& info = std::get<sizeof...(A) - 1>(std::forward_as_tuple(args...));
+      CallbackFault<decltype(info.callback)>::invoke(info.callback, code, info.userdata1, info.userdata2);
+      return R{};
+    } else if constexpr (kMayBeNull) {
+      return nullptr;
     } else {
-      using Last = std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>;
-      return std::is_pointer_v<R> && std::is_same_v<Last, std::int32_t*>;
+      return R();
     }
   }
-  static constexpr bool kInjectable = std::is_integral_v<R> || std::is_enum_v<R> || reports_through_last_argument();
 
   static R call(A... args) noexcept {
-    if constexpr (kInjectable) {
+    if (site.injectable) {
       std::int64_t code = 0;
-      if (should_fail(site, code)) [[unlikely]] {
-        if constexpr (std::is_integral_v<R> || std::is_enum_v<R>) {
-          return static_cast<R>(code);
-        } else {
-          std::int32_t* report = std::get<sizeof...(A) - 1>(std::forward_as_tuple(args...));
-          if (report != nullptr) *report = static_cast<std::int32_t>(code);
-          return nullptr;
-        }
-      }
+      if (should_fail(site, code)) [[unlikely]]
+        return injected(code, args...);
     } else {
       site.calls.fetch_add(1, std::memory_order_relaxed);
     }
@@ -104,10 +166,10 @@ struct Hook {
       site.successes.fetch_add(1, std::memory_order_relaxed);
     } else {
       R result = real(args...);
-      bool ok;
+      bool ok = true;
       if constexpr (std::is_pointer_v<R>) {
         ok = result != nullptr;
-      } else {
+      } else if constexpr (!std::is_class_v<R>) {
         ok = result == R{};
       }
       if (ok) site.successes.fetch_add(1, std::memory_order_relaxed);
@@ -116,14 +178,22 @@ struct Hook {
   }
 };
 
+inline bool listed(std::span<const std::string_view> names, std::string_view symbol) noexcept {
+  for (std::string_view name : names) {
+    if (name == symbol) return true;
+  }
+  return false;
+}
+
 template <class Tag, class R, class... A>
-void wrap(const char* backend, R (*&slot)(A...)) noexcept {
+void wrap(const char* backend, R (*&slot)(A...), const FaultRules& rules) noexcept {
   using H = Hook<Tag, R, A...>;
   if (slot == nullptr || slot == &H::call) return;
   H::real = slot;
   H::site.backend = backend;
   H::site.symbol = Tag::symbol();
-  H::site.injectable = H::kInjectable;
+  H::site.injectable = (H::kInjectable && !listed(rules.cannot_fail, Tag::symbol())) ||
+                       (H::kMayBeNull && listed(rules.may_return_null, Tag::symbol()));
   register_site(H::site);
   slot = &H::call;
 }
@@ -135,21 +205,28 @@ void wrap(const char* backend, R (*&slot)(A...)) noexcept {
     struct Tag {                                                                                                       \
       static const char* symbol() { return DEVRT_DETAIL_FAULT_NAME(name); }                                            \
     };                                                                                                                 \
-    ::devrt::detail::fault::wrap<Tag>(devrt_fault_backend, devrt_fault_api.name);                                      \
+    ::devrt::detail::fault::wrap<Tag>(devrt_fault_backend, devrt_fault_api.name, devrt_fault_rules);                   \
   }
 #define DEVRT_DETAIL_FAULT_NAME_(x) #x
 #define DEVRT_DETAIL_FAULT_NAME(x) DEVRT_DETAIL_FAULT_NAME_(x)
-// Wraps every non-null slot of `api` listed by SYMBOLS (each X(name) or X(name, type)).
-#define DEVRT_FAULT_WRAP_SYMBOLS(backend, api, SYMBOLS)                                                                \
+// Wraps every non-null slot of `api` listed by SYMBOLS (each X(name, ...)), failing them as `rules`
+// (a FaultRules) adds to what their types say.
+#define DEVRT_FAULT_WRAP_SYMBOLS_WITH(backend, api, SYMBOLS, rules)                                                    \
   do {                                                                                                                 \
     const char* devrt_fault_backend = (backend);                                                                       \
     auto& devrt_fault_api = (api);                                                                                     \
+    const ::devrt::detail::fault::FaultRules& devrt_fault_rules = (rules);                                             \
     SYMBOLS(DEVRT_DETAIL_FAULT_WRAP_ONE)                                                                               \
   } while (0)
+#define DEVRT_FAULT_WRAP_SYMBOLS(backend, api, SYMBOLS)                                                                \
+  DEVRT_FAULT_WRAP_SYMBOLS_WITH(backend, api, SYMBOLS, ::devrt::detail::fault::FaultRules{})
 
 #else
 
 #define DEVRT_FAULT_WRAP_SYMBOLS(backend, api, SYMBOLS)                                                                \
+  do {                                                                                                                 \
+  } while (0)
+#define DEVRT_FAULT_WRAP_SYMBOLS_WITH(backend, api, SYMBOLS, rules)                                                    \
   do {                                                                                                                 \
   } while (0)
 

@@ -76,10 +76,15 @@ std::vector<float> floats(std::size_t n, float scale) {
   return v;
 }
 
-// The test kernels: OpenCL's source holds them all; Vulkan has one SPIR-V file per shader.
+// The test kernels: OpenCL's source holds them all; Vulkan has one SPIR-V file per shader, WebGPU
+// one WGSL file.
 devrt::Result<devrt::Module> load_kernel(Device device, const char* shader) {
   if (g_backend == "opencl") {
     return devrt::Module::load(device, devrt::ModuleFormat::opencl_c, read_text(DEVRT_TEST_OPENCL_SOURCE));
+  }
+  if (g_backend == "webgpu") {
+    std::string path = std::string(DEVRT_TEST_WGSL_DIR) + "/" + shader + ".wgsl";
+    return devrt::Module::load(device, devrt::ModuleFormat::wgsl, read_text(path.c_str()));
   }
   std::string path = std::string(DEVRT_TEST_SPIRV_DIR) + "/" + shader + ".spv";
   return devrt::Module::load_file(device, devrt::ModuleFormat::spirv, path.c_str());
@@ -281,6 +286,18 @@ struct Pairing {
 };
 
 std::vector<Pairing> pairings() {
+  if (g_backend == "webgpu") {
+    return {
+        {"WGPUBuffer", {"wgpuDeviceCreateBuffer"}, {"wgpuBufferRelease"}},
+        {"WGPUShaderModule", {"wgpuDeviceCreateShaderModule"}, {"wgpuShaderModuleRelease"}},
+        {"WGPUComputePipeline", {"wgpuDeviceCreateComputePipeline"}, {"wgpuComputePipelineRelease"}},
+        {"WGPUBindGroupLayout", {"wgpuComputePipelineGetBindGroupLayout"}, {"wgpuBindGroupLayoutRelease"}},
+        {"WGPUBindGroup", {"wgpuDeviceCreateBindGroup"}, {"wgpuBindGroupRelease"}},
+        {"WGPUCommandEncoder", {"wgpuDeviceCreateCommandEncoder"}, {"wgpuCommandEncoderRelease"}},
+        {"WGPUComputePassEncoder", {"wgpuCommandEncoderBeginComputePass"}, {"wgpuComputePassEncoderRelease"}},
+        {"WGPUCommandBuffer", {"wgpuCommandEncoderFinish"}, {"wgpuCommandBufferRelease"}},
+    };
+  }
   if (g_backend == "opencl") {
     return {
         {"cl_mem", {"clCreateBuffer", "clCreateSubBuffer", "clCreateImage"}, {"clReleaseMemObject"}},
@@ -357,6 +374,18 @@ Injected injected(const char* name) {
 // lists for that call alone, which devrt must handle and name as well (a map failure, a full
 // descriptor pool).
 std::vector<Injected> errors_for(const std::string& symbol) {
+  if (g_backend == "webgpu") {
+    // Status 3 is Error for every callback's status but RequestAdapter's (Unavailable: no adapter,
+    // not a failure; 4 is its Error); an error scope reports a type (3 OutOfMemory, 2 Validation).
+    if (symbol == "wgpuInstanceRequestAdapter") return {injected("WGPURequestAdapterStatus_Error")};
+    if (symbol == "wgpuDevicePopErrorScope") {
+      return {injected("WGPUErrorType_OutOfMemory"), injected("WGPUErrorType_Validation")};
+    }
+    if (symbol == "wgpuBufferMapAsync")
+      return {injected("WGPUMapAsyncStatus_Error"), injected("WGPUMapAsyncStatus_Aborted")};
+    if (symbol == "wgpuAdapterGetInfo" || symbol == "wgpuAdapterGetLimits") return {injected("WGPUStatus_Error")};
+    if (symbol == "wgpuAdapterRequestDevice") return {injected("WGPURequestDeviceStatus_Error")};
+  }
   std::vector<Injected> out{injected(g_error_name.c_str())};
   if (symbol == "vkMapMemory") out.push_back(injected("VK_ERROR_MEMORY_MAP_FAILED"));
   if (symbol == "vkAllocateDescriptorSets") {
@@ -378,7 +407,9 @@ struct Tally {
 void check_message(const Status& status, const std::string& symbol, const Injected& error, const std::string& label) {
   std::string_view message = status.message();
   std::string device = g_backend + ":0";
-  bool names_error = contains(message, error.name) || contains(message, std::to_string(error.code));
+  // A WebGPU entry point that fails by returning null has no code to name.
+  bool names_error = contains(message, error.name) || contains(message, std::to_string(error.code)) ||
+                     (g_backend == "webgpu" && contains(message, symbol + " returned null"));
   if (!contains(message, device) || !contains(message, symbol) || !names_error) {
     fail(label + ": the error does not name the device (" + device +
          "), the driver call and its error: " + std::string(message));
@@ -580,7 +611,8 @@ int discovery_child(const char* spec) {
     return 0;
   }
   std::string_view message = first.message();
-  bool names_error = contains(message, g_error_name) || contains(message, std::to_string(g_error_code));
+  bool names_error = contains(message, g_error_name) || contains(message, std::to_string(g_error_code)) ||
+                     contains(message, " returned null");
   if (!names_error)
     fail(std::string(spec) + ": the error does not name the driver call's error: " + std::string(message));
   if (first.code() == ErrorCode::unavailable) {
@@ -590,7 +622,9 @@ int discovery_child(const char* spec) {
   Status again = backend.availability();
   if (again.ok()) again = bounded("the run after a fault", 120, [&] { return scenario(device); });
   if (!again.ok()) fail(std::string(spec) + ": discovery did not recover: " + std::string(again.message()));
-  if (unsigned long long unloaded = unloaded_libraries() - unloaded_before; unloaded != 0) {
+  // (Not for WebGPU: Dawn opens and closes the Vulkan loader and its drivers itself while an
+  // instance looks for adapters.)
+  if (unsigned long long unloaded = unloaded_libraries() - unloaded_before; unloaded != 0 && g_backend != "webgpu") {
     fail(std::string(spec) + ": discovery unloaded " + std::to_string(unloaded) +
          " libraries after the failure and loaded them again");
   }
@@ -616,7 +650,7 @@ int discovery_sweep(const char* self, Device device) {
     std::uint64_t discovery_calls = site.calls - std::min(site.calls, steady[symbol].calls);
     if (!site.injectable || discovery_calls == 0 || !second.ok()) continue;
     for (std::uint64_t nth : occurrences(discovery_calls)) {
-      std::string spec = g_backend + ":" + symbol + ":" + std::to_string(nth) + ":" + g_error_name;
+      std::string spec = g_backend + ":" + symbol + ":" + std::to_string(nth) + ":" + errors_for(symbol).front().name;
       ++children;
       if (!run_child(self, "--discovery-child", spec, "", spec.c_str())) ++failed;
     }
@@ -692,7 +726,12 @@ int main(int argc, char** argv) {
   }
   g_backend = argv[1];
   std::string mode = argc > 2 ? argv[2] : "";
-  g_error_name = g_backend == "opencl" ? "CL_OUT_OF_RESOURCES" : "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+  g_error_name = g_backend == "opencl"   ? "CL_OUT_OF_RESOURCES"
+                 : g_backend == "webgpu" ? "WGPUQueueWorkDoneStatus_Error"
+                                         : "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+  // A discovery child names its error last in its spec.
+  if (mode == "--discovery-child" && argc > 3)
+    g_error_name = std::string(argv[3]).substr(std::string(argv[3]).rfind(':') + 1);
   if (mode == "--device-lost" || mode == "--device-lost-child" ||
       (mode == "--discovery-child" && argc > 3 && contains(argv[3], "DEVICE_LOST"))) {
     g_error_name = "VK_ERROR_DEVICE_LOST";

@@ -46,7 +46,8 @@ inline constexpr WGPUEnum kBackendNull = 1, kBackendD3D12 = 4, kBackendMetal = 5
 inline constexpr WGPUEnum kAdapterDiscreteGPU = 1, kAdapterIntegratedGPU = 2, kAdapterCPU = 3, kAdapterUnknown = 4;
 inline constexpr WGPUEnum kFeatureLevelCompatibility = 1, kFeatureLevelCore = 2;
 inline constexpr WGPUEnum kCallbackModeAllowProcessEvents = 2;
-inline constexpr WGPUEnum kSuccess = 1; // RequestAdapter/RequestDevice/MapAsync/QueueWorkDone/PopErrorScope status
+inline constexpr WGPUEnum kSuccess = 1; // every status enum: WGPUStatus, RequestAdapter, MapAsync, QueueWorkDone, ...
+inline constexpr WGPUEnum kRequestAdapterUnavailable = 3; // no adapter of that kind (not an error)
 inline constexpr WGPUEnum kErrorNone = 1, kErrorValidation = 2, kErrorOutOfMemory = 3, kErrorInternal = 4;
 inline constexpr WGPUEnum kErrorFilterValidation = 1, kErrorFilterOutOfMemory = 2, kErrorFilterInternal = 3;
 inline constexpr WGPUEnum kSTypeShaderSourceWGSL = 2;
@@ -249,7 +250,6 @@ using WGPUCompilationInfoCallbackInfo = WGPUCallbackInfo<WGPUCompilationInfoCall
   X(wgpuInstanceRequestAdapter, WGPUFuture,                                                                            \
     (WGPUInstance, const WGPURequestAdapterOptions*, WGPURequestAdapterCallbackInfo))                                  \
   X(wgpuInstanceProcessEvents, void, (WGPUInstance))                                                                   \
-  X(wgpuInstanceRelease, void, (WGPUInstance))                                                                         \
   X(wgpuAdapterGetInfo, WGPUEnum, (WGPUAdapter, WGPUAdapterInfo*))                                                     \
   X(wgpuAdapterInfoFreeMembers, void, (WGPUAdapterInfo))                                                               \
   X(wgpuAdapterGetLimits, WGPUEnum, (WGPUAdapter, WGPULimits*))                                                        \
@@ -257,7 +257,6 @@ using WGPUCompilationInfoCallbackInfo = WGPUCallbackInfo<WGPUCompilationInfoCall
   X(wgpuAdapterRequestDevice, WGPUFuture, (WGPUAdapter, const WGPUDeviceDescriptor*, WGPURequestDeviceCallbackInfo))   \
   X(wgpuAdapterRelease, void, (WGPUAdapter))                                                                           \
   X(wgpuDeviceGetQueue, WGPUQueue, (WGPUDevice))                                                                       \
-  X(wgpuDeviceGetLimits, WGPUEnum, (WGPUDevice, WGPULimits*))                                                          \
   X(wgpuDevicePushErrorScope, void, (WGPUDevice, WGPUEnum))                                                            \
   X(wgpuDevicePopErrorScope, WGPUFuture, (WGPUDevice, WGPUPopErrorScopeCallbackInfo))                                  \
   X(wgpuDeviceCreateBuffer, WGPUBuffer, (WGPUDevice, const WGPUBufferDescriptor*))                                     \
@@ -265,15 +264,12 @@ using WGPUCompilationInfoCallbackInfo = WGPUCallbackInfo<WGPUCompilationInfoCall
   X(wgpuDeviceCreateComputePipeline, WGPUComputePipeline, (WGPUDevice, const WGPUComputePipelineDescriptor*))          \
   X(wgpuDeviceCreateBindGroup, WGPUBindGroup, (WGPUDevice, const WGPUBindGroupDescriptor*))                            \
   X(wgpuDeviceCreateCommandEncoder, WGPUCommandEncoder, (WGPUDevice, const void* descriptor))                          \
-  X(wgpuDeviceRelease, void, (WGPUDevice))                                                                             \
   X(wgpuQueueWriteBuffer, void, (WGPUQueue, WGPUBuffer, std::uint64_t offset, const void* data, std::size_t size))     \
   X(wgpuQueueSubmit, void, (WGPUQueue, std::size_t count, const WGPUCommandBuffer* commands))                          \
   X(wgpuQueueOnSubmittedWorkDone, WGPUFuture, (WGPUQueue, WGPUQueueWorkDoneCallbackInfo))                              \
-  X(wgpuQueueRelease, void, (WGPUQueue))                                                                               \
   X(wgpuBufferMapAsync, WGPUFuture,                                                                                    \
     (WGPUBuffer, WGPUFlags mode, std::size_t offset, std::size_t size, WGPUBufferMapCallbackInfo))                     \
   X(wgpuBufferGetConstMappedRange, const void*, (WGPUBuffer, std::size_t offset, std::size_t size))                    \
-  X(wgpuBufferGetMappedRange, void*, (WGPUBuffer, std::size_t offset, std::size_t size))                               \
   X(wgpuBufferUnmap, void, (WGPUBuffer))                                                                               \
   X(wgpuBufferDestroy, void, (WGPUBuffer))                                                                             \
   X(wgpuBufferRelease, void, (WGPUBuffer))                                                                             \

@@ -20,8 +20,22 @@
 #include <utility>
 #include <vector>
 
+#include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 #include "webgpu_state.hpp"
+
+#if DEVRT_FAULT_INJECTION
+// An error scope that caught an error answers status Success and the error's type: a failed pop is
+// injected as such, the code as the type (3 is OutOfMemory, 2 Validation, 4 Internal).
+template <>
+struct devrt::detail::fault::CallbackFault<devrt::webgpu::WGPUPopErrorScopeCallback> {
+  static void invoke(devrt::webgpu::WGPUPopErrorScopeCallback callback, std::int64_t code, void* userdata1,
+                     void* userdata2) {
+    callback(devrt::webgpu::kSuccess, static_cast<devrt::webgpu::WGPUEnum>(code),
+             {kInjectedMessage.data(), kInjectedMessage.size()}, userdata1, userdata2);
+  }
+};
+#endif
 
 namespace devrt::webgpu {
 
@@ -38,6 +52,11 @@ Worker& worker() {
 std::string text(WGPUStringView view) {
   if (view.data == nullptr) return {};
   return view.length == SIZE_MAX ? std::string(view.data) : std::string(view.data, view.length);
+}
+
+std::string failure(const char* call, WGPUEnum status, const std::string& message) {
+  return std::string(call) + " failed (status " + std::to_string(status) + ")" +
+         (message.empty() ? std::string() : ": " + message);
 }
 
 namespace {
@@ -72,6 +91,15 @@ bool wait_for(const Runtime& rt, const std::atomic<bool>& done) {
 
 namespace {
 
+const char* error_type_name(WGPUEnum type) {
+  switch (type) {
+  case kErrorValidation: return "Validation";
+  case kErrorOutOfMemory: return "OutOfMemory";
+  case kErrorInternal: return "Internal";
+  default: return "Unknown";
+  }
+}
+
 const char* backend_type_name(WGPUEnum type) {
   switch (type) {
   case kBackendVulkan: return "Vulkan";
@@ -84,10 +112,12 @@ const char* backend_type_name(WGPUEnum type) {
   }
 }
 
-// The adapter for `backend` at `level`, or nullptr with `why` set.
-WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level, std::string& why) {
+// The adapter for `backend` at `level`, or nullptr with `why` set and `error` true when the
+// request failed (rather than finding no adapter of that kind).
+WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level, std::string& why, bool& error) {
   struct Answer {
     std::atomic<bool> done{false};
+    WGPUEnum status = 0;
     WGPUAdapter adapter = nullptr;
     std::string message;
   } answer;
@@ -105,6 +135,7 @@ WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level,
   callback.mode = kCallbackModeAllowProcessEvents;
   callback.callback = [](WGPUEnum status, WGPUAdapter adapter, WGPUStringView message, void* data, void*) {
     auto* a = static_cast<Answer*>(data);
+    a->status = status;
     if (status == kSuccess) a->adapter = adapter;
     a->message = text(message);
     a->done.store(true, std::memory_order_release);
@@ -113,10 +144,15 @@ WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level,
   rt.api.wgpuInstanceRequestAdapter(rt.instance, &options, callback);
   if (!wait_for(rt, answer.done)) {
     why = std::string(backend_type_name(backend)) + ": no answer to wgpuInstanceRequestAdapter";
+    error = true;
     return nullptr;
   }
   if (answer.adapter == nullptr) {
-    why = std::string(backend_type_name(backend)) + ": " + (answer.message.empty() ? "no adapter" : answer.message);
+    error = answer.status != kSuccess && answer.status != kRequestAdapterUnavailable;
+    why = std::string(backend_type_name(backend)) + ": " +
+          (error                    ? failure("wgpuInstanceRequestAdapter", answer.status, answer.message)
+           : answer.message.empty() ? std::string("no adapter")
+                                    : answer.message);
   }
   return answer.adapter;
 }
@@ -124,8 +160,8 @@ WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level,
 Status open_device(Runtime& rt, DeviceState& d) {
   const Api& api = rt.api;
   WGPUAdapterInfo info{};
-  if (api.wgpuAdapterGetInfo(d.adapter, &info) != kSuccess) {
-    return make_error(ErrorCode::driver_error, "wgpuAdapterGetInfo failed");
+  if (WGPUEnum got = api.wgpuAdapterGetInfo(d.adapter, &info); got != kSuccess) {
+    return make_error(ErrorCode::driver_error, failure("wgpuAdapterGetInfo", got, {}));
   }
   d.name = text(info.device);
   d.description = text(info.description);
@@ -134,8 +170,8 @@ Status open_device(Runtime& rt, DeviceState& d) {
   d.subgroup_min_size = info.subgroupMinSize;
   api.wgpuAdapterInfoFreeMembers(info);
   d.backend_name = backend_type_name(d.backend_type);
-  if (api.wgpuAdapterGetLimits(d.adapter, &d.limits) != kSuccess) {
-    return make_error(ErrorCode::driver_error, "wgpuAdapterGetLimits failed");
+  if (WGPUEnum got = api.wgpuAdapterGetLimits(d.adapter, &d.limits); got != kSuccess) {
+    return make_error(ErrorCode::driver_error, failure("wgpuAdapterGetLimits", got, {}));
   }
   d.shader_f16 = api.wgpuAdapterHasFeature(d.adapter, kFeatureShaderF16) != 0;
   d.subgroups = api.wgpuAdapterHasFeature(d.adapter, kFeatureSubgroups) != 0;
@@ -144,6 +180,7 @@ Status open_device(Runtime& rt, DeviceState& d) {
   if (d.subgroups) features.push_back(kFeatureSubgroups);
   struct Answer {
     std::atomic<bool> done{false};
+    WGPUEnum status = 0;
     WGPUDevice device = nullptr;
     std::string message;
   } answer;
@@ -173,6 +210,7 @@ Status open_device(Runtime& rt, DeviceState& d) {
   callback.mode = kCallbackModeAllowProcessEvents;
   callback.callback = [](WGPUEnum status, WGPUDevice device, WGPUStringView message, void* data, void*) {
     auto* a = static_cast<Answer*>(data);
+    a->status = status;
     if (status == kSuccess) a->device = device;
     a->message = text(message);
     a->done.store(true, std::memory_order_release);
@@ -181,11 +219,27 @@ Status open_device(Runtime& rt, DeviceState& d) {
   api.wgpuAdapterRequestDevice(d.adapter, &descriptor, callback);
   if (!wait_for(rt, answer.done)) return make_error(ErrorCode::driver_error, "no answer to wgpuAdapterRequestDevice");
   if (answer.device == nullptr) {
-    return make_error(ErrorCode::driver_error, "wgpuAdapterRequestDevice failed: ", answer.message);
+    return make_error(ErrorCode::driver_error, failure("wgpuAdapterRequestDevice", answer.status, answer.message));
   }
   d.device = answer.device;
   d.queue = api.wgpuDeviceGetQueue(d.device);
   return Status();
+}
+
+#if DEVRT_FAULT_INJECTION
+// Entry points the API lets return null on failure (an instance, a buffer mapped at creation, a
+// range not mapped); and one whose integral answer is no status.
+constexpr std::string_view kMayReturnNull[] = {"wgpuCreateInstance", "wgpuDeviceCreateBuffer",
+                                               "wgpuBufferGetConstMappedRange"};
+constexpr std::string_view kCannotFail[] = {"wgpuAdapterHasFeature"};
+#endif
+
+// The fault seam (test builds with -Dfault_injection=true; nothing otherwise): the table's entry
+// points wrapped (support/fault_injection.hpp). The asynchronous calls fail through their
+// callbacks, an error scope reports its error as a type (below).
+void fault_seam([[maybe_unused]] Api& api) {
+  DEVRT_FAULT_WRAP_SYMBOLS_WITH("webgpu", api, DEVRT_WEBGPU_SYMBOLS,
+                                (detail::fault::FaultRules{kMayReturnNull, kCannotFail}));
 }
 
 // The backend DEVRT_WEBGPU_BACKEND forces ("vulkan", "opengles", "metal", "d3d12"), 0 for none,
@@ -233,8 +287,10 @@ Status discover(Runtime& rt) {
   DEVRT_WEBGPU_SYMBOLS(DEVRT_WEBGPU_RESOLVE)
 #undef DEVRT_WEBGPU_RESOLVE
   DEVRT_ASSIGN_OR_RETURN(WGPUEnum forced, forced_backend());
+  fault_seam(rt.api);
   rt.instance = rt.api.wgpuCreateInstance(nullptr);
-  if (rt.instance == nullptr) return make_error(ErrorCode::unavailable, "wgpuCreateInstance failed");
+  // A failure that may pass (tried again by the next call that starts using the backend).
+  if (rt.instance == nullptr) return make_error(ErrorCode::driver_error, "wgpuCreateInstance returned null");
   struct Choice {
     WGPUEnum backend, level;
   };
@@ -248,11 +304,12 @@ Status discover(Runtime& rt) {
                {kBackendOpenGLES, kFeatureLevelCompatibility}};
   }
   std::string tried;
+  bool failed = false; // a call failed (rather than no adapter being there): worth trying again
   for (const Choice& choice : choices) {
     // libEGL only when no native backend answered: a machine with a GPU never loads it.
     if (choice.backend == kBackendOpenGLES && !rt.egl.is_open()) open_surfaceless_display(rt);
     std::string why;
-    WGPUAdapter adapter = request_adapter(rt, choice.backend, choice.level, why);
+    WGPUAdapter adapter = request_adapter(rt, choice.backend, choice.level, why, failed);
     if (adapter == nullptr) {
       tried += (tried.empty() ? "" : "; ") + why;
       continue;
@@ -261,15 +318,19 @@ Status discover(Runtime& rt) {
     state->adapter = adapter;
     Status opened_device = open_device(rt, *state);
     if (!opened_device.ok() || state->backend_type == kBackendNull) {
+      failed = failed || !opened_device.ok();
       tried += (tried.empty() ? "" : "; ") + std::string(backend_type_name(choice.backend)) + ": " +
                (opened_device.ok() ? "the Null adapter (refused: it computes nothing)"
                                    : std::string(opened_device.message()));
+      rt.api.wgpuAdapterRelease(adapter);
       continue;
     }
     rt.devices.push_back(std::move(state));
     break;
   }
-  if (rt.devices.empty()) return make_error(ErrorCode::unavailable, "no WebGPU adapter: ", tried);
+  if (rt.devices.empty()) {
+    return make_error(failed ? ErrorCode::driver_error : ErrorCode::unavailable, "no WebGPU adapter: ", tried);
+  }
   return Status();
 }
 
@@ -295,14 +356,16 @@ void push_scope(const Api& api, DeviceState& d) {
 Status pop_scope(const Runtime& rt, DeviceState& d, const char* call) {
   struct Answer {
     std::atomic<bool> done{false};
+    WGPUEnum status = 0;
     WGPUEnum type = kErrorNone;
     std::string message;
   } answers[2];
   for (Answer& answer : answers) {
     WGPUPopErrorScopeCallbackInfo callback{};
     callback.mode = kCallbackModeAllowProcessEvents;
-    callback.callback = [](WGPUEnum, WGPUEnum type, WGPUStringView message, void* data, void*) {
+    callback.callback = [](WGPUEnum status, WGPUEnum type, WGPUStringView message, void* data, void*) {
       auto* a = static_cast<Answer*>(data);
+      a->status = status;
       a->type = type;
       a->message = text(message);
       a->done.store(true, std::memory_order_release);
@@ -312,8 +375,13 @@ Status pop_scope(const Runtime& rt, DeviceState& d, const char* call) {
     if (!wait_for(rt, answer.done)) return make_error(ErrorCode::driver_error, call, ": no answer to its error scope");
   }
   for (const Answer& answer : answers) {
-    if (answer.type == kErrorOutOfMemory) return make_error(ErrorCode::out_of_memory, call, ": ", answer.message);
-    if (answer.type != kErrorNone) return make_error(ErrorCode::driver_error, call, ": ", answer.message);
+    if (answer.status != kSuccess) {
+      return make_error(ErrorCode::driver_error, call, ": ", failure("wgpuDevicePopErrorScope", answer.status, {}));
+    }
+    if (answer.type == kErrorNone) continue;
+    return make_error(answer.type == kErrorOutOfMemory ? ErrorCode::out_of_memory : ErrorCode::driver_error, call, ": ",
+                      error_type_name(answer.type), " error (type ", answer.type,
+                      ", from wgpuDevicePopErrorScope): ", answer.message);
   }
   return Status();
 }
@@ -344,10 +412,18 @@ struct StreamToken {};
 struct EventFlag {
   std::atomic<bool> done{false};
   int references = 2;
+  WGPUEnum status = kSuccess; // the queue's answer, read once `done` is set
+  std::string message;
 };
 
 void release(EventFlag* flag) {
   if (flag != nullptr && --flag->references == 0) delete flag;
+}
+
+// The queue's answer for a reached flag.
+Status reached(const EventFlag& flag) {
+  if (flag.status == kSuccess) return Status();
+  return make_error(ErrorCode::driver_error, failure("wgpuQueueOnSubmittedWorkDone", flag.status, flag.message));
 }
 
 // An event: its flag, null until recorded (an unrecorded event is complete).
@@ -360,9 +436,7 @@ struct EventState {
 Status WebgpuBackend::availability() noexcept { return Discovery::get_retrying().status; }
 
 Result<std::int32_t> WebgpuBackend::device_count() noexcept {
-  Runtime& rt = Discovery::get_retrying();
-  if (!rt.status.ok()) return std::int32_t{0};
-  return static_cast<std::int32_t>(rt.devices.size());
+  return detail::discovered_device_count(Discovery::get_retrying());
 }
 
 Result<AttributeValue> WebgpuBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
@@ -535,8 +609,10 @@ Status WebgpuBackend::event_record(const BackendDevice& device, void* event, voi
     }
     WGPUQueueWorkDoneCallbackInfo callback{};
     callback.mode = kCallbackModeAllowProcessEvents;
-    callback.callback = [](WGPUEnum, WGPUStringView, void* data, void*) {
+    callback.callback = [](WGPUEnum status, WGPUStringView message, void* data, void*) {
       auto* reached = static_cast<EventFlag*>(data);
+      reached->status = status;
+      if (status != kSuccess) reached->message = text(message);
       reached->done.store(true, std::memory_order_release);
       release(reached);
     };
@@ -556,7 +632,8 @@ Status WebgpuBackend::event_synchronize(const BackendDevice& device, void* event
     const EventFlag* flag = static_cast<EventState*>(event)->flag;
     if (flag == nullptr) return Status();
     if (!wait_for(rt, flag->done)) return make_error(ErrorCode::timed_out, "the event was not reached within 30 s");
-    return check_device(d);
+    DEVRT_RETURN_IF_ERROR(check_device(d));
+    return reached(*flag);
   });
 }
 
@@ -568,7 +645,9 @@ Result<bool> WebgpuBackend::event_query(const BackendDevice& device, void* event
     if (flag == nullptr) return true;
     rt.api.wgpuInstanceProcessEvents(rt.instance);
     DEVRT_RETURN_IF_ERROR(check_device(d));
-    return flag->done.load(std::memory_order_acquire);
+    if (!flag->done.load(std::memory_order_acquire)) return false;
+    DEVRT_RETURN_IF_ERROR(reached(*flag));
+    return true;
   });
 }
 

@@ -71,8 +71,10 @@ void collect_compilation_log(const Runtime& rt, WGPUShaderModule shader, BuildLo
   } answer;
   WGPUCompilationInfoCallbackInfo callback{};
   callback.mode = kCallbackModeAllowProcessEvents;
-  callback.callback = [](WGPUEnum, const WGPUCompilationInfo* info, void* data, void*) {
+  callback.callback = [](WGPUEnum status, const WGPUCompilationInfo* info, void* data, void*) {
     auto* a = static_cast<Answer*>(data);
+    // Without the messages the module is still built: its errors come from the error scope.
+    if (status != kSuccess) a->text = failure("wgpuShaderModuleGetCompilationInfo", status, {}) + "\n";
     for (std::size_t i = 0; info != nullptr && i < info->messageCount; ++i) {
       const WGPUCompilationMessage& m = info->messages[i];
       if (m.type == kCompilationMessageError) a->errors = true;
@@ -165,10 +167,16 @@ Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleForm
     Status created = pop_scope(rt, d, "wgpuDeviceCreateShaderModule");
     bool has_errors = false;
     if (module->shader != nullptr) collect_compilation_log(rt, module->shader, log, has_errors);
+    if (created.ok() && module->shader == nullptr) {
+      created = make_error(ErrorCode::driver_error, "wgpuDeviceCreateShaderModule returned null");
+    }
     if (created.ok() && !has_errors) return Status();
     if (module->shader != nullptr) rt.api.wgpuShaderModuleRelease(module->shader);
     module->shader = nullptr;
-    return make_error(ErrorCode::driver_error, "the WGSL module does not compile; build log:\n", log.view());
+    if (has_errors) {
+      return make_error(ErrorCode::driver_error, "the WGSL module does not compile; build log:\n", log.view());
+    }
+    return created; // the device refused it (out of memory, a validation error): its scope says why
   });
   if (!status.ok()) return status;
   return static_cast<void*>(module.release());

@@ -156,16 +156,28 @@ std::uint64_t slot_offset(const DeviceState& d, std::uint64_t position) {
 
 Status wait_idle(const Runtime& rt, DeviceState& d) {
   DEVRT_RETURN_IF_ERROR(flush(rt, d));
-  std::atomic<bool> done{false};
+  struct Answer {
+    std::atomic<bool> done{false};
+    WGPUEnum status = 0;
+    std::string message;
+  } answer;
   WGPUQueueWorkDoneCallbackInfo callback{};
   callback.mode = kCallbackModeAllowProcessEvents;
-  callback.callback = [](WGPUEnum, WGPUStringView, void* data, void*) {
-    static_cast<std::atomic<bool>*>(data)->store(true, std::memory_order_release);
+  callback.callback = [](WGPUEnum status, WGPUStringView message, void* data, void*) {
+    auto* a = static_cast<Answer*>(data);
+    a->status = status;
+    a->message = text(message);
+    a->done.store(true, std::memory_order_release);
   };
-  callback.userdata1 = &done;
+  callback.userdata1 = &answer;
   rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, callback);
-  if (!wait_for(rt, done)) return make_error(ErrorCode::timed_out, "the queue did not finish within 30 s");
+  if (!wait_for(rt, answer.done)) {
+    return make_error(ErrorCode::timed_out, "the queue did not finish within 30 s (wgpuQueueOnSubmittedWorkDone)");
+  }
   DEVRT_RETURN_IF_ERROR(check_device(d));
+  if (answer.status != kSuccess) {
+    return make_error(ErrorCode::driver_error, failure("wgpuQueueOnSubmittedWorkDone", answer.status, answer.message));
+  }
   mark_idle(d);
   return Status();
 }
@@ -207,7 +219,7 @@ Status map_and_copy(const Runtime& rt, WGPUBuffer staging, std::uint64_t bytes, 
   if (!wait_for(rt, answer.done))
     return make_error(ErrorCode::timed_out, "wgpuBufferMapAsync did not finish within 30 s");
   if (answer.status != kSuccess)
-    return make_error(ErrorCode::driver_error, "wgpuBufferMapAsync failed: ", answer.message);
+    return make_error(ErrorCode::driver_error, failure("wgpuBufferMapAsync", answer.status, answer.message));
   const void* mapped = api.wgpuBufferGetConstMappedRange(staging, 0, static_cast<std::size_t>(bytes));
   Status status;
   if (mapped == nullptr) {

@@ -249,6 +249,8 @@ AdapterFacts adapter_facts(const DeviceState& d);
 
 // The helpers below run on the worker thread.
 std::string text(WGPUStringView view);
+// "<call> failed (status <n>)[: <message>]".
+std::string failure(const char* call, WGPUEnum status, const std::string& message);
 // Runs the instance's events until `done` is set; false after 30 s.
 bool wait_for(const Runtime& rt, const std::atomic<bool>& done);
 // The errors of the calls between push_scope() and pop_scope(), as a Status naming `call`:
@@ -275,6 +277,7 @@ Result<Handle> create_scoped(const Runtime& rt, DeviceState& d, const char* call
     if (handle != nullptr) release(handle);
     return status;
   }
+  if (handle == nullptr) return make_error(ErrorCode::out_of_memory, call, " returned null");
   return handle;
 }
 // A buffer of `bytes` (a multiple of 4) with `usage`, or the error the device reported.
