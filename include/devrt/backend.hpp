@@ -128,6 +128,15 @@ concept BackendEvents = requires(B& b, const BackendDevice& device, void* event,
   { b.stream_wait_event(device, stream, event) } -> std::same_as<Status>;
 };
 
+// Optional, with BackendEvents: timed events (see devrt_backend_table.event_create_timed). An
+// event_create_timed event is destroyed, recorded and waited for through the other event members;
+// event_elapsed answers nanoseconds between two such events, recorded and complete.
+template <class B>
+concept BackendEventTiming = BackendEvents<B> && requires(B& b, const BackendDevice& device, void* event) {
+  { b.event_create_timed(device) } -> std::same_as<Result<void*>>;
+  { b.event_elapsed(device, event, event) } -> std::same_as<Result<std::int64_t>>;
+};
+
 // Optional: `static constexpr bool host_accessible = true;` when allocations are host addresses.
 template <class B>
 concept HostAccessibleMemory = requires {
@@ -341,6 +350,13 @@ struct Thunks {
   static std::int32_t stream_synchronize(const devrt_backend_device* device, void* stream, devrt_error* err) noexcept {
     return export_status(self().stream_synchronize(*device, stream), err);
   }
+  static std::int32_t event_create_timed(const devrt_backend_device* device, void** out, devrt_error* err) noexcept {
+    return export_result(self().event_create_timed(*device), out, err);
+  }
+  static std::int32_t event_elapsed(const devrt_backend_device* device, void* start, void* end, std::int64_t* out,
+                                    devrt_error* err) noexcept {
+    return export_result(self().event_elapsed(*device, start, end), out, err);
+  }
   static std::int32_t device_synchronize(const devrt_backend_device* device, devrt_error* err) noexcept {
     return export_status(self().device_synchronize(*device), err);
   }
@@ -459,6 +475,10 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.event_synchronize = &T::event_synchronize;
       table.event_query = &T::event_query;
       table.stream_wait_event = &T::stream_wait_event;
+    }
+    if constexpr (BackendEventTiming<B>) {
+      table.event_create_timed = &T::event_create_timed;
+      table.event_elapsed = &T::event_elapsed;
     }
     if constexpr (BackendTargetDetection<B>) table.detect_target = &T::detect_target;
     if constexpr (BackendModules<B>) {

@@ -233,6 +233,15 @@ typedef struct devrt_backend_table {
    * The core refuses any other format before the backend sees it. A table that ends before this
    * field (a plugin built before it) declares none: the core then leaves that check to the backend. */
   uint32_t module_formats;
+  /* Optional, with DEVRT_CAP_EVENTS: timed events, both present or both NULL. event_create_timed
+   * makes an event whose record also takes the time at which the stream reaches it, on the
+   * device's own clock where the backend has one (destroyed, recorded, waited for and queried
+   * like any event). event_elapsed writes the nanoseconds from `start`'s point to `end`'s (negative
+   * when `end`'s came first): both timed events of this device, recorded, and complete; an event
+   * not recorded is invalid_argument, one not complete is unavailable. */
+  int32_t (*event_create_timed)(const devrt_backend_device* device, void** out_event, devrt_error* err);
+  int32_t (*event_elapsed)(const devrt_backend_device* device, void* start, void* end, int64_t* out_ns,
+                           devrt_error* err);
 } devrt_backend_table;
 
 #define DEVRT_MODULE_FORMAT_BIT(format) (1u << (format))

@@ -80,6 +80,14 @@ public:
   Status event_synchronize(std::int32_t id, void* event) const noexcept;
   Result<bool> event_query(std::int32_t id, void* event) const noexcept;
   Status stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept;
+  // Timed events (devrt_backend_table.event_create_timed): `unsupported` naming the backend when
+  // it cannot time on its devices.
+  bool has_event_timing() const noexcept {
+    return has_events() && DEVRT_BACKEND_TABLE_HAS(table_, event_create_timed) &&
+           DEVRT_BACKEND_TABLE_HAS(table_, event_elapsed);
+  }
+  Result<void*> event_create_timed(std::int32_t id) const noexcept;
+  Result<std::int64_t> event_elapsed(std::int32_t id, void* start, void* end) const noexcept;
 
   // Kernel modules (prefer devrt::Module and devrt::Function). unsupported when the backend has
   // none. module_load puts the backend's build log into *log when log is not null.

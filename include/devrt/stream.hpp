@@ -73,26 +73,41 @@ StreamRef current_stream(Device device) noexcept;
 Status set_current_stream(StreamRef stream) noexcept;
 
 // An owned event. Move-only; `unsupported` on backends without events.
+// How an event is made. `timing`: its record() also takes the time at which the stream reaches it,
+// on the device's clock (elapsed() below); `unsupported` where the backend cannot time.
+struct EventOptions {
+  bool timing = false;
+};
+
 class Event {
 public:
   Event() noexcept = default;
   Event(Event&& other) noexcept
       : backend_(detail::exchange(other.backend_, nullptr)), device_(other.device_),
-        handle_(detail::exchange(other.handle_, nullptr)) {}
+        handle_(detail::exchange(other.handle_, nullptr)), timed_(other.timed_) {}
   Event& operator=(Event&& other) noexcept {
     if (this != &other) {
       reset();
       backend_ = detail::exchange(other.backend_, nullptr);
       device_ = other.device_;
       handle_ = detail::exchange(other.handle_, nullptr);
+      timed_ = other.timed_;
     }
     return *this;
   }
   ~Event() { reset(); }
 
-  static Result<Event> create(Device device) noexcept;
+  // A new event of `device`, owned by the returned object. Thread-safe.
+  static Result<Event> create(Device device, EventOptions options = {}) noexcept;
 
   Device device() const noexcept { return device_; }
+  // Whether the event was made with EventOptions::timing.
+  bool timed() const noexcept { return timed_; }
+  // The nanoseconds on `start`'s device from the point `start` marks to the point `end` marks
+  // (negative when `end`'s point came first). Both must be timed events of one device, recorded,
+  // and complete: invalid_argument otherwise (naming which), `unavailable` while one has not
+  // completed (synchronize `end` first). Never blocks. Thread-safe.
+  static Result<std::int64_t> elapsed_ns(const Event& start, const Event& end) noexcept;
   // Marks the point in `stream` (same device) that synchronize()/query() refer to.
   Status record(StreamRef stream) const noexcept;
   // Blocks until the recorded work has finished.
@@ -107,6 +122,7 @@ private:
   const devrt_backend_table* backend_ = nullptr;
   Device device_;
   void* handle_ = nullptr;
+  bool timed_ = false;
 };
 
 } // namespace devrt

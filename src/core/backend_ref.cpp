@@ -329,6 +329,28 @@ Result<bool> BackendRef::event_query(std::int32_t id, void* event) const noexcep
   return complete != 0;
 }
 
+Result<void*> BackendRef::event_create_timed(std::int32_t id) const noexcept {
+  if (!has_event_timing()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " event_create_timed: the ", table_->name,
+                      " backend cannot time events");
+  }
+  DEVRT_BACKEND_DEVICE(device, id);
+  void* event = nullptr;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_create_timed", table_->event_create_timed, device, &event));
+  return event;
+}
+
+Result<std::int64_t> BackendRef::event_elapsed(std::int32_t id, void* start, void* end) const noexcept {
+  if (!has_event_timing()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " event_elapsed: the ", table_->name,
+                      " backend cannot time events");
+  }
+  DEVRT_BACKEND_DEVICE(device, id);
+  std::int64_t ns = 0;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_elapsed", table_->event_elapsed, device, start, end, &ns));
+  return ns;
+}
+
 Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "stream_wait_event");
   DEVRT_BACKEND_DEVICE(device, id);

@@ -10,6 +10,7 @@
 //   Api, Error, Stream, Event, DevicePointer    the API table and its handle types
 //   kSuccess, kNotReady                         its error codes
 //   kStreamFlags, kEventFlags                   non-blocking streams, events without timing
+//   kTimedEventFlags, kInvalidHandle            events with timing; an event not recorded
 //   kAllocationAlignment                        what its allocator guarantees
 //   api(), over_aligned()                       the loaded table; the over-alignment map
 //   activate(device)                            makes the device current on this thread
@@ -98,6 +99,32 @@ public:
   }
   Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept {
     return on_device(device.index, Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
+  }
+
+  // Timed events: the driver's timing events (milliseconds as a float, about 0.5 us resolution).
+  Result<void*> event_create_timed(const BackendDevice& device) noexcept {
+    if (Driver::api().*Driver::event_elapsed.slot == nullptr) {
+      return make_error(ErrorCode::unsupported, "the driver has no ", Driver::event_elapsed.name);
+    }
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    typename Driver::Event event = nullptr;
+    DEVRT_RETURN_IF_ERROR(invoke(Driver::event_create, &event, Driver::kTimedEventFlags));
+    return static_cast<void*>(event);
+  }
+  Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    float milliseconds = 0;
+    typename Driver::Error code =
+        (Driver::api().*Driver::event_elapsed.slot)(&milliseconds, event_of(start), event_of(end));
+    if (code == Driver::kNotReady) {
+      return make_error(ErrorCode::unavailable, "an event has not completed (synchronize it first)");
+    }
+    if (code == Driver::kInvalidHandle) {
+      return make_error(ErrorCode::invalid_argument, "an event was never recorded (",
+                        Driver::error(Driver::event_elapsed.name, code).message(), ")");
+    }
+    if (code != Driver::kSuccess) return Driver::error(Driver::event_elapsed.name, code);
+    return static_cast<std::int64_t>(static_cast<double>(milliseconds) * 1e6);
   }
 
 protected:

@@ -106,16 +106,32 @@ Status set_current_stream(StreamRef stream) noexcept {
 
 // ---- Event -----------------------------------------------------------------------------------
 
-Result<Event> Event::create(Device device) noexcept {
+Result<Event> Event::create(Device device, EventOptions options) noexcept {
   Result<BackendRef> backend = Registry::global().get(device.kind);
   if (!backend.ok()) return std::move(backend).status();
-  Result<void*> handle = backend->event_create(device.id);
+  Result<void*> handle = options.timing ? backend->event_create_timed(device.id) : backend->event_create(device.id);
   if (!handle.ok()) return std::move(handle).status();
   Event event;
   event.backend_ = backend->table();
   event.device_ = device;
   event.handle_ = *handle;
+  event.timed_ = options.timing;
   return event;
+}
+
+Result<std::int64_t> Event::elapsed_ns(const Event& start, const Event& end) noexcept {
+  if (!start.backend_ || !end.backend_) {
+    return Status(ErrorCode::invalid_argument, "Event::elapsed_ns: an empty event");
+  }
+  if (start.device_ != end.device_) {
+    return make_error(ErrorCode::invalid_argument, "Event::elapsed_ns: the events belong to ", start.device_, " and ",
+                      end.device_);
+  }
+  if (!start.timed_ || !end.timed_) {
+    return make_error(ErrorCode::invalid_argument, "Event::elapsed_ns(", start.device_, "): the ",
+                      !start.timed_ ? "start" : "end", " event was created without EventOptions::timing");
+  }
+  return BackendRef(start.backend_).event_elapsed(start.device_.id, start.handle_, end.handle_);
 }
 
 Status Event::record(StreamRef stream) const noexcept {
@@ -147,6 +163,7 @@ void Event::reset() noexcept {
   }
   backend_ = nullptr;
   handle_ = nullptr;
+  timed_ = false;
 }
 
 } // namespace devrt

@@ -5,6 +5,7 @@
 #include "conformance.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 
 #include <devrt/cpu_kernels.hpp>
@@ -628,5 +630,154 @@ TEST_CASE("a scalar parameter declared through a typedef launches", "[conformanc
     REQUIRE(launched.ok());
     std::vector<float> out = download_floats(data, n);
     for (std::size_t i = 0; i < n; ++i) REQUIRE(out[i] == 2.0f * values[i]);
+  }
+}
+
+// ---- Timed events ------------------------------------------------------------------------------
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double host_ns_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+}
+
+// The spin kernel on one work item, 1024 * `rounds` steps, on `stream`.
+devrt::Status spin(const Kernel& kernel, const Buffer& value, std::int32_t rounds, devrt::StreamRef stream) {
+  if (stream.handle == nullptr) stream = devrt::current_stream(value.device());
+  return kernel.function.launch({.grid = {1}, .block = {1}}, {value, rounds}, stream);
+}
+
+// Rounds of the spin kernel that last at least `ns` launched and synchronized from the host, and
+// that length (the fastest of three runs).
+std::pair<std::int32_t, double> calibrate_spin(const Kernel& kernel, const Buffer& value, double ns) {
+  std::int32_t rounds = 4;
+  for (;;) {
+    double fastest = 1e18;
+    for (int run = 0; run < 3; ++run) {
+      const auto start = Clock::now();
+      REQUIRE(spin(kernel, value, rounds, {}).ok());
+      REQUIRE(devrt::synchronize(devrt::current_stream(value.device())).ok());
+      fastest = std::min(fastest, host_ns_since(start));
+    }
+    if (fastest >= ns || rounds >= 32768) return {rounds, fastest};
+    rounds *= 2;
+  }
+}
+
+// A timed event of `device`, or the reason its backend cannot make one (skipped).
+std::optional<devrt::Event> timed_event(Device device) {
+  devrt::Result<devrt::Event> event = devrt::Event::create(device, {.timing = true});
+  if (!conformance::backend().has_event_timing()) {
+    CHECK(event.status().code() == ErrorCode::unsupported);
+    CONFORMANCE_SKIP("no timed events: " << event.status().message());
+    return std::nullopt;
+  }
+  INFO(event.status().message());
+  REQUIRE(event.ok());
+  CHECK(event->timed());
+  return std::move(event).value();
+}
+
+} // namespace
+
+TEST_CASE("timed events measure a kernel on the device, not the host's wait", "[conformance][event][timing]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    std::optional<devrt::Event> start = timed_event(device);
+    if (!start) return;
+    std::optional<devrt::Event> end = timed_event(device);
+    Kernel kernel = load_kernel(device, "spin");
+    Buffer value = upload_floats(device, {1.0f});
+    const auto [rounds, calibrated] = calibrate_spin(kernel, value, 4e6);
+    INFO("spin rounds " << rounds << ", " << calibrated / 1e6 << " ms launched and synchronized");
+    devrt::Stream stream = std::move(devrt::Stream::create(device)).value();
+    // Three tries: on a loaded machine one run may be descheduled; each must lie inside the host's
+    // interval, one must be within 2x of the calibrated length.
+    bool within_twice = false;
+    for (int attempt = 0; attempt < 3 && !within_twice; ++attempt) {
+      const auto host_start = Clock::now();
+      REQUIRE(start->record(stream).ok());
+      REQUIRE(spin(kernel, value, rounds, stream).ok());
+      REQUIRE(end->record(stream).ok());
+      // A host sleep between enqueueing and synchronizing: a host clock would count it.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      REQUIRE(end->synchronize().ok());
+      const double host = host_ns_since(host_start);
+      devrt::Result<std::int64_t> elapsed = devrt::Event::elapsed_ns(*start, *end);
+      INFO(elapsed.status().message());
+      REQUIRE(elapsed.ok());
+      INFO("device " << *elapsed / 1e6 << " ms, host " << host / 1e6 << " ms");
+      CHECK(*elapsed > 0);
+      CHECK(static_cast<double>(*elapsed) <= host);
+      CHECK(static_cast<double>(*elapsed) < host - 40e6); // the sleep is not in it
+      within_twice = static_cast<double>(*elapsed) >= calibrated / 2 && static_cast<double>(*elapsed) <= 2 * calibrated;
+    }
+    CHECK(within_twice);
+  }
+}
+
+TEST_CASE("timed events of two streams do not see each other's work", "[conformance][event][timing]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    std::optional<devrt::Event> long_start = timed_event(device);
+    if (!long_start) return;
+    std::optional<devrt::Event> long_end = timed_event(device), short_start = timed_event(device),
+                                short_end = timed_event(device);
+    Kernel kernel = load_kernel(device, "spin");
+    Buffer value = upload_floats(device, {1.0f}), other = upload_floats(device, {2.0f});
+    const std::int32_t rounds = calibrate_spin(kernel, value, 4e6).first;
+    devrt::Stream busy = std::move(devrt::Stream::create(device)).value();
+    devrt::Stream idle = std::move(devrt::Stream::create(device)).value();
+    REQUIRE(long_start->record(busy).ok());
+    REQUIRE(spin(kernel, value, rounds, busy).ok());
+    REQUIRE(long_end->record(busy).ok());
+    REQUIRE(short_start->record(idle).ok());
+    REQUIRE(spin(kernel, other, 1, idle).ok());
+    REQUIRE(short_end->record(idle).ok());
+    REQUIRE(busy.synchronize().ok());
+    REQUIRE(idle.synchronize().ok());
+    devrt::Result<std::int64_t> busy_ns = devrt::Event::elapsed_ns(*long_start, *long_end);
+    devrt::Result<std::int64_t> idle_ns = devrt::Event::elapsed_ns(*short_start, *short_end);
+    REQUIRE(busy_ns.ok());
+    REQUIRE(idle_ns.ok());
+    INFO("busy stream " << *busy_ns / 1e6 << " ms, idle stream " << *idle_ns / 1e6 << " ms");
+    CHECK(*idle_ns < *busy_ns / 2);
+  }
+}
+
+TEST_CASE("elapsed time is refused with the reason when it cannot be known", "[conformance][event][timing]") {
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    std::optional<devrt::Event> start = timed_event(device);
+    if (!start) return;
+    std::optional<devrt::Event> end = timed_event(device);
+    devrt::Result<std::int64_t> unrecorded = devrt::Event::elapsed_ns(*start, *end);
+    CHECK(unrecorded.status().code() == ErrorCode::invalid_argument);
+    CHECK(contains(unrecorded.status().message(), "never recorded"));
+    devrt::Event untimed = std::move(devrt::Event::create(device)).value();
+    CHECK_FALSE(untimed.timed());
+    REQUIRE(untimed.record(devrt::current_stream(device)).ok());
+    REQUIRE(start->record(devrt::current_stream(device)).ok());
+    devrt::Result<std::int64_t> mixed = devrt::Event::elapsed_ns(*start, untimed);
+    CHECK(mixed.status().code() == ErrorCode::invalid_argument);
+    CHECK(contains(mixed.status().message(), "without EventOptions::timing"));
+    CHECK(devrt::Event::elapsed_ns(*start, devrt::Event()).status().code() == ErrorCode::invalid_argument);
+    if (conformance::backend().kind() != devrt::DeviceKind::cpu) {
+      devrt::Event host = std::move(devrt::Event::create(devrt::kHostDevice, {.timing = true})).value();
+      CHECK(devrt::Event::elapsed_ns(*start, host).status().code() == ErrorCode::invalid_argument);
+    }
+    // Complete or `unavailable`, never a guess; after synchronizing, a value of zero or more.
+    REQUIRE(end->record(devrt::current_stream(device)).ok());
+    devrt::Result<std::int64_t> early = devrt::Event::elapsed_ns(*start, *end);
+    CHECK((early.ok() || early.status().code() == ErrorCode::unavailable));
+    REQUIRE(end->synchronize().ok());
+    devrt::Result<std::int64_t> later = devrt::Event::elapsed_ns(*start, *end);
+    INFO(later.status().message());
+    REQUIRE(later.ok());
+    CHECK(*later >= 0);
   }
 }

@@ -5,6 +5,7 @@
 #include <devrt/cpu_kernel.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "cpu_kernels.hpp"
 
@@ -95,13 +96,30 @@ DEVRT_TEST_EXPORT std::int32_t scale(const devrt_cpu_kernel_context* c, devrt_er
   return 0;
 }
 
+extern DEVRT_TEST_EXPORT const char spin_devrt_signature[] = "buffer,int32";
+DEVRT_TEST_EXPORT std::int32_t spin(const devrt_cpu_kernel_context* c, devrt_error*) {
+  auto* values = static_cast<float*>(devrt_cpu_arg_pointer(c, 0));
+  const std::int32_t rounds = devrt_cpu_arg_i32(c, 1);
+  if (global_id(c, 0, 0) != 0) return 0;
+  std::uint32_t h = 1; // xorshift steps: nothing a compiler can fold
+  std::memcpy(&h, values, sizeof h);
+  h |= 1u;
+  for (std::int32_t i = 0; i < rounds * 1024; ++i) { // 1024 steps a round, as the GPU kernels
+    h ^= h << 13;
+    h ^= h >> 17;
+    h ^= h << 5;
+  }
+  values[0] = static_cast<float>(h & 0xFFFFu);
+  return 0;
+}
+
 } // extern "C"
 
 const devrt_cpu_kernel_entry* conformance_cpu_kernels(std::size_t* count) {
   static const devrt_cpu_kernel_entry kEntries[] = {
       {"vadd", &vadd, vadd_devrt_signature},       {"saxpy", &saxpy, saxpy_devrt_signature},
       {"fill2d", &fill2d, fill2d_devrt_signature}, {"reduce", &reduce, reduce_devrt_signature},
-      {"scale", &scale, scale_devrt_signature},
+      {"scale", &scale, scale_devrt_signature},    {"spin", &spin, spin_devrt_signature},
   };
   *count = sizeof kEntries / sizeof kEntries[0];
   return kEntries;

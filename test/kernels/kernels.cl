@@ -35,6 +35,20 @@ __kernel void scale(__global float* values, float factor, int n) {
   if (i < n) values[i] *= factor;
 }
 
+// values[0] after 1024 * `rounds` dependent steps: a kernel whose length is its argument.
+__kernel void spin(__global float* values, int rounds) {
+  if (get_global_id(0) != 0) return;
+  uint h = as_uint(values[0]) | 1u; // xorshift steps: nothing a compiler can fold
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < 1024; ++i) {
+      h ^= h << 13;
+      h ^= h >> 17;
+      h ^= h << 5;
+    }
+  }
+  values[0] = (float)(h & 0xFFFFu);
+}
+
 // A scalar parameter declared through a typedef: the driver reports the typedef's name, so only
 // the launch's clSetKernelArg can check its size (OpenCL only).
 typedef int element_count;

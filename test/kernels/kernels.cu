@@ -40,5 +40,19 @@ extern "C" __global__ void scale(float* values, float factor, int n) {
   if (i < n) values[i] *= factor;
 }
 
+// values[0] after 1024 * `rounds` dependent steps: a kernel whose length is its argument.
+extern "C" __global__ void spin(float* values, int rounds) {
+  if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+  unsigned h = __float_as_uint(values[0]) | 1u; // xorshift steps: nothing a compiler can fold
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < 1024; ++i) {
+      h ^= h << 13;
+      h ^= h >> 17;
+      h ^= h << 5;
+    }
+  }
+  values[0] = static_cast<float>(h & 0xFFFFu);
+}
+
 // Does nothing: launch-overhead benchmarks.
 extern "C" __global__ void empty() {}

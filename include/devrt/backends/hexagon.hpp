@@ -105,8 +105,10 @@ public:
   Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 
   Result<void*> event_create(const BackendDevice& device) noexcept { return host_.event_create(device); }
-  Status event_destroy(const BackendDevice&, void*) noexcept { return Status(); }
-  Status event_record(const BackendDevice&, void*, void*) noexcept { return Status(); }
+  Status event_destroy(const BackendDevice& device, void* event) noexcept { return host_.event_destroy(device, event); }
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept {
+    return host_.event_record(device, event, stream);
+  }
   Status event_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
   Result<bool> event_query(const BackendDevice&, void*) noexcept { return true; }
   Status stream_wait_event(const BackendDevice&, void*, void*) noexcept { return Status(); }

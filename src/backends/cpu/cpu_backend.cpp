@@ -2,10 +2,12 @@
 #include "cpu_backend.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 #if defined(__linux__)
@@ -201,6 +203,41 @@ Result<void*> CpuBackend::module_load(const BackendDevice&, ModuleFormat format,
 
 Result<void*> CpuBackend::stream_create(const BackendDevice&) noexcept { return next_token(); }
 Result<void*> CpuBackend::event_create(const BackendDevice&) noexcept { return next_token(); }
+
+#if !DEVRT_BARE_METAL
+namespace {
+// A timed event: the monotonic clock's nanoseconds at its last record(), -1 before the first.
+struct TimedEvent {
+  std::atomic<std::int64_t> ns{-1};
+};
+} // namespace
+
+Result<void*> CpuBackend::event_create_timed(const BackendDevice&) noexcept {
+  auto* event = new (std::nothrow) TimedEvent();
+  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for a timed event");
+  return static_cast<void*>(event);
+}
+
+void CpuBackend::destroy_timed_event(void* event) noexcept { delete static_cast<TimedEvent*>(event); }
+
+void CpuBackend::record_timed_event(void* event) noexcept {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  static_cast<TimedEvent*>(event)->ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                                            std::memory_order_release);
+}
+
+Result<std::int64_t> CpuBackend::event_elapsed(const BackendDevice&, void* start, void* end) noexcept {
+  if (!is_timed_event(start) || !is_timed_event(end)) {
+    return make_error(ErrorCode::invalid_argument, "an event was created without timing");
+  }
+  const std::int64_t from = static_cast<TimedEvent*>(start)->ns.load(std::memory_order_acquire);
+  const std::int64_t to = static_cast<TimedEvent*>(end)->ns.load(std::memory_order_acquire);
+  if (from < 0 || to < 0) {
+    return make_error(ErrorCode::invalid_argument, "the ", from < 0 ? "start" : "end", " event was never recorded");
+  }
+  return to - from;
+}
+#endif
 
 } // namespace devrt::cpu
 

@@ -238,6 +238,8 @@ struct CudaDriver {
   static constexpr Error kNotReady = CUDA_ERROR_NOT_READY;
   static constexpr unsigned kStreamFlags = CU_STREAM_NON_BLOCKING;
   static constexpr unsigned kEventFlags = CU_EVENT_DISABLE_TIMING;
+  static constexpr unsigned kTimedEventFlags = CU_EVENT_DEFAULT;
+  static constexpr Error kInvalidHandle = CUDA_ERROR_INVALID_HANDLE;
   static constexpr std::size_t kAllocationAlignment = kDeviceAlignment;
   static const Api& api() noexcept { return runtime().api; }
   static detail::OverAlignedMap& over_aligned() noexcept { return runtime().over_aligned_device; }
@@ -255,6 +257,7 @@ struct CudaDriver {
   static constexpr detail::DriverCall event_synchronize{"cuEventSynchronize", &Api::cuEventSynchronize};
   static constexpr detail::DriverCall event_query{"cuEventQuery", &Api::cuEventQuery};
   static constexpr detail::DriverCall stream_wait_event{"cuStreamWaitEvent", &Api::cuStreamWaitEvent};
+  static constexpr detail::DriverCall event_elapsed{"cuEventElapsedTime", &Api::cuEventElapsedTime};
 };
 
 // ---- Discovery -------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ namespace devrt::opencl {
   X(clEnqueueBarrierWithWaitList)                                                                                      \
   X(clWaitForEvents)                                                                                                   \
   X(clGetEventInfo)                                                                                                    \
+  X(clGetEventProfilingInfo)                                                                                           \
   X(clRetainEvent)                                                                                                     \
   X(clReleaseEvent)
 

@@ -209,10 +209,13 @@ Status discover(Runtime& rt) {
   return Status();
 }
 
-// An event handle: the marker of the latest record(), replaced by the next one.
+// An event handle: the marker of the latest record(), replaced by the next one. A timed event's
+// marker is on the device's profiling queue, after a marker of the stream.
 struct ClEvent {
   std::mutex mutex;
   cl_event marker = nullptr;
+  bool timed = false;
+  cl_event stream_marker = nullptr; // a timed event's marker on the stream itself
 };
 
 // A reference to the event's latest marker (nullptr when never recorded), to release after use;
@@ -224,6 +227,58 @@ Result<cl_event> retain_marker(const Api& api, ClEvent& event) {
 }
 
 using Discovery = detail::LazyRuntime<Runtime, discover>;
+
+// The device's profiling queue, made at the first timed event (ordinary streams are made without
+// CL_QUEUE_PROFILING_ENABLE and pay nothing for it), kept until the device is closed.
+Result<cl_command_queue> profiling_queue(ClDevice& d) {
+  std::lock_guard<std::mutex> lock(*d.profiling_mutex);
+  if (d.profiling_queue != nullptr) return d.profiling_queue;
+  cl_int err = CL_SUCCESS;
+  cl_command_queue queue =
+      Discovery::get().api.clCreateCommandQueue(d.context, d.id, CL_QUEUE_PROFILING_ENABLE, &err);
+  if (err != CL_SUCCESS) return cl_error("clCreateCommandQueue(CL_QUEUE_PROFILING_ENABLE)", err);
+  d.profiling_queue = queue;
+  return queue;
+}
+
+// A timed event's marker: on the profiling queue, after `stream_marker`, sent to the device. Its
+// end is the time the stream reached the record.
+Result<cl_event> timed_marker(const Api& api, ClDevice& d, cl_event stream_marker) {
+  DEVRT_ASSIGN_OR_RETURN(cl_command_queue queue, profiling_queue(d));
+  cl_event timed = nullptr;
+  DEVRT_CL_CHECK("clEnqueueMarkerWithWaitList", api.clEnqueueMarkerWithWaitList(queue, 1, &stream_marker, &timed));
+  if (cl_int flushed = api.clFlush(queue); flushed != CL_SUCCESS) {
+    static_cast<void>(api.clReleaseEvent(timed));
+    return cl_error("clFlush", flushed);
+  }
+  return timed;
+}
+
+// Whether a marker has completed; the error of the work before it when that failed.
+Result<bool> marker_complete(const Api& api, cl_event marker) {
+  cl_int state = CL_QUEUED;
+  DEVRT_CL_CHECK("clGetEventInfo", api.clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state,
+                                                      &state, nullptr));
+  if (state < 0) return cl_error("the recorded work", state);
+  return state == CL_COMPLETE;
+}
+
+// CL_PROFILING_COMMAND_END of a timed event's marker. Once the stream has reached the record
+// (a synchronized stream has), the profiling queue's marker is waited for: it follows at once.
+// `unavailable` while the stream has not.
+Status marker_end(const Api& api, cl_event marker, cl_event reached, const char* which, cl_ulong& out) {
+  DEVRT_ASSIGN_OR_RETURN(bool complete, marker_complete(api, marker));
+  if (!complete) {
+    DEVRT_ASSIGN_OR_RETURN(bool stream_reached, marker_complete(api, reached));
+    if (!stream_reached) {
+      return make_error(ErrorCode::unavailable, "the ", which, " event has not completed (synchronize it first)");
+    }
+    DEVRT_CL_CHECK("clWaitForEvents", api.clWaitForEvents(1, &marker));
+  }
+  DEVRT_CL_CHECK("clGetEventProfilingInfo",
+                 api.clGetEventProfilingInfo(marker, CL_PROFILING_COMMAND_END, sizeof out, &out, nullptr));
+  return Status();
+}
 } // namespace
 
 Runtime& runtime() noexcept { return Discovery::get(); }
@@ -247,9 +302,18 @@ Status OpenclBackend::open_device(BackendDevice& device) noexcept {
 }
 
 Status OpenclBackend::close_device(BackendDevice& device) noexcept {
-  const ClDevice& d = state_of(device);
+  ClDevice& d = state_of(device);
   device.state = nullptr;
-  DEVRT_CL_CHECK("clFinish", runtime().api.clFinish(d.queue));
+  const Api& api = runtime().api;
+  {
+    std::lock_guard<std::mutex> lock(*d.profiling_mutex);
+    if (d.profiling_queue != nullptr) {
+      static_cast<void>(api.clFinish(d.profiling_queue));
+      static_cast<void>(api.clReleaseCommandQueue(d.profiling_queue));
+      d.profiling_queue = nullptr;
+    }
+  }
+  DEVRT_CL_CHECK("clFinish", api.clFinish(d.queue));
   return Status();
 }
 
@@ -397,6 +461,7 @@ Result<void*> OpenclBackend::event_create(const BackendDevice&) noexcept {
 Status OpenclBackend::event_destroy(const BackendDevice&, void* handle) noexcept {
   auto* event = static_cast<ClEvent*>(handle);
   if (event->marker != nullptr) static_cast<void>(runtime().api.clReleaseEvent(event->marker));
+  if (event->stream_marker != nullptr) static_cast<void>(runtime().api.clReleaseEvent(event->stream_marker));
   delete event;
   return Status();
 }
@@ -414,14 +479,65 @@ Status OpenclBackend::event_record(const BackendDevice& device, void* handle, vo
     static_cast<void>(api.clReleaseEvent(marker));
     return cl_error("clFlush", flushed);
   }
-  cl_event old = nullptr;
+  cl_event stream_marker = nullptr;
+  if (event->timed) {
+    Result<cl_event> timed = timed_marker(api, state_of(device), marker);
+    if (!timed.ok()) {
+      static_cast<void>(api.clReleaseEvent(marker));
+      return std::move(timed).status();
+    }
+    stream_marker = marker;
+    marker = *timed;
+  }
+  cl_event old = nullptr, old_stream_marker = nullptr;
   {
     std::lock_guard<std::mutex> lock(event->mutex);
     old = event->marker;
+    old_stream_marker = event->stream_marker;
     event->marker = marker;
+    event->stream_marker = stream_marker;
   }
   if (old != nullptr) static_cast<void>(api.clReleaseEvent(old));
+  if (old_stream_marker != nullptr) static_cast<void>(api.clReleaseEvent(old_stream_marker));
   return Status();
+}
+
+Result<void*> OpenclBackend::event_create_timed(const BackendDevice& device) noexcept {
+  DEVRT_RETURN_IF_ERROR(profiling_queue(state_of(device)).status());
+  auto* event = new (std::nothrow) ClEvent();
+  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for an event");
+  event->timed = true;
+  return static_cast<void*>(event);
+}
+
+Result<std::int64_t> OpenclBackend::event_elapsed(const BackendDevice&, void* start, void* end) noexcept {
+  const Api& api = runtime().api;
+  cl_ulong ends[2] = {0, 0};
+  void* events[2] = {start, end};
+  for (int i = 0; i < 2; ++i) {
+    auto& event = *static_cast<ClEvent*>(events[i]);
+    const char* which = i == 0 ? "start" : "end";
+    if (!event.timed) return make_error(ErrorCode::invalid_argument, "the ", which, " event is not timed");
+    cl_event marker = nullptr, reached = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(event.mutex);
+      if (event.marker != nullptr) {
+        DEVRT_CL_CHECK("clRetainEvent", api.clRetainEvent(event.marker));
+        if (cl_int code = api.clRetainEvent(event.stream_marker); code != CL_SUCCESS) {
+          static_cast<void>(api.clReleaseEvent(event.marker));
+          return cl_error("clRetainEvent", code);
+        }
+        marker = event.marker;
+        reached = event.stream_marker;
+      }
+    }
+    if (marker == nullptr) return make_error(ErrorCode::invalid_argument, "the ", which, " event was never recorded");
+    Status read = marker_end(api, marker, reached, which, ends[i]);
+    static_cast<void>(api.clReleaseEvent(marker));
+    static_cast<void>(api.clReleaseEvent(reached));
+    DEVRT_RETURN_IF_ERROR(read);
+  }
+  return static_cast<std::int64_t>(ends[1] - ends[0]);
 }
 
 Status OpenclBackend::event_synchronize(const BackendDevice&, void* handle) noexcept {

@@ -48,6 +48,10 @@ public:
   Status event_synchronize(const BackendDevice& device, void* event) noexcept;
   Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
   Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
+  // Timed events: a marker on the device's profiling queue after the stream's, its
+  // CL_PROFILING_COMMAND_END the time (ns, the device's timer).
+  Result<void*> event_create_timed(const BackendDevice& device) noexcept;
+  Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept;
 
   // module_load: opencl_c (built with the options plus -cl-kernel-arg-info) and opencl_binary.
   // launch: a `__local` pointer parameter receives dynamic_shared_bytes and is not one of the

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,9 @@ struct ClDevice {
   cl_device_id id = nullptr;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr; // the default stream
+  // The queue timed events mark on (CL_QUEUE_PROFILING_ENABLE), made at the first timed event.
+  cl_command_queue profiling_queue = nullptr;
+  std::unique_ptr<std::mutex> profiling_mutex = std::make_unique<std::mutex>();
   std::string name, vendor, version, driver_version, c_version, extensions, platform_name;
   cl_device_type type = 0;
   std::size_t max_work_group_size = 0;

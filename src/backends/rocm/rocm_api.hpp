@@ -38,6 +38,7 @@ namespace devrt::rocm {
   X(hipEventRecord)                                                                                                    \
   X(hipEventSynchronize)                                                                                               \
   X(hipEventQuery)                                                                                                     \
+  X(hipEventElapsedTime)                                                                                               \
   X(hipModuleLoadData)                                                                                                 \
   X(hipModuleUnload)                                                                                                   \
   X(hipModuleGetFunction)                                                                                              \

@@ -144,6 +144,8 @@ struct RocmDriver {
   static constexpr Error kNotReady = hipErrorNotReady;
   static constexpr unsigned kStreamFlags = hipStreamNonBlocking;
   static constexpr unsigned kEventFlags = hipEventDisableTiming;
+  static constexpr unsigned kTimedEventFlags = hipEventDefault;
+  static constexpr Error kInvalidHandle = hipErrorInvalidHandle;
   static constexpr std::size_t kAllocationAlignment = kDeviceAlignment;
   static const Api& api() noexcept { return runtime().api; }
   static detail::OverAlignedMap& over_aligned() noexcept { return runtime().over_aligned; }
@@ -161,6 +163,7 @@ struct RocmDriver {
   static constexpr detail::DriverCall event_synchronize{"hipEventSynchronize", &Api::hipEventSynchronize};
   static constexpr detail::DriverCall event_query{"hipEventQuery", &Api::hipEventQuery};
   static constexpr detail::DriverCall stream_wait_event{"hipStreamWaitEvent", &Api::hipStreamWaitEvent};
+  static constexpr detail::DriverCall event_elapsed{"hipEventElapsedTime", &Api::hipEventElapsedTime};
 };
 
 // ---- Discovery -------------------------------------------------------------------------------

@@ -77,7 +77,12 @@ namespace devrt::vulkan {
   X(vkAllocateDescriptorSets)                                                                                          \
   X(vkUpdateDescriptorSets)                                                                                            \
   X(vkCreateSemaphore)                                                                                                 \
-  X(vkDestroySemaphore)
+  X(vkDestroySemaphore)                                                                                                \
+  X(vkCreateQueryPool)                                                                                                 \
+  X(vkDestroyQueryPool)                                                                                                \
+  X(vkCmdResetQueryPool)                                                                                               \
+  X(vkCmdWriteTimestamp)                                                                                               \
+  X(vkGetQueryPoolResults)
 
 // Device functions outside DEVRT_VULKAN_DEVICE_SYMBOLS: Vulkan 1.2's timeline waits and
 // VK_KHR_push_descriptor's, where the device has them.

@@ -167,6 +167,7 @@ Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_ver
     if ((family[i].queueFlags & VK_QUEUE_COMPUTE_BIT) == 0) continue;
     if (d.compute_family == UINT32_MAX || (family[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) == 0) d.compute_family = i;
   }
+  if (d.compute_family != UINT32_MAX) d.timestamp_valid_bits = family[d.compute_family].timestampValidBits;
   return Status();
 }
 
@@ -374,6 +375,7 @@ void close_device(DeviceState& d) noexcept {
     static_cast<void>(destroy_stream(d, d.default_stream));
     d.default_stream = nullptr;
   }
+  destroy_query_pools(d);
   runtime().api.vkDestroyDevice(d.device, nullptr);
   d.device = VK_NULL_HANDLE;
 }

@@ -48,6 +48,9 @@ public:
   Status event_synchronize(const BackendDevice& device, void* event) noexcept;
   Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
   Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
+  // Timed events: a timestamp query written into the stream (vulkan_timing.cpp).
+  Result<void*> event_create_timed(const BackendDevice& device) noexcept;
+  Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept;
 
   // module_load: spirv only. Buffer arguments come first and bind, in order, to the module's storage buffers of
   // set 0 (ascending binding); scalar arguments follow and fill the push-constant block's members.

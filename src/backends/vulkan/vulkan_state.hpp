@@ -183,6 +183,7 @@ struct DeviceState {
   bool has_driver_properties = false;
   bool use_push_descriptors = false; // has_push_descriptor, enabled on the device
   std::uint32_t compute_family = UINT32_MAX;
+  std::uint32_t timestamp_valid_bits = 0; // the compute family's; 0: no timestamps
 
   // Opening (device_of): `opened` once it succeeded; a failure is kept in `status` and tried
   // again on the next use unless final (code unavailable or unsupported).
@@ -206,6 +207,11 @@ struct DeviceState {
   std::mutex retired_mutex;
   std::vector<Retired> retired;
   std::atomic<bool> has_retired{false};
+  // Timestamp queries for timed events (vulkan_timing.cpp): pools of kQueriesPerPool, a slot per
+  // live timed event.
+  std::mutex query_mutex;
+  std::vector<VkQueryPool> query_pools;
+  std::vector<std::pair<VkQueryPool, std::uint32_t>> free_queries;
 };
 
 // Waits until the device's queue is idle, before destroying what a submission referred to; then
@@ -282,7 +288,24 @@ struct EventState {
   std::mutex mutex;
   TimelineRef timeline; // null: never recorded
   std::uint64_t value = 0;
+  // A timed event's timestamp query, written by each record() (vulkan_timing.cpp).
+  VkQueryPool pool = VK_NULL_HANDLE;
+  std::uint32_t query = 0;
 };
+
+// ---- Timed events (vulkan_timing.cpp) ------------------------------------------------------------
+
+// A new timed event with a query slot of its own; `unsupported` where the compute queue family has
+// no timestamps.
+Result<EventState*> create_timed_event(DeviceState& d);
+// Gives a timed event's query slot back (the event is being destroyed).
+void release_query(DeviceState& d, EventState& e) noexcept;
+// Records the timed event's timestamp into the stream's command buffer. Caller holds the lock.
+Status write_timestamp(StreamState& s, const EventState& e);
+// Nanoseconds between two timed events' timestamps, both recorded and reached.
+Result<std::int64_t> elapsed_between(DeviceState& d, EventState& start, EventState& end);
+// Destroys the device's query pools (closing it).
+void destroy_query_pools(DeviceState& d) noexcept;
 
 // ---- Modules (vulkan_module.cpp) --------------------------------------------------------------
 

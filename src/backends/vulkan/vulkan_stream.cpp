@@ -634,8 +634,13 @@ Result<void*> VulkanBackend::event_create(const BackendDevice& device) noexcept 
   return static_cast<void*>(event);
 }
 
-Status VulkanBackend::event_destroy(const BackendDevice&, void* handle) noexcept {
-  delete static_cast<EventState*>(handle);
+Status VulkanBackend::event_destroy(const BackendDevice& device, void* handle) noexcept {
+  auto* event = static_cast<EventState*>(handle);
+  if (event->pool != VK_NULL_HANDLE) {
+    DEVRT_VK_DEVICE(d, device.index);
+    release_query(d, *event);
+  }
+  delete event;
   return Status();
 }
 
@@ -644,13 +649,14 @@ Status VulkanBackend::event_record(const BackendDevice& device, void* handle, vo
   StreamState& s = stream_of(d, stream);
   TimelineRef timeline;
   std::uint64_t value = 0;
+  auto* event = static_cast<EventState*>(handle);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
+    if (event->pool != VK_NULL_HANDLE) DEVRT_RETURN_IF_ERROR(write_timestamp(s, *event));
     DEVRT_RETURN_IF_ERROR(flush(s));
     timeline = s.timeline;
     value = s.submitted;
   }
-  auto* event = static_cast<EventState*>(handle);
   std::lock_guard<std::mutex> lock(event->mutex);
   event->timeline = std::move(timeline);
   event->value = value;
