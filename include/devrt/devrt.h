@@ -240,6 +240,58 @@ DEVRT_C_API devrt_status devrt_event_synchronize(devrt_event event);
 DEVRT_C_API devrt_status devrt_event_query(devrt_event event, int* done);
 /* Makes later work on *stream (NULL: current) wait for the event, without blocking the host. */
 DEVRT_C_API devrt_status devrt_event_wait(devrt_event event, const devrt_stream_ref* stream);
+/* A new timed event (devrt::EventOptions::timing): recording it also takes the time the stream
+ * reaches it, on the device's clock; DEVRT_STATUS_UNSUPPORTED where the backend cannot time.
+ * Released with devrt_event_release. Thread-safe. */
+DEVRT_C_API devrt_status devrt_event_create_timed(devrt_device device, devrt_event* out);
+/* *out_ns = nanoseconds from start's recorded point to end's (devrt::Event::elapsed_ns): both
+ * timed, of one device, recorded and complete (DEVRT_STATUS_UNAVAILABLE while not). Never waits. */
+DEVRT_C_API devrt_status devrt_event_elapsed_ns(devrt_event start, devrt_event end, int64_t* out_ns);
+
+/* ---- Timing: TVM's time_evaluator (devrt/timing.hpp, docs/timing.md) -------------------------- */
+
+/* TVM's parameters; devrt_time_evaluator_default_options gives TVM's defaults. */
+typedef struct devrt_time_evaluator_options {
+  int32_t number;                     /* calls per timed batch (10) */
+  int32_t repeat;                     /* timed batches, one result each (1) */
+  int32_t min_repeat_ms;              /* batches grow until one lasts this long (0) */
+  int32_t limit_zero_time_iterations; /* ... or this many read 0 (100) */
+  int32_t cooldown_interval_ms;       /* sleep after repeat i when i % repeats_to_cooldown == 0 (0) */
+  int32_t repeats_to_cooldown;        /* (1) */
+  int64_t cache_flush_bytes;          /* a copy between two buffers this size before each batch (0) */
+} devrt_time_evaluator_options;
+
+/* One call to time: enqueues its work on `stream` and returns DEVRT_STATUS_OK, or an error,
+ * which ends the measurement and is returned by the run. */
+typedef devrt_status (*devrt_timed_call)(void* user_data, devrt_stream_ref stream);
+
+/* A measurement on one device that keeps TVM's grown `number` between runs. */
+typedef struct devrt_time_evaluator_t* devrt_time_evaluator_handle;
+
+/* Writes TVM's defaults into *options. */
+DEVRT_C_API void devrt_time_evaluator_default_options(devrt_time_evaluator_options* options);
+/* A new evaluator on *stream (NULL: the device's current stream); NULL options: the defaults.
+ * number, repeat or repeats_to_cooldown below 1, or a negative option, is
+ * DEVRT_STATUS_INVALID_ARGUMENT. Owned by the caller; one thread at a time. */
+DEVRT_C_API devrt_status devrt_time_evaluator_create(devrt_device device, const devrt_time_evaluator_options* options,
+                                                     const devrt_stream_ref* stream, devrt_time_evaluator_handle* out);
+/* Destroys the evaluator. NULL is a no-op. */
+DEVRT_C_API void devrt_time_evaluator_release(devrt_time_evaluator_handle evaluator);
+/* Runs TVM's measurement of `call` (preprocess, when not NULL, before each repeat) and writes the
+ * seconds per call of each repeat into results[0 .. repeat); capacity below repeat is
+ * DEVRT_STATUS_OUT_OF_RANGE before anything runs. */
+DEVRT_C_API devrt_status devrt_time_evaluator_run(devrt_time_evaluator_handle evaluator, devrt_timed_call call,
+                                                  void* call_data, devrt_timed_call preprocess, void* preprocess_data,
+                                                  double* results, size_t capacity);
+/* The calls a batch makes now (grown by min_repeat_ms), the repeats (results) a run gives, and
+ * whether the last run timed on the device's clock (1) or the host's (0). Any pointer may be NULL. */
+DEVRT_C_API devrt_status devrt_time_evaluator_state(devrt_time_evaluator_handle evaluator, int32_t* number,
+                                                    int32_t* repeat, int* device_side);
+/* create, run and release at once. */
+DEVRT_C_API devrt_status devrt_time_evaluator(devrt_device device, const devrt_time_evaluator_options* options,
+                                              const devrt_stream_ref* stream, devrt_timed_call call, void* call_data,
+                                              devrt_timed_call preprocess, void* preprocess_data, double* results,
+                                              size_t capacity);
 
 /* ---- Workspace -------------------------------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
 # Type stubs for devrt._ext, the package's compiled module (python/ext/). test_stubs.py checks that
 # this file names exactly what the module defines.
 import os
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 C_API_VERSION: int
 # The C API's status codes by name ("ok": 0, "invalid_argument": 1, ...); devrt.Status is made of it.
@@ -139,3 +139,9 @@ class FunctionHandle:
 def load_module(device: Device, format: int, data: Optional[Any], path: Optional[str], options: Optional[str],
                 /) -> ModuleHandle: ...
 def module_formats() -> dict[str, int]: ...
+def time_evaluator_create(device: Device, stream: Optional[tuple[int, int, Optional[int]]], number: int, repeat: int,
+                          min_repeat_ms: int, limit_zero_time_iterations: int, cooldown_interval_ms: int,
+                          repeats_to_cooldown: int, cache_flush_bytes: int, /) -> Any: ...  # a capsule
+def time_evaluator_run(evaluator: Any, call: Callable[[], Any], preprocess: Optional[Callable[[], Any]],
+                       /) -> list[float]: ...
+def time_evaluator_state(evaluator: Any, /) -> tuple[int, bool]: ...

@@ -91,6 +91,26 @@ class Module:
     def __getitem__(self, name):
         return self.get_function(name)
 
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                       cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=None,
+                       stream=None):
+        """TVM's Module.time_evaluator: measures the kernel `func_name` on `dev` (the module's
+        device) with devrt.time_evaluator's rules. The evaluator takes the kernel's arguments and
+        its launch: evaluator(x, y, n, grid=..., block=...) -> BenchmarkResult; every launch goes to
+        `stream` (None: the device's current stream)."""
+        from devrt._timing import time_evaluator
+
+        dev = dev if isinstance(dev, Device) else Device(dev)
+        if dev != self.device:
+            raise ValueError(f"time_evaluator: the module is loaded on {self.device}, not {dev}")
+        function = self.get_function(func_name)
+
+        def launch(*args, grid, block, dynamic_shared_bytes=0):
+            function(*args, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes, stream=stream)
+
+        return time_evaluator(launch, dev, number, repeat, min_repeat_ms, limit_zero_time_iterations,
+                              cooldown_interval_ms, repeats_to_cooldown, cache_flush_bytes, f_preproc, stream)
+
     def __repr__(self):
         return f"<devrt.Module {self.format} on {self.device}>"
 

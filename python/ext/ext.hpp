@@ -101,6 +101,7 @@ extern PyMethodDef kDlpackFunctions[];
 extern PyMethodDef kMemoryFunctions[];
 extern PyMethodDef kRuntimeFunctions[];
 extern PyMethodDef kKernelFunctions[];
+extern PyMethodDef kTimingFunctions[];
 // ModuleHandle and FunctionHandle (kernel.cpp).
 bool add_kernel_types(PyObject* module) noexcept;
 // PLUGIN_LOADED, PLUGIN_ALREADY_LOADED, PLUGIN_BUILT_IN (runtime.cpp).

@@ -11,6 +11,7 @@
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
+#include <devrt/timing.hpp>
 #include <devrt/workspace_pool.hpp>
 
 #include <cstdint>
@@ -41,6 +42,9 @@ struct devrt_function_t {
 };
 struct devrt_tensor_t {
   devrt::Tensor tensor;
+};
+struct devrt_time_evaluator_t {
+  devrt::TimeEvaluator evaluator;
 };
 
 namespace devrt::capi {
@@ -117,6 +121,7 @@ DEVRT_CAPI_HANDLE_KIND(devrt_workspace, 4);
 DEVRT_CAPI_HANDLE_KIND(devrt_module, 5);
 DEVRT_CAPI_HANDLE_KIND(devrt_function, 6);
 DEVRT_CAPI_HANDLE_KIND(devrt_tensor, 7);
+DEVRT_CAPI_HANDLE_KIND(devrt_time_evaluator, 8);
 #undef DEVRT_CAPI_HANDLE_KIND
 
 // True in the validation mode. Decided once per process. Thread-safe.

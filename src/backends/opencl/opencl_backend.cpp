@@ -234,8 +234,7 @@ Result<cl_command_queue> profiling_queue(ClDevice& d) {
   std::lock_guard<std::mutex> lock(*d.profiling_mutex);
   if (d.profiling_queue != nullptr) return d.profiling_queue;
   cl_int err = CL_SUCCESS;
-  cl_command_queue queue =
-      Discovery::get().api.clCreateCommandQueue(d.context, d.id, CL_QUEUE_PROFILING_ENABLE, &err);
+  cl_command_queue queue = Discovery::get().api.clCreateCommandQueue(d.context, d.id, CL_QUEUE_PROFILING_ENABLE, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateCommandQueue(CL_QUEUE_PROFILING_ENABLE)", err);
   d.profiling_queue = queue;
   return queue;
@@ -257,8 +256,8 @@ Result<cl_event> timed_marker(const Api& api, ClDevice& d, cl_event stream_marke
 // Whether a marker has completed; the error of the work before it when that failed.
 Result<bool> marker_complete(const Api& api, cl_event marker) {
   cl_int state = CL_QUEUED;
-  DEVRT_CL_CHECK("clGetEventInfo", api.clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state,
-                                                      &state, nullptr));
+  DEVRT_CL_CHECK("clGetEventInfo",
+                 api.clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, nullptr));
   if (state < 0) return cl_error("the recorded work", state);
   return state == CL_COMPLETE;
 }

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// Timer and TimeEvaluator (devrt/timing.hpp): TVM's semantics over devrt's timed events.
+#include <devrt/timing.hpp>
+
+#include <devrt/log.hpp>
+#include <devrt/registry.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <thread>
+
+namespace devrt {
+namespace {
+
+std::int64_t host_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Warns once per device kind (of the first 64) that its timers read the host clock.
+void warn_host_timing(Device device) noexcept {
+  static std::atomic<std::uint64_t> warned{0};
+  const std::uint64_t bit = std::uint64_t{1} << (static_cast<std::uint32_t>(device.kind) % 64);
+  if ((warned.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;
+  DEVRT_LOG(warning, "Timer: ", device,
+            " cannot time events on the device: its timers synchronize the stream and read the host clock, "
+            "which counts the launch path and the synchronization as well");
+}
+
+StreamRef stream_for(Device device, StreamRef stream) noexcept {
+  return stream.handle != nullptr ? stream : current_stream(device);
+}
+
+} // namespace
+
+Result<Timer> Timer::start(Device device, StreamRef stream) noexcept {
+  stream = stream_for(device, stream);
+  if (stream.device != device) {
+    return make_error(ErrorCode::invalid_argument, "Timer::start: a stream of ", stream.device, " for ", device);
+  }
+  Timer timer;
+  timer.device_ = device;
+  timer.stream_ = stream;
+  Result<Event> start = Event::create(device, {.timing = true});
+  if (start.ok()) {
+    DEVRT_ASSIGN_OR_RETURN(timer.stop_, Event::create(device, {.timing = true}));
+    timer.start_ = std::move(start).value();
+    DEVRT_RETURN_IF_ERROR(timer.start_.record(stream));
+    timer.device_side_ = true;
+  } else if (start.status().code() == ErrorCode::unsupported) {
+    warn_host_timing(device);
+    DEVRT_RETURN_IF_ERROR(synchronize(stream));
+    timer.host_start_ns_ = host_now_ns();
+  } else {
+    return std::move(start).status();
+  }
+  timer.started_ = true;
+  return timer;
+}
+
+Status Timer::stop() noexcept {
+  if (!started_) return Status(ErrorCode::invalid_argument, "Timer::stop: the timer was not started");
+  if (stopped_) return make_error(ErrorCode::invalid_argument, "Timer::stop(", device_, "): already stopped");
+  if (device_side_) {
+    DEVRT_RETURN_IF_ERROR(stop_.record(stream_));
+  } else {
+    DEVRT_RETURN_IF_ERROR(synchronize(stream_));
+    host_stop_ns_ = host_now_ns();
+  }
+  stopped_ = true;
+  return Status();
+}
+
+Result<std::int64_t> Timer::elapsed_ns() noexcept {
+  if (!stopped_) return Status(ErrorCode::invalid_argument, "Timer::elapsed_ns: the timer was not stopped");
+  if (measured_) return elapsed_;
+  if (device_side_) {
+    DEVRT_RETURN_IF_ERROR(stop_.synchronize());
+    DEVRT_ASSIGN_OR_RETURN(elapsed_, Event::elapsed_ns(start_, stop_));
+  } else {
+    elapsed_ = host_stop_ns_ - host_start_ns_;
+  }
+  measured_ = true;
+  return elapsed_;
+}
+
+// ---- TimeEvaluator ---------------------------------------------------------------------------
+
+Result<TimeEvaluator> TimeEvaluator::create(Device device, const TimeEvaluatorOptions& options,
+                                            StreamRef stream) noexcept {
+  const auto refuse = [&](const char* what, std::int64_t value, const char* rule) {
+    return make_error(ErrorCode::invalid_argument, "time_evaluator(", device, "): ", what, " = ", value, " ", rule);
+  };
+  if (options.number < 1) return refuse("number", options.number, "(must be 1 or more)");
+  if (options.repeat < 1) return refuse("repeat", options.repeat, "(must be 1 or more)");
+  if (options.repeats_to_cooldown < 1) {
+    return refuse("repeats_to_cooldown", options.repeats_to_cooldown, "(must be 1 or more)");
+  }
+  if (options.min_repeat_ms < 0) return refuse("min_repeat_ms", options.min_repeat_ms, "(must not be negative)");
+  if (options.limit_zero_time_iterations < 0) {
+    return refuse("limit_zero_time_iterations", options.limit_zero_time_iterations, "(must not be negative)");
+  }
+  if (options.cooldown_interval_ms < 0) {
+    return refuse("cooldown_interval_ms", options.cooldown_interval_ms, "(must not be negative)");
+  }
+  if (options.cache_flush_bytes < 0) {
+    return refuse("cache_flush_bytes", options.cache_flush_bytes, "(must not be negative)");
+  }
+  DEVRT_RETURN_IF_ERROR(backend_for(device).status());
+  stream = stream_for(device, stream);
+  if (stream.device != device) {
+    return make_error(ErrorCode::invalid_argument, "time_evaluator: a stream of ", stream.device, " for ", device);
+  }
+  TimeEvaluator evaluator;
+  evaluator.device_ = device;
+  evaluator.stream_ = stream;
+  evaluator.options_ = options;
+  return evaluator;
+}
+
+Status TimeEvaluator::timed_batch(TimedCall call, double& duration_ms) noexcept {
+  DEVRT_RETURN_IF_ERROR(synchronize(stream_));
+  DEVRT_ASSIGN_OR_RETURN(Timer timer, Timer::start(device_, stream_));
+  device_side_ = timer.device_side();
+  for (int j = 0; j < options_.number; ++j) DEVRT_RETURN_IF_ERROR(call.call(call.context, stream_));
+  DEVRT_RETURN_IF_ERROR(timer.stop());
+  DEVRT_ASSIGN_OR_RETURN(std::int64_t nanos, timer.elapsed_ns());
+  duration_ms = static_cast<double>(nanos) / 1e6;
+  return Status();
+}
+
+Result<std::vector<double>> TimeEvaluator::run(TimedCall call, TimedCall preprocess) noexcept {
+  if (call.call == nullptr) return Status(ErrorCode::invalid_argument, "time_evaluator: no call to time");
+  DEVRT_RETURN_IF_ERROR(call.call(call.context, stream_)); // untimed: lazy initialisation
+  Buffer flush_target, flush_source;
+  if (options_.cache_flush_bytes > 0) {
+    const auto bytes = static_cast<std::size_t>(options_.cache_flush_bytes);
+    DEVRT_ASSIGN_OR_RETURN(flush_target, Buffer::allocate(device_, bytes));
+    DEVRT_ASSIGN_OR_RETURN(flush_source, Buffer::allocate(device_, bytes));
+  }
+  DEVRT_RETURN_IF_ERROR(synchronize(stream_));
+  std::vector<double> results;
+  for (int i = 0; i < options_.repeat; ++i) {
+    if (preprocess.call != nullptr) DEVRT_RETURN_IF_ERROR(preprocess.call(preprocess.context, stream_));
+    double duration_ms = 0.0;
+    int zero_times = 0;
+    do {
+      if (duration_ms > 0.0) {
+        const double grown =
+            std::max(options_.min_repeat_ms / (duration_ms / options_.number) + 1, options_.number * 1.618);
+        if (!(grown <= static_cast<double>(INT_MAX))) {
+          return make_error(ErrorCode::out_of_range, "time_evaluator(", device_,
+                            "): min_repeat_ms = ", options_.min_repeat_ms, " needs more than ", INT_MAX,
+                            " calls in a batch");
+        }
+        options_.number = static_cast<int>(grown);
+      }
+      if (options_.cache_flush_bytes > 0) DEVRT_RETURN_IF_ERROR(copy(flush_source, flush_target, stream_));
+      DEVRT_RETURN_IF_ERROR(timed_batch(call, duration_ms));
+      if (duration_ms == 0.0) ++zero_times;
+    } while (duration_ms < options_.min_repeat_ms && zero_times < options_.limit_zero_time_iterations);
+    results.push_back(duration_ms / 1e3 / options_.number);
+    if (options_.cooldown_interval_ms > 0 && i % options_.repeats_to_cooldown == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(options_.cooldown_interval_ms));
+    }
+  }
+  return results;
+}
+
+Result<std::vector<double>> TimeEvaluator::run(const Function& function, const LaunchConfig& config,
+                                               std::span<const KernelArg> args) noexcept {
+  return run([&](StreamRef stream) { return function.launch(config, args, stream); });
+}
+
+} // namespace devrt
