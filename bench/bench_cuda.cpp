@@ -64,6 +64,7 @@ RawCuda& raw_cuda() {
   if (!r->library.resolve(DEVRT_BENCH_STRINGIFY(name), r->api.name)) return r;
     DEVRT_CUDA_SYMBOLS(DEVRT_BENCH_RESOLVE)
 #undef DEVRT_BENCH_RESOLVE
+    static_cast<void>(r->library.resolve(DEVRT_BENCH_STRINGIFY(cuEventElapsedTime), r->api.cuEventElapsedTime));
     CUdevice device = 0;
     std::string ptx = kernels_ptx();
     if (ptx.empty() || r->api.cuInit(0) != CUDA_SUCCESS || r->api.cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
@@ -120,6 +121,42 @@ void cuda_launch_sync_devrt(benchmark::State& state) {
   for (auto _ : state) {
     static_cast<void>(d.empty.launch({.grid = {1}, .block = {32}}, {}, stream));
     static_cast<void>(devrt::synchronize(stream));
+  }
+}
+
+// A timed pair of events on an empty stream, recorded, waited for and read: cuEventRecord twice,
+// cuEventSynchronize, cuEventElapsedTime.
+void cuda_timed_pair_raw(benchmark::State& state) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  if (r.api.cuEventElapsedTime == nullptr) return state.SkipWithError("the driver has no cuEventElapsedTime_v2");
+  CUevent start = nullptr, end = nullptr;
+  r.api.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  r.api.cuEventCreate(&end, CU_EVENT_DEFAULT);
+  for (auto _ : state) {
+    float ms = 0;
+    r.api.cuEventRecord(start, nullptr);
+    r.api.cuEventRecord(end, nullptr);
+    r.api.cuEventSynchronize(end);
+    r.api.cuEventElapsedTime(&ms, start, end);
+    benchmark::DoNotOptimize(ms);
+  }
+  r.api.cuEventDestroy(start);
+  r.api.cuEventDestroy(end);
+}
+
+void cuda_timed_pair_devrt(benchmark::State& state) {
+  DevrtCuda& d = devrt_cuda();
+  if (!d.ok) return state.SkipWithError("no CUDA device");
+  devrt::Result<devrt::Event> start = devrt::Event::create(d.device, {.timing = true});
+  devrt::Result<devrt::Event> end = devrt::Event::create(d.device, {.timing = true});
+  if (!start.ok() || !end.ok()) return state.SkipWithError("no timed events");
+  devrt::StreamRef stream = devrt::current_stream(d.device);
+  for (auto _ : state) {
+    static_cast<void>(start->record(stream));
+    static_cast<void>(end->record(stream));
+    static_cast<void>(end->synchronize());
+    benchmark::DoNotOptimize(devrt::Event::elapsed_ns(*start, *end));
   }
 }
 
@@ -295,6 +332,8 @@ void nvrtc_compile_cached(benchmark::State& state) { nvrtc_compile(state, true);
 BENCHMARK(cuda_launch_sync_raw)->Name("cuda/launch_sync/raw")->UseRealTime();
 BENCHMARK(cuda_launch_sync_devrt)->Name("cuda/launch_sync/devrt")->UseRealTime();
 BENCHMARK(cuda_launch_batch_raw)->Name("cuda/launch_1000/raw")->UseRealTime();
+BENCHMARK(cuda_timed_pair_raw)->Name("cuda/timed_pair/raw")->UseRealTime();
+BENCHMARK(cuda_timed_pair_devrt)->Name("cuda/timed_pair/devrt")->UseRealTime();
 BENCHMARK(cuda_launch_batch_devrt)->Name("cuda/launch_1000/devrt")->UseRealTime();
 BENCHMARK(cuda_alloc_free_raw)->Name("cuda/alloc_free/raw")->Arg(1 << 20);
 BENCHMARK(cuda_alloc_free_pool)->Name("cuda/alloc_free/pool")->Arg(1 << 20);

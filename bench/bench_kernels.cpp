@@ -98,6 +98,24 @@ void devrt_launch_batch(benchmark::State& state, DevrtSide& side, bool sync_each
 }
 
 // kRoundTripElements floats to the device, scaled there, and back (complete on return).
+// Two timed events recorded on the current stream with nothing between them, the second waited
+// for, the interval read.
+void devrt_timed_pair(benchmark::State& state, devrt::Device device) {
+  devrt::Result<devrt::Event> start = devrt::Event::create(device, {.timing = true});
+  devrt::Result<devrt::Event> end = devrt::Event::create(device, {.timing = true});
+  if (!start.ok() || !end.ok()) {
+    state.SkipWithError(std::string(start.status().message()).c_str());
+    return;
+  }
+  const devrt::StreamRef stream = devrt::current_stream(device);
+  for (auto _ : state) {
+    static_cast<void>(start->record(stream));
+    static_cast<void>(end->record(stream));
+    static_cast<void>(end->synchronize());
+    benchmark::DoNotOptimize(devrt::Event::elapsed_ns(*start, *end));
+  }
+}
+
 void devrt_round_trip(benchmark::State& state, DevrtSide& side) {
   if (!side.ready(state)) return;
   std::vector<float> host(kRoundTripElements, 1.0f);
@@ -222,6 +240,12 @@ void register_entry(const Entry& e) {
   })->UseRealTime();
   benchmark::RegisterBenchmark(named("round_trip_1024/devrt").c_str(), [side](benchmark::State& s) {
     devrt_round_trip(s, *side);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(named("timed_pair/raw").c_str(), [raw](benchmark::State& s) {
+    if (raw_ready(*raw, s)) raw->timed_pair(s);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(named("timed_pair/devrt").c_str(), [device](benchmark::State& s) {
+    devrt_timed_pair(s, device);
   })->UseRealTime();
   benchmark::RegisterBenchmark(named("alloc_free/raw").c_str(), [raw](benchmark::State& s) {
     if (raw_ready(*raw, s)) raw->alloc_free(s);

@@ -44,6 +44,8 @@ public:
   virtual void round_trip(benchmark::State& state) {
     state.SkipWithError("the raw side has no round trip for this API");
   }
+  // A pair of timestamps on an empty queue, waited for and read back as an interval.
+  virtual void timed_pair(benchmark::State& state) { state.SkipWithError("the raw side cannot time this API"); }
   bool gpu = false;
   std::string error;        // the device could not be opened: no raw row runs
   std::string launch_error; // no kernel: the launch rows do not run

@@ -78,6 +78,30 @@ public:
     kernel_ = api_.clCreateKernel(program, "scale", &err);
   }
 
+  // Two markers on a queue made with CL_QUEUE_PROFILING_ENABLE, the second waited for, their
+  // CL_PROFILING_COMMAND_END read.
+  void timed_pair(benchmark::State& state) override {
+    cl_int err = CL_SUCCESS;
+    cl_command_queue queue = api_.clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) {
+      state.SkipWithError("raw OpenCL: no profiling queue");
+      return;
+    }
+    for (auto _ : state) {
+      cl_event start = nullptr, end = nullptr;
+      api_.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &start);
+      api_.clEnqueueMarkerWithWaitList(queue, 0, nullptr, &end);
+      api_.clWaitForEvents(1, &end);
+      cl_ulong from = 0, to = 0;
+      api_.clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_END, sizeof from, &from, nullptr);
+      api_.clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof to, &to, nullptr);
+      benchmark::DoNotOptimize(to - from);
+      api_.clReleaseEvent(start);
+      api_.clReleaseEvent(end);
+    }
+    api_.clReleaseCommandQueue(queue);
+  }
+
   void launch_sync(benchmark::State& state) override {
     for (auto _ : state) {
       enqueue();

@@ -91,6 +91,35 @@ public:
     dev_.vkUpdateDescriptorSets(device_, 1, &write, 0, nullptr);
   }
 
+  // Two timestamps written into one command buffer (after a reset of their queries), submitted and
+  // waited for, read with vkGetQueryPoolResults.
+  void timed_pair(benchmark::State& state) override {
+    VkQueryPoolCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = 2;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    if (dev_.vkCreateQueryPool(device_, &info, nullptr, &pool) != VK_SUCCESS) {
+      state.SkipWithError("raw Vulkan: vkCreateQueryPool failed");
+      return;
+    }
+    for (auto _ : state) {
+      dev_.vkResetCommandBuffer(commands_, 0);
+      VkCommandBufferBeginInfo begin{};
+      begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+      dev_.vkBeginCommandBuffer(commands_, &begin);
+      dev_.vkCmdResetQueryPool(commands_, pool, 0, 2);
+      dev_.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 0);
+      dev_.vkCmdWriteTimestamp(commands_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, 1);
+      dev_.vkEndCommandBuffer(commands_);
+      submit_and_wait();
+      std::uint64_t ticks[2] = {0, 0};
+      dev_.vkGetQueryPoolResults(device_, pool, 0, 2, sizeof ticks, ticks, sizeof ticks[0], VK_QUERY_RESULT_64_BIT);
+      benchmark::DoNotOptimize(ticks[1] - ticks[0]);
+    }
+    dev_.vkDestroyQueryPool(device_, pool, nullptr);
+  }
+
   void launch_sync(benchmark::State& state) override {
     for (auto _ : state) {
       dev_.vkResetCommandBuffer(commands_, 0);

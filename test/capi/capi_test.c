@@ -129,6 +129,76 @@ static void test_memory(devrt_device device) {
   CHECK(strstr(devrt_last_error(), "dst is an empty span (device type 0, no memory)") != NULL);
 }
 
+/* A timed call that counts its calls and fails the `fail_at`-th. */
+typedef struct counted_call {
+  int calls;
+  int fail_at;
+} counted_call;
+
+static devrt_status count_call(void* data, devrt_stream_ref stream) {
+  counted_call* call = (counted_call*)data;
+  (void)stream;
+  return ++call->calls == call->fail_at ? DEVRT_STATUS_OUT_OF_MEMORY : DEVRT_STATUS_OK;
+}
+
+static void test_timing(devrt_device device) {
+  devrt_event start = NULL, end = NULL, untimed = NULL;
+  devrt_time_evaluator_options options;
+  devrt_time_evaluator_handle evaluator = NULL;
+  counted_call call = {0, 0}, preprocess = {0, 0};
+  double results[4] = {0, 0, 0, 0};
+  int64_t ns = -1;
+  int32_t number = 0, repeat = 0;
+  int device_side = -1;
+
+  CHECK_OK(devrt_event_create_timed(device, &start));
+  CHECK_OK(devrt_event_create_timed(device, &end));
+  CHECK_OK(devrt_event_create(device, &untimed));
+  CHECK(devrt_event_elapsed_ns(start, end, &ns) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "never recorded") != NULL);
+  CHECK_OK(devrt_event_record(start, NULL));
+  CHECK_OK(devrt_event_record(end, NULL));
+  CHECK_OK(devrt_event_record(untimed, NULL));
+  CHECK_OK(devrt_event_synchronize(end));
+  CHECK_OK(devrt_event_elapsed_ns(start, end, &ns));
+  CHECK(ns >= 0);
+  CHECK(devrt_event_elapsed_ns(start, untimed, &ns) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_event_elapsed_ns(start, end, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  devrt_event_release(start);
+  devrt_event_release(end);
+  devrt_event_release(untimed);
+
+  devrt_time_evaluator_default_options(&options);
+  CHECK(options.number == 10 && options.repeat == 1 && options.min_repeat_ms == 0 &&
+        options.limit_zero_time_iterations == 100 && options.cooldown_interval_ms == 0 &&
+        options.repeats_to_cooldown == 1 && options.cache_flush_bytes == 0);
+  options.number = 0;
+  CHECK(devrt_time_evaluator_create(device, &options, NULL, &evaluator) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "number = 0") != NULL);
+  options.number = 3;
+  options.repeat = 4;
+  CHECK_OK(devrt_time_evaluator_create(device, &options, NULL, &evaluator));
+  CHECK(devrt_time_evaluator_run(evaluator, count_call, &call, NULL, NULL, results, 3) ==
+        DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(call.calls == 0); /* refused before anything ran */
+  CHECK_OK(devrt_time_evaluator_run(evaluator, count_call, &call, count_call, &preprocess, results, 4));
+  CHECK(call.calls == 1 + 3 * 4);
+  CHECK(preprocess.calls == 4);
+  CHECK(results[0] >= 0 && results[3] >= 0);
+  CHECK_OK(devrt_time_evaluator_state(evaluator, &number, &repeat, &device_side));
+  CHECK(number == 3 && repeat == 4 && device_side == 1);
+  devrt_time_evaluator_release(evaluator);
+
+  /* The one-shot form; the callback's error ends the run and is returned, named. */
+  call.calls = 0;
+  call.fail_at = 2;
+  CHECK(devrt_time_evaluator(device, NULL, NULL, count_call, &call, NULL, NULL, results, 1) ==
+        DEVRT_STATUS_OUT_OF_MEMORY);
+  CHECK(strstr(devrt_last_error(), "the timed call returned") != NULL);
+  CHECK(devrt_time_evaluator(device, NULL, NULL, NULL, NULL, NULL, NULL, results, 1) ==
+        DEVRT_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_workspace(void) {
   devrt_workspace block = NULL;
   devrt_pool_stats stats;
@@ -343,6 +413,7 @@ int main(void) {
   } else {
     printf("skip vulkan memory: no Vulkan device\n");
   }
+  test_timing(kCpu);
   test_workspace();
   test_memory_stats_and_shutdown();
   test_tensors();
