@@ -178,8 +178,7 @@ static void test_timing(devrt_device device) {
   options.number = 3;
   options.repeat = 4;
   CHECK_OK(devrt_time_evaluator_create(device, &options, NULL, &evaluator));
-  CHECK(devrt_time_evaluator_run(evaluator, count_call, &call, NULL, NULL, results, 3) ==
-        DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(devrt_time_evaluator_run(evaluator, count_call, &call, NULL, NULL, results, 3) == DEVRT_STATUS_OUT_OF_RANGE);
   CHECK(call.calls == 0); /* refused before anything ran */
   CHECK_OK(devrt_time_evaluator_run(evaluator, count_call, &call, count_call, &preprocess, results, 4));
   CHECK(call.calls == 1 + 3 * 4);
@@ -195,8 +194,7 @@ static void test_timing(devrt_device device) {
   CHECK(devrt_time_evaluator(device, NULL, NULL, count_call, &call, NULL, NULL, results, 1) ==
         DEVRT_STATUS_OUT_OF_MEMORY);
   CHECK(strstr(devrt_last_error(), "the timed call returned") != NULL);
-  CHECK(devrt_time_evaluator(device, NULL, NULL, NULL, NULL, NULL, NULL, results, 1) ==
-        DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_time_evaluator(device, NULL, NULL, NULL, NULL, NULL, NULL, results, 1) == DEVRT_STATUS_INVALID_ARGUMENT);
 }
 
 static void test_workspace(void) {

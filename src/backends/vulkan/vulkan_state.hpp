@@ -65,6 +65,7 @@ constexpr std::size_t kTrackedRanges = 16;
 // ---- State -----------------------------------------------------------------------------------
 
 struct DeviceState;
+struct StreamState;
 
 // An object whose destruction waits for the queue to go idle (DeviceState::retired).
 struct Retired {
@@ -87,6 +88,12 @@ struct Timeline {
   DeviceState* device = nullptr;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   std::atomic<std::uint32_t> references{1};
+  // The stream that signals it while that stream lives (cleared, under owner_mutex, when it is
+  // destroyed), and the last value it submitted: a timed event recorded into a batch not yet
+  // submitted asks the stream to submit it (submit_through).
+  std::mutex owner_mutex;
+  StreamState* owner = nullptr;
+  std::atomic<std::uint64_t> submitted{0};
   ~Timeline();
 };
 
@@ -302,6 +309,9 @@ Result<EventState*> create_timed_event(DeviceState& d);
 void release_query(DeviceState& d, EventState& e) noexcept;
 // Records the timed event's timestamp into the stream's command buffer. Caller holds the lock.
 Status write_timestamp(StreamState& s, const EventState& e);
+// Submits the batch that will signal `value` on `timeline` if its stream has not yet (a timed
+// event is recorded without submitting, so that it shares a batch with the work it times).
+Status submit_through(const TimelineRef& timeline, std::uint64_t value);
 // Nanoseconds between two timed events' timestamps, both recorded and reached.
 Result<std::int64_t> elapsed_between(DeviceState& d, EventState& start, EventState& end);
 // Destroys the device's query pools (closing it).

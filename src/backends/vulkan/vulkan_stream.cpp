@@ -214,6 +214,7 @@ Status flush(StreamState& s) {
   }
   if (result != VK_SUCCESS) return discard_recording(s, "vkQueueSubmit", result);
   s.submitted = value;
+  s.timeline->submitted.store(value, std::memory_order_release);
   batch.value = value;
   batch.pools = std::move(s.recording_pools);
   s.recording_pools.clear();
@@ -377,11 +378,21 @@ Status create_stream(DeviceState& d, StreamState*& out) {
     return vk_error("vkCreateSemaphore", result);
   }
   out = stream.release();
+  out->timeline->owner = out;
   {
     std::lock_guard<std::mutex> lock(d.streams_mutex);
     d.streams.push_back(out);
   }
   return Status();
+}
+
+Status submit_through(const TimelineRef& timeline, std::uint64_t value) {
+  if (timeline->submitted.load(std::memory_order_acquire) >= value) return Status();
+  std::lock_guard<std::mutex> owner_lock(timeline->owner_mutex);
+  StreamState* s = timeline->owner;
+  if (s == nullptr) return Status(); // destroyed: it submitted and drained everything first
+  std::lock_guard<std::mutex> lock(s->mutex);
+  return s->submitted >= value ? Status() : flush(*s);
 }
 
 StreamState& stream_of(DeviceState& d, void* handle) noexcept {
@@ -609,10 +620,13 @@ Status destroy_stream(DeviceState& d, StreamState* s) {
   }
   Status status;
   {
+    // Events keep the timeline: from now on they find no stream to ask (everything is submitted).
+    std::lock_guard<std::mutex> owner_lock(s->timeline->owner_mutex);
     std::lock_guard<std::mutex> lock(s->mutex);
     status = drain(*s);
     // Unsubmitted work never runs; after a loss, neither do the waits.
     s->waits.clear();
+    s->timeline->owner = nullptr;
   }
   // Whatever the drain's outcome, nothing is destroyed while the queue may still use it.
   destroy_when_idle(d, make_retired<StreamState, destroy_stream_objects>(s));
@@ -652,10 +666,17 @@ Status VulkanBackend::event_record(const BackendDevice& device, void* handle, vo
   auto* event = static_cast<EventState*>(handle);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (event->pool != VK_NULL_HANDLE) DEVRT_RETURN_IF_ERROR(write_timestamp(s, *event));
-    DEVRT_RETURN_IF_ERROR(flush(s));
+    if (event->pool != VK_NULL_HANDLE) {
+      // Into the batch being recorded, submitted with the work that follows (or when the event
+      // is waited for): the interval measures the device, not the host's recording in between.
+      DEVRT_RETURN_IF_ERROR(write_timestamp(s, *event));
+      DEVRT_RETURN_IF_ERROR(recorded(s));
+      value = s.recording != VK_NULL_HANDLE ? s.submitted + 1 : s.submitted;
+    } else {
+      DEVRT_RETURN_IF_ERROR(flush(s));
+      value = s.submitted;
+    }
     timeline = s.timeline;
-    value = s.submitted;
   }
   std::lock_guard<std::mutex> lock(event->mutex);
   event->timeline = std::move(timeline);
@@ -667,6 +688,7 @@ Status VulkanBackend::event_synchronize(const BackendDevice& device, void* handl
   DEVRT_VK_DEVICE(d, device.index);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return Status();
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
   return wait_value(d, timeline->semaphore, value);
 }
 
@@ -674,6 +696,7 @@ Result<bool> VulkanBackend::event_query(const BackendDevice& device, void* handl
   DEVRT_VK_DEVICE(d, device.index);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return true;
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
   std::uint64_t reached = 0;
   VkResult result = d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached);
   if (result != VK_SUCCESS) return device_error(d, "vkGetSemaphoreCounterValue", result);
@@ -684,6 +707,7 @@ Status VulkanBackend::stream_wait_event(const BackendDevice& device, void* strea
   DEVRT_VK_DEVICE(d, device.index);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return Status();
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
   StreamState& s = stream_of(d, stream);
   std::lock_guard<std::mutex> lock(s.mutex);
   if (timeline == s.timeline) return Status(); // in-order already

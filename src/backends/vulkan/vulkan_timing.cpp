@@ -29,6 +29,7 @@ Result<std::uint64_t> read_timestamp(DeviceState& d, EventState& e, const char* 
   if (!timeline || value == 0) {
     return make_error(ErrorCode::invalid_argument, "the ", which, " event was never recorded");
   }
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
   std::uint64_t reached = 0;
   VkResult result = d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached);
   if (result != VK_SUCCESS) return device_error(d, "vkGetSemaphoreCounterValue", result);
