@@ -14,6 +14,7 @@
 #include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
 #include "vulkan_state.hpp"
+#include "vulkan_timing.hpp"
 
 namespace devrt::vulkan {
 
@@ -162,11 +163,7 @@ Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_ver
   api.vkGetPhysicalDeviceQueueFamilyProperties(d.physical, &families, nullptr);
   std::vector<VkQueueFamilyProperties> family(families);
   api.vkGetPhysicalDeviceQueueFamilyProperties(d.physical, &families, family.data());
-  // A compute queue, preferring one without graphics (dedicated compute engines).
-  for (std::uint32_t i = 0; i < families; ++i) {
-    if ((family[i].queueFlags & VK_QUEUE_COMPUTE_BIT) == 0) continue;
-    if (d.compute_family == UINT32_MAX || (family[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) == 0) d.compute_family = i;
-  }
+  d.compute_family = compute_family_of(family);
   if (d.compute_family != UINT32_MAX) d.timestamp_valid_bits = family[d.compute_family].timestampValidBits;
   return Status();
 }

@@ -4,12 +4,12 @@
 // finished) into its stream's command buffer by each record(), and read back with
 // vkGetQueryPoolResults once the event's timeline value is reached. Ticks become nanoseconds by
 // the device's timestampPeriod, differences are taken over the family's timestampValidBits.
-#include <cmath>
 #include <mutex>
 #include <new>
 
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
+#include "vulkan_timing.hpp"
 
 namespace devrt::vulkan {
 
@@ -96,16 +96,7 @@ Result<std::int64_t> elapsed_between(DeviceState& d, EventState& start, EventSta
   }
   DEVRT_ASSIGN_OR_RETURN(std::uint64_t from, read_timestamp(d, start, "start"));
   DEVRT_ASSIGN_OR_RETURN(std::uint64_t to, read_timestamp(d, end, "end"));
-  // Over fewer than 64 valid bits the counter wraps: the difference is taken modulo its range (an
-  // end before the start cannot be told from a wrap there, and reads as a long interval).
-  double ticks = 0;
-  if (d.timestamp_valid_bits >= 64) {
-    ticks = static_cast<double>(static_cast<std::int64_t>(to - from));
-  } else {
-    const std::uint64_t mask = (std::uint64_t{1} << d.timestamp_valid_bits) - 1;
-    ticks = static_cast<double>((to - from) & mask);
-  }
-  return static_cast<std::int64_t>(std::llround(ticks * static_cast<double>(d.properties.limits.timestampPeriod)));
+  return timestamp_interval_ns(from, to, d.timestamp_valid_bits, d.properties.limits.timestampPeriod);
 }
 
 void destroy_query_pools(DeviceState& d) noexcept {
