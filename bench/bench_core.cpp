@@ -198,6 +198,31 @@ void alloc_buffer_uncached(benchmark::State& state) {
 void alloc_buffer_threads(benchmark::State& state) { alloc_buffer(state); }
 
 #define ALLOC_SIZES ->Arg(64)->Arg(4 << 10)->Arg(1 << 20)
+// ---- Timing on the CPU device: a timed event pair against the two clock reads it stands for ----
+
+void timed_pair_clock(benchmark::State& state) {
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+  }
+}
+
+void timed_pair_devrt(benchmark::State& state) {
+  devrt::Event start = std::move(devrt::Event::create(devrt::kHostDevice, {.timing = true})).value();
+  devrt::Event end = std::move(devrt::Event::create(devrt::kHostDevice, {.timing = true})).value();
+  const devrt::StreamRef stream = devrt::current_stream(devrt::kHostDevice);
+  for (auto _ : state) {
+    static_cast<void>(start.record(stream));
+    static_cast<void>(end.record(stream));
+    static_cast<void>(end.synchronize());
+    benchmark::DoNotOptimize(devrt::Event::elapsed_ns(start, end));
+  }
+}
+
+BENCHMARK(timed_pair_clock)->Name("timed_pair/clock");
+BENCHMARK(timed_pair_devrt)->Name("timed_pair/devrt");
+
 BENCHMARK(alloc_aligned)->Name("alloc/aligned_alloc") ALLOC_SIZES;
 BENCHMARK(alloc_backend_table)->Name("alloc/backend_table") ALLOC_SIZES;
 BENCHMARK(alloc_pool)->Name("alloc/workspace_pool") ALLOC_SIZES;

@@ -64,6 +64,7 @@ std::string attribute_text(const AttributeValue& value, bool json) {
 std::vector<std::string> capability_names(BackendRef backend) {
   std::vector<std::string> names;
   if (backend.has_capability(DEVRT_CAP_EVENTS)) names.emplace_back("events");
+  if (backend.has_event_timing()) names.emplace_back("timed_events");
   if (backend.has_capability(DEVRT_CAP_HOST_ACCESSIBLE)) names.emplace_back("host_accessible");
   if (backend.has_capability(DEVRT_CAP_ADDRESSABLE)) names.emplace_back("addressable");
   if (backend.has_modules()) {

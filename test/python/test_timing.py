@@ -42,7 +42,7 @@ def test_min_repeat_ms_as_tvm_tests_it():
     ftimer()
     # make sure we get more than 10 calls
     assert len(calls) > 10 + 2
-    assert ftimer.number in (10, 11)  # max(1000 / 100 + 1, 1.618), kept for the next call
+    assert 9 <= ftimer.number <= 11  # max(1000 / ms + 1, 1.618) for calls of about 100 ms, kept
 
 
 def test_arguments_and_preprocess_reach_the_function():

@@ -113,8 +113,10 @@ TEST_CASE("time_evaluator makes TVM's calls: one untimed, then number per batch,
   results = grown.run(call);
   REQUIRE(results.ok());
   CHECK(call.calls > 10 + 2); // TVM: "make sure we get more than 10 calls", in the same log
-  // 1 untimed, a batch of 1 (100 ms), then max(1000 / 100 + 1, 1.618) = 11 (10 if the sleep ran over).
-  CHECK((grown.number() == 10 || grown.number() == 11));
+  // 1 untimed, a batch of 1 (100 ms), then max(1000 / ms + 1, 1.618): 11 for exactly 100 ms, 10
+  // or 9 when the sleep ran over (a loaded machine, valgrind).
+  CHECK(grown.number() >= 9);
+  CHECK(grown.number() <= 11);
   CHECK(call.calls == 2 + 2 + grown.number());
   CHECK(results->front() >= 0.1);
 }
