@@ -75,7 +75,7 @@ devrt_status devrt_time_evaluator_create(devrt_device device, const devrt_time_e
   const TimeEvaluatorOptions chosen = options != nullptr ? to_cpp(*options) : TimeEvaluatorOptions{};
   Result<TimeEvaluator> evaluator = TimeEvaluator::create(capi::to_cpp(device), chosen, capi::to_cpp(stream));
   if (!evaluator.ok()) return fail(evaluator.status());
-  return give_handle(out, "devrt_time_evaluator_create", std::move(*evaluator));
+  return give_handle(out, "devrt_time_evaluator_create", *evaluator);
 }
 
 void devrt_time_evaluator_release(devrt_time_evaluator_handle evaluator) {

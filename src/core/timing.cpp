@@ -29,17 +29,19 @@ void warn_host_timing(Device device) noexcept {
             "which counts the launch path and the synchronization as well");
 }
 
-StreamRef stream_for(Device device, StreamRef stream) noexcept {
-  return stream.handle != nullptr ? stream : current_stream(device);
+// `stream`, or the thread's current stream of `device` for none; one of another device refused.
+Result<StreamRef> stream_for(const char* call, Device device, StreamRef stream) noexcept {
+  if (stream.handle == nullptr) return current_stream(device);
+  if (stream.device != device) {
+    return make_error(ErrorCode::invalid_argument, call, ": a stream of ", stream.device, " for ", device);
+  }
+  return stream;
 }
 
 } // namespace
 
 Result<Timer> Timer::start(Device device, StreamRef stream) noexcept {
-  stream = stream_for(device, stream);
-  if (stream.device != device) {
-    return make_error(ErrorCode::invalid_argument, "Timer::start: a stream of ", stream.device, " for ", device);
-  }
+  DEVRT_ASSIGN_OR_RETURN(stream, stream_for("Timer::start", device, stream));
   Timer timer;
   timer.device_ = device;
   timer.stream_ = stream;
@@ -109,10 +111,7 @@ Result<TimeEvaluator> TimeEvaluator::create(Device device, const TimeEvaluatorOp
     return refuse("cache_flush_bytes", options.cache_flush_bytes, "(must not be negative)");
   }
   DEVRT_RETURN_IF_ERROR(backend_for(device).status());
-  stream = stream_for(device, stream);
-  if (stream.device != device) {
-    return make_error(ErrorCode::invalid_argument, "time_evaluator: a stream of ", stream.device, " for ", device);
-  }
+  DEVRT_ASSIGN_OR_RETURN(stream, stream_for("time_evaluator", device, stream));
   TimeEvaluator evaluator;
   evaluator.device_ = device;
   evaluator.stream_ = stream;

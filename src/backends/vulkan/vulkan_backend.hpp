@@ -48,7 +48,7 @@ public:
   Status event_synchronize(const BackendDevice& device, void* event) noexcept;
   Result<bool> event_query(const BackendDevice& device, void* event) noexcept;
   Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept;
-  // Timed events: a timestamp query written into the stream (vulkan_timing.cpp).
+  // Timed events: a timestamp query written into the stream (vulkan_event.cpp).
   Result<void*> event_create_timed(const BackendDevice& device) noexcept;
   Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept;
 

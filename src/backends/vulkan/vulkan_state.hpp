@@ -214,7 +214,7 @@ struct DeviceState {
   std::mutex retired_mutex;
   std::vector<Retired> retired;
   std::atomic<bool> has_retired{false};
-  // Timestamp queries for timed events (vulkan_timing.cpp): pools of kQueriesPerPool, a slot per
+  // Timestamp queries for timed events (vulkan_event.cpp): pools of kQueriesPerPool, a slot per
   // live timed event.
   std::mutex query_mutex;
   std::vector<VkQueryPool> query_pools;
@@ -278,6 +278,11 @@ void flush_mapping(DeviceState& d, const Allocation& a, bool to_device);
 // Submits and waits for everything on the stream; nothing of it can conflict with later commands
 // any more. Caller holds the lock.
 Status drain(StreamState& s);
+// Ends the recording command buffer and submits it (with the stream's pending waits), signalling
+// the stream's next timeline value. Caller holds the lock.
+Status flush(StreamState& s);
+// Waits until `semaphore` reaches `value`; a loss marks the device lost.
+Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value);
 
 Status create_stream(DeviceState& d, StreamState*& out);
 // Finishes the stream's work and destroys it (whatever the work's outcome, which it returns).
@@ -295,12 +300,12 @@ struct EventState {
   std::mutex mutex;
   TimelineRef timeline; // null: never recorded
   std::uint64_t value = 0;
-  // A timed event's timestamp query, written by each record() (vulkan_timing.cpp).
+  // A timed event's timestamp query, written by each record() (vulkan_event.cpp).
   VkQueryPool pool = VK_NULL_HANDLE;
   std::uint32_t query = 0;
 };
 
-// ---- Timed events (vulkan_timing.cpp) ------------------------------------------------------------
+// ---- Timed events (vulkan_event.cpp) ------------------------------------------------------------
 
 // A new timed event with a query slot of its own; `unsupported` where the compute queue family has
 // no timestamps.

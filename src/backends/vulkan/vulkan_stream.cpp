@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Buffers, streams (recording, batching, submission), copies and events of the Vulkan backend.
+// Buffers, streams (recording, batching, submission) and copies of the Vulkan backend; events are
+// in vulkan_event.cpp.
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -170,6 +171,8 @@ Status discard_recording(StreamState& s, const char* call, VkResult result) {
 }
 
 // Submits what was recorded (and any pending waits). Caller holds the lock.
+} // namespace
+
 Status flush(StreamState& s) {
   if (s.recording == VK_NULL_HANDLE && s.waits.empty()) return Status();
   DeviceState& d = *s.device;
@@ -235,8 +238,6 @@ Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value) {
   if (result != VK_SUCCESS) return device_error(d, "vkWaitSemaphores", result);
   return Status();
 }
-
-} // namespace
 
 Status drain(StreamState& s) {
   DEVRT_RETURN_IF_ERROR(flush(s));
@@ -474,15 +475,6 @@ Status recorded(StreamState& s) {
   return Status();
 }
 
-namespace {
-
-std::pair<TimelineRef, std::uint64_t> event_point(EventState& e) {
-  std::lock_guard<std::mutex> lock(e.mutex);
-  return {e.timeline, e.value};
-}
-
-} // namespace
-
 // ---- Memory ----------------------------------------------------------------------------------
 
 Result<void*> VulkanBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
@@ -638,83 +630,6 @@ Status VulkanBackend::stream_synchronize(const BackendDevice& device, void* hand
   StreamState& s = stream_of(d, handle);
   std::lock_guard<std::mutex> lock(s.mutex);
   return drain(s);
-}
-
-Result<void*> VulkanBackend::event_create(const BackendDevice& device) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
-  static_cast<void>(d);
-  auto* event = new (std::nothrow) EventState();
-  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for an event");
-  return static_cast<void*>(event);
-}
-
-Status VulkanBackend::event_destroy(const BackendDevice& device, void* handle) noexcept {
-  auto* event = static_cast<EventState*>(handle);
-  if (event->pool != VK_NULL_HANDLE) {
-    DEVRT_VK_DEVICE(d, device.index);
-    release_query(d, *event);
-  }
-  delete event;
-  return Status();
-}
-
-Status VulkanBackend::event_record(const BackendDevice& device, void* handle, void* stream) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
-  StreamState& s = stream_of(d, stream);
-  TimelineRef timeline;
-  std::uint64_t value = 0;
-  auto* event = static_cast<EventState*>(handle);
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (event->pool != VK_NULL_HANDLE) {
-      // Into the batch being recorded, submitted with the work that follows (or when the event
-      // is waited for): the interval measures the device, not the host's recording in between.
-      DEVRT_RETURN_IF_ERROR(write_timestamp(s, *event));
-      DEVRT_RETURN_IF_ERROR(recorded(s));
-      value = s.recording != VK_NULL_HANDLE ? s.submitted + 1 : s.submitted;
-    } else {
-      DEVRT_RETURN_IF_ERROR(flush(s));
-      value = s.submitted;
-    }
-    timeline = s.timeline;
-  }
-  std::lock_guard<std::mutex> lock(event->mutex);
-  event->timeline = std::move(timeline);
-  event->value = value;
-  return Status();
-}
-
-Status VulkanBackend::event_synchronize(const BackendDevice& device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
-  auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
-  if (!timeline || value == 0) return Status();
-  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
-  return wait_value(d, timeline->semaphore, value);
-}
-
-Result<bool> VulkanBackend::event_query(const BackendDevice& device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
-  auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
-  if (!timeline || value == 0) return true;
-  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
-  std::uint64_t reached = 0;
-  VkResult result = d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached);
-  if (result != VK_SUCCESS) return device_error(d, "vkGetSemaphoreCounterValue", result);
-  return reached >= value;
-}
-
-Status VulkanBackend::stream_wait_event(const BackendDevice& device, void* stream, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
-  auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
-  if (!timeline || value == 0) return Status();
-  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
-  StreamState& s = stream_of(d, stream);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (timeline == s.timeline) return Status(); // in-order already
-  // Work recorded so far does not wait; what follows goes into a batch that does.
-  DEVRT_RETURN_IF_ERROR(flush(s));
-  s.waits.emplace_back(std::move(timeline), value);
-  return Status();
 }
 
 } // namespace devrt::vulkan

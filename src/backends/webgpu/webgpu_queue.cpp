@@ -34,6 +34,28 @@ void end_pass(const Api& api, Batch& batch) {
   batch.group = nullptr;
 }
 
+// The answer of an asynchronous call that reports a status and a message (a map, the queue's work
+// done), set by the callback that callback() describes (on the worker, while it processes events).
+struct StatusAnswer {
+  std::atomic<bool> done{false};
+  WGPUEnum status = 0;
+  std::string message;
+
+  template <class Info>
+  Info callback() noexcept {
+    Info info{};
+    info.mode = kCallbackModeAllowProcessEvents;
+    info.callback = [](WGPUEnum status, WGPUStringView message, void* data, void*) {
+      auto* a = static_cast<StatusAnswer*>(data);
+      a->status = status;
+      a->message = text(message);
+      a->done.store(true, std::memory_order_release);
+    };
+    info.userdata1 = this;
+    return info;
+  }
+};
+
 // The ring's slots [first, end) into its buffer, in queue order before the batch's submission.
 void write_slots(const Api& api, DeviceState& d, std::uint64_t first, std::uint64_t end) {
   UniformRing& ring = d.ring;
@@ -156,21 +178,8 @@ std::uint64_t slot_offset(const DeviceState& d, std::uint64_t position) {
 
 Status wait_idle(const Runtime& rt, DeviceState& d) {
   DEVRT_RETURN_IF_ERROR(flush(rt, d));
-  struct Answer {
-    std::atomic<bool> done{false};
-    WGPUEnum status = 0;
-    std::string message;
-  } answer;
-  WGPUQueueWorkDoneCallbackInfo callback{};
-  callback.mode = kCallbackModeAllowProcessEvents;
-  callback.callback = [](WGPUEnum status, WGPUStringView message, void* data, void*) {
-    auto* a = static_cast<Answer*>(data);
-    a->status = status;
-    a->message = text(message);
-    a->done.store(true, std::memory_order_release);
-  };
-  callback.userdata1 = &answer;
-  rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, callback);
+  StatusAnswer answer;
+  rt.api.wgpuQueueOnSubmittedWorkDone(d.queue, answer.callback<WGPUQueueWorkDoneCallbackInfo>());
   if (!wait_for(rt, answer.done)) {
     return make_error(ErrorCode::timed_out, "the queue did not finish within 30 s (wgpuQueueOnSubmittedWorkDone)");
   }
@@ -201,21 +210,9 @@ Result<WGPUBuffer> staging_for(const Runtime& rt, DeviceState& d, std::uint64_t 
 
 Status map_and_copy(const Runtime& rt, WGPUBuffer staging, std::uint64_t bytes, void* out) {
   const Api& api = rt.api;
-  struct Answer {
-    std::atomic<bool> done{false};
-    WGPUEnum status = 0;
-    std::string message;
-  } answer;
-  WGPUBufferMapCallbackInfo callback{};
-  callback.mode = kCallbackModeAllowProcessEvents;
-  callback.callback = [](WGPUEnum status, WGPUStringView message, void* data, void*) {
-    auto* a = static_cast<Answer*>(data);
-    a->status = status;
-    a->message = text(message);
-    a->done.store(true, std::memory_order_release);
-  };
-  callback.userdata1 = &answer;
-  api.wgpuBufferMapAsync(staging, kMapRead, 0, static_cast<std::size_t>(bytes), callback);
+  StatusAnswer answer;
+  api.wgpuBufferMapAsync(staging, kMapRead, 0, static_cast<std::size_t>(bytes),
+                         answer.callback<WGPUBufferMapCallbackInfo>());
   if (!wait_for(rt, answer.done))
     return make_error(ErrorCode::timed_out, "wgpuBufferMapAsync did not finish within 30 s");
   if (answer.status != kSuccess)

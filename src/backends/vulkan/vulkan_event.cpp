@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// Timed events of the Vulkan backend: each owns a timestamp query, reset and written
-// (vkCmdWriteTimestamp at the bottom of the pipe: once every earlier command of the queue has
-// finished) into its stream's command buffer by each record(), and read back with
-// vkGetQueryPoolResults once the event's timeline value is reached. Ticks become nanoseconds by
-// the device's timestampPeriod, differences are taken over the family's timestampValidBits.
+// Events of the Vulkan backend: a point on a stream's timeline semaphore. A timed event also owns a
+// timestamp query, reset and written (vkCmdWriteTimestamp at the bottom of the pipe: once every
+// earlier command of the queue has finished) into its stream's command buffer by each record(),
+// without submitting it, and read back with vkGetQueryPoolResults once the event's timeline value
+// is reached. Ticks become nanoseconds by the device's timestampPeriod over the family's
+// timestampValidBits (vulkan_timing.hpp).
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
 #include "vulkan_timing.hpp"
 
 namespace devrt::vulkan {
+
+namespace {
+
+std::pair<TimelineRef, std::uint64_t> event_point(EventState& e) {
+  std::lock_guard<std::mutex> lock(e.mutex);
+  return {e.timeline, e.value};
+}
+
+} // namespace
 
 namespace {
 
@@ -115,6 +126,83 @@ Result<void*> VulkanBackend::event_create_timed(const BackendDevice& device) noe
 Result<std::int64_t> VulkanBackend::event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
   DEVRT_VK_DEVICE(d, device.index);
   return elapsed_between(d, *static_cast<EventState*>(start), *static_cast<EventState*>(end));
+}
+
+Result<void*> VulkanBackend::event_create(const BackendDevice& device) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
+  static_cast<void>(d);
+  auto* event = new (std::nothrow) EventState();
+  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for an event");
+  return static_cast<void*>(event);
+}
+
+Status VulkanBackend::event_destroy(const BackendDevice& device, void* handle) noexcept {
+  auto* event = static_cast<EventState*>(handle);
+  if (event->pool != VK_NULL_HANDLE) {
+    DEVRT_VK_DEVICE(d, device.index);
+    release_query(d, *event);
+  }
+  delete event;
+  return Status();
+}
+
+Status VulkanBackend::event_record(const BackendDevice& device, void* handle, void* stream) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
+  StreamState& s = stream_of(d, stream);
+  TimelineRef timeline;
+  std::uint64_t value = 0;
+  auto* event = static_cast<EventState*>(handle);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (event->pool != VK_NULL_HANDLE) {
+      // Into the batch being recorded, submitted with the work that follows (or when the event
+      // is waited for): the interval measures the device, not the host's recording in between.
+      DEVRT_RETURN_IF_ERROR(write_timestamp(s, *event));
+      DEVRT_RETURN_IF_ERROR(recorded(s));
+      value = s.recording != VK_NULL_HANDLE ? s.submitted + 1 : s.submitted;
+    } else {
+      DEVRT_RETURN_IF_ERROR(flush(s));
+      value = s.submitted;
+    }
+    timeline = s.timeline;
+  }
+  std::lock_guard<std::mutex> lock(event->mutex);
+  event->timeline = std::move(timeline);
+  event->value = value;
+  return Status();
+}
+
+Status VulkanBackend::event_synchronize(const BackendDevice& device, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
+  auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
+  if (!timeline || value == 0) return Status();
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
+  return wait_value(d, timeline->semaphore, value);
+}
+
+Result<bool> VulkanBackend::event_query(const BackendDevice& device, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
+  auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
+  if (!timeline || value == 0) return true;
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
+  std::uint64_t reached = 0;
+  VkResult result = d.api.vkGetSemaphoreCounterValue(d.device, timeline->semaphore, &reached);
+  if (result != VK_SUCCESS) return device_error(d, "vkGetSemaphoreCounterValue", result);
+  return reached >= value;
+}
+
+Status VulkanBackend::stream_wait_event(const BackendDevice& device, void* stream, void* handle) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
+  auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
+  if (!timeline || value == 0) return Status();
+  DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
+  StreamState& s = stream_of(d, stream);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (timeline == s.timeline) return Status(); // in-order already
+  // Work recorded so far does not wait; what follows goes into a batch that does.
+  DEVRT_RETURN_IF_ERROR(flush(s));
+  s.waits.emplace_back(std::move(timeline), value);
+  return Status();
 }
 
 } // namespace devrt::vulkan
