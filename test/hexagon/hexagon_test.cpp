@@ -199,6 +199,28 @@ void test_attributes_and_target() {
 #endif
 }
 
+// Timed events read the QTimer: an interval around a busy loop is positive and in order.
+void test_timed_events() {
+  devrt::Result<devrt::Event> start = devrt::Event::create(kDsp, {.timing = true});
+  devrt::Result<devrt::Event> end = devrt::Event::create(kDsp, {.timing = true});
+  CHECK(start.ok() && end.ok());
+  if (!start.ok() || !end.ok()) return;
+  CHECK(devrt::Event::elapsed_ns(*start, *end).status().code() == devrt::ErrorCode::invalid_argument);
+  devrt::StreamRef stream = devrt::current_stream(kDsp);
+  CHECK(start->record(stream).ok());
+  volatile std::uint32_t sink = 1;
+  for (std::uint32_t i = 0; i < 200'000; ++i) sink = sink * 1664525u + 1013904223u;
+  CHECK(end->record(stream).ok());
+  devrt::Result<std::int64_t> elapsed = devrt::Event::elapsed_ns(*start, *end);
+  CHECK(elapsed.ok() && *elapsed > 0);
+  if (elapsed.ok()) std::printf("timed loop: %lld ns\n", static_cast<long long>(*elapsed));
+  devrt::Result<std::int64_t> backwards = devrt::Event::elapsed_ns(*end, *start);
+  CHECK(backwards.ok() && *backwards == -*elapsed);
+  devrt::Event untimed = std::move(devrt::Event::create(kDsp)).value();
+  CHECK(!untimed.timed() && untimed.record(stream).ok());
+  CHECK(devrt::Event::elapsed_ns(*start, untimed).status().code() == devrt::ErrorCode::invalid_argument);
+}
+
 } // namespace
 
 int main() {
@@ -207,6 +229,7 @@ int main() {
   test_vtcm_through_the_core_api();
   test_hvx_kernel();
   test_attributes_and_target();
+  test_timed_events();
   std::printf("hexagon: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
 }

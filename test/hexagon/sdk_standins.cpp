@@ -24,6 +24,7 @@ long linux_syscall(long number, long a, long b, long c) {
 }
 constexpr long kSysWrite = 64;
 constexpr long kSysExit = 93;
+constexpr long kSysClockGettime = 113;
 
 [[noreturn]] void exit_process(int code) {
   static_cast<void>(linux_syscall(kSysExit, code, 0, 0));
@@ -121,6 +122,19 @@ int format(char* out, std::size_t capacity, const char* f, va_list args) {
 extern "C" {
 
 int main();
+
+// The SDK's QTimer count (HAP_perf.h, 19.2 MHz), from Linux's monotonic clock under qemu-hexagon.
+unsigned long long HAP_perf_get_qtimer_count(void) {
+  struct {
+    long seconds;
+    long nanoseconds;
+  } now{0, 0};
+  constexpr long kClockMonotonic = 1;
+  static_cast<void>(linux_syscall(kSysClockGettime, kClockMonotonic, reinterpret_cast<long>(&now), 0));
+  const auto seconds = static_cast<unsigned long long>(now.seconds);
+  const auto nanoseconds = static_cast<unsigned long long>(now.nanoseconds);
+  return seconds * 19'200'000ull + nanoseconds * 192ull / 10'000ull;
+}
 
 // String and memory functions (compiled with -ffreestanding, so loops stay loops).
 void* memcpy(void* dst, const void* src, std::size_t n) {

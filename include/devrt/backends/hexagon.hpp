@@ -22,6 +22,9 @@
 #include <devrt/detail/host_copy.hpp>
 #include <devrt/direct.hpp>
 
+// The Hexagon SDK's QTimer count (HAP_perf.h): 19.2 MHz, from the DSP's always-on timer.
+extern "C" unsigned long long HAP_perf_get_qtimer_count(void);
+
 namespace devrt::hexagon {
 
 // The VTCM this build manages: v66 has 256 KiB.
@@ -105,10 +108,13 @@ public:
   Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 
   Result<void*> event_create(const BackendDevice& device) noexcept { return host_.event_create(device); }
-  Status event_destroy(const BackendDevice& device, void* event) noexcept { return host_.event_destroy(device, event); }
-  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept {
-    return host_.event_record(device, event, stream);
-  }
+  // Timed events read the DSP's QTimer (the SDK's HAP_perf_get_qtimer_count, 19.2 MHz: 52 ns a
+  // tick) at record(); every operation has finished when its call returns. Their handles are
+  // allocations (even); untimed events stay the host's tokens (odd).
+  Result<void*> event_create_timed(const BackendDevice& device) noexcept;
+  Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept;
+  Status event_destroy(const BackendDevice& device, void* event) noexcept;
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept;
   Status event_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
   Result<bool> event_query(const BackendDevice&, void*) noexcept { return true; }
   Status stream_wait_event(const BackendDevice&, void*, void*) noexcept { return Status(); }
@@ -119,6 +125,7 @@ private:
   cpu::CpuBackend host_;
 };
 
+static_assert(BackendEventTiming<HexagonBackend>);
 static_assert(Backend<HexagonBackend> && BackendEvents<HexagonBackend> && HostAccessibleMemory<HexagonBackend> &&
               BackendModules<HexagonBackend> && BackendTargetDetection<HexagonBackend> &&
               BackendScopedMemory<HexagonBackend>);

@@ -5,6 +5,7 @@
 #include <devrt/detail/mutex.hpp>
 
 #include <cstdint>
+#include <new>
 #include <string>
 
 // The architecture this image was compiled for (clang defines __HEXAGON_ARCH__, 66 for v66).
@@ -167,6 +168,57 @@ Result<direct::Buffer<HexagonBackend>> allocate(Device device, std::size_t nbyte
   Result<void*> data = direct::backend<HexagonBackend>().allocate_vtcm(device.id, nbytes, alignment);
   if (!data.ok()) return direct::detail::allocation_error(device, nbytes, alignment, data.status());
   return Buffer::adopt(device, *data, nbytes);
+}
+
+// ---- Timed events ----------------------------------------------------------------------------
+
+namespace {
+
+// The QTimer's rate: 19.2 MHz on every Hexagon DSP (the SDK's HAP_perf.h).
+constexpr std::uint64_t kQtimerHz = 19'200'000;
+
+// A timed event: the QTimer's count at its last record(), or none before the first. The DSP
+// program is single-threaded here (bare metal): no atomics.
+struct TimedEvent {
+  std::uint64_t count = 0;
+  bool recorded = false;
+};
+
+bool is_timed(void* event) noexcept { return (reinterpret_cast<std::uintptr_t>(event) & 1u) == 0; }
+
+} // namespace
+
+Result<void*> HexagonBackend::event_create_timed(const BackendDevice&) noexcept {
+  auto* event = new (std::nothrow) TimedEvent();
+  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for a timed event");
+  return static_cast<void*>(event);
+}
+
+Status HexagonBackend::event_destroy(const BackendDevice&, void* event) noexcept {
+  if (is_timed(event)) delete static_cast<TimedEvent*>(event);
+  return Status();
+}
+
+Status HexagonBackend::event_record(const BackendDevice&, void* event, void*) noexcept {
+  if (!is_timed(event)) return Status();
+  auto* timed = static_cast<TimedEvent*>(event);
+  timed->count = HAP_perf_get_qtimer_count();
+  timed->recorded = true;
+  return Status();
+}
+
+Result<std::int64_t> HexagonBackend::event_elapsed(const BackendDevice&, void* start, void* end) noexcept {
+  if (!is_timed(start) || !is_timed(end)) return make_error(ErrorCode::invalid_argument, "an event is not timed");
+  const auto* from = static_cast<const TimedEvent*>(start);
+  const auto* to = static_cast<const TimedEvent*>(end);
+  if (!from->recorded || !to->recorded) {
+    return make_error(ErrorCode::invalid_argument, "the ", from->recorded ? "end" : "start",
+                      " event was never recorded");
+  }
+  // Ticks to nanoseconds without overflow for any interval of the 64-bit counter's first 30 years.
+  const auto ticks = static_cast<std::int64_t>(to->count - from->count);
+  return ticks / static_cast<std::int64_t>(kQtimerHz) * 1'000'000'000 +
+         ticks % static_cast<std::int64_t>(kQtimerHz) * 1'000'000'000 / static_cast<std::int64_t>(kQtimerHz);
 }
 
 } // namespace devrt::hexagon
