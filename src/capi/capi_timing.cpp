@@ -17,7 +17,7 @@ struct CallbackCall {
 
 Status call_back(void* context, StreamRef stream) noexcept {
   const auto& callback = *static_cast<const CallbackCall*>(context);
-  const devrt_status status = callback.call(callback.data, to_c(stream));
+  const devrt_status status = callback.call(callback.data, capi::to_c(stream));
   if (status == DEVRT_STATUS_OK) return Status();
   if (status < 0 || status > static_cast<devrt_status>(ErrorCode::timed_out)) {
     return make_error(ErrorCode::invalid_argument, "the ", callback.role, " returned ", status,
@@ -26,7 +26,7 @@ Status call_back(void* context, StreamRef stream) noexcept {
   return make_error(static_cast<ErrorCode>(status), "the ", callback.role, " returned ", devrt_status_name(status));
 }
 
-TimeEvaluatorOptions to_cpp(const devrt_time_evaluator_options& o) noexcept {
+TimeEvaluatorOptions options_of(const devrt_time_evaluator_options& o) noexcept {
   return TimeEvaluatorOptions{o.number,
                               o.repeat,
                               o.min_repeat_ms,
@@ -72,7 +72,7 @@ void devrt_time_evaluator_default_options(devrt_time_evaluator_options* options)
 devrt_status devrt_time_evaluator_create(devrt_device device, const devrt_time_evaluator_options* options,
                                          const devrt_stream_ref* stream, devrt_time_evaluator_handle* out) {
   if (out == nullptr) return null_argument("devrt_time_evaluator_create", "out");
-  const TimeEvaluatorOptions chosen = options != nullptr ? to_cpp(*options) : TimeEvaluatorOptions{};
+  const TimeEvaluatorOptions chosen = options != nullptr ? options_of(*options) : TimeEvaluatorOptions{};
   Result<TimeEvaluator> evaluator = TimeEvaluator::create(capi::to_cpp(device), chosen, capi::to_cpp(stream));
   if (!evaluator.ok()) return fail(evaluator.status());
   return give_handle(out, "devrt_time_evaluator_create", *evaluator);
