@@ -66,6 +66,10 @@ def call_rows(f):
     if copy and table:
         rows.append((f"devrt::copy 64 B host->host: {copy:.2f} ns vs backend call {table:.2f} ns",
                      f"{copy - table:+.2f} ns", "goal <= 6 ns and <= backend call + 4 ns"))
+    clock, pair = f.ns("timed_pair/clock"), f.ns("timed_pair/devrt")
+    if clock and pair:
+        rows.append((f"cpu timed event pair: {pair:.1f} ns vs two clock reads {clock:.1f} ns",
+                     f"{pair - clock:+.1f} ns", "docs/timing.md"))
     return rows
 
 
@@ -160,6 +164,10 @@ def device_rows(f, device):
     if raw and ours:
         rows.append((f"{label} 1000 launches + sync: {ours / 1e6:.2f} vs raw {raw / 1e6:.2f} us/launch",
                      f"{ours / raw:.2f}x", "devrt/raw, goal <= 1.1x"))
+    raw, ours = f.ns(f"{device}/timed_pair/raw/real_time"), f.ns(f"{device}/timed_pair/devrt/real_time")
+    if raw and ours:
+        rows.append((f"{label} timed event pair: {ours / 1e3:.1f} us vs raw {raw / 1e3:.1f} us",
+                     f"{ours / raw:.2f}x", "devrt/raw (docs/timing.md)"))
     single = f.ns(f"{device}/launch_1000/single_submit/real_time")
     if single and ours:
         rows.append((f"{label} batched vs one submit per dispatch", f"{single / ours:.2f}x",
@@ -209,6 +217,10 @@ def cuda_rows(f):
     if raw and ours:
         rows.append((f"cuda 1000 launches + sync: {ours / 1e3:.2f} vs raw {raw / 1e3:.2f} ns/launch",
                      f"{ours / raw:.3f}x", "devrt/raw, goal <= 1.02x"))
+    raw, ours = f.ns("cuda/timed_pair/raw/real_time"), f.ns("cuda/timed_pair/devrt/real_time")
+    if raw and ours:
+        rows.append((f"cuda timed event pair: {ours / 1e3:.2f} us vs raw {raw / 1e3:.2f} us",
+                     f"{ours / raw:.3f}x", "devrt/raw (docs/timing.md)"))
     raw, pool = f.ns(f"cuda/alloc_free/raw/{1 << 20}"), f.ns(f"cuda/alloc_free/pool/{1 << 20}")
     if raw and pool:
         rows.append((f"cuda 1 MiB cuMemAlloc+cuMemFree {raw:.0f} ns vs pool {pool:.1f} ns",
