@@ -219,10 +219,19 @@ struct ClEvent {
 };
 
 // A reference to the event's latest marker (nullptr when never recorded), to release after use;
-// an error when the driver refused the reference (the event keeps its own).
-Result<cl_event> retain_marker(const Api& api, ClEvent& event) {
+// an error when the driver refused the reference (the event keeps its own). With `stream_marker`,
+// a reference to a timed event's marker on the stream as well, taken under the same lock.
+Result<cl_event> retain_marker(const Api& api, ClEvent& event, cl_event* stream_marker = nullptr) {
   std::lock_guard<std::mutex> lock(event.mutex);
-  if (event.marker != nullptr) DEVRT_CL_CHECK("clRetainEvent", api.clRetainEvent(event.marker));
+  if (event.marker == nullptr) return event.marker;
+  DEVRT_CL_CHECK("clRetainEvent", api.clRetainEvent(event.marker));
+  if (stream_marker != nullptr) {
+    if (cl_int code = api.clRetainEvent(event.stream_marker); code != CL_SUCCESS) {
+      static_cast<void>(api.clReleaseEvent(event.marker));
+      return cl_error("clRetainEvent", code);
+    }
+    *stream_marker = event.stream_marker;
+  }
   return event.marker;
 }
 
@@ -517,19 +526,8 @@ Result<std::int64_t> OpenclBackend::event_elapsed(const BackendDevice&, void* st
     auto& event = *static_cast<ClEvent*>(events[i]);
     const char* which = i == 0 ? "start" : "end";
     if (!event.timed) return make_error(ErrorCode::invalid_argument, "the ", which, " event is not timed");
-    cl_event marker = nullptr, reached = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(event.mutex);
-      if (event.marker != nullptr) {
-        DEVRT_CL_CHECK("clRetainEvent", api.clRetainEvent(event.marker));
-        if (cl_int code = api.clRetainEvent(event.stream_marker); code != CL_SUCCESS) {
-          static_cast<void>(api.clReleaseEvent(event.marker));
-          return cl_error("clRetainEvent", code);
-        }
-        marker = event.marker;
-        reached = event.stream_marker;
-      }
-    }
+    cl_event reached = nullptr;
+    DEVRT_ASSIGN_OR_RETURN(cl_event marker, retain_marker(api, event, &reached));
     if (marker == nullptr) return make_error(ErrorCode::invalid_argument, "the ", which, " event was never recorded");
     Status read = marker_end(api, marker, reached, which, ends[i]);
     static_cast<void>(api.clReleaseEvent(marker));
