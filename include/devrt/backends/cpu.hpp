@@ -88,25 +88,12 @@ public:
   // allocations (even); untimed events stay tokens (odd). Bare-metal builds have no clock.
   Result<void*> event_create_timed(const BackendDevice& device) noexcept;
   Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept;
-  Status event_destroy(const BackendDevice&, void* event) noexcept {
-    if (is_timed_event(event)) destroy_timed_event(event);
-    return Status();
-  }
-  Status event_record(const BackendDevice&, void* event, void*) noexcept {
-    if (is_timed_event(event)) record_timed_event(event);
-    return Status();
-  }
+  Status event_destroy(const BackendDevice& device, void* event) noexcept;
+  Status event_record(const BackendDevice& device, void* event, void* stream) noexcept;
 #endif
   Status event_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
   Result<bool> event_query(const BackendDevice&, void*) noexcept { return true; }
   Status stream_wait_event(const BackendDevice&, void*, void*) noexcept { return Status(); }
-
-private:
-#if !DEVRT_BARE_METAL
-  static bool is_timed_event(void* event) noexcept { return (reinterpret_cast<std::uintptr_t>(event) & 1u) == 0; }
-  static void destroy_timed_event(void* event) noexcept;
-  static void record_timed_event(void* event) noexcept;
-#endif
 };
 
 static_assert(Backend<CpuBackend> && BackendEvents<CpuBackend> && HostAccessibleMemory<CpuBackend> &&

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cpu_backend.hpp"
 
+#if !DEVRT_BARE_METAL
+#include "core/clock_events.hpp"
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -205,37 +209,23 @@ Result<void*> CpuBackend::stream_create(const BackendDevice&) noexcept { return 
 Result<void*> CpuBackend::event_create(const BackendDevice&) noexcept { return next_token(); }
 
 #if !DEVRT_BARE_METAL
-namespace {
-// A timed event: the monotonic clock's nanoseconds at its last record(), -1 before the first.
-struct TimedEvent {
-  std::atomic<std::int64_t> ns{-1};
-};
-} // namespace
+Result<void*> CpuBackend::event_create_timed(const BackendDevice&) noexcept { return detail::create_clock_event(); }
 
-Result<void*> CpuBackend::event_create_timed(const BackendDevice&) noexcept {
-  auto* event = new (std::nothrow) TimedEvent();
-  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for a timed event");
-  return static_cast<void*>(event);
+Status CpuBackend::event_destroy(const BackendDevice&, void* event) noexcept {
+  detail::destroy_clock_event(event);
+  return Status();
 }
 
-void CpuBackend::destroy_timed_event(void* event) noexcept { delete static_cast<TimedEvent*>(event); }
-
-void CpuBackend::record_timed_event(void* event) noexcept {
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  static_cast<TimedEvent*>(event)->ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
-                                            std::memory_order_release);
+Status CpuBackend::event_record(const BackendDevice&, void* event, void*) noexcept {
+  detail::record_clock_event(event, [] {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  });
+  return Status();
 }
 
 Result<std::int64_t> CpuBackend::event_elapsed(const BackendDevice&, void* start, void* end) noexcept {
-  if (!is_timed_event(start) || !is_timed_event(end)) {
-    return make_error(ErrorCode::invalid_argument, "an event was created without timing");
-  }
-  const std::int64_t from = static_cast<TimedEvent*>(start)->ns.load(std::memory_order_acquire);
-  const std::int64_t to = static_cast<TimedEvent*>(end)->ns.load(std::memory_order_acquire);
-  if (from < 0 || to < 0) {
-    return make_error(ErrorCode::invalid_argument, "the ", from < 0 ? "start" : "end", " event was never recorded");
-  }
-  return to - from;
+  return detail::clock_events_elapsed(start, end);
 }
 #endif
 

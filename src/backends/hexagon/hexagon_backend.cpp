@@ -5,8 +5,9 @@
 #include <devrt/detail/mutex.hpp>
 
 #include <cstdint>
-#include <new>
 #include <string>
+
+#include "core/clock_events.hpp"
 
 // The architecture this image was compiled for (clang defines __HEXAGON_ARCH__, 66 for v66).
 #if defined(__HEXAGON_ARCH__)
@@ -177,48 +178,28 @@ namespace {
 // The QTimer's rate: 19.2 MHz on every Hexagon DSP (the SDK's HAP_perf.h).
 constexpr std::uint64_t kQtimerHz = 19'200'000;
 
-// A timed event: the QTimer's count at its last record(), or none before the first. The DSP
-// program is single-threaded here (bare metal): no atomics.
-struct TimedEvent {
-  std::uint64_t count = 0;
-  bool recorded = false;
-};
-
-bool is_timed(void* event) noexcept { return (reinterpret_cast<std::uintptr_t>(event) & 1u) == 0; }
+// The QTimer in nanoseconds, without overflow for its first 292 years.
+std::int64_t qtimer_ns() noexcept {
+  const std::uint64_t count = HAP_perf_get_qtimer_count();
+  return static_cast<std::int64_t>(count / kQtimerHz * 1'000'000'000 + count % kQtimerHz * 1'000'000'000 / kQtimerHz);
+}
 
 } // namespace
 
-Result<void*> HexagonBackend::event_create_timed(const BackendDevice&) noexcept {
-  auto* event = new (std::nothrow) TimedEvent();
-  if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for a timed event");
-  return static_cast<void*>(event);
-}
+Result<void*> HexagonBackend::event_create_timed(const BackendDevice&) noexcept { return detail::create_clock_event(); }
 
 Status HexagonBackend::event_destroy(const BackendDevice&, void* event) noexcept {
-  if (is_timed(event)) delete static_cast<TimedEvent*>(event);
+  detail::destroy_clock_event(event);
   return Status();
 }
 
 Status HexagonBackend::event_record(const BackendDevice&, void* event, void*) noexcept {
-  if (!is_timed(event)) return Status();
-  auto* timed = static_cast<TimedEvent*>(event);
-  timed->count = HAP_perf_get_qtimer_count();
-  timed->recorded = true;
+  detail::record_clock_event(event, qtimer_ns);
   return Status();
 }
 
 Result<std::int64_t> HexagonBackend::event_elapsed(const BackendDevice&, void* start, void* end) noexcept {
-  if (!is_timed(start) || !is_timed(end)) return make_error(ErrorCode::invalid_argument, "an event is not timed");
-  const auto* from = static_cast<const TimedEvent*>(start);
-  const auto* to = static_cast<const TimedEvent*>(end);
-  if (!from->recorded || !to->recorded) {
-    return make_error(ErrorCode::invalid_argument, "the ", from->recorded ? "end" : "start",
-                      " event was never recorded");
-  }
-  // Ticks to nanoseconds without overflow for any interval of the 64-bit counter's first 30 years.
-  const auto ticks = static_cast<std::int64_t>(to->count - from->count);
-  return ticks / static_cast<std::int64_t>(kQtimerHz) * 1'000'000'000 +
-         ticks % static_cast<std::int64_t>(kQtimerHz) * 1'000'000'000 / static_cast<std::int64_t>(kQtimerHz);
+  return detail::clock_events_elapsed(start, end);
 }
 
 } // namespace devrt::hexagon
