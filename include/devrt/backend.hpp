@@ -137,6 +137,16 @@ concept BackendEventTiming = BackendEvents<B> && requires(B& b, const BackendDev
   { b.event_elapsed(device, event, event) } -> std::same_as<Result<std::int64_t>>;
 };
 
+// Optional, with BackendModules: graphs (see devrt_backend_table.graph_create). graph_create bakes
+// checked launches and same-device copies into one replayable object, or answers unsupported.
+template <class B>
+concept BackendGraphs = requires(B& b, const BackendDevice& device, void* stream, void* graph,
+                                 std::span<const devrt_graph_node> nodes) {
+  { b.graph_create(device, stream, nodes) } -> std::same_as<Result<void*>>;
+  { b.graph_launch(device, graph, stream) } -> std::same_as<Status>;
+  { b.graph_destroy(device, graph) } -> std::same_as<Status>;
+};
+
 // Optional: `static constexpr bool host_accessible = true;` when allocations are host addresses.
 template <class B>
 concept HostAccessibleMemory = requires {
@@ -357,6 +367,18 @@ struct Thunks {
                                     devrt_error* err) noexcept {
     return export_result(self().event_elapsed(*device, start, end), out, err);
   }
+  static std::int32_t graph_create(const devrt_backend_device* device, void* stream, const devrt_graph_node* nodes,
+                                   std::size_t count, void** out, devrt_error* err) noexcept {
+    return export_result(self().graph_create(*device, stream, std::span<const devrt_graph_node>(nodes, count)), out,
+                         err);
+  }
+  static std::int32_t graph_launch(const devrt_backend_device* device, void* graph, void* stream,
+                                   devrt_error* err) noexcept {
+    return export_status(self().graph_launch(*device, graph, stream), err);
+  }
+  static std::int32_t graph_destroy(const devrt_backend_device* device, void* graph, devrt_error* err) noexcept {
+    return export_status(self().graph_destroy(*device, graph), err);
+  }
   static std::int32_t device_synchronize(const devrt_backend_device* device, devrt_error* err) noexcept {
     return export_status(self().device_synchronize(*device), err);
   }
@@ -489,6 +511,11 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.module_formats = detail::module_format_bits<B>();
     }
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
+    if constexpr (BackendModules<B> && BackendGraphs<B>) {
+      table.graph_create = &T::graph_create;
+      table.graph_launch = &T::graph_launch;
+      table.graph_destroy = &T::graph_destroy;
+    }
     if constexpr (BackendDeviceSynchronize<B>) table.device_synchronize = &T::device_synchronize;
     if constexpr (BackendScopes<B>) table.scope_limits = &T::scope_limits;
     if constexpr (BackendScopedMemory<B>) table.scope_allocate = &T::scope_allocate;

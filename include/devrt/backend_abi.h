@@ -139,6 +139,18 @@ typedef struct devrt_texture_copy_desc {
   void* stream;
   const devrt_backend_device* device; /* the texture's device */
 } devrt_texture_copy_desc;
+/* ---- Graphs (devrt/graph.hpp) -------------------------------------------------------------- */
+/* One operation of a run that a backend may bake into a replayable object of its own. */
+#define DEVRT_GRAPH_NODE_LAUNCH 1 /* `function` launched with `launch` (its stream field unused) */
+#define DEVRT_GRAPH_NODE_COPY 2   /* `copy`: both sides on this device (its stream field unused) */
+typedef struct devrt_graph_node {
+  int32_t type;
+  int32_t reserved;
+  void* function;
+  devrt_launch_desc launch;
+  devrt_copy_desc copy;
+} devrt_graph_node;
+
 /* devrt_backend_table.capabilities */
 #define DEVRT_CAP_EVENTS (1u << 0)          /* event_* and stream_wait_event are provided */
 #define DEVRT_CAP_HOST_ACCESSIBLE (1u << 1) /* allocations are plain host addresses */
@@ -242,6 +254,17 @@ typedef struct devrt_backend_table {
   int32_t (*event_create_timed)(const devrt_backend_device* device, void** out_event, devrt_error* err);
   int32_t (*event_elapsed)(const devrt_backend_device* device, void* start, void* end, int64_t* out_ns,
                            devrt_error* err);
+  /* Optional: graphs, all three present or all NULL. graph_create bakes `count` nodes (checked by
+   * the caller: launches as launch() receives them, copies as copy() does) into one replayable
+   * object, in order; it answers DEVRT_STATUS_UNSUPPORTED when it cannot (the core then issues the
+   * nodes itself at each replay). `stream` is the stream that was captured (a hint; it may be
+   * destroyed before the graph). graph_launch queues the whole object on `stream` after its
+   * earlier work, asynchronously, any number of times, replays overlapping; graph_destroy frees it
+   * once its replays have finished, without waiting for them. */
+  int32_t (*graph_create)(const devrt_backend_device* device, void* stream, const devrt_graph_node* nodes, size_t count,
+                          void** out_graph, devrt_error* err);
+  int32_t (*graph_launch)(const devrt_backend_device* device, void* graph, void* stream, devrt_error* err);
+  int32_t (*graph_destroy)(const devrt_backend_device* device, void* graph, devrt_error* err);
 } devrt_backend_table;
 
 #define DEVRT_MODULE_FORMAT_BIT(format) (1u << (format))

@@ -142,6 +142,7 @@ private:
   const devrt_backend_table* backend_ = nullptr;
   Device device_;
   void* handle_ = nullptr;
+  void* module_ = nullptr; // the backend's module it belongs to
   std::string name_;
 };
 

@@ -113,6 +113,16 @@ public:
   // One launch; the caller has checked the arguments. Errors name `kernel`, grid and block.
   Status launch(std::int32_t id, void* function, const devrt_launch_desc& desc, std::string_view kernel) const noexcept;
 
+  // Graphs (devrt_backend_table.graph_create; prefer devrt::begin_capture). graph_create answers
+  // unsupported, naming the backend, when the backend has no graphs or cannot bake these nodes.
+  bool has_graphs() const noexcept {
+    return has_modules() && DEVRT_BACKEND_TABLE_HAS(table_, graph_create) &&
+           DEVRT_BACKEND_TABLE_HAS(table_, graph_launch) && DEVRT_BACKEND_TABLE_HAS(table_, graph_destroy);
+  }
+  Result<void*> graph_create(std::int32_t id, void* stream, std::span<const devrt_graph_node> nodes) const noexcept;
+  Status graph_launch(std::int32_t id, void* graph, void* stream) const noexcept;
+  Status graph_destroy(std::int32_t id, void* graph) const noexcept;
+
   // Memory scopes (prefer devrt::scope_limits and Tensor::empty with a scope). scope_limits is
   // unsupported, naming scope and device, for a scope the device lacks; "global" is the backend's
   // own memory on every device.

@@ -351,6 +351,29 @@ Result<std::int64_t> BackendRef::event_elapsed(std::int32_t id, void* start, voi
   return ns;
 }
 
+Result<void*> BackendRef::graph_create(std::int32_t id, void* stream,
+                                       std::span<const devrt_graph_node> nodes) const noexcept {
+  if (!has_graphs()) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " graph_create: the ", table_->name,
+                      " backend has no graphs of its own");
+  }
+  DEVRT_BACKEND_DEVICE(device, id);
+  void* graph = nullptr;
+  DEVRT_RETURN_IF_ERROR(
+      invoke(table_, id, "graph_create", table_->graph_create, device, stream, nodes.data(), nodes.size(), &graph));
+  return graph;
+}
+
+Status BackendRef::graph_launch(std::int32_t id, void* graph, void* stream) const noexcept {
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "graph_launch", table_->graph_launch, device, graph, stream);
+}
+
+Status BackendRef::graph_destroy(std::int32_t id, void* graph) const noexcept {
+  DEVRT_BACKEND_DEVICE(device, id);
+  return invoke(table_, id, "graph_destroy", table_->graph_destroy, device, graph);
+}
+
 Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "stream_wait_event");
   DEVRT_BACKEND_DEVICE(device, id);

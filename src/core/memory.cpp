@@ -12,10 +12,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include <devrt/detail/host_copy.hpp>
 
 #include "core/device_record.hpp"
+#include "core/graph_capture.hpp"
 #include "support/environment.hpp"
 
 namespace devrt {
@@ -390,6 +392,11 @@ namespace {
   const BackendRef handler = route.handler;
   const Device side = route.device;
   if (stream == StreamRef{}) stream = current_stream(side);
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> captured =
+            detail::capture_copy(handler, side, src, src_offset, dst, dst_offset, nbytes, stream))
+      return *captured;
+  }
   if (!handler) {
     if (stream.device != side) return detail::copy_stream_error(src, dst, stream.device, side, true);
     return copy_staged(src_backend, src, src_offset, dst_backend, dst, dst_offset, nbytes, stream);
@@ -406,8 +413,8 @@ Status copy(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst
   // the same bytes as copy_routed, with nothing to look up. The CPU backend has one device and
   // synchronous streams, so any stream of cpu:0 is the right one.
   if (src.device == kHostDevice && dst.device == kHostDevice && stream.device == kHostDevice &&
-      detail::g_host_copy_direct.load(std::memory_order_relaxed) && range_ok(src, src_offset, nbytes) &&
-      range_ok(dst, dst_offset, nbytes)) [[likely]] {
+      detail::g_host_copy_direct.load(std::memory_order_relaxed) && !detail::captures_active() &&
+      range_ok(src, src_offset, nbytes) && range_ok(dst, dst_offset, nbytes)) [[likely]] {
     auto* to = static_cast<std::byte*>(dst.data) + dst_offset;
     const auto* from = static_cast<const std::byte*>(src.data) + src_offset;
     if (intersects(reinterpret_cast<std::uintptr_t>(from), reinterpret_cast<std::uintptr_t>(to), nbytes)) [[unlikely]]

@@ -9,6 +9,9 @@
 
 #include <cstdio>
 #include <limits>
+#include <optional>
+
+#include "core/graph_capture.hpp"
 
 namespace devrt {
 
@@ -154,6 +157,10 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
   devrt_launch_desc desc;
   DEVRT_RETURN_IF_ERROR(
       detail::check_launch(device_, name_, config, args, stream, raw, desc, BackendRef(backend_).has_textures()));
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> captured = detail::capture_launch(device_, handle_, module_, name_, desc))
+      return *captured;
+  }
   return BackendRef(backend_).launch(device_.id, handle_, desc, name_);
 }
 
@@ -263,6 +270,7 @@ Result<Function> Module::function(std::string_view name) const noexcept {
   function.backend_ = backend_;
   function.device_ = device_;
   function.handle_ = *handle;
+  function.module_ = handle_;
   function.name_ = std::move(name_text);
   return function;
 }
@@ -278,6 +286,9 @@ Result<ModuleBinary> Module::binary() const noexcept {
 
 void Module::reset() noexcept {
   if (handle_ == nullptr) return;
+#if !DEVRT_BARE_METAL
+  detail::graphs_forget_module(handle_);
+#endif
   Status status = BackendRef(backend_).module_unload(device_.id, handle_);
   if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());
   handle_ = nullptr;

@@ -5,6 +5,10 @@
 #include <devrt/detail/mutex.hpp>
 #include <devrt/log.hpp>
 
+#include <optional>
+
+#include "core/graph_capture.hpp"
+
 namespace devrt {
 namespace {
 
@@ -38,11 +42,16 @@ Result<Stream> Stream::create(const Registry& registry, Device device) noexcept 
 
 Status Stream::synchronize() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Stream::synchronize: empty stream");
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> refused = detail::capture_wait("synchronize", ref_, false, nullptr)) return *refused;
+  }
   return BackendRef(backend_).stream_synchronize(ref_.device.id, ref_.handle);
 }
 
 void Stream::reset() noexcept {
   if (backend_ && ref_.handle != nullptr) {
+    if (detail::captures_active()) [[unlikely]]
+      detail::capture_stream_destroyed(ref_);
     if (current_stream(ref_.device) == ref_) static_cast<void>(set_current_stream(StreamRef{ref_.device, nullptr}));
     Status status = BackendRef(backend_).stream_destroy(ref_.device.id, ref_.handle);
     if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
@@ -54,12 +63,20 @@ void Stream::reset() noexcept {
 Status synchronize(StreamRef stream) noexcept {
   Result<BackendRef> backend = Registry::global().get(stream.device.kind);
   if (!backend.ok()) return std::move(backend).status();
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> refused = detail::capture_wait("synchronize", stream, false, nullptr)) return *refused;
+  }
   return backend->stream_synchronize(stream.device.id, stream.handle);
 }
 
 Status synchronize(Device device) noexcept {
   Result<BackendRef> backend = Registry::global().get(device.kind);
   if (!backend.ok()) return std::move(backend).status();
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> refused =
+            detail::capture_wait("synchronize(device)", StreamRef{device, nullptr}, true, nullptr))
+      return *refused;
+  }
   return backend->device_synchronize(device.id);
 }
 
@@ -137,11 +154,19 @@ Result<std::int64_t> Event::elapsed_ns(const Event& start, const Event& end) noe
 Status Event::record(StreamRef stream) const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::record: empty event");
   if (stream.device != device_) return mismatch("Event::record", device_, stream.device);
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> captured = detail::capture_event_record(handle_, stream)) return *captured;
+  }
   return BackendRef(backend_).event_record(device_.id, handle_, stream.handle);
 }
 
 Status Event::synchronize() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::synchronize: empty event");
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> refused =
+            detail::capture_wait("Event::synchronize", StreamRef{device_, nullptr}, false, handle_))
+      return *refused;
+  }
   return BackendRef(backend_).event_synchronize(device_.id, handle_);
 }
 
@@ -153,6 +178,9 @@ Result<bool> Event::query() const noexcept {
 Status Event::wait_on(StreamRef stream) const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::wait_on: empty event");
   if (stream.device != device_) return mismatch("Event::wait_on", device_, stream.device);
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> captured = detail::capture_event_wait(handle_, stream)) return *captured;
+  }
   return BackendRef(backend_).stream_wait_event(device_.id, stream.handle, handle_);
 }
 

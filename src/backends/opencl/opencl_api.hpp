@@ -8,6 +8,7 @@
 #endif
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <string_view>
 

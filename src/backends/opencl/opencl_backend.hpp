@@ -66,6 +66,12 @@ public:
   Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
   Result<ModuleBinary> module_binary(const BackendDevice& device, void* module) noexcept;
+  // Graphs: a cl_khr_command_buffer (simultaneous use) made on the default queue and enqueued on
+  // the replaying stream's queue; unsupported where the device lacks the extension or simultaneous
+  // use (NVIDIA's driver: the core then replays the recorded launches).
+  Result<void*> graph_create(const BackendDevice& device, void* stream, std::span<const devrt_graph_node> nodes) noexcept;
+  Status graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept;
+  Status graph_destroy(const BackendDevice& device, void* graph) noexcept;
 
   // Textures (global.texture, -nhwc, -weight) are CL_RGBA image2d_t objects of the element type's
   // channel type, on devices with CL_DEVICE_IMAGE_SUPPORT; float16 texels where the context lists
@@ -78,7 +84,7 @@ public:
 
 static_assert(Backend<OpenclBackend> && BackendDeviceLifecycle<OpenclBackend> && BackendEvents<OpenclBackend> &&
               BackendTargetDetection<OpenclBackend> && BackendModules<OpenclBackend> &&
-              BackendModuleBinary<OpenclBackend> && BackendTextures<OpenclBackend>);
+              BackendModuleBinary<OpenclBackend> && BackendTextures<OpenclBackend> && BackendGraphs<OpenclBackend>);
 
 } // namespace devrt::opencl
 

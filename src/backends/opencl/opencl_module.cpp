@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // OpenCL programs, kernels and launches.
 #include <cstring>
+#include <span>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -360,6 +362,175 @@ Result<ModuleBinary> OpenclBackend::module_binary(const BackendDevice&, void* ha
   DEVRT_CL_CHECK("clGetProgramInfo(CL_PROGRAM_BINARIES)",
                  api.clGetProgramInfo(module->program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr));
   return binary;
+}
+
+// ---- Graphs: cl_khr_command_buffer ------------------------------------------------------------
+
+namespace {
+
+// The extension's entry points, from clGetExtensionFunctionAddressForPlatform.
+struct CommandBufferApi {
+  clCreateCommandBufferKHR_fn create = nullptr;
+  clCommandNDRangeKernelKHR_fn kernel = nullptr;
+  clCommandCopyBufferKHR_fn copy = nullptr;
+  clFinalizeCommandBufferKHR_fn finalize = nullptr;
+  clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+  clReleaseCommandBufferKHR_fn release = nullptr;
+};
+
+struct ClGraph {
+  CommandBufferApi api;
+  cl_command_buffer_khr commands = nullptr;
+  std::vector<cl_mem> sub_buffers; // offset arguments, released with the graph
+  std::mutex mutex;
+  std::vector<std::pair<cl_command_queue, cl_event>> last_replay; // per queue, when sub_buffers exist
+};
+
+// Whether the device bakes graphs: the extension, replays that may overlap (simultaneous use),
+// and no queue property required that devrt's in-order queues lack.
+Status command_buffer_api(const Api& api, const ClDevice& d, CommandBufferApi& out) {
+  if (d.extensions.find("cl_khr_command_buffer") == std::string::npos) {
+    return make_error(ErrorCode::unsupported, "the device lacks cl_khr_command_buffer");
+  }
+  cl_device_command_buffer_capabilities_khr capabilities = 0;
+  cl_command_queue_properties required = 0;
+  DEVRT_CL_CHECK("clGetDeviceInfo(CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR)",
+                 api.clGetDeviceInfo(d.id, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR, sizeof capabilities,
+                                     &capabilities, nullptr));
+  DEVRT_CL_CHECK("clGetDeviceInfo(CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR)",
+                 api.clGetDeviceInfo(d.id, CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR, sizeof required,
+                                     &required, nullptr));
+  if ((capabilities & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR) == 0 || required != 0) {
+    return make_error(ErrorCode::unsupported, "the device's command buffers cannot overlap replays");
+  }
+  using GetAddress = void* (*)(cl_platform_id, const char*);
+  GetAddress get = nullptr;
+  if (!runtime().library.resolve("clGetExtensionFunctionAddressForPlatform", get) || get == nullptr) {
+    return make_error(ErrorCode::unsupported, "clGetExtensionFunctionAddressForPlatform is missing");
+  }
+  const auto take = [&](const char* name, auto& slot) {
+    void* address = get(d.platform, name);
+    std::memcpy(&slot, &address, sizeof address);
+    return address != nullptr;
+  };
+  if (!take("clCreateCommandBufferKHR", out.create) || !take("clCommandNDRangeKernelKHR", out.kernel) ||
+      !take("clCommandCopyBufferKHR", out.copy) || !take("clFinalizeCommandBufferKHR", out.finalize) ||
+      !take("clEnqueueCommandBufferKHR", out.enqueue) || !take("clReleaseCommandBufferKHR", out.release)) {
+    return make_error(ErrorCode::unsupported, "the platform does not resolve cl_khr_command_buffer's functions");
+  }
+  return Status();
+}
+
+// Records one launch into the command buffer after `*point`, which becomes the launch's.
+Status record_kernel(const Api& api, const ClDevice& d, ClGraph& g, const devrt_graph_node& node,
+                     cl_sync_point_khr* point, bool first) {
+  auto& f = *static_cast<ClFunction*>(node.function);
+  DEVRT_ASSIGN_OR_RETURN(std::int32_t local_arg, check_launch(f, d, node.launch));
+  std::lock_guard<std::mutex> lock(f.mutex);
+  OwnedBuffers owned(api);
+  DEVRT_RETURN_IF_ERROR(set_arguments(f, d, node.launch, local_arg, owned));
+  g.sub_buffers.insert(g.sub_buffers.end(), owned.buffers, owned.buffers + owned.count);
+  owned.count = 0;
+  std::size_t global[3], local[3];
+  for (int i = 0; i < 3; ++i) {
+    global[i] = std::size_t{node.launch.grid[i]} * node.launch.block[i];
+    local[i] = node.launch.block[i];
+  }
+  const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
+  const cl_sync_point_khr after = *point;
+  DEVRT_CL_CHECK("clCommandNDRangeKernelKHR",
+                 g.api.kernel(g.commands, nullptr, nullptr, f.kernel, dims, nullptr, global, local, first ? 0 : 1,
+                              first ? nullptr : &after, point, nullptr));
+  return Status();
+}
+
+void release_graph(const Api& api, ClGraph* g) {
+  if (g->commands != nullptr) static_cast<void>(g->api.release(g->commands));
+  for (cl_mem mem : g->sub_buffers) static_cast<void>(api.clReleaseMemObject(mem));
+  for (auto& [queue, event] : g->last_replay) static_cast<void>(api.clReleaseEvent(event));
+  delete g;
+}
+
+Status record_graph(const Api& api, const ClDevice& d, ClGraph& g, std::span<const devrt_graph_node> nodes) {
+  cl_sync_point_khr point = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const devrt_graph_node& node = nodes[i];
+    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
+      DEVRT_RETURN_IF_ERROR(record_kernel(api, d, g, node, &point, i == 0));
+      continue;
+    }
+    const cl_sync_point_khr after = point;
+    DEVRT_RETURN_IF_ERROR(freed_buffers().check(node.copy.src, "the source"));
+    DEVRT_RETURN_IF_ERROR(freed_buffers().check(node.copy.dst, "the destination"));
+    DEVRT_CL_CHECK("clCommandCopyBufferKHR",
+                   g.api.copy(g.commands, nullptr, static_cast<cl_mem>(const_cast<void*>(node.copy.src)),
+                              static_cast<cl_mem>(node.copy.dst), node.copy.src_offset, node.copy.dst_offset,
+                              node.copy.nbytes, i == 0 ? 0 : 1, i == 0 ? nullptr : &after, &point, nullptr));
+  }
+  DEVRT_CL_CHECK("clFinalizeCommandBufferKHR", g.api.finalize(g.commands));
+  return Status();
+}
+
+} // namespace
+
+Result<void*> OpenclBackend::graph_create(const BackendDevice& device, void*,
+                                          std::span<const devrt_graph_node> nodes) noexcept {
+  const Api& api = runtime().api;
+  const ClDevice& d = state_of(device);
+  std::unique_ptr<ClGraph> g(new (std::nothrow) ClGraph());
+  if (!g) return make_error(ErrorCode::out_of_memory, "no host memory for a graph");
+  DEVRT_RETURN_IF_ERROR(command_buffer_api(api, d, g->api));
+  const cl_command_buffer_properties_khr properties[] = {CL_COMMAND_BUFFER_FLAGS_KHR,
+                                                         CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR, 0};
+  cl_command_queue queue = d.queue;
+  cl_int err = CL_SUCCESS;
+  g->commands = g->api.create(1, &queue, properties, &err);
+  if (err != CL_SUCCESS) {
+    g->commands = nullptr;
+    return cl_error("clCreateCommandBufferKHR", err);
+  }
+  Status recorded = record_graph(api, d, *g, nodes);
+  if (!recorded.ok()) {
+    release_graph(api, g.release());
+    return recorded;
+  }
+  return static_cast<void*>(g.release());
+}
+
+Status OpenclBackend::graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept {
+  const Api& api = runtime().api;
+  auto& g = *static_cast<ClGraph*>(graph);
+  cl_command_queue queue = queue_of(state_of(device), stream);
+  if (g.sub_buffers.empty()) {
+    DEVRT_CL_CHECK("clEnqueueCommandBufferKHR", g.api.enqueue(1, &queue, g.commands, 0, nullptr, nullptr));
+    return Status();
+  }
+  // Sub-buffers are released with the graph: it keeps each queue's last replay to wait for then.
+  cl_event event = nullptr;
+  DEVRT_CL_CHECK("clEnqueueCommandBufferKHR", g.api.enqueue(1, &queue, g.commands, 0, nullptr, &event));
+  std::lock_guard<std::mutex> lock(g.mutex);
+  for (auto& [q, last] : g.last_replay) {
+    if (q != queue) continue;
+    static_cast<void>(api.clReleaseEvent(last));
+    last = event;
+    return Status();
+  }
+  g.last_replay.emplace_back(queue, event);
+  return Status();
+}
+
+Status OpenclBackend::graph_destroy(const BackendDevice&, void* graph) noexcept {
+  const Api& api = runtime().api;
+  auto* g = static_cast<ClGraph*>(graph);
+  // The command buffer itself lives until its pending replays end (the extension's reference
+  // count); the sub-buffers it reads are released after the last replay on each queue.
+  Status status;
+  for (auto& [queue, event] : g->last_replay) {
+    cl_int code = api.clWaitForEvents(1, &event);
+    if (code != CL_SUCCESS && status.ok()) status = cl_error("clWaitForEvents", code);
+  }
+  release_graph(api, g);
+  return status;
 }
 
 } // namespace devrt::opencl

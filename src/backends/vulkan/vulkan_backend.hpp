@@ -63,6 +63,11 @@ public:
   Status module_unload(const BackendDevice& device, void* module) noexcept;
   Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
+  // Graphs: one command buffer begun for simultaneous use, recorded once, submitted on the
+  // replaying stream's timeline (vulkan_graph.cpp).
+  Result<void*> graph_create(const BackendDevice& device, void* stream, std::span<const devrt_graph_node> nodes) noexcept;
+  Status graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept;
+  Status graph_destroy(const BackendDevice& device, void* graph) noexcept;
 
   // Textures (global.texture, -nhwc, -weight): 2-D VkImages of VK_FORMAT_R32G32B32A32_* (and the
   // 16- and 8-bit forms) in optimal tiling, kept in VK_IMAGE_LAYOUT_GENERAL, on devices whose
@@ -75,7 +80,7 @@ public:
 };
 
 static_assert(Backend<VulkanBackend> && BackendEvents<VulkanBackend> && BackendTargetDetection<VulkanBackend> &&
-              BackendModules<VulkanBackend> && BackendTextures<VulkanBackend>);
+              BackendModules<VulkanBackend> && BackendTextures<VulkanBackend> && BackendGraphs<VulkanBackend>);
 
 } // namespace devrt::vulkan
 

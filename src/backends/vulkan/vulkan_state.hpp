@@ -172,6 +172,9 @@ struct StreamState {
   std::vector<VkDescriptorPool> free_pools;
   StagingRing upload;
   StagingRing readback;
+  // A graph's recorder (vulkan_graph.cpp): its command buffer is begun for simultaneous use and
+  // never submitted by the stream, however many commands it takes.
+  bool reusable = false;
 };
 
 struct DeviceState {
@@ -284,7 +287,15 @@ Status flush(StreamState& s);
 // Waits until `semaphore` reaches `value`; a loss marks the device lost.
 Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value);
 
-Status create_stream(DeviceState& d, StreamState*& out);
+// `listed`: among d.streams (device_synchronize drains it); a graph's recorder is not.
+Status create_stream(DeviceState& d, StreamState*& out, bool listed = true);
+// What a stream holds that its submissions used (staging buffers, descriptor pools, the command
+// pool with its command buffers, its timeline), once the queue is idle; deletes the stream.
+void destroy_stream_objects(DeviceState& d, StreamState* s);
+// Makes the writes of the commands recorded since the last barrier (at `src_stages`) visible to
+// what follows at `dst_stages`. Caller holds the lock.
+void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFlags dst_stages,
+             VkAccessFlags dst_access);
 // Finishes the stream's work and destroys it (whatever the work's outcome, which it returns).
 Status destroy_stream(DeviceState& d, StreamState* s);
 // The stream a handle names; null is the device's default stream.

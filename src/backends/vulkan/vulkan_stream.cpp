@@ -127,8 +127,8 @@ void retire(StreamState& s) {
   }
 }
 
-// Makes the writes of the commands recorded since the last barrier (at `src_stages`) visible to
-// what follows at `dst_stages`.
+} // namespace
+
 void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFlags dst_stages,
              VkAccessFlags dst_access) {
   VkMemoryBarrier memory{};
@@ -140,6 +140,8 @@ void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFla
   memory.dstAccessMask = dst_access;
   s.device->api.vkCmdPipelineBarrier(s.recording, src_stages, dst_stages, 0, 1, &memory, 0, nullptr, 0, nullptr);
 }
+
+namespace {
 
 // After a failed end or submit: the recorded commands never run. The command buffer and the
 // descriptor pools go back for reuse, staging slots reserved for the batch are free again (the
@@ -356,7 +358,7 @@ Status read_to_host(DeviceState& d, StreamState& s, const Allocation& src, std::
 
 } // namespace
 
-Status create_stream(DeviceState& d, StreamState*& out) {
+Status create_stream(DeviceState& d, StreamState*& out, bool listed) {
   auto stream = std::make_unique<StreamState>();
   stream->device = &d;
   VkCommandPoolCreateInfo pool{};
@@ -380,7 +382,7 @@ Status create_stream(DeviceState& d, StreamState*& out) {
   }
   out = stream.release();
   out->timeline->owner = out;
-  {
+  if (listed) {
     std::lock_guard<std::mutex> lock(d.streams_mutex);
     d.streams.push_back(out);
   }
@@ -419,7 +421,7 @@ Status begin(StreamState& s) {
   }
   VkCommandBufferBeginInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  info.flags = s.reusable ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   VkResult result = d.api.vkBeginCommandBuffer(commands, &info);
   if (result != VK_SUCCESS) {
     s.free_commands.push_back(commands);
@@ -471,7 +473,7 @@ void order_command(StreamState& s, VkPipelineStageFlags stage, std::span<const T
 
 // A command was recorded: submit once the batch is long enough.
 Status recorded(StreamState& s) {
-  if (++s.commands >= kMaxCommandsPerBatch) return flush(s);
+  if (++s.commands >= kMaxCommandsPerBatch && !s.reusable) return flush(s);
   return Status();
 }
 
@@ -587,10 +589,6 @@ Status VulkanBackend::stream_destroy(const BackendDevice& device, void* handle) 
   return destroy_stream(opened_device(device.index), static_cast<StreamState*>(handle));
 }
 
-namespace {
-
-// What a stream holds that its submissions used (staging buffers, descriptor pools, the command
-// pool with its command buffers, its timeline), once the queue is idle.
 void destroy_stream_objects(DeviceState& d, StreamState* s) {
   for (VkDescriptorPool pool : s->free_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
   for (VkDescriptorPool pool : s->recording_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
@@ -602,8 +600,6 @@ void destroy_stream_objects(DeviceState& d, StreamState* s) {
   d.api.vkDestroyCommandPool(d.device, s->pool, nullptr);
   delete s;
 }
-
-} // namespace
 
 Status destroy_stream(DeviceState& d, StreamState* s) {
   {

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: Apache-2.0
+// Captured work graphs (devrt/graph.hpp): the capture table the entry points consult, the
+// recorded nodes, their runs baked by the backend (graph_create), replay and update.
+#include <devrt/graph.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <devrt/detail/memory_checks.hpp>
+#include <devrt/detail/mutex.hpp>
+#include <devrt/log.hpp>
+#include <devrt/registry.hpp>
+
+#include "core/graph_capture.hpp"
+
+namespace devrt {
+namespace detail {
+
+std::atomic<int> g_active_captures{0};
+
+namespace {
+
+// Node kinds beyond the two a backend bakes (DEVRT_GRAPH_NODE_LAUNCH, DEVRT_GRAPH_NODE_COPY).
+constexpr std::int32_t kHostCopyNode = 100;    // host -> device: issued by the core at each replay
+constexpr std::int32_t kEventRecordNode = 101; // Event::record on the replaying stream
+
+struct Node {
+  std::int32_t kind = 0;
+  void* function = nullptr;
+  void* module = nullptr;
+  std::string kernel;
+  devrt_launch_desc launch{};
+  std::vector<devrt_kernel_arg> args;
+  devrt_copy_desc copy{};
+  void* event = nullptr;
+};
+
+// A run of nodes a backend may bake: launches and copies within the device.
+struct Run {
+  std::size_t first = 0;
+  std::size_t count = 0;
+  void* native = nullptr; // the backend's object; null: the core issues the nodes
+};
+
+} // namespace
+
+struct GraphState {
+  const devrt_backend_table* backend = nullptr;
+  Device device;
+  void* captured_stream = nullptr;
+  std::vector<Node> nodes;
+  std::vector<std::size_t> launches; // node index of each launch, in capture order
+  std::vector<Run> runs;
+  std::vector<void*> recorded_events; // during capture: the events recorded, which may be waited for
+  Status first_error;
+  std::atomic<bool> orphaned{false}; // a module it launches was unloaded
+  const char* orphan_kernel = nullptr;
+};
+
+namespace {
+
+struct Capture {
+  Device device;
+  void* stream;
+  GraphState* graph;
+};
+
+Mutex g_captures_mutex;
+std::vector<Capture>* g_captures = nullptr; // under g_captures_mutex; made at the first capture
+Mutex g_graphs_mutex;
+std::vector<GraphState*>* g_graphs = nullptr; // every live graph, under g_graphs_mutex
+
+Capture* capture_on(Device device) noexcept {
+  if (g_captures == nullptr) return nullptr;
+  for (Capture& c : *g_captures) {
+    if (c.device == device) return &c;
+  }
+  return nullptr;
+}
+
+Status other_stream_error(const char* call, StreamRef stream, const Capture& c) noexcept {
+  return make_error(ErrorCode::invalid_argument, stream.device, " ", call, " on stream ", stream.handle,
+                    ": the device is capturing stream ", c.stream,
+                    " (devrt::begin_capture); work on other streams is refused until end_capture");
+}
+
+// A refusal on the capturing stream itself also ends the capture in error (the graph would miss
+// the call), as CUDA invalidates a capture.
+Status refuse_in_capture(Capture& c, Status error) noexcept {
+  if (c.graph->first_error.ok()) c.graph->first_error = error;
+  return error;
+}
+
+bool bakeable(const Node& node) noexcept {
+  return node.kind == DEVRT_GRAPH_NODE_LAUNCH || node.kind == DEVRT_GRAPH_NODE_COPY;
+}
+
+devrt_graph_node backend_node(const Node& node) noexcept {
+  devrt_graph_node out{};
+  out.type = node.kind;
+  out.function = node.function;
+  out.launch = node.launch;
+  out.launch.args = node.args.data();
+  out.launch.stream = nullptr;
+  out.copy = node.copy;
+  out.copy.stream = nullptr;
+  return out;
+}
+
+// Bakes one run (unsupported leaves it to the core). Other errors are returned.
+Status bake(GraphState& g, Run& run) noexcept {
+  BackendRef backend(g.backend);
+  if (!backend.has_graphs()) return Status();
+  std::vector<devrt_graph_node> nodes;
+  nodes.reserve(run.count);
+  for (std::size_t i = 0; i < run.count; ++i) nodes.push_back(backend_node(g.nodes[run.first + i]));
+  Result<void*> native = backend.graph_create(g.device.id, g.captured_stream, nodes);
+  if (native.ok()) {
+    run.native = *native;
+    return Status();
+  }
+  return native.status().code() == ErrorCode::unsupported ? Status() : std::move(native).status();
+}
+
+void destroy_runs(GraphState& g) noexcept {
+  for (Run& run : g.runs) {
+    if (run.native == nullptr) continue;
+    Status status = BackendRef(g.backend).graph_destroy(g.device.id, run.native);
+    if (!status.ok()) DEVRT_LOG(error, "Graph: ", status.message());
+    run.native = nullptr;
+  }
+}
+
+Status build_runs(GraphState& g) noexcept {
+  for (std::size_t i = 0; i < g.nodes.size();) {
+    if (!bakeable(g.nodes[i])) {
+      ++i;
+      continue;
+    }
+    Run run{i, 0, nullptr};
+    while (i < g.nodes.size() && bakeable(g.nodes[i])) ++i, ++run.count;
+    g.runs.push_back(run);
+    DEVRT_RETURN_IF_ERROR(bake(g, g.runs.back()));
+  }
+  return Status();
+}
+
+void destroy_graph(GraphState* g) noexcept {
+  {
+    LockGuard lock(g_graphs_mutex);
+    if (g_graphs != nullptr) std::erase(*g_graphs, g);
+  }
+  destroy_runs(*g);
+  delete g;
+}
+
+} // namespace
+
+std::optional<Status> capture_launch(Device device, void* function, void* module, std::string_view kernel,
+                                     const devrt_launch_desc& desc) noexcept {
+  LockGuard lock(g_captures_mutex);
+  Capture* c = capture_on(device);
+  if (c == nullptr) return std::nullopt;
+  if (c->stream != desc.stream) return other_stream_error("launch", StreamRef{device, desc.stream}, *c);
+  Node node;
+  node.kind = DEVRT_GRAPH_NODE_LAUNCH;
+  node.function = function;
+  node.module = module;
+  node.kernel.assign(kernel);
+  node.launch = desc;
+  node.args.assign(desc.args, desc.args + desc.num_args);
+  c->graph->launches.push_back(c->graph->nodes.size());
+  c->graph->nodes.push_back(std::move(node));
+  return Status();
+}
+
+std::optional<Status> capture_copy(BackendRef handler, Device side, const MemorySpan& src, std::size_t src_offset,
+                                   const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes,
+                                   StreamRef stream) noexcept {
+  LockGuard lock(g_captures_mutex);
+  Capture* c = capture_on(side);
+  if (c == nullptr) return std::nullopt;
+  if (c->stream != stream.handle) return other_stream_error("copy", stream, *c);
+  if (!handler) {
+    return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device,
+                                            " during a capture: a copy staged through the host cannot be captured"));
+  }
+  if (dst.device != side) {
+    return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device,
+                                            " on a capturing stream: a host read of device memory cannot be "
+                                            "captured (copy after replaying the graph)"));
+  }
+  Node node;
+  node.kind = src.device == side ? DEVRT_GRAPH_NODE_COPY : kHostCopyNode;
+  node.copy = make_copy_desc(src, src_offset, dst, dst_offset, nbytes, nullptr);
+  c->graph->nodes.push_back(std::move(node));
+  return Status();
+}
+
+std::optional<Status> capture_event_record(void* event, StreamRef stream) noexcept {
+  LockGuard lock(g_captures_mutex);
+  Capture* c = capture_on(stream.device);
+  if (c == nullptr) return std::nullopt;
+  if (c->stream != stream.handle) return other_stream_error("Event::record", stream, *c);
+  Node node;
+  node.kind = kEventRecordNode;
+  node.event = event;
+  c->graph->nodes.push_back(std::move(node));
+  c->graph->recorded_events.push_back(event);
+  return Status();
+}
+
+std::optional<Status> capture_event_wait(void* event, StreamRef stream) noexcept {
+  LockGuard lock(g_captures_mutex);
+  Capture* c = capture_on(stream.device);
+  if (c == nullptr) return std::nullopt;
+  if (c->stream != stream.handle) return other_stream_error("Event::wait_on", stream, *c);
+  const std::vector<void*>& recorded = c->graph->recorded_events;
+  if (std::find(recorded.begin(), recorded.end(), event) != recorded.end()) return Status(); // in order already
+  return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, stream.device,
+                                          " Event::wait_on during a capture: the event was not recorded in this "
+                                          "capture (a graph cannot wait for work outside it)"));
+}
+
+std::optional<Status> capture_wait(const char* call, StreamRef stream, bool whole_device, void* event) noexcept {
+  LockGuard lock(g_captures_mutex);
+  Capture* c = capture_on(stream.device);
+  if (c == nullptr) return std::nullopt;
+  bool refused = whole_device || (event == nullptr && stream.handle == c->stream);
+  if (event != nullptr) {
+    const std::vector<void*>& recorded = c->graph->recorded_events;
+    refused = std::find(recorded.begin(), recorded.end(), event) != recorded.end();
+  }
+  if (!refused) return std::nullopt;
+  return make_error(ErrorCode::invalid_argument, stream.device, " ", call, " while stream ", c->stream,
+                    " is capturing: its work is recorded, not run; end_capture and launch the graph first");
+}
+
+void capture_stream_destroyed(StreamRef stream) noexcept {
+  GraphState* dropped = nullptr;
+  {
+    LockGuard lock(g_captures_mutex);
+    Capture* c = capture_on(stream.device);
+    if (c == nullptr || c->stream != stream.handle) return;
+    dropped = c->graph;
+    std::erase_if(*g_captures, [&](const Capture& k) { return k.graph == dropped; });
+    g_active_captures.fetch_sub(1, std::memory_order_relaxed);
+  }
+  DEVRT_LOG(warning, stream.device, " stream ", stream.handle, " destroyed while capturing: the capture is dropped");
+  delete dropped;
+}
+
+void graphs_forget_module(void* module) noexcept {
+  LockGuard lock(g_graphs_mutex);
+  if (g_graphs == nullptr) return;
+  for (GraphState* g : *g_graphs) {
+    for (const Node& node : g->nodes) {
+      if (node.kind == DEVRT_GRAPH_NODE_LAUNCH && node.module == module) {
+        g->orphan_kernel = node.kernel.c_str();
+        g->orphaned.store(true, std::memory_order_release);
+        break;
+      }
+    }
+  }
+}
+
+} // namespace detail
+
+using detail::GraphState;
+
+const char* graph_mode_name(GraphMode mode) noexcept {
+  switch (mode) {
+  case GraphMode::native: return "native";
+  case GraphMode::recorded: return "recorded";
+  case GraphMode::mixed: return "mixed";
+  }
+  return "unknown";
+}
+
+Status begin_capture(StreamRef stream) noexcept {
+  if (stream.handle == nullptr) {
+    return make_error(ErrorCode::invalid_argument, stream.device,
+                      " begin_capture: the default stream cannot be captured (capture a Stream::create stream)");
+  }
+  Result<BackendRef> backend = backend_for(stream.device);
+  if (!backend.ok()) return std::move(backend).status();
+  DEVRT_RETURN_IF_ERROR(backend->check_device(stream.device.id));
+  auto* graph = new (std::nothrow) GraphState();
+  if (graph == nullptr) return make_error(ErrorCode::out_of_memory, stream.device, " begin_capture: no host memory");
+  graph->backend = backend->table();
+  graph->device = stream.device;
+  graph->captured_stream = stream.handle;
+  detail::LockGuard lock(detail::g_captures_mutex);
+  if (detail::g_captures == nullptr) detail::g_captures = new (std::nothrow) std::vector<detail::Capture>();
+  if (detail::g_captures == nullptr) {
+    delete graph;
+    return make_error(ErrorCode::out_of_memory, stream.device, " begin_capture: no host memory");
+  }
+  if (const detail::Capture* c = detail::capture_on(stream.device)) {
+    delete graph;
+    return make_error(ErrorCode::invalid_argument, stream.device, " begin_capture(stream ", stream.handle,
+                      "): the device is already capturing stream ", c->stream, " (one capture per device)");
+  }
+  detail::g_captures->push_back(detail::Capture{stream.device, stream.handle, graph});
+  detail::g_active_captures.fetch_add(1, std::memory_order_relaxed);
+  return Status();
+}
+
+bool is_capturing(StreamRef stream) noexcept {
+  if (!detail::captures_active()) return false;
+  detail::LockGuard lock(detail::g_captures_mutex);
+  const detail::Capture* c = detail::capture_on(stream.device);
+  return c != nullptr && c->stream == stream.handle;
+}
+
+Result<Graph> end_capture(StreamRef stream) noexcept {
+  GraphState* state = nullptr;
+  {
+    detail::LockGuard lock(detail::g_captures_mutex);
+    detail::Capture* c = detail::capture_on(stream.device);
+    if (c == nullptr || c->stream != stream.handle) {
+      return make_error(ErrorCode::invalid_argument, stream.device, " end_capture(stream ", stream.handle,
+                        "): the stream is not capturing");
+    }
+    state = c->graph;
+    std::erase_if(*detail::g_captures, [&](const detail::Capture& k) { return k.graph == state; });
+    detail::g_active_captures.fetch_sub(1, std::memory_order_relaxed);
+  }
+  std::unique_ptr<GraphState> owned(state);
+  if (!state->first_error.ok()) return std::move(state->first_error);
+  state->recorded_events.clear();
+  Status baked = detail::build_runs(*state);
+  if (!baked.ok()) {
+    detail::destroy_runs(*state);
+    return baked;
+  }
+  {
+    detail::LockGuard lock(detail::g_graphs_mutex);
+    if (detail::g_graphs == nullptr) detail::g_graphs = new (std::nothrow) std::vector<GraphState*>();
+    if (detail::g_graphs == nullptr) {
+      detail::destroy_runs(*state);
+      return make_error(ErrorCode::out_of_memory, stream.device, " end_capture: no host memory");
+    }
+    detail::g_graphs->push_back(state);
+  }
+  return Graph(owned.release());
+}
+
+Graph::Graph(Graph&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    reset();
+    state_ = std::exchange(other.state_, nullptr);
+  }
+  return *this;
+}
+
+Graph::~Graph() { reset(); }
+
+void Graph::reset() noexcept {
+  if (state_ != nullptr) detail::destroy_graph(std::exchange(state_, nullptr));
+}
+
+Device Graph::device() const noexcept { return state_ != nullptr ? state_->device : Device{}; }
+
+std::size_t Graph::node_count() const noexcept { return state_ != nullptr ? state_->nodes.size() : 0; }
+
+std::size_t Graph::launch_count() const noexcept { return state_ != nullptr ? state_->launches.size() : 0; }
+
+GraphMode Graph::mode() const noexcept {
+  if (state_ == nullptr) return GraphMode::recorded;
+  std::size_t native = 0;
+  for (const detail::Run& run : state_->runs) native += run.native != nullptr ? run.count : 0;
+  if (native == 0) return GraphMode::recorded;
+  return native == state_->nodes.size() ? GraphMode::native : GraphMode::mixed;
+}
+
+namespace {
+
+// Issues one node that no native run covers.
+Status issue(const GraphState& g, const detail::Node& node, void* stream) noexcept {
+  BackendRef backend(g.backend);
+  if (node.kind == DEVRT_GRAPH_NODE_LAUNCH) {
+    devrt_launch_desc desc = node.launch;
+    desc.args = node.args.data();
+    desc.stream = stream;
+    return backend.launch(g.device.id, node.function, desc, node.kernel);
+  }
+  if (node.kind == detail::kEventRecordNode) return backend.event_record(g.device.id, node.event, stream);
+  devrt_copy_desc desc = node.copy;
+  desc.stream = stream;
+  return backend.copy(g.device.id, desc);
+}
+
+} // namespace
+
+Status Graph::launch(StreamRef stream) const noexcept {
+  if (state_ == nullptr) return make_error(ErrorCode::invalid_argument, "Graph::launch: empty graph");
+  const GraphState& g = *state_;
+  if (stream.device != g.device) {
+    return make_error(ErrorCode::invalid_argument, "Graph::launch: a graph of ", g.device, " on a stream of ",
+                      stream.device);
+  }
+  if (g.orphaned.load(std::memory_order_acquire)) [[unlikely]] {
+    return make_error(ErrorCode::invalid_argument, g.device, " Graph::launch: the module of kernel '", g.orphan_kernel,
+                      "' was unloaded; capture the graph again");
+  }
+  if (detail::captures_active()) {
+    if (std::optional<Status> refused = detail::capture_wait("Graph::launch", stream, false, nullptr)) return *refused;
+  }
+  std::size_t i = 0;
+  for (const detail::Run& run : g.runs) {
+    for (; i < run.first; ++i) DEVRT_RETURN_IF_ERROR(issue(g, g.nodes[i], stream.handle));
+    if (run.native == nullptr) continue; // its nodes are issued one by one like the others
+    DEVRT_RETURN_IF_ERROR(BackendRef(g.backend).graph_launch(g.device.id, run.native, stream.handle));
+    i = run.first + run.count;
+  }
+  for (; i < g.nodes.size(); ++i) DEVRT_RETURN_IF_ERROR(issue(g, g.nodes[i], stream.handle));
+  return Status();
+}
+
+namespace {
+
+Status shape_error(Device device, std::size_t launch_index, const std::string& kernel, const char* what) noexcept {
+  return make_error(ErrorCode::invalid_argument, device, " Graph::update(launch ", launch_index, ", '", kernel,
+                    "'): ", what, " (an update keeps the graph's shape: recapture instead)");
+}
+
+} // namespace
+
+Status Graph::update(std::size_t launch_index, std::span<const KernelArg> args) noexcept {
+  if (state_ == nullptr) return make_error(ErrorCode::invalid_argument, "Graph::update: empty graph");
+  GraphState& g = *state_;
+  if (launch_index >= g.launches.size()) {
+    return make_error(ErrorCode::out_of_range, g.device, " Graph::update: launch ", launch_index, " of ",
+                      g.launches.size());
+  }
+  const std::size_t index = g.launches[launch_index];
+  detail::Node& node = g.nodes[index];
+  if (args.size() != node.args.size())
+    return shape_error(g.device, launch_index, node.kernel, "another argument count");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const devrt_kernel_arg& was = node.args[i];
+    const devrt_kernel_arg& now = args[i].raw();
+    if (now.kind != was.kind ||
+        (now.kind == DEVRT_ARG_SCALAR && (now.type_code != was.type_code || now.type_bits != was.type_bits))) {
+      return shape_error(g.device, launch_index, node.kernel, "an argument of another kind or type");
+    }
+    if (now.kind != DEVRT_ARG_SCALAR &&
+        (now.device_kind != was.device_kind || now.device_id != was.device_id || now.buffer == nullptr)) {
+      return shape_error(g.device, launch_index, node.kernel, "a buffer that is not on the graph's device");
+    }
+  }
+  std::vector<devrt_kernel_arg> previous = node.args;
+  for (std::size_t i = 0; i < args.size(); ++i) node.args[i] = args[i].raw();
+  for (detail::Run& run : g.runs) {
+    if (index < run.first || index >= run.first + run.count || run.native == nullptr) continue;
+    void* old = std::exchange(run.native, nullptr);
+    Status rebaked = detail::bake(g, run);
+    if (!rebaked.ok()) { // the old object stays, with the old arguments
+      node.args = std::move(previous);
+      run.native = old;
+      return rebaked;
+    }
+    Status destroyed = BackendRef(g.backend).graph_destroy(g.device.id, old);
+    if (!destroyed.ok()) DEVRT_LOG(error, "Graph::update: ", destroyed.message());
+  }
+  return Status();
+}
+
+} // namespace devrt
