@@ -69,7 +69,8 @@ public:
   // Graphs: a cl_khr_command_buffer (simultaneous use) made on the default queue and enqueued on
   // the replaying stream's queue; unsupported where the device lacks the extension or simultaneous
   // use (NVIDIA's driver: the core then replays the recorded launches).
-  Result<void*> graph_create(const BackendDevice& device, void* stream, std::span<const devrt_graph_node> nodes) noexcept;
+  Result<void*> graph_create(const BackendDevice& device, void* stream,
+                             std::span<const devrt_graph_node> nodes) noexcept;
   Status graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept;
   Status graph_destroy(const BackendDevice& device, void* graph) noexcept;
 

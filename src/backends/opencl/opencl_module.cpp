@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // OpenCL programs, kernels and launches.
 #include <cstring>
-#include <span>
-#include <utility>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/gpu_launch.hpp"
@@ -292,15 +292,15 @@ struct OwnedBuffers {
   }
 };
 
-// Sets every kernel argument, the __local one at `local_arg`. Caller holds f.mutex.
-Status set_arguments(const ClFunction& f, const ClDevice& d, const LaunchDesc& desc, std::int32_t local_arg,
+// Sets every argument of `kernel` (a function's, or a graph's copy of it), the __local one at
+// `local_arg`. Caller holds the function's mutex when it is the function's.
+Status set_arguments(cl_kernel kernel, const ClDevice& d, const LaunchDesc& desc, std::int32_t local_arg,
                      OwnedBuffers& owned) {
   const Api& api = owned.api;
   cl_uint index = 0;
   for (std::uint32_t i = 0; i <= desc.num_args; ++i, ++index) {
     if (static_cast<std::int32_t>(index) == local_arg) {
-      DEVRT_CL_CHECK("clSetKernelArg(__local)",
-                     api.clSetKernelArg(f.kernel, index, desc.dynamic_shared_bytes, nullptr));
+      DEVRT_CL_CHECK("clSetKernelArg(__local)", api.clSetKernelArg(kernel, index, desc.dynamic_shared_bytes, nullptr));
       ++index;
     }
     if (i == desc.num_args) break;
@@ -311,12 +311,12 @@ Status set_arguments(const ClFunction& f, const ClDevice& d, const LaunchDesc& d
       bool is_owned = false;
       DEVRT_RETURN_IF_ERROR(buffer_argument(api, d, arg, i, mem, is_owned));
       if (is_owned) owned.buffers[owned.count++] = mem;
-      code = api.clSetKernelArg(f.kernel, index, sizeof(cl_mem), &mem);
+      code = api.clSetKernelArg(kernel, index, sizeof(cl_mem), &mem);
     } else if (arg.kind == DEVRT_ARG_TEXTURE) {
       auto* image = static_cast<cl_mem>(arg.buffer);
-      code = api.clSetKernelArg(f.kernel, index, sizeof(cl_mem), &image);
+      code = api.clSetKernelArg(kernel, index, sizeof(cl_mem), &image);
     } else {
-      code = api.clSetKernelArg(f.kernel, index, arg.type_bits / 8u, arg.value.bytes);
+      code = api.clSetKernelArg(kernel, index, arg.type_bits / 8u, arg.value.bytes);
     }
     if (code != CL_SUCCESS) {
       return make_error(code == CL_INVALID_ARG_SIZE ? ErrorCode::invalid_argument : ErrorCode::driver_error,
@@ -335,7 +335,7 @@ Status OpenclBackend::launch(const BackendDevice& device, void* handle, const La
   DEVRT_ASSIGN_OR_RETURN(std::int32_t local_arg, check_launch(f, d, desc));
   std::lock_guard<std::mutex> lock(f.mutex);
   OwnedBuffers owned(api);
-  DEVRT_RETURN_IF_ERROR(set_arguments(f, d, desc, local_arg, owned));
+  DEVRT_RETURN_IF_ERROR(set_arguments(f.kernel, d, desc, local_arg, owned));
   std::size_t global[3], local[3];
   for (int i = 0; i < 3; ++i) {
     global[i] = std::size_t{desc.grid[i]} * desc.block[i];
@@ -382,6 +382,7 @@ struct ClGraph {
   CommandBufferApi api;
   cl_command_buffer_khr commands = nullptr;
   std::vector<cl_mem> sub_buffers; // offset arguments, released with the graph
+  std::vector<cl_kernel> kernels;  // one per launch, armed once
   std::mutex mutex;
   std::vector<std::pair<cl_command_queue, cl_event>> last_replay; // per queue, when sub_buffers exist
 };
@@ -426,9 +427,17 @@ Status record_kernel(const Api& api, const ClDevice& d, ClGraph& g, const devrt_
                      cl_sync_point_khr* point, bool first) {
   auto& f = *static_cast<ClFunction*>(node.function);
   DEVRT_ASSIGN_OR_RETURN(std::int32_t local_arg, check_launch(f, d, node.launch));
-  std::lock_guard<std::mutex> lock(f.mutex);
+  // A kernel object of the graph's own: PoCL 3.1's command buffers read a kernel's arguments when
+  // they run, not when recorded, so f's kernel, re-armed by every later launch, would change them.
+  cl_program program = nullptr;
+  DEVRT_CL_CHECK("clGetKernelInfo(CL_KERNEL_PROGRAM)",
+                 api.clGetKernelInfo(f.kernel, CL_KERNEL_PROGRAM, sizeof program, &program, nullptr));
+  cl_int err = CL_SUCCESS;
+  cl_kernel kernel = api.clCreateKernel(program, f.name.c_str(), &err);
+  if (err != CL_SUCCESS) return cl_error("clCreateKernel", err);
+  g.kernels.push_back(kernel);
   OwnedBuffers owned(api);
-  DEVRT_RETURN_IF_ERROR(set_arguments(f, d, node.launch, local_arg, owned));
+  DEVRT_RETURN_IF_ERROR(set_arguments(kernel, d, node.launch, local_arg, owned));
   g.sub_buffers.insert(g.sub_buffers.end(), owned.buffers, owned.buffers + owned.count);
   owned.count = 0;
   std::size_t global[3], local[3];
@@ -439,7 +448,7 @@ Status record_kernel(const Api& api, const ClDevice& d, ClGraph& g, const devrt_
   const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
   const cl_sync_point_khr after = *point;
   DEVRT_CL_CHECK("clCommandNDRangeKernelKHR",
-                 g.api.kernel(g.commands, nullptr, nullptr, f.kernel, dims, nullptr, global, local, first ? 0 : 1,
+                 g.api.kernel(g.commands, nullptr, nullptr, kernel, dims, nullptr, global, local, first ? 0 : 1,
                               first ? nullptr : &after, point, nullptr));
   return Status();
 }
@@ -447,6 +456,7 @@ Status record_kernel(const Api& api, const ClDevice& d, ClGraph& g, const devrt_
 void release_graph(const Api& api, ClGraph* g) {
   if (g->commands != nullptr) static_cast<void>(g->api.release(g->commands));
   for (cl_mem mem : g->sub_buffers) static_cast<void>(api.clReleaseMemObject(mem));
+  for (cl_kernel kernel : g->kernels) static_cast<void>(api.clReleaseKernel(kernel));
   for (auto& [queue, event] : g->last_replay) static_cast<void>(api.clReleaseEvent(event));
   delete g;
 }
