@@ -65,7 +65,8 @@ public:
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
   // Graphs: one command buffer begun for simultaneous use, recorded once, submitted on the
   // replaying stream's timeline (vulkan_graph.cpp).
-  Result<void*> graph_create(const BackendDevice& device, void* stream, std::span<const devrt_graph_node> nodes) noexcept;
+  Result<void*> graph_create(const BackendDevice& device, void* stream,
+                             std::span<const devrt_graph_node> nodes) noexcept;
   Status graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept;
   Status graph_destroy(const BackendDevice& device, void* graph) noexcept;
 
