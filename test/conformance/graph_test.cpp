@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+// Captured work graphs (devrt/graph.hpp) on every backend with kernel modules: replay gives the
+// bytes issuing the same calls gives, beside other streams' work; updates; what a capture refuses.
+#include <devrt/graph.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conformance.hpp"
+#include "kernels.hpp"
+
+using conformance::contains;
+using devrt::Buffer;
+using devrt::Device;
+using devrt::ErrorCode;
+using devrt::KernelArg;
+using devrt::LaunchConfig;
+using namespace conformance_kernels; // NOLINT(google-build-using-namespace)
+
+namespace {
+
+constexpr std::size_t kElements = 1024;
+
+LaunchConfig graph_config() { return {.grid = {blocks_for(kElements)}, .block = {kBlock}}; }
+
+// One step of a decoder-like loop: new input from the host, a = (a + input) * 0.5 through c, and
+// a device copy back into a.
+devrt::Status step(const Kernel& vadd, const Kernel& scale, const std::vector<float>& input, const Buffer& a,
+                   const Buffer& b, const Buffer& c, devrt::StreamRef stream) {
+  const auto n = static_cast<std::int32_t>(kElements);
+  DEVRT_RETURN_IF_ERROR(devrt::copy(devrt::host_span(input.data(), kElements * sizeof(float)), b, stream));
+  DEVRT_RETURN_IF_ERROR(vadd.function.launch(graph_config(), {a, b, c, n}, stream));
+  DEVRT_RETURN_IF_ERROR(scale.function.launch(graph_config(), {c, 0.5f, n}, stream));
+  return devrt::copy(c, a, stream);
+}
+
+devrt::Stream new_stream(Device device) {
+  devrt::Result<devrt::Stream> stream = devrt::Stream::create(device);
+  INFO(stream.status().message());
+  REQUIRE(stream.ok());
+  return std::move(stream).value();
+}
+
+devrt::Graph capture(devrt::StreamRef stream, const std::function<devrt::Status()>& work) {
+  REQUIRE(devrt::begin_capture(stream).ok());
+  CHECK(devrt::is_capturing(stream));
+  devrt::Status issued = work();
+  devrt::Result<devrt::Graph> graph = devrt::end_capture(stream);
+  INFO(issued.message() << " / " << graph.status().message());
+  REQUIRE(issued.ok());
+  REQUIRE(graph.ok());
+  CHECK_FALSE(devrt::is_capturing(stream));
+  return std::move(graph).value();
+}
+
+} // namespace
+
+TEST_CASE("a captured sequence replayed 1000 times gives the bytes of issuing it 1000 times", "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd"), scale = load_kernel(device, "scale");
+    devrt::Stream stream = new_stream(device);
+    const std::vector<float> input = iota_values(kElements, 1.0f, 0.25f);
+    Buffer issued_a = upload_floats(device, iota_values(kElements, 3.0f, 1.0f));
+    Buffer replayed_a = upload_floats(device, iota_values(kElements, 3.0f, 1.0f));
+    Buffer b = upload_floats(device, std::vector<float>(kElements)),
+           c = upload_floats(device, std::vector<float>(kElements));
+    for (int i = 0; i < 1000; ++i) REQUIRE(step(vadd, scale, input, issued_a, b, c, stream).ok());
+    devrt::Graph graph = capture(stream, [&] { return step(vadd, scale, input, replayed_a, b, c, stream); });
+    CHECK(graph.node_count() == 4);
+    CHECK(graph.launch_count() == 2);
+    CHECK(graph.device() == device);
+    UNSCOPED_INFO(devrt::to_string(device) << " replays a " << devrt::graph_mode_name(graph.mode()) << " graph");
+    if (conformance::backend().has_graphs() && conformance::backend().name() == "vulkan") {
+      CHECK(graph.mode() == devrt::GraphMode::mixed); // the host copy is devrt's, the rest one command buffer
+    }
+    // Nothing ran while capturing.
+    CHECK(download_floats(replayed_a, kElements, 0, stream) == iota_values(kElements, 3.0f, 1.0f));
+    for (int i = 0; i < 1000; ++i) REQUIRE(graph.launch(stream).ok());
+    const std::vector<float> expected = download_floats(issued_a, kElements, 0, stream);
+    const std::vector<float> got = download_floats(replayed_a, kElements, 0, stream);
+    REQUIRE(got == expected);
+  }
+}
+
+TEST_CASE("a graph of launches only replays beside another stream's work", "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Stream first = new_stream(device), second = new_stream(device);
+    const auto n = static_cast<std::int32_t>(kElements);
+    const std::vector<float> ones(kElements, 1.0f);
+    Buffer x = upload_floats(device, ones), y = upload_floats(device, ones);
+    devrt::Graph doubling = capture(first, [&] {
+      DEVRT_RETURN_IF_ERROR(scale.function.launch(graph_config(), {x, 2.0f, n}, first));
+      return scale.function.launch(graph_config(), {x, 1.0f, n}, first);
+    });
+    if (conformance::backend().has_graphs() && conformance::backend().name() == "vulkan") {
+      CHECK(doubling.mode() == devrt::GraphMode::native);
+    }
+    for (int i = 0; i < 20; ++i) {
+      REQUIRE(doubling.launch(first).ok());
+      REQUIRE(scale.function.launch(graph_config(), {y, 3.0f, n}, second).ok());
+    }
+    CHECK(download_floats(x, kElements, 0, first) == std::vector<float>(kElements, 1048576.0f));     // 2^20
+    CHECK(download_floats(y, kElements, 0, second) == std::vector<float>(kElements, 3486784401.0f)); // 3^20
+  }
+}
+
+TEST_CASE("a captured launch takes new scalars and buffers; a change of shape is refused", "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Stream stream = new_stream(device);
+    const auto n = static_cast<std::int32_t>(kElements);
+    Buffer x = upload_floats(device, std::vector<float>(kElements, 1.0f));
+    Buffer y = upload_floats(device, std::vector<float>(kElements, 1.0f));
+    devrt::Graph graph = capture(stream, [&] { return scale.function.launch(graph_config(), {x, 2.0f, n}, stream); });
+    REQUIRE(graph.launch(stream).ok());
+    REQUIRE(graph.update(0, {y, 5.0f, n}).ok());
+    REQUIRE(graph.launch(stream).ok());
+    REQUIRE(graph.launch(stream).ok());
+    REQUIRE(graph.update(0, {x, 3.0f, n / 2}).ok());
+    REQUIRE(graph.launch(stream).ok());
+    std::vector<float> got_x = download_floats(x, kElements, 0, stream);
+    CHECK(got_x[0] == 6.0f);
+    CHECK(got_x[kElements - 1] == 2.0f);
+    CHECK(download_floats(y, kElements, 0, stream) == std::vector<float>(kElements, 25.0f));
+
+    devrt::Status fewer = graph.update(0, {x, 3.0f});
+    CHECK(fewer.code() == ErrorCode::invalid_argument);
+    CHECK(contains(fewer.message(), "shape"));
+    CHECK(graph.update(0, {x, std::int32_t(3), n}).code() == ErrorCode::invalid_argument); // int where float was
+    CHECK(graph.update(0, {3.0f, 3.0f, n}).code() == ErrorCode::invalid_argument);         // scalar for a buffer
+    CHECK(graph.update(1, {x, 3.0f, n}).code() == ErrorCode::out_of_range);
+    // A refused update changes nothing.
+    REQUIRE(graph.launch(stream).ok());
+    got_x = download_floats(x, kElements, 0, stream);
+    CHECK(got_x[0] == 18.0f);
+  }
+}
+
+TEST_CASE("a capture refuses what it cannot record, naming the call", "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Stream stream = new_stream(device), other = new_stream(device);
+    const auto n = static_cast<std::int32_t>(kElements);
+    Buffer x = upload_floats(device, std::vector<float>(kElements, 1.0f));
+    std::vector<float> host(kElements);
+
+    CHECK(devrt::begin_capture(devrt::StreamRef{device, nullptr}).code() == ErrorCode::invalid_argument);
+    CHECK(devrt::end_capture(stream).status().code() == ErrorCode::invalid_argument);
+    REQUIRE(devrt::begin_capture(stream).ok());
+    devrt::Status second = devrt::begin_capture(other);
+    CHECK(second.code() == ErrorCode::invalid_argument);
+    CHECK(contains(second.message(), "already capturing"));
+    devrt::Status elsewhere = scale.function.launch(graph_config(), {x, 2.0f, n}, other);
+    CHECK(elsewhere.code() == ErrorCode::invalid_argument);
+    CHECK(contains(elsewhere.message(), "other streams"));
+    CHECK(devrt::synchronize(stream.ref()).code() == ErrorCode::invalid_argument);
+    CHECK(stream.synchronize().code() == ErrorCode::invalid_argument);
+    CHECK(devrt::synchronize(device).code() == ErrorCode::invalid_argument);
+    REQUIRE(scale.function.launch(graph_config(), {x, 2.0f, n}, stream).ok());
+    if (device.kind != devrt::DeviceKind::cpu) { // the CPU's memory is host memory: a copy like any
+      devrt::Status read = devrt::copy(x, devrt::host_span(host.data(), kElements * sizeof(float)), stream);
+      CHECK(read.code() == ErrorCode::invalid_argument);
+      CHECK(contains(read.message(), "host read"));
+      // The refused read ended the capture in error: a graph without it would be wrong.
+      devrt::Result<devrt::Graph> broken = devrt::end_capture(stream);
+      CHECK(broken.status().code() == ErrorCode::invalid_argument);
+      CHECK(contains(broken.status().message(), "host read"));
+    } else {
+      REQUIRE(devrt::end_capture(stream).ok());
+    }
+    // Nothing was run, and the device works normally again.
+    CHECK(download_floats(x, kElements, 0, stream) == std::vector<float>(kElements, 1.0f));
+
+    if (conformance::backend().has_events()) {
+      devrt::Result<devrt::Event> outside = devrt::Event::create(device);
+      REQUIRE(outside.ok());
+      REQUIRE(outside->record(other).ok());
+      REQUIRE(devrt::begin_capture(stream).ok());
+      CHECK(outside->wait_on(stream).code() == ErrorCode::invalid_argument);
+      CHECK(devrt::end_capture(stream).status().code() == ErrorCode::invalid_argument);
+    }
+  }
+}
+
+TEST_CASE("a graph records its events, outlives its stream, and refuses to outlive its module",
+          "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale");
+    const auto n = static_cast<std::int32_t>(kElements);
+    Buffer x = upload_floats(device, std::vector<float>(kElements, 1.0f));
+    devrt::Stream replay = new_stream(device), waiter = new_stream(device);
+    const bool events = conformance::backend().has_events();
+    devrt::Event done;
+    if (events) {
+      devrt::Result<devrt::Event> made = devrt::Event::create(device);
+      REQUIRE(made.ok());
+      done = std::move(made).value();
+    }
+    devrt::Graph graph;
+    {
+      devrt::Stream captured = new_stream(device);
+      graph = capture(captured, [&] {
+        DEVRT_RETURN_IF_ERROR(scale.function.launch(graph_config(), {x, 2.0f, n}, captured));
+        if (!events) return devrt::Status();
+        DEVRT_RETURN_IF_ERROR(done.record(captured));
+        return done.wait_on(captured); // recorded in the capture: in order already
+      });
+    }
+    REQUIRE(graph.launch(replay).ok());
+    if (events) {
+      REQUIRE(done.wait_on(waiter).ok());
+      REQUIRE(scale.function.launch(graph_config(), {x, 3.0f, n}, waiter).ok());
+      CHECK(download_floats(x, kElements, 0, waiter) == std::vector<float>(kElements, 6.0f));
+    }
+    REQUIRE(replay.synchronize().ok()); // a module outlives the launches queued from it
+    scale.module.reset();
+    devrt::Status orphaned = graph.launch(replay);
+    CHECK(orphaned.code() == ErrorCode::invalid_argument);
+    CHECK(contains(orphaned.message(), "unloaded"));
+  }
+}
