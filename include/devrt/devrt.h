@@ -293,6 +293,37 @@ DEVRT_C_API devrt_status devrt_time_evaluator(devrt_device device, const devrt_t
                                               devrt_timed_call preprocess, void* preprocess_data, double* results,
                                               size_t capacity);
 
+/* ---- Graphs: capture and replay (devrt/graph.hpp, docs/graphs.md) ----------------------------- */
+
+/* What a capture recorded, replayable on any stream of its device. */
+typedef struct devrt_graph_t* devrt_graph;
+#define DEVRT_GRAPH_MODE_NATIVE 0   /* every run baked by the backend (a command buffer) */
+#define DEVRT_GRAPH_MODE_RECORDED 1 /* devrt issues the recorded calls again */
+#define DEVRT_GRAPH_MODE_MIXED 2
+
+/* Starts capturing *stream (a devrt_stream_create stream; NULL and default streams are refused):
+ * its copies, launches and event records are recorded, not run, until devrt_graph_end_capture; what
+ * a capture refuses is devrt::begin_capture's. Thread-safe. */
+DEVRT_C_API devrt_status devrt_graph_begin_capture(const devrt_stream_ref* stream);
+/* Ends the capture and gives its graph (release with devrt_graph_release), or the first error met
+ * while capturing. Thread-safe. */
+DEVRT_C_API devrt_status devrt_graph_end_capture(const devrt_stream_ref* stream, devrt_graph* out);
+/* *out = 1 while *stream is capturing, else 0. */
+DEVRT_C_API devrt_status devrt_graph_is_capturing(const devrt_stream_ref* stream, int* out);
+/* Queues the graph on *stream (its device's; NULL: the current stream of its device), after the
+ * stream's earlier work, asynchronously. Thread-safe. */
+DEVRT_C_API devrt_status devrt_graph_launch(devrt_graph graph, const devrt_stream_ref* stream);
+/* Launch number launch_index (capture order) takes `args` from the next replay on: the same count,
+ * kinds and scalar types (else DEVRT_STATUS_INVALID_ARGUMENT); DEVRT_STATUS_OUT_OF_RANGE past the
+ * launches. Not thread-safe against replays of the same graph. */
+DEVRT_C_API devrt_status devrt_graph_update(devrt_graph graph, size_t launch_index, const devrt_kernel_arg* args,
+                                            size_t num_args);
+/* Captured operations, launches among them, and the mode (DEVRT_GRAPH_MODE_*). Any pointer may be
+ * NULL. */
+DEVRT_C_API devrt_status devrt_graph_info(devrt_graph graph, size_t* node_count, size_t* launch_count, int32_t* mode);
+/* Frees the graph (its backend object once its replays have finished). NULL is a no-op. */
+DEVRT_C_API void devrt_graph_release(devrt_graph graph);
+
 /* ---- Workspace -------------------------------------------------------------------------------- */
 
 /* A block from a device's workspace pool (cached, cheap to take and give back). */

@@ -8,6 +8,7 @@
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.h>
 #include <devrt/devrt.hpp>
+#include <devrt/graph.hpp>
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 struct devrt_buffer_t {
   devrt::Buffer buffer;
@@ -45,6 +47,9 @@ struct devrt_tensor_t {
 };
 struct devrt_time_evaluator_t {
   devrt::TimeEvaluator evaluator;
+};
+struct devrt_graph_t {
+  devrt::Graph graph;
 };
 
 namespace devrt::capi {
@@ -91,6 +96,10 @@ inline DLDataType to_c(DataType type) noexcept {
   return DLDataType{static_cast<std::uint8_t>(type.code), type.bits, type.lanes};
 }
 
+// The C++ arguments behind a C argument array (a buffer's span and offset, or a scalar's bits);
+// invalid_argument naming `call` for more than kMaxKernelArgs, a NULL array or an unknown kind.
+Result<std::vector<KernelArg>> to_kernel_args(const devrt_kernel_arg* args, size_t num_args, const char* call) noexcept;
+
 // Copies `text` into the caller's buffer (NUL-terminated, truncated to fit) and reports its full
 // length through `length` when that is not null.
 void copy_out(std::string_view text, char* buffer, std::size_t capacity, std::size_t* length) noexcept;
@@ -122,6 +131,7 @@ DEVRT_CAPI_HANDLE_KIND(devrt_module, 5);
 DEVRT_CAPI_HANDLE_KIND(devrt_function, 6);
 DEVRT_CAPI_HANDLE_KIND(devrt_tensor, 7);
 DEVRT_CAPI_HANDLE_KIND(devrt_time_evaluator, 8);
+DEVRT_CAPI_HANDLE_KIND(devrt_graph, 9);
 #undef DEVRT_CAPI_HANDLE_KIND
 
 // True in the validation mode. Decided once per process. Thread-safe.

@@ -9,16 +9,13 @@
 using namespace devrt;
 using namespace devrt::capi;
 
-namespace {
-
 // The C++ arguments behind a C argument array (a buffer's span and offset, or a scalar's bits).
-Result<std::vector<KernelArg>> to_kernel_args(const devrt_kernel_arg* args, size_t num_args) noexcept {
+Result<std::vector<KernelArg>> devrt::capi::to_kernel_args(const devrt_kernel_arg* args, size_t num_args,
+                                                           const char* call) noexcept {
   if (num_args > kMaxKernelArgs) {
-    return make_error(ErrorCode::invalid_argument, "devrt_function_launch: ", num_args, " arguments (at most ",
-                      kMaxKernelArgs, ")");
+    return make_error(ErrorCode::invalid_argument, call, ": ", num_args, " arguments (at most ", kMaxKernelArgs, ")");
   }
-  if (num_args > 0 && args == nullptr)
-    return make_error(ErrorCode::invalid_argument, "devrt_function_launch: args is NULL");
+  if (num_args > 0 && args == nullptr) return make_error(ErrorCode::invalid_argument, call, ": args is NULL");
   std::vector<KernelArg> converted;
   converted.reserve(num_args);
   for (size_t i = 0; i < num_args; ++i) {
@@ -32,14 +29,12 @@ Result<std::vector<KernelArg>> to_kernel_args(const devrt_kernel_arg* args, size
       DataType type{static_cast<DataTypeCode>(arg.type_code), arg.type_bits, 1};
       converted.push_back(KernelArg::scalar(type, arg.value.u64));
     } else {
-      return make_error(ErrorCode::invalid_argument, "devrt_function_launch: argument ", i, " has kind ", arg.kind,
+      return make_error(ErrorCode::invalid_argument, call, ": argument ", i, " has kind ", arg.kind,
                         " (want DEVRT_ARG_BUFFER or DEVRT_ARG_SCALAR)");
     }
   }
   return converted;
 }
-
-} // namespace
 
 extern "C" {
 
@@ -261,7 +256,7 @@ devrt_status devrt_function_launch(devrt_function function, const uint32_t grid[
   if ((function = resolve(function, "devrt_function_launch")) == nullptr) return devrt_last_error_code();
   if (grid == nullptr) return null_argument("devrt_function_launch", "grid");
   if (block == nullptr) return null_argument("devrt_function_launch", "block");
-  Result<std::vector<KernelArg>> converted = to_kernel_args(args, num_args);
+  Result<std::vector<KernelArg>> converted = to_kernel_args(args, num_args, "devrt_function_launch");
   if (!converted.ok()) return fail(converted.status());
   LaunchConfig config{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, dynamic_shared_bytes};
   std::span<const KernelArg> list(converted->data(), converted->size());

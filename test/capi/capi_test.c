@@ -326,6 +326,56 @@ static void test_tensors(void) {
 }
 
 /* An OpenCL C kernel, built and launched through the C API on the first OpenCL device. */
+/* A graph of two launches of add_one(data, delta) captured, replayed, updated; `data` holds i + 5. */
+static void test_graph(devrt_device device, devrt_function add_one, devrt_span data) {
+  devrt_stream stream = NULL;
+  devrt_stream_ref ref;
+  devrt_graph graph = NULL;
+  devrt_kernel_arg args[2];
+  uint32_t grid[3] = {4, 1, 1};
+  uint32_t block[3] = {16, 1, 1};
+  size_t nodes = 0, launches = 0;
+  int32_t mode = -1, host[64];
+  devrt_span host_span = devrt_host_span(host, sizeof host);
+  int capturing = -1, i, good = 1;
+
+  CHECK(devrt_graph_begin_capture(NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_stream_create(device, &stream));
+  if (stream == NULL) return;
+  ref = devrt_stream_get_ref(stream);
+  CHECK(devrt_graph_end_capture(&ref, &graph) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "not capturing") != NULL);
+  CHECK_OK(devrt_graph_begin_capture(&ref));
+  CHECK_OK(devrt_graph_is_capturing(&ref, &capturing));
+  CHECK(capturing == 1);
+  args[0] = devrt_arg_span(data, 0);
+  args[1] = devrt_arg_i32(1);
+  CHECK_OK(devrt_function_launch(add_one, grid, block, 0, args, 2, &ref));
+  args[1] = devrt_arg_i32(2);
+  CHECK_OK(devrt_function_launch(add_one, grid, block, 0, args, 2, &ref));
+  CHECK(devrt_stream_synchronize(ref) == DEVRT_STATUS_INVALID_ARGUMENT); /* refused while capturing */
+  CHECK_OK(devrt_graph_end_capture(&ref, &graph));
+  if (graph == NULL) return;
+  CHECK_OK(devrt_graph_info(graph, &nodes, &launches, &mode));
+  CHECK(nodes == 2 && launches == 2 && mode >= DEVRT_GRAPH_MODE_NATIVE && mode <= DEVRT_GRAPH_MODE_MIXED);
+  CHECK_OK(devrt_graph_launch(graph, &ref)); /* + 3 */
+  args[1] = devrt_arg_i32(10);
+  CHECK_OK(devrt_graph_update(graph, 1, args, 2));
+  CHECK(devrt_graph_update(graph, 2, args, 2) == DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(devrt_graph_update(graph, 0, args, 1) == DEVRT_STATUS_INVALID_ARGUMENT);
+  args[1] = devrt_arg_f32(1.0f);
+  CHECK(devrt_graph_update(graph, 0, args, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "shape") != NULL);
+  CHECK_OK(devrt_graph_launch(graph, &ref)); /* + 11 */
+  CHECK_OK(devrt_copy(&data, 0, &host_span, 0, sizeof host, &ref));
+  CHECK_OK(devrt_stream_synchronize(ref));
+  for (i = 0; i < 64; ++i) good &= host[i] == i + 5 + 3 + 11;
+  CHECK(good);
+  devrt_graph_release(graph);
+  devrt_graph_release(NULL);
+  devrt_stream_release(stream);
+}
+
 static void test_launch(void) {
   static const char source[] = "__kernel void add_one(__global int* data, int delta) {\n"
                                "  data[get_global_id(0)] += delta;\n"
@@ -365,6 +415,7 @@ static void test_launch(void) {
   CHECK_OK(devrt_stream_synchronize(devrt_current_stream(device)));
   for (i = 0; i < 64; ++i) good &= data[i] == i + 5;
   CHECK(good);
+  test_graph(device, function, span);
   devrt_buffer_release(buffer);
   devrt_function_release(function);
   devrt_module_release(module);
