@@ -80,6 +80,10 @@ bool to_device(PyObject* value, devrt_device* out) noexcept;
 // An optional stream: None, or a (kind, index, handle) tuple; *use is false for None.
 bool to_stream(PyObject* value, devrt_stream_ref* out, bool* use) noexcept;
 
+// One kernel argument: a devrt.Tensor (its memory), a Python int (int32), float (float32) or a NumPy
+// scalar (its dtype); TypeError or ValueError naming argument `position` otherwise (kernel.cpp).
+bool to_kernel_arg(PyObject* value, std::size_t position, devrt_kernel_arg* out) noexcept;
+
 // A heap type from `spec`, added to the module (which holds the reference returned).
 PyTypeObject* add_type(PyObject* module, PyType_Spec* spec) noexcept;
 // The end of a tp_dealloc: frees the object's memory and drops its reference to its heap type.
@@ -102,6 +106,7 @@ extern PyMethodDef kMemoryFunctions[];
 extern PyMethodDef kRuntimeFunctions[];
 extern PyMethodDef kKernelFunctions[];
 extern PyMethodDef kTimingFunctions[];
+extern PyMethodDef kGraphFunctions[];
 // ModuleHandle and FunctionHandle (kernel.cpp).
 bool add_kernel_types(PyObject* module) noexcept;
 // PLUGIN_LOADED, PLUGIN_ALREADY_LOADED, PLUGIN_BUILT_IN (runtime.cpp).

@@ -184,6 +184,8 @@ bool to_scalar(PyObject* value, DLDataType type, std::size_t position, devrt_ker
   return false;
 }
 
+} // namespace
+
 // One launch argument: a devrt.Tensor (its memory), a Python int (int32), float (float32) or a
 // NumPy scalar (its own dtype). bool and other objects are refused.
 bool to_kernel_arg(PyObject* value, std::size_t position, devrt_kernel_arg* out) noexcept {
@@ -233,6 +235,8 @@ bool to_kernel_arg(PyObject* value, std::size_t position, devrt_kernel_arg* out)
   if (!name || !to_dtype(name.get(), &type)) return false;
   return to_scalar(item.get(), type, position, out);
 }
+
+namespace {
 
 // An extent: an int or a tuple of one to three ints, each in [1, 2^32).
 bool to_extent(PyObject* value, const char* what, std::uint32_t (&out)[3]) noexcept {
