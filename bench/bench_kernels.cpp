@@ -7,6 +7,7 @@
 // in the context as "skipped <backend>"), never aborting the run. bench/report.py prints the
 // ratios, one row per device.
 #include <devrt/devrt.hpp>
+#include <devrt/graph.hpp>
 #include <devrt/workspace_pool.hpp>
 
 #include <benchmark/benchmark.h>
@@ -133,6 +134,39 @@ void devrt_round_trip(benchmark::State& state, DevrtSide& side) {
   }
 }
 
+// kGraphLaunches launches of `scale` on a stream, issued one by one or replayed as one captured
+// graph, waited for per iteration.
+devrt::Status launch_graph_work(const DevrtSide& side, devrt::StreamRef stream) {
+  for (int i = 0; i < kGraphLaunches; ++i) {
+    DEVRT_RETURN_IF_ERROR(side.scale.launch({.grid = {kGraphElements / kBlock}, .block = {kBlock}},
+                                            {side.buffer, 1.0f, static_cast<std::int32_t>(kGraphElements)}, stream));
+  }
+  return devrt::Status();
+}
+
+void devrt_graph_work(benchmark::State& state, DevrtSide& side, bool replay) {
+  if (!side.ready(state)) return;
+  devrt::Result<devrt::Stream> stream = devrt::Stream::create(side.device);
+  if (!stream.ok()) return state.SkipWithError(std::string(stream.status().message()).c_str());
+  devrt::Graph graph;
+  if (replay) {
+    devrt::Status begun = devrt::begin_capture(*stream);
+    devrt::Status issued = begun.ok() ? launch_graph_work(side, *stream) : begun;
+    devrt::Result<devrt::Graph> captured = devrt::end_capture(*stream);
+    if (!issued.ok() || !captured.ok()) {
+      return state.SkipWithError(std::string((issued.ok() ? captured.status() : issued).message()).c_str());
+    }
+    graph = std::move(captured).value();
+    state.SetLabel(devrt::graph_mode_name(graph.mode()));
+  }
+  for (auto _ : state) {
+    devrt::Status s = replay ? graph.launch(*stream) : launch_graph_work(side, *stream);
+    if (s.ok()) s = stream->synchronize();
+    if (!s.ok()) return state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * kGraphLaunches);
+}
+
 void devrt_alloc_free(benchmark::State& state, devrt::Device device) {
   for (auto _ : state) {
     devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(device, static_cast<std::size_t>(state.range(0)));
@@ -212,6 +246,22 @@ bool raw_launch_ready(RawDevice& raw, benchmark::State& state) {
   return raw.launch_error.empty();
 }
 
+// launch_each, graph_replay and raw_graph_replay, named <what>/<device>/<launches> so that the
+// ratios read straight from the JSON.
+void register_graph_rows(const std::string& prefix, const std::shared_ptr<DevrtSide>& side,
+                         const std::shared_ptr<RawDevice>& raw) {
+  const std::string graph_suffix = "/" + prefix + "/" + std::to_string(kGraphLaunches);
+  benchmark::RegisterBenchmark(("launch_each" + graph_suffix).c_str(), [side](benchmark::State& s) {
+    devrt_graph_work(s, *side, false);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(("graph_replay" + graph_suffix).c_str(), [side](benchmark::State& s) {
+    devrt_graph_work(s, *side, true);
+  })->UseRealTime();
+  benchmark::RegisterBenchmark(("raw_graph_replay" + graph_suffix).c_str(), [raw](benchmark::State& s) {
+    if (raw_launch_ready(*raw, s)) raw->graph_replay(s);
+  })->UseRealTime();
+}
+
 void register_entry(const Entry& e) {
   const std::string prefix = devrt::to_string(e.device);
   std::shared_ptr<DevrtSide> side = e.side;
@@ -241,6 +291,7 @@ void register_entry(const Entry& e) {
   benchmark::RegisterBenchmark(named("round_trip_1024/devrt").c_str(), [side](benchmark::State& s) {
     devrt_round_trip(s, *side);
   })->UseRealTime();
+  register_graph_rows(prefix, side, raw);
   benchmark::RegisterBenchmark(named("timed_pair/raw").c_str(), [raw](benchmark::State& s) {
     if (raw_ready(*raw, s)) raw->timed_pair(s);
   })->UseRealTime();

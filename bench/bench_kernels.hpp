@@ -18,6 +18,9 @@ constexpr std::uint32_t kBlock = 64;
 constexpr std::size_t kLaunchBufferBytes = 1 << 20;
 // The round trip: this many floats written, scaled by the kernel and read back.
 constexpr std::uint32_t kRoundTripElements = 1024;
+// The graph rows: this many launches of `scale` over this many floats each.
+constexpr int kGraphLaunches = 100;
+constexpr std::uint32_t kGraphElements = 1024;
 // Textures are rows of this many float32 RGBA texels (16 KiB); a benchmark of n bytes copies
 // n / 16 KiB rows.
 constexpr std::size_t kTextureWidth = 1024;
@@ -43,6 +46,12 @@ public:
   // kRoundTripElements floats written, scaled by the `scale` kernel, read back.
   virtual void round_trip(benchmark::State& state) {
     state.SkipWithError("the raw side has no round trip for this API");
+  }
+  // kGraphLaunches launches of `scale` over kGraphElements floats recorded once with the API's own
+  // replayable object (an OpenCL command buffer, a reusable Vulkan command buffer), then replayed
+  // and waited for per iteration.
+  virtual void graph_replay(benchmark::State& state) {
+    state.SkipWithError("the raw side has no replayable command buffers for this API");
   }
   // A pair of timestamps on an empty queue, waited for and read back as an interval.
   virtual void timed_pair(benchmark::State& state) { state.SkipWithError("the raw side cannot time this API"); }

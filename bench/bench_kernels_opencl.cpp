@@ -102,6 +102,49 @@ public:
     api_.clReleaseCommandQueue(queue);
   }
 
+  // cl_khr_command_buffer: kGraphLaunches kernels chained by sync points, finalized once, then
+  // enqueued and waited for each time.
+  void graph_replay(benchmark::State& state) override {
+    using GetAddress = void* (*)(cl_platform_id, const char*);
+    GetAddress get = nullptr;
+    cl_platform_id platform = nullptr;
+    api_.clGetDeviceInfo(device_, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
+    if (!opencl_library().library.resolve("clGetExtensionFunctionAddressForPlatform", get) || get == nullptr) {
+      return state.SkipWithError("raw OpenCL: no clGetExtensionFunctionAddressForPlatform");
+    }
+    auto create = reinterpret_cast<clCreateCommandBufferKHR_fn>(get(platform, "clCreateCommandBufferKHR"));
+    auto record = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(get(platform, "clCommandNDRangeKernelKHR"));
+    auto finalize = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(get(platform, "clFinalizeCommandBufferKHR"));
+    auto enqueue_buffer = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(get(platform, "clEnqueueCommandBufferKHR"));
+    auto release = reinterpret_cast<clReleaseCommandBufferKHR_fn>(get(platform, "clReleaseCommandBufferKHR"));
+    if (create == nullptr || record == nullptr || finalize == nullptr || enqueue_buffer == nullptr ||
+        release == nullptr) {
+      return state.SkipWithError("raw OpenCL: the platform has no cl_khr_command_buffer");
+    }
+    cl_int err = CL_SUCCESS;
+    cl_command_buffer_khr commands = create(1, &queue_, nullptr, &err);
+    if (err != CL_SUCCESS) return state.SkipWithError("raw OpenCL: clCreateCommandBufferKHR failed");
+    float factor = 1.0f;
+    cl_int n = static_cast<cl_int>(kGraphElements);
+    std::size_t global = kGraphElements, local = kBlock;
+    api_.clSetKernelArg(kernel_, 0, sizeof(cl_mem), &buffer_);
+    api_.clSetKernelArg(kernel_, 1, sizeof factor, &factor);
+    api_.clSetKernelArg(kernel_, 2, sizeof n, &n);
+    cl_sync_point_khr point = 0;
+    for (int i = 0; i < kGraphLaunches; ++i) {
+      const cl_sync_point_khr after = point;
+      record(commands, nullptr, nullptr, kernel_, 1, nullptr, &global, &local, i == 0 ? 0 : 1,
+             i == 0 ? nullptr : &after, &point, nullptr);
+    }
+    finalize(commands);
+    for (auto _ : state) {
+      enqueue_buffer(0, nullptr, commands, 0, nullptr, nullptr);
+      api_.clFinish(queue_);
+    }
+    release(commands);
+    state.SetItemsProcessed(state.iterations() * kGraphLaunches);
+  }
+
   void launch_sync(benchmark::State& state) override {
     for (auto _ : state) {
       enqueue();

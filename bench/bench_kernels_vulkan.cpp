@@ -127,6 +127,13 @@ public:
       submit_and_wait();
     }
   }
+  // Recorded once (a command buffer without ONE_TIME_SUBMIT), submitted and waited for each time.
+  void graph_replay(benchmark::State& state) override {
+    dev_.vkResetCommandBuffer(commands_, 0);
+    record_dispatches(kGraphLaunches, kGraphElements / kBlock, static_cast<std::int32_t>(kGraphElements));
+    for (auto _ : state) submit_and_wait();
+    state.SetItemsProcessed(state.iterations() * kGraphLaunches);
+  }
   void launch_batch(benchmark::State& state) override {
     for (auto _ : state) {
       dev_.vkResetCommandBuffer(commands_, 0);
@@ -407,14 +414,14 @@ private:
     return true;
   }
 
-  void record_dispatches(int dispatches) const {
+  void record_dispatches(int dispatches, std::uint32_t groups = 1, std::int32_t n = 0) const {
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     dev_.vkBeginCommandBuffer(commands_, &begin);
     struct {
       float factor;
       std::int32_t n;
-    } push{1.0f, 0};
+    } push{1.0f, n};
     dev_.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
     dev_.vkCmdBindDescriptorSets(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
     dev_.vkCmdPushConstants(commands_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
@@ -425,7 +432,7 @@ private:
         dev_.vkCmdPipelineBarrier(commands_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                   0, 1, &barrier, 0, nullptr, 0, nullptr);
       }
-      dev_.vkCmdDispatch(commands_, 1, 1, 1);
+      dev_.vkCmdDispatch(commands_, groups, 1, 1);
     }
     dev_.vkEndCommandBuffer(commands_);
   }

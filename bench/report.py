@@ -168,6 +168,14 @@ def device_rows(f, device):
     if raw and ours:
         rows.append((f"{label} timed event pair: {ours / 1e3:.1f} us vs raw {raw / 1e3:.1f} us",
                      f"{ours / raw:.2f}x", "devrt/raw (docs/timing.md)"))
+    each, replay, raw_replay = (f.ns(f"{what}/{device}/100/real_time")
+                                for what in ("launch_each", "graph_replay", "raw_graph_replay"))
+    if each and replay:
+        rows.append((f"{label} 100 launches replayed as a graph: {replay / 1e3:.0f} us vs one by one "
+                     f"{each / 1e3:.0f} us", f"{replay / each:.2f}x", "graph/each, goal <= 0.5x"))
+    if replay and raw_replay:
+        rows.append((f"{label} graph replay vs the driver's own replay {raw_replay / 1e3:.0f} us",
+                     f"{replay / raw_replay:.2f}x", "devrt/raw, goal <= 1.1x"))
     single = f.ns(f"{device}/launch_1000/single_submit/real_time")
     if single and ours:
         rows.append((f"{label} batched vs one submit per dispatch", f"{single / ours:.2f}x",
