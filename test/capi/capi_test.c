@@ -335,7 +335,7 @@ static void test_graph(devrt_device device, devrt_function add_one, devrt_span d
   uint32_t grid[3] = {4, 1, 1};
   uint32_t block[3] = {16, 1, 1};
   size_t nodes = 0, launches = 0;
-  int32_t mode = -1, host[64];
+  int32_t mode = -1, host[64] = {0};
   devrt_span host_span = devrt_host_span(host, sizeof host);
   int capturing = -1, i, good = 1;
 

@@ -66,6 +66,21 @@ struct Api {
 #undef DEVRT_OPENCL_SLOT
 };
 
+// cl_khr_command_buffer's entry points (graphs), from clGetExtensionFunctionAddressForPlatform.
+#define DEVRT_OPENCL_COMMAND_BUFFER_SYMBOLS(X)                                                                         \
+  X(clCreateCommandBufferKHR)                                                                                          \
+  X(clCommandNDRangeKernelKHR)                                                                                         \
+  X(clCommandCopyBufferKHR)                                                                                            \
+  X(clFinalizeCommandBufferKHR)                                                                                        \
+  X(clEnqueueCommandBufferKHR)                                                                                         \
+  X(clReleaseCommandBufferKHR)
+
+struct CommandBufferApi {
+#define DEVRT_OPENCL_COMMAND_BUFFER_SLOT(name) name##_fn name = nullptr;
+  DEVRT_OPENCL_COMMAND_BUFFER_SYMBOLS(DEVRT_OPENCL_COMMAND_BUFFER_SLOT)
+#undef DEVRT_OPENCL_COMMAND_BUFFER_SLOT
+};
+
 // "CL_OUT_OF_RESOURCES" for -5, "CL error -9999" style text for unknown codes (static storage for
 // known ones; unknown ones print the number). Thread-safe.
 std::string_view error_name(cl_int code) noexcept;

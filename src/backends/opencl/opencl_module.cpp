@@ -13,6 +13,7 @@
 #include "core/kernel_signature.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_state.hpp"
+#include "support/fault_injection.hpp"
 
 namespace devrt::opencl {
 namespace {
@@ -368,18 +369,8 @@ Result<ModuleBinary> OpenclBackend::module_binary(const BackendDevice&, void* ha
 
 namespace {
 
-// The extension's entry points, from clGetExtensionFunctionAddressForPlatform.
-struct CommandBufferApi {
-  clCreateCommandBufferKHR_fn create = nullptr;
-  clCommandNDRangeKernelKHR_fn kernel = nullptr;
-  clCommandCopyBufferKHR_fn copy = nullptr;
-  clFinalizeCommandBufferKHR_fn finalize = nullptr;
-  clEnqueueCommandBufferKHR_fn enqueue = nullptr;
-  clReleaseCommandBufferKHR_fn release = nullptr;
-};
-
 struct ClGraph {
-  CommandBufferApi api;
+  const CommandBufferApi* api = nullptr; // the device's
   cl_command_buffer_khr commands = nullptr;
   std::vector<cl_mem> sub_buffers; // offset arguments, released with the graph
   std::vector<cl_kernel> kernels;  // one per launch, armed once
@@ -388,8 +379,8 @@ struct ClGraph {
 };
 
 // Whether the device bakes graphs: the extension, replays that may overlap (simultaneous use),
-// and no queue property required that devrt's in-order queues lack.
-Status command_buffer_api(const Api& api, const ClDevice& d, CommandBufferApi& out) {
+// and no queue property required that devrt's in-order queues lack; `out` its functions.
+Status resolve_command_buffers(const Api& api, ClDevice& d) {
   if (d.extensions.find("cl_khr_command_buffer") == std::string::npos) {
     return make_error(ErrorCode::unsupported, "the device lacks cl_khr_command_buffer");
   }
@@ -409,17 +400,40 @@ Status command_buffer_api(const Api& api, const ClDevice& d, CommandBufferApi& o
   if (!runtime().library.resolve("clGetExtensionFunctionAddressForPlatform", get) || get == nullptr) {
     return make_error(ErrorCode::unsupported, "clGetExtensionFunctionAddressForPlatform is missing");
   }
-  const auto take = [&](const char* name, auto& slot) {
-    void* address = get(d.platform, name);
-    std::memcpy(&slot, &address, sizeof address);
-    return address != nullptr;
-  };
-  if (!take("clCreateCommandBufferKHR", out.create) || !take("clCommandNDRangeKernelKHR", out.kernel) ||
-      !take("clCommandCopyBufferKHR", out.copy) || !take("clFinalizeCommandBufferKHR", out.finalize) ||
-      !take("clEnqueueCommandBufferKHR", out.enqueue) || !take("clReleaseCommandBufferKHR", out.release)) {
+  CommandBufferApi& out = d.command_buffers;
+  bool complete = true;
+#define DEVRT_OPENCL_TAKE(name)                                                                                        \
+  {                                                                                                                    \
+    void* address = get(d.platform, #name);                                                                            \
+    std::memcpy(&out.name, &address, sizeof address);                                                                  \
+    complete = complete && address != nullptr;                                                                         \
+  }
+  DEVRT_OPENCL_COMMAND_BUFFER_SYMBOLS(DEVRT_OPENCL_TAKE)
+#undef DEVRT_OPENCL_TAKE
+  if (!complete) {
     return make_error(ErrorCode::unsupported, "the platform does not resolve cl_khr_command_buffer's functions");
   }
+  DEVRT_FAULT_WRAP_SYMBOLS("opencl", out, DEVRT_OPENCL_COMMAND_BUFFER_SYMBOLS);
   return Status();
+}
+
+// The device's command-buffer functions, resolved once; unsupported (kept) where it has none, a
+// driver error (tried again at the next graph) where a query failed.
+Result<const CommandBufferApi*> command_buffer_api(const Api& api, ClDevice& d) {
+  std::lock_guard<std::mutex> lock(*d.graph_mutex);
+  if (d.graph_support < 0) {
+    Status resolved = resolve_command_buffers(api, d);
+    if (resolved.code() == ErrorCode::unsupported) {
+      d.graph_support = 0;
+      d.graph_unsupported.assign(resolved.message());
+    } else if (!resolved.ok()) {
+      return resolved;
+    } else {
+      d.graph_support = 1;
+    }
+  }
+  if (d.graph_support == 0) return make_error(ErrorCode::unsupported, d.graph_unsupported);
+  return &d.command_buffers;
 }
 
 // Records one launch into the command buffer after `*point`, which becomes the launch's.
@@ -448,13 +462,13 @@ Status record_kernel(const Api& api, const ClDevice& d, ClGraph& g, const devrt_
   const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
   const cl_sync_point_khr after = *point;
   DEVRT_CL_CHECK("clCommandNDRangeKernelKHR",
-                 g.api.kernel(g.commands, nullptr, nullptr, kernel, dims, nullptr, global, local, first ? 0 : 1,
-                              first ? nullptr : &after, point, nullptr));
+                 g.api->clCommandNDRangeKernelKHR(g.commands, nullptr, nullptr, kernel, dims, nullptr, global, local,
+                                                  first ? 0 : 1, first ? nullptr : &after, point, nullptr));
   return Status();
 }
 
 void release_graph(const Api& api, ClGraph* g) {
-  if (g->commands != nullptr) static_cast<void>(g->api.release(g->commands));
+  if (g->commands != nullptr) static_cast<void>(g->api->clReleaseCommandBufferKHR(g->commands));
   for (cl_mem mem : g->sub_buffers) static_cast<void>(api.clReleaseMemObject(mem));
   for (cl_kernel kernel : g->kernels) static_cast<void>(api.clReleaseKernel(kernel));
   for (auto& [queue, event] : g->last_replay) static_cast<void>(api.clReleaseEvent(event));
@@ -472,12 +486,13 @@ Status record_graph(const Api& api, const ClDevice& d, ClGraph& g, std::span<con
     const cl_sync_point_khr after = point;
     DEVRT_RETURN_IF_ERROR(freed_buffers().check(node.copy.src, "the source"));
     DEVRT_RETURN_IF_ERROR(freed_buffers().check(node.copy.dst, "the destination"));
-    DEVRT_CL_CHECK("clCommandCopyBufferKHR",
-                   g.api.copy(g.commands, nullptr, static_cast<cl_mem>(const_cast<void*>(node.copy.src)),
-                              static_cast<cl_mem>(node.copy.dst), node.copy.src_offset, node.copy.dst_offset,
-                              node.copy.nbytes, i == 0 ? 0 : 1, i == 0 ? nullptr : &after, &point, nullptr));
+    DEVRT_CL_CHECK(
+        "clCommandCopyBufferKHR",
+        g.api->clCommandCopyBufferKHR(g.commands, nullptr, static_cast<cl_mem>(const_cast<void*>(node.copy.src)),
+                                      static_cast<cl_mem>(node.copy.dst), node.copy.src_offset, node.copy.dst_offset,
+                                      node.copy.nbytes, i == 0 ? 0 : 1, i == 0 ? nullptr : &after, &point, nullptr));
   }
-  DEVRT_CL_CHECK("clFinalizeCommandBufferKHR", g.api.finalize(g.commands));
+  DEVRT_CL_CHECK("clFinalizeCommandBufferKHR", g.api->clFinalizeCommandBufferKHR(g.commands));
   return Status();
 }
 
@@ -486,15 +501,16 @@ Status record_graph(const Api& api, const ClDevice& d, ClGraph& g, std::span<con
 Result<void*> OpenclBackend::graph_create(const BackendDevice& device, void*,
                                           std::span<const devrt_graph_node> nodes) noexcept {
   const Api& api = runtime().api;
-  const ClDevice& d = state_of(device);
+  ClDevice& d = state_of(device);
+  DEVRT_ASSIGN_OR_RETURN(const CommandBufferApi* functions, command_buffer_api(api, d));
   std::unique_ptr<ClGraph> g(new (std::nothrow) ClGraph());
   if (!g) return make_error(ErrorCode::out_of_memory, "no host memory for a graph");
-  DEVRT_RETURN_IF_ERROR(command_buffer_api(api, d, g->api));
+  g->api = functions;
   const cl_command_buffer_properties_khr properties[] = {CL_COMMAND_BUFFER_FLAGS_KHR,
                                                          CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR, 0};
   cl_command_queue queue = d.queue;
   cl_int err = CL_SUCCESS;
-  g->commands = g->api.create(1, &queue, properties, &err);
+  g->commands = g->api->clCreateCommandBufferKHR(1, &queue, properties, &err);
   if (err != CL_SUCCESS) {
     g->commands = nullptr;
     return cl_error("clCreateCommandBufferKHR", err);
@@ -512,12 +528,14 @@ Status OpenclBackend::graph_launch(const BackendDevice& device, void* graph, voi
   auto& g = *static_cast<ClGraph*>(graph);
   cl_command_queue queue = queue_of(state_of(device), stream);
   if (g.sub_buffers.empty()) {
-    DEVRT_CL_CHECK("clEnqueueCommandBufferKHR", g.api.enqueue(1, &queue, g.commands, 0, nullptr, nullptr));
+    DEVRT_CL_CHECK("clEnqueueCommandBufferKHR",
+                   g.api->clEnqueueCommandBufferKHR(1, &queue, g.commands, 0, nullptr, nullptr));
     return Status();
   }
   // Sub-buffers are released with the graph: it keeps each queue's last replay to wait for then.
   cl_event event = nullptr;
-  DEVRT_CL_CHECK("clEnqueueCommandBufferKHR", g.api.enqueue(1, &queue, g.commands, 0, nullptr, &event));
+  DEVRT_CL_CHECK("clEnqueueCommandBufferKHR",
+                 g.api->clEnqueueCommandBufferKHR(1, &queue, g.commands, 0, nullptr, &event));
   std::lock_guard<std::mutex> lock(g.mutex);
   for (auto& [q, last] : g.last_replay) {
     if (q != queue) continue;

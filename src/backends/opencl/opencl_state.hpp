@@ -32,6 +32,13 @@ struct ClDevice {
   // The queue timed events mark on (CL_QUEUE_PROFILING_ENABLE), made at the first timed event.
   cl_command_queue profiling_queue = nullptr;
   std::unique_ptr<std::mutex> profiling_mutex = std::make_unique<std::mutex>();
+  // Graphs (opencl_module.cpp): cl_khr_command_buffer's functions, resolved at the first graph
+  // under graph_mutex; graph_support 1 when usable, 0 when the device cannot (graph_unsupported
+  // says why), -1 before the first graph or after a failure worth trying again.
+  std::unique_ptr<std::mutex> graph_mutex = std::make_unique<std::mutex>();
+  int graph_support = -1;
+  std::string graph_unsupported;
+  CommandBufferApi command_buffers;
   std::string name, vendor, version, driver_version, c_version, extensions, platform_name;
   cl_device_type type = 0;
   std::size_t max_work_group_size = 0;
