@@ -14,6 +14,10 @@
 
 namespace devrt {
 
+namespace detail {
+class StreamPool;
+} // namespace detail
+
 // A non-owning view of `size` bytes of memory on `device`. For backends whose memory is not
 // addressable (OpenCL cl_mem, Vulkan buffers) `data` is the allocation's handle and offsets are
 // applied by the backend. Host memory is DeviceKind::cpu. A plain value.
@@ -41,7 +45,9 @@ public:
   Buffer(Buffer&& other) noexcept
       : backend_(detail::exchange(other.backend_, nullptr)), device_(other.device_),
         data_(detail::exchange(other.data_, nullptr)), size_(detail::exchange(other.size_, 0)),
-        cache_(detail::exchange(other.cache_, nullptr)), size_class_(other.size_class_), ledger_(other.ledger_) {}
+        cache_(detail::exchange(other.cache_, nullptr)), size_class_(other.size_class_), ledger_(other.ledger_),
+        stream_pool_(detail::exchange(other.stream_pool_, nullptr)), stream_(other.stream_),
+        pooled_bytes_(other.pooled_bytes_) {}
   Buffer& operator=(Buffer&& other) noexcept {
     if (this != &other) {
       static_cast<void>(reset());
@@ -52,6 +58,9 @@ public:
       cache_ = detail::exchange(other.cache_, nullptr);
       size_class_ = other.size_class_;
       ledger_ = other.ledger_;
+      stream_pool_ = detail::exchange(other.stream_pool_, nullptr);
+      stream_ = other.stream_;
+      pooled_bytes_ = other.pooled_bytes_;
     }
     return *this;
   }
@@ -70,6 +79,16 @@ public:
   // Thread-safe.
   static Result<Buffer> allocate_scoped(Device device, MemoryScope scope, std::size_t nbytes,
                                         std::size_t alignment = kDefaultAlignment) noexcept;
+  // Stream-ordered (CUDA's cuMemAllocAsync, PyTorch's caching allocator): `nbytes` usable by work on
+  // `stream` (of `device`: invalid_argument otherwise) from this call on. The Buffer is freed on
+  // that stream when it is reset or destroyed: its memory returns to the device's stream pool once
+  // the stream reaches that point (an event recorded there), serving the stream's next allocations
+  // at once and other streams' once the event has completed; empty_cache gives free blocks back.
+  // While `stream` is captured (devrt/graph.hpp) the memory comes from the graph's private pool
+  // instead and stays the graph's while it lives, so that the addresses it replays stay valid; a
+  // Buffer freed during the capture serves the capture's later allocations. Sizes are rounded up to
+  // a power of two (at least 512 B). Figures: MemoryStats::stream_pool_*. Thread-safe.
+  static Result<Buffer> allocate(Device device, std::size_t nbytes, StreamRef stream) noexcept;
   // From `registry`'s backend, never cached.
   static Result<Buffer> allocate(const Registry& registry, Device device, std::size_t nbytes,
                                  std::size_t alignment = kDefaultAlignment) noexcept;
@@ -100,6 +119,10 @@ private:
   // Uncached: the device ledger's tag (devrt/memory_stats.hpp), 0 if none; cached: 1 when the
   // allocation history remembers it.
   std::uint32_t ledger_ = 0;
+  // Stream-ordered: the pool the memory goes back to, the stream it is freed on, the block's size.
+  detail::StreamPool* stream_pool_ = nullptr;
+  void* stream_ = nullptr;
+  std::size_t pooled_bytes_ = 0;
 };
 
 // ---- The Buffer cache ---------------------------------------------------------------------

@@ -37,6 +37,15 @@ struct MemoryStats {
   std::uint64_t cache_hits = 0;               // allocations the caches served
   std::uint64_t cache_misses = 0;             // allocations the caches passed to the backend
   bool history = false;                       // whether live allocations are being remembered
+  // Stream-ordered allocation (Buffer::allocate(device, n, stream)), counted apart from the figures
+  // above: bytes its pools hold from the backend (graphs' private pools included), free bytes in
+  // them, bytes held by graphs' private pools, and the allocations served from a free block or
+  // passed to the backend.
+  std::uint64_t stream_pool_bytes = 0;
+  std::uint64_t stream_pool_cached_bytes = 0;
+  std::uint64_t graph_pool_bytes = 0;
+  std::uint64_t stream_pool_hits = 0;
+  std::uint64_t stream_pool_misses = 0;
 };
 
 // The device's figures. Opens the device's record (invalid_argument for a device that does not

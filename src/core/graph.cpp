@@ -16,6 +16,7 @@
 #include <devrt/registry.hpp>
 
 #include "core/graph_capture.hpp"
+#include "core/stream_pool.hpp"
 
 namespace devrt {
 namespace detail {
@@ -59,6 +60,14 @@ struct GraphState {
   Status first_error;
   std::atomic<bool> orphaned{false}; // a module it launches was unloaded
   const char* orphan_kernel = nullptr;
+  StreamPool* pool = nullptr; // the private pool of allocations made while capturing, if any
+
+  GraphState() noexcept = default;
+  GraphState(const GraphState&) = delete;
+  GraphState& operator=(const GraphState&) = delete;
+  ~GraphState() {
+    if (pool != nullptr) release_graph_pool(pool);
+  }
 };
 
 namespace {
@@ -238,6 +247,21 @@ std::optional<Status> capture_wait(const char* call, StreamRef stream, bool whol
   if (!refused) return std::nullopt;
   return make_error(ErrorCode::invalid_argument, stream.device, " ", call, " while stream ", c->stream,
                     " is capturing: its work is recorded, not run; end_capture and launch the graph first");
+}
+
+std::optional<Status> capture_pool(StreamRef stream, StreamPool** pool) noexcept {
+  LockGuard lock(g_captures_mutex);
+  Capture* c = capture_on(stream.device);
+  if (c == nullptr) return std::nullopt;
+  if (c->stream != stream.handle) return other_stream_error("allocate", stream, *c);
+  if (c->graph->pool == nullptr) {
+    c->graph->pool = make_graph_pool(BackendRef(c->graph->backend), c->graph->device);
+    if (c->graph->pool == nullptr) {
+      return make_error(ErrorCode::out_of_memory, stream.device, " allocate during a capture: no host memory");
+    }
+  }
+  *pool = c->graph->pool;
+  return Status();
 }
 
 void capture_stream_destroyed(StreamRef stream) noexcept {

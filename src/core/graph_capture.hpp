@@ -45,6 +45,10 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
 std::optional<Status> capture_event_record(void* event, StreamRef stream) noexcept;
 std::optional<Status> capture_event_wait(void* event, StreamRef stream) noexcept;
 std::optional<Status> capture_wait(const char* call, StreamRef stream, bool whole_device, void* event) noexcept;
+class StreamPool;
+// Buffer::allocate(device, n, stream): *pool is the graph's private pool when `stream` is being
+// captured; refused when another stream of the device is.
+std::optional<Status> capture_pool(StreamRef stream, StreamPool** pool) noexcept;
 // A stream is being destroyed: its capture, if any, ends and is dropped.
 void capture_stream_destroyed(StreamRef stream) noexcept;
 // A module is being unloaded: the graphs that launch its kernels refuse to replay from now on.

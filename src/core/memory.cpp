@@ -18,6 +18,7 @@
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"
+#include "core/stream_pool.hpp"
 #include "support/environment.hpp"
 
 namespace devrt {
@@ -213,8 +214,13 @@ void buffer_history_changed(bool on) noexcept { set_path_bit(kHistoryOn, on); }
 } // namespace detail
 
 Status empty_cache(Device device) noexcept {
-  if (WorkspacePool* cache = existing_buffer_cache(device)) return cache->release();
-  return backend_for(device).status();
+  Status pooled = detail::release_stream_pool(device);
+  if (WorkspacePool* cache = existing_buffer_cache(device)) {
+    Status released = cache->release();
+    return released.ok() ? pooled : released;
+  }
+  DEVRT_RETURN_IF_ERROR(backend_for(device).status());
+  return pooled;
 }
 
 Result<PoolStats> buffer_cache_stats(Device device) noexcept {
@@ -324,11 +330,44 @@ Result<Buffer> Buffer::allocate_scoped(Device device, MemoryScope scope, std::si
 
 BackendRef Buffer::backend() const noexcept { return BackendRef(backend_); }
 
+#if !DEVRT_BARE_METAL
+Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, StreamRef stream) noexcept {
+  if (stream.device != device) {
+    return make_error(ErrorCode::invalid_argument, device, " allocate(", nbytes, " bytes) on a stream of ",
+                      stream.device);
+  }
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return std::move(backend).status();
+  DEVRT_RETURN_IF_ERROR(backend->check_device(device.id));
+  if (nbytes == 0) return Buffer();
+  if (nbytes > SIZE_MAX / 2) return detail::allocation_size_error(device, nbytes, kDefaultAlignment);
+  detail::StreamPool* pool = nullptr; // the device's, unless the stream is being captured
+  if (detail::captures_active()) [[unlikely]] {
+    if (std::optional<Status> refused = detail::capture_pool(stream, &pool); refused && !refused->ok())
+      return std::move(*refused);
+  }
+  Buffer buffer;
+  DEVRT_ASSIGN_OR_RETURN(buffer.data_, detail::stream_pool_allocate(pool, device, nbytes, stream, &buffer.pooled_bytes_,
+                                                                    &buffer.stream_pool_));
+  buffer.backend_ = backend->table();
+  buffer.device_ = device;
+  buffer.size_ = nbytes;
+  buffer.stream_ = stream.handle;
+  return buffer;
+}
+#else
+Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, StreamRef) noexcept {
+  return allocate(device, nbytes);
+}
+#endif
+
 Status Buffer::reset() noexcept {
   Status status;
   if (data_ != nullptr) {
 #if !DEVRT_BARE_METAL
-    if (cache_ != nullptr) {
+    if (stream_pool_ != nullptr) {
+      detail::stream_pool_free(detail::exchange(stream_pool_, nullptr), data_, pooled_bytes_, stream_);
+    } else if (cache_ != nullptr) {
       // Work queued before this free may still use the memory: cache it only once the device has
       // finished that work (what the backend's own free waits for). If the device cannot say, the
       // memory goes back to the backend, whose free reports what is wrong.

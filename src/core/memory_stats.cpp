@@ -4,6 +4,7 @@
 #include <devrt/workspace_pool.hpp>
 
 #include "core/device_record.hpp"
+#include "core/stream_pool.hpp"
 #include "support/json.hpp"
 
 namespace devrt {
@@ -90,6 +91,14 @@ Result<MemoryStats> memory_stats(Device device) noexcept {
   stats.cache_hits = pooled.hits;
   stats.cache_misses = pooled.misses;
   stats.history = memory_history_enabled();
+#if !DEVRT_BARE_METAL
+  const detail::StreamPoolFigures streams = detail::stream_pool_figures(device);
+  stats.stream_pool_bytes = streams.reserved_bytes;
+  stats.stream_pool_cached_bytes = streams.cached_bytes;
+  stats.graph_pool_bytes = streams.graph_bytes;
+  stats.stream_pool_hits = streams.hits;
+  stats.stream_pool_misses = streams.misses;
+#endif
   return stats;
 }
 

@@ -2,6 +2,7 @@
 // Captured work graphs (devrt/graph.hpp) on every backend with kernel modules: replay gives the
 // bytes issuing the same calls gives, beside other streams' work; updates; what a capture refuses.
 #include <devrt/graph.hpp>
+#include <devrt/memory_stats.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -230,5 +231,97 @@ TEST_CASE("a graph records its events, outlives its stream, and refuses to outli
     devrt::Status orphaned = graph.launch(replay);
     CHECK(orphaned.code() == ErrorCode::invalid_argument);
     CHECK(contains(orphaned.message(), "unloaded"));
+  }
+}
+
+TEST_CASE("stream-ordered buffers are reused in stream order, and across streams once freed", "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Stream first = new_stream(device), second = new_stream(device);
+    const auto n = static_cast<std::int32_t>(kElements);
+    const std::size_t bytes = kElements * sizeof(float);
+    REQUIRE(devrt::empty_cache(device).ok());
+    devrt::Result<devrt::MemoryStats> before = devrt::memory_stats(device);
+    REQUIRE(before.ok());
+
+    devrt::Result<Buffer> a = Buffer::allocate(device, bytes, first);
+    REQUIRE(a.ok());
+    CHECK(a->size() == bytes);
+    const std::vector<float> ones(kElements, 1.0f);
+    REQUIRE(devrt::copy(devrt::host_span(ones.data(), bytes), *a, first).ok());
+    REQUIRE(scale.function.launch(graph_config(), {*a, 4.0f, n}, first).ok());
+    CHECK(download_floats(*a, kElements, 0, first) == std::vector<float>(kElements, 4.0f));
+    void* address = a->data();
+    REQUIRE(scale.function.launch(graph_config(), {*a, 2.0f, n}, first).ok()); // still queued at the free
+    REQUIRE(a->reset().ok());
+    // The same stream takes the block at once: its work runs after the free in stream order.
+    devrt::Result<Buffer> again = Buffer::allocate(device, bytes - 4, first);
+    REQUIRE(again.ok());
+    CHECK(again->data() == address);
+    REQUIRE(again->reset().ok());
+    REQUIRE(first.synchronize().ok());
+    // Another stream takes it once the free has completed (an event, or a synchronous backend).
+    devrt::Result<Buffer> other = Buffer::allocate(device, bytes, second);
+    REQUIRE(other.ok());
+    if (conformance::backend().has_events() || conformance::backend().has_capability(DEVRT_CAP_SYNCHRONOUS)) {
+      CHECK(other->data() == address);
+    }
+    devrt::Result<devrt::MemoryStats> during = devrt::memory_stats(device);
+    REQUIRE(during.ok());
+    CHECK(during->stream_pool_bytes >= before->stream_pool_bytes + bytes);
+    CHECK(during->stream_pool_misses == before->stream_pool_misses + 1);
+    CHECK(during->stream_pool_hits >= before->stream_pool_hits + 1);
+    REQUIRE(other->reset().ok());
+    REQUIRE(second.synchronize().ok());
+    REQUIRE(devrt::empty_cache(device).ok());
+    devrt::Result<devrt::MemoryStats> after = devrt::memory_stats(device);
+    REQUIRE(after.ok());
+    CHECK(after->stream_pool_cached_bytes == 0);
+    CHECK(after->stream_pool_bytes == before->stream_pool_bytes);
+
+    CHECK(Buffer::allocate(device, bytes, devrt::StreamRef{devrt::kHostDevice, nullptr}).status().code() ==
+          (device == devrt::kHostDevice ? ErrorCode::ok : ErrorCode::invalid_argument));
+    devrt::Result<Buffer> empty = Buffer::allocate(device, 0, first);
+    REQUIRE(empty.ok());
+    CHECK(empty->empty());
+  }
+}
+
+TEST_CASE("allocations made while capturing come from the graph's pool and stay valid", "[conformance][graph]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel vadd = load_kernel(device, "vadd"), scale = load_kernel(device, "scale");
+    devrt::Stream stream = new_stream(device), other = new_stream(device);
+    const auto n = static_cast<std::int32_t>(kElements);
+    const std::size_t bytes = kElements * sizeof(float);
+    Buffer a = upload_floats(device, iota_values(kElements, 1.0f, 1.0f));
+    Buffer out = upload_floats(device, std::vector<float>(kElements));
+    const std::uint64_t graph_bytes_before = devrt::memory_stats(device)->graph_pool_bytes;
+    devrt::Graph graph = capture(stream, [&]() -> devrt::Status {
+      CHECK(Buffer::allocate(device, bytes, other).status().code() == ErrorCode::invalid_argument);
+      DEVRT_ASSIGN_OR_RETURN(Buffer temporary, Buffer::allocate(device, bytes, stream));
+      DEVRT_RETURN_IF_ERROR(vadd.function.launch(graph_config(), {a, a, temporary, n}, stream));
+      DEVRT_RETURN_IF_ERROR(scale.function.launch(graph_config(), {temporary, 0.5f, n}, stream));
+      DEVRT_RETURN_IF_ERROR(devrt::copy(temporary, out, stream));
+      DEVRT_RETURN_IF_ERROR(temporary.reset()); // the graph keeps the memory
+      DEVRT_ASSIGN_OR_RETURN(Buffer reused, Buffer::allocate(device, bytes, stream));
+      return scale.function.launch(graph_config(), {reused, 1.0f, n}, stream);
+    });
+    devrt::Result<devrt::MemoryStats> held = devrt::memory_stats(device);
+    REQUIRE(held.ok());
+    CHECK(held->graph_pool_bytes == graph_bytes_before + bytes); // the second allocation reused the first
+    // Memory the device's pool hands out meanwhile is other memory: the graph's stays its own.
+    devrt::Result<Buffer> unrelated = Buffer::allocate(device, bytes, stream);
+    REQUIRE(unrelated.ok());
+    const std::vector<float> sevens(kElements, -7.0f); // read until the stream is synchronized
+    REQUIRE(devrt::copy(devrt::host_span(sevens.data(), bytes), *unrelated, stream).ok());
+    for (int i = 0; i < 5; ++i) REQUIRE(graph.launch(stream).ok());
+    CHECK(download_floats(out, kElements, 0, stream) == iota_values(kElements, 1.0f, 1.0f));
+    CHECK(download_floats(*unrelated, kElements, 0, stream) == std::vector<float>(kElements, -7.0f));
+    graph.reset();
+    CHECK(devrt::memory_stats(device)->graph_pool_bytes == graph_bytes_before);
   }
 }

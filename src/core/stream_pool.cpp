@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/stream_pool.hpp"
+
+#include <atomic>
+#include <bit>
+#include <new>
+#include <vector>
+
+#include <devrt/detail/mutex.hpp>
+#include <devrt/log.hpp>
+#include <devrt/memory.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/stream.hpp>
+
+namespace devrt::detail {
+
+namespace {
+
+constexpr std::size_t kMinBlockBytes = 512;
+
+// A free block: reusable by `stream` at once, by others once `event` has completed (no event: a
+// synchronous backend's, free for all; a graph pool's, used by its one capture only).
+struct FreeBlock {
+  void* data;
+  std::size_t bytes;
+  void* stream;
+  void* event;
+};
+
+std::size_t round_block(std::size_t bytes) noexcept {
+  return bytes <= kMinBlockBytes ? kMinBlockBytes : std::bit_ceil(bytes);
+}
+
+} // namespace
+
+class StreamPool {
+public:
+  StreamPool(BackendRef backend, Device device, bool graph_private) noexcept
+      : backend_(backend), device_(device), graph_private_(graph_private) {}
+
+  BackendRef backend() const noexcept { return backend_; }
+  Device device() const noexcept { return device_; }
+  bool graph_private() const noexcept { return graph_private_; }
+
+  void hold() noexcept { references_.fetch_add(1, std::memory_order_relaxed); }
+  // Drops a reference; the last one gives every block back and deletes the pool.
+  void drop() noexcept {
+    if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    static_cast<void>(release(true));
+    delete this;
+  }
+
+  Result<void*> take(std::size_t bytes, void* stream) noexcept {
+    if (void* reused = reuse(bytes, stream)) return reused;
+    Result<void*> fresh = backend_.allocate(device_.id, bytes, kDefaultAlignment);
+    if (!fresh.ok() && fresh.status().code() == ErrorCode::out_of_memory) {
+      static_cast<void>(release(false)); // what is free already, then try once more
+      fresh = backend_.allocate(device_.id, bytes, kDefaultAlignment);
+    }
+    if (!fresh.ok()) return fresh;
+    LockGuard lock(mutex_);
+    ++misses_;
+    reserved_ += bytes;
+    return fresh;
+  }
+
+  void give(void* data, std::size_t bytes, void* stream) noexcept {
+    void* event = nullptr;
+    if (!graph_private_ && !backend_.has_capability(DEVRT_CAP_SYNCHRONOUS)) event = mark(stream);
+    LockGuard lock(mutex_);
+    if (closed_) {
+      static_cast<void>(discard(FreeBlock{data, bytes, stream, event}));
+      return;
+    }
+    free_.push_back(FreeBlock{data, bytes, stream, event});
+    cached_ += bytes;
+  }
+
+  // Gives free blocks back to the backend: every one (`all`), or those whose frees have completed.
+  Status release(bool all) noexcept {
+    LockGuard lock(mutex_);
+    Status first;
+    for (std::size_t i = 0; i < free_.size();) {
+      if (!all && !completed(free_[i])) {
+        ++i;
+        continue;
+      }
+      Status freed = discard(free_[i]);
+      if (first.ok()) first = freed;
+      cached_ -= free_[i].bytes;
+      free_[i] = free_.back();
+      free_.pop_back();
+    }
+    return first;
+  }
+
+  void close() noexcept {
+    static_cast<void>(release(true));
+    LockGuard lock(mutex_);
+    closed_ = true;
+  }
+
+  void add_to(StreamPoolFigures& figures) noexcept {
+    LockGuard lock(mutex_);
+    figures.reserved_bytes += reserved_;
+    figures.cached_bytes += cached_;
+    figures.hits += hits_;
+    figures.misses += misses_;
+    if (graph_private_) figures.graph_bytes += reserved_;
+  }
+
+private:
+  ~StreamPool() = default;
+
+  // An event recorded on `stream` now, or null when the backend has none or recording failed
+  // (then the block waits for the stream itself before another stream takes it).
+  void* mark(void* stream) noexcept {
+    if (!backend_.has_events()) return nullptr;
+    Result<void*> event = backend_.event_create(device_.id);
+    if (!event.ok()) return nullptr;
+    if (!backend_.event_record(device_.id, *event, stream).ok()) {
+      static_cast<void>(backend_.event_destroy(device_.id, *event));
+      return nullptr;
+    }
+    return *event;
+  }
+
+  // Caller holds mutex_.
+  bool completed(const FreeBlock& block) noexcept {
+    if (block.event != nullptr) {
+      Result<bool> done = backend_.event_query(device_.id, block.event);
+      return done.ok() && *done;
+    }
+    return graph_private_ || backend_.has_capability(DEVRT_CAP_SYNCHRONOUS) ||
+           backend_.stream_synchronize(device_.id, block.stream).ok();
+  }
+
+  // Caller holds mutex_: the block and its event go back to the backend.
+  Status discard(const FreeBlock& block) noexcept {
+    if (block.event != nullptr) static_cast<void>(backend_.event_destroy(device_.id, block.event));
+    reserved_ -= block.bytes;
+    return backend_.free(device_.id, block.data);
+  }
+
+  void* reuse(std::size_t bytes, void* stream) noexcept {
+    LockGuard lock(mutex_);
+    std::size_t chosen = free_.size();
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i].bytes != bytes) continue;
+      if (free_[i].stream == stream) { // in stream order: ready now
+        chosen = i;
+        break;
+      }
+      if (chosen == free_.size() && !graph_private_ && free_[i].event != nullptr && completed(free_[i])) chosen = i;
+      if (chosen == free_.size() && !graph_private_ && free_[i].event == nullptr &&
+          backend_.has_capability(DEVRT_CAP_SYNCHRONOUS))
+        chosen = i;
+    }
+    if (chosen == free_.size()) return nullptr;
+    FreeBlock block = free_[chosen];
+    free_[chosen] = free_.back();
+    free_.pop_back();
+    if (block.event != nullptr) static_cast<void>(backend_.event_destroy(device_.id, block.event));
+    cached_ -= block.bytes;
+    ++hits_;
+    return block.data;
+  }
+
+  BackendRef backend_;
+  Device device_;
+  const bool graph_private_;
+  std::atomic<int> references_{1};
+  Mutex mutex_;
+  std::vector<FreeBlock> free_; // under mutex_, and the figures below
+  std::uint64_t reserved_ = 0, cached_ = 0, hits_ = 0, misses_ = 0;
+  bool closed_ = false;
+};
+
+namespace {
+
+Mutex g_pools_mutex;
+std::vector<StreamPool*>* g_pools = nullptr; // every live pool, devices' and graphs', under g_pools_mutex
+
+void remember(StreamPool* pool) noexcept {
+  LockGuard lock(g_pools_mutex);
+  if (g_pools == nullptr) g_pools = new (std::nothrow) std::vector<StreamPool*>();
+  if (g_pools != nullptr) g_pools->push_back(pool);
+}
+
+// The device's own pool, made at its first stream-ordered allocation (never deleted: Buffers may
+// hold blocks of it across a shutdown, which only closes it).
+Result<StreamPool*> device_pool(Device device) noexcept {
+  Result<BackendRef> backend = backend_for(device);
+  if (!backend.ok()) return std::move(backend).status();
+  {
+    LockGuard lock(g_pools_mutex);
+    if (g_pools != nullptr) {
+      for (StreamPool* pool : *g_pools) {
+        if (pool->device() == device && !pool->graph_private()) return pool;
+      }
+    }
+  }
+  auto* pool = new (std::nothrow) StreamPool(*backend, device, false);
+  if (pool == nullptr) return make_error(ErrorCode::out_of_memory, device, " allocate: no host memory for its pool");
+  LockGuard lock(g_pools_mutex);
+  if (g_pools == nullptr) g_pools = new (std::nothrow) std::vector<StreamPool*>();
+  if (g_pools == nullptr) {
+    pool->drop();
+    return make_error(ErrorCode::out_of_memory, device, " allocate: no host memory for its pool");
+  }
+  for (StreamPool* other : *g_pools) { // made meanwhile by another thread
+    if (other->device() == device && !other->graph_private()) {
+      pool->drop();
+      return other;
+    }
+  }
+  g_pools->push_back(pool);
+  return pool;
+}
+
+} // namespace
+
+Result<void*> stream_pool_allocate(StreamPool* pool, Device device, std::size_t bytes, StreamRef stream,
+                                   std::size_t* rounded, StreamPool** holder) noexcept {
+  if (pool == nullptr) {
+    Result<StreamPool*> found = device_pool(device);
+    if (!found.ok()) return std::move(found).status();
+    pool = *found;
+  }
+  *rounded = round_block(bytes);
+  Result<void*> block = pool->take(*rounded, stream.handle);
+  if (!block.ok()) return block;
+  pool->hold();
+  *holder = pool;
+  return block;
+}
+
+void stream_pool_free(StreamPool* pool, void* data, std::size_t rounded, void* stream) noexcept {
+  pool->give(data, rounded, stream);
+  pool->drop();
+}
+
+StreamPool* make_graph_pool(BackendRef backend, Device device) noexcept {
+  auto* pool = new (std::nothrow) StreamPool(backend, device, true);
+  if (pool != nullptr) remember(pool);
+  return pool;
+}
+
+void release_graph_pool(StreamPool* pool) noexcept {
+  {
+    LockGuard lock(g_pools_mutex);
+    if (g_pools != nullptr) std::erase(*g_pools, pool);
+  }
+  pool->drop();
+}
+
+StreamPoolFigures stream_pool_figures(Device device) noexcept {
+  StreamPoolFigures figures;
+  LockGuard lock(g_pools_mutex);
+  if (g_pools == nullptr) return figures;
+  for (StreamPool* pool : *g_pools) {
+    if (pool->device() == device) pool->add_to(figures);
+  }
+  return figures;
+}
+
+Status release_stream_pool(Device device) noexcept {
+  LockGuard lock(g_pools_mutex);
+  if (g_pools == nullptr) return Status();
+  for (StreamPool* pool : *g_pools) {
+    if (pool->device() == device && !pool->graph_private()) return pool->release(false);
+  }
+  return Status();
+}
+
+void close_stream_pools() noexcept {
+  LockGuard lock(g_pools_mutex);
+  if (g_pools == nullptr) return;
+  for (StreamPool* pool : *g_pools) {
+    if (!pool->graph_private()) pool->close();
+  }
+}
+
+} // namespace devrt::detail
