@@ -197,6 +197,12 @@ typedef struct devrt_stream_ref {
 DEVRT_C_API devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t alignment, devrt_buffer* out);
 /* Frees the memory (after the device has finished with it: synchronize first). NULL is a no-op. */
 DEVRT_C_API void devrt_buffer_release(devrt_buffer buffer);
+/* Stream-ordered (devrt::Buffer::allocate(device, n, stream)): usable by work on *stream (of
+ * `device`) from now on, freed on that stream by devrt_buffer_release (its memory is reused once
+ * the stream reaches the release); during a capture of *stream, from the graph's private pool.
+ * nbytes > 0. Thread-safe. */
+DEVRT_C_API devrt_status devrt_buffer_allocate_on_stream(devrt_device device, size_t nbytes,
+                                                         const devrt_stream_ref* stream, devrt_buffer* out);
 /* The buffer as a span, for copies and kernel arguments; borrowed, valid while the buffer lives. */
 DEVRT_C_API devrt_span devrt_buffer_span(devrt_buffer buffer);
 /* A span of host memory (device cpu:0) that the caller owns. */
@@ -373,6 +379,17 @@ typedef struct devrt_device_memory_stats {
   int32_t history; /* 1 while the allocation history is on */
   int32_t reserved;
 } devrt_device_memory_stats;
+
+/* Stream-ordered allocation (devrt::Buffer::allocate(device, n, stream)): its pools' figures. */
+typedef struct devrt_stream_pool_figures {
+  uint64_t pool_bytes;       /* held from the backend by the device's stream pools, graphs' included */
+  uint64_t cached_bytes;     /* free in them */
+  uint64_t graph_pool_bytes; /* held by graphs' private pools */
+  uint64_t hits;             /* allocations served from a free block */
+  uint64_t misses;           /* allocations passed to the backend */
+} devrt_stream_pool_figures;
+/* The device's stream-pool figures into *stats. Thread-safe. */
+DEVRT_C_API devrt_status devrt_stream_pool_stats(devrt_device device, devrt_stream_pool_figures* stats);
 
 /* The device's memory figures into *stats. Thread-safe. */
 DEVRT_C_API devrt_status devrt_memory_stats(devrt_device device, devrt_device_memory_stats* stats);

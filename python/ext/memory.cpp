@@ -41,6 +41,15 @@ PyObject* memory_stats(PyObject*, PyObject* arg) noexcept {
       PyDict_SetItemString(dict.get(), "history", stats.history != 0 ? Py_True : Py_False) != 0) {
     return nullptr;
   }
+  devrt_stream_pool_figures pools{};
+  if (devrt_status status = devrt_stream_pool_stats(device, &pools); status != DEVRT_STATUS_OK)
+    return raise_status(status);
+  if (!put(dict.get(), "stream_pool.bytes", pools.pool_bytes) ||
+      !put(dict.get(), "stream_pool.cached_bytes", pools.cached_bytes) ||
+      !put(dict.get(), "stream_pool.graph_bytes", pools.graph_pool_bytes) ||
+      !put(dict.get(), "stream_pool.hits", pools.hits) || !put(dict.get(), "stream_pool.misses", pools.misses)) {
+    return nullptr;
+  }
   return dict.release();
 }
 

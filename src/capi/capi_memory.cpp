@@ -51,6 +51,19 @@ devrt_status devrt_buffer_allocate(devrt_device device, size_t nbytes, size_t al
 
 void devrt_buffer_release(devrt_buffer buffer) { delete retire(buffer, "devrt_buffer_release"); }
 
+devrt_status devrt_buffer_allocate_on_stream(devrt_device device, size_t nbytes, const devrt_stream_ref* stream,
+                                             devrt_buffer* out) {
+  if (stream == nullptr) return null_argument("devrt_buffer_allocate_on_stream", "stream");
+  if (out == nullptr) return null_argument("devrt_buffer_allocate_on_stream", "out");
+  if (nbytes == 0) {
+    return fail(make_error(ErrorCode::invalid_argument, "devrt_buffer_allocate_on_stream on ", to_cpp(device),
+                           ": nbytes is 0 (a buffer holds at least one byte)"));
+  }
+  Result<Buffer> buffer = Buffer::allocate(to_cpp(device), nbytes, to_cpp(stream));
+  if (!buffer.ok()) return fail(buffer.status());
+  return give_handle(out, "devrt_buffer_allocate_on_stream", std::move(*buffer));
+}
+
 devrt_span devrt_buffer_span(devrt_buffer buffer) {
   return (buffer = resolve(buffer, "devrt_buffer_span")) != nullptr ? to_c(buffer->buffer.span()) : devrt_span{};
 }
@@ -180,6 +193,15 @@ devrt_status devrt_memory_stats(devrt_device device, devrt_device_memory_stats* 
   out.cache_misses = s->cache_misses;
   out.history = s->history ? 1 : 0;
   *stats = out;
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_stream_pool_stats(devrt_device device, devrt_stream_pool_figures* stats) {
+  if (stats == nullptr) return null_argument("devrt_stream_pool_stats", "stats");
+  Result<MemoryStats> s = memory_stats(to_cpp(device));
+  if (!s.ok()) return fail(s.status());
+  *stats = devrt_stream_pool_figures{s->stream_pool_bytes, s->stream_pool_cached_bytes, s->graph_pool_bytes,
+                                   s->stream_pool_hits, s->stream_pool_misses};
   return DEVRT_STATUS_OK;
 }
 

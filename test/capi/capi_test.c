@@ -373,6 +373,25 @@ static void test_graph(devrt_device device, devrt_function add_one, devrt_span d
   CHECK(good);
   devrt_graph_release(graph);
   devrt_graph_release(NULL);
+
+  /* Stream-ordered: freed on the stream, the block serves the stream's next allocation. */
+  {
+    devrt_buffer first = NULL, second = NULL;
+    devrt_stream_pool_figures pools;
+    CHECK(devrt_buffer_allocate_on_stream(device, 0, &ref, &first) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_buffer_allocate_on_stream(device, 100, NULL, &first) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK_OK(devrt_buffer_allocate_on_stream(device, 1000, &ref, &first));
+    if (first != NULL) {
+      void* address = devrt_buffer_span(first).data;
+      devrt_buffer_release(first);
+      CHECK_OK(devrt_buffer_allocate_on_stream(device, 1000, &ref, &second));
+      CHECK(second != NULL && devrt_buffer_span(second).data == address);
+      CHECK_OK(devrt_stream_pool_stats(device, &pools));
+      CHECK(pools.pool_bytes >= 1024 && pools.hits >= 1 && pools.misses >= 1);
+      devrt_buffer_release(second);
+    }
+    CHECK(devrt_stream_pool_stats(device, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  }
   devrt_stream_release(stream);
 }
 
