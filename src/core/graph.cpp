@@ -29,7 +29,9 @@ namespace {
 constexpr std::int32_t kHostCopyNode = 100;    // host -> device: issued by the core at each replay
 constexpr std::int32_t kEventRecordNode = 101; // Event::record on the replaying stream
 
-struct Node {
+} // namespace
+
+struct GraphNode {
   std::int32_t kind = 0;
   void* function = nullptr;
   void* module = nullptr;
@@ -41,21 +43,20 @@ struct Node {
 };
 
 // A run of nodes a backend may bake: launches and copies within the device.
-struct Run {
+struct GraphRun {
   std::size_t first = 0;
   std::size_t count = 0;
   void* native = nullptr; // the backend's object; null: the core issues the nodes
 };
 
-} // namespace
 
 struct GraphState {
   const devrt_backend_table* backend = nullptr;
   Device device;
   void* captured_stream = nullptr;
-  std::vector<Node> nodes;
+  std::vector<GraphNode> nodes;
   std::vector<std::size_t> launches; // node index of each launch, in capture order
-  std::vector<Run> runs;
+  std::vector<GraphRun> runs;
   std::vector<void*> recorded_events; // during capture: the events recorded, which may be waited for
   Status first_error;
   std::atomic<bool> orphaned{false}; // a module it launches was unloaded
@@ -104,11 +105,11 @@ Status refuse_in_capture(Capture& c, Status error) noexcept {
   return error;
 }
 
-bool bakeable(const Node& node) noexcept {
+bool bakeable(const GraphNode& node) noexcept {
   return node.kind == DEVRT_GRAPH_NODE_LAUNCH || node.kind == DEVRT_GRAPH_NODE_COPY;
 }
 
-devrt_graph_node backend_node(const Node& node) noexcept {
+devrt_graph_node backend_node(const GraphNode& node) noexcept {
   devrt_graph_node out{};
   out.type = node.kind;
   out.function = node.function;
@@ -121,7 +122,7 @@ devrt_graph_node backend_node(const Node& node) noexcept {
 }
 
 // Bakes one run (unsupported leaves it to the core). Other errors are returned.
-Status bake(GraphState& g, Run& run) noexcept {
+Status bake(GraphState& g, GraphRun& run) noexcept {
   BackendRef backend(g.backend);
   if (!backend.has_graphs()) return Status();
   std::vector<devrt_graph_node> nodes;
@@ -136,7 +137,7 @@ Status bake(GraphState& g, Run& run) noexcept {
 }
 
 void destroy_runs(GraphState& g) noexcept {
-  for (Run& run : g.runs) {
+  for (GraphRun& run : g.runs) {
     if (run.native == nullptr) continue;
     Status status = BackendRef(g.backend).graph_destroy(g.device.id, run.native);
     if (!status.ok()) DEVRT_LOG(error, "Graph: ", status.message());
@@ -150,7 +151,7 @@ Status build_runs(GraphState& g) noexcept {
       ++i;
       continue;
     }
-    Run run{i, 0, nullptr};
+    GraphRun run{i, 0, nullptr};
     while (i < g.nodes.size() && bakeable(g.nodes[i])) ++i, ++run.count;
     g.runs.push_back(run);
     DEVRT_RETURN_IF_ERROR(bake(g, g.runs.back()));
@@ -175,7 +176,7 @@ std::optional<Status> capture_launch(Device device, void* function, void* module
   Capture* c = capture_on(device);
   if (c == nullptr) return std::nullopt;
   if (c->stream != desc.stream) return other_stream_error("launch", StreamRef{device, desc.stream}, *c);
-  Node node;
+  GraphNode node;
   node.kind = DEVRT_GRAPH_NODE_LAUNCH;
   node.function = function;
   node.module = module;
@@ -203,7 +204,7 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
                                             " on a capturing stream: a host read of device memory cannot be "
                                             "captured (copy after replaying the graph)"));
   }
-  Node node;
+  GraphNode node;
   node.kind = src.device == side ? DEVRT_GRAPH_NODE_COPY : kHostCopyNode;
   node.copy = make_copy_desc(src, src_offset, dst, dst_offset, nbytes, nullptr);
   c->graph->nodes.push_back(std::move(node));
@@ -215,7 +216,7 @@ std::optional<Status> capture_event_record(void* event, StreamRef stream) noexce
   Capture* c = capture_on(stream.device);
   if (c == nullptr) return std::nullopt;
   if (c->stream != stream.handle) return other_stream_error("Event::record", stream, *c);
-  Node node;
+  GraphNode node;
   node.kind = kEventRecordNode;
   node.event = event;
   c->graph->nodes.push_back(std::move(node));
@@ -282,7 +283,7 @@ void graphs_forget_module(void* module) noexcept {
   LockGuard lock(g_graphs_mutex);
   if (g_graphs == nullptr) return;
   for (GraphState* g : *g_graphs) {
-    for (const Node& node : g->nodes) {
+    for (const GraphNode& node : g->nodes) {
       if (node.kind == DEVRT_GRAPH_NODE_LAUNCH && node.module == module) {
         g->orphan_kernel = node.kernel.c_str();
         g->orphaned.store(true, std::memory_order_release);
@@ -399,7 +400,7 @@ std::size_t Graph::launch_count() const noexcept { return state_ != nullptr ? st
 GraphMode Graph::mode() const noexcept {
   if (state_ == nullptr) return GraphMode::recorded;
   std::size_t native = 0;
-  for (const detail::Run& run : state_->runs) native += run.native != nullptr ? run.count : 0;
+  for (const detail::GraphRun& run : state_->runs) native += run.native != nullptr ? run.count : 0;
   if (native == 0) return GraphMode::recorded;
   return native == state_->nodes.size() ? GraphMode::native : GraphMode::mixed;
 }
@@ -407,7 +408,7 @@ GraphMode Graph::mode() const noexcept {
 namespace {
 
 // Issues one node that no native run covers.
-Status issue(const GraphState& g, const detail::Node& node, void* stream) noexcept {
+Status issue(const GraphState& g, const detail::GraphNode& node, void* stream) noexcept {
   BackendRef backend(g.backend);
   if (node.kind == DEVRT_GRAPH_NODE_LAUNCH) {
     devrt_launch_desc desc = node.launch;
@@ -438,7 +439,7 @@ Status Graph::launch(StreamRef stream) const noexcept {
     if (std::optional<Status> refused = detail::capture_wait("Graph::launch", stream, false, nullptr)) return *refused;
   }
   std::size_t i = 0;
-  for (const detail::Run& run : g.runs) {
+  for (const detail::GraphRun& run : g.runs) {
     for (; i < run.first; ++i) DEVRT_RETURN_IF_ERROR(issue(g, g.nodes[i], stream.handle));
     if (run.native == nullptr) continue; // its nodes are issued one by one like the others
     DEVRT_RETURN_IF_ERROR(BackendRef(g.backend).graph_launch(g.device.id, run.native, stream.handle));
@@ -465,7 +466,7 @@ Status Graph::update(std::size_t launch_index, std::span<const KernelArg> args) 
                       g.launches.size());
   }
   const std::size_t index = g.launches[launch_index];
-  detail::Node& node = g.nodes[index];
+  detail::GraphNode& node = g.nodes[index];
   if (args.size() != node.args.size())
     return shape_error(g.device, launch_index, node.kernel, "another argument count");
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -482,7 +483,7 @@ Status Graph::update(std::size_t launch_index, std::span<const KernelArg> args) 
   }
   std::vector<devrt_kernel_arg> previous = node.args;
   for (std::size_t i = 0; i < args.size(); ++i) node.args[i] = args[i].raw();
-  for (detail::Run& run : g.runs) {
+  for (detail::GraphRun& run : g.runs) {
     if (index < run.first || index >= run.first + run.count || run.native == nullptr) continue;
     void* old = std::exchange(run.native, nullptr);
     Status rebaked = detail::bake(g, run);

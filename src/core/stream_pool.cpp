@@ -14,18 +14,18 @@
 
 namespace devrt::detail {
 
-namespace {
-
-constexpr std::size_t kMinBlockBytes = 512;
-
 // A free block: reusable by `stream` at once, by others once `event` has completed (no event: a
 // synchronous backend's, free for all; a graph pool's, used by its one capture only).
-struct FreeBlock {
+struct StreamPoolBlock {
   void* data;
   std::size_t bytes;
   void* stream;
   void* event;
 };
+
+namespace {
+
+constexpr std::size_t kMinBlockBytes = 512;
 
 std::size_t round_block(std::size_t bytes) noexcept {
   return bytes <= kMinBlockBytes ? kMinBlockBytes : std::bit_ceil(bytes);
@@ -69,10 +69,10 @@ public:
     if (!graph_private_ && !backend_.has_capability(DEVRT_CAP_SYNCHRONOUS)) event = mark(stream);
     LockGuard lock(mutex_);
     if (closed_) {
-      static_cast<void>(discard(FreeBlock{data, bytes, stream, event}));
+      static_cast<void>(discard(StreamPoolBlock{data, bytes, stream, event}));
       return;
     }
-    free_.push_back(FreeBlock{data, bytes, stream, event});
+    free_.push_back(StreamPoolBlock{data, bytes, stream, event});
     cached_ += bytes;
   }
 
@@ -126,7 +126,7 @@ private:
   }
 
   // Caller holds mutex_.
-  bool completed(const FreeBlock& block) noexcept {
+  bool completed(const StreamPoolBlock& block) noexcept {
     if (block.event != nullptr) {
       Result<bool> done = backend_.event_query(device_.id, block.event);
       return done.ok() && *done;
@@ -136,7 +136,7 @@ private:
   }
 
   // Caller holds mutex_: the block and its event go back to the backend.
-  Status discard(const FreeBlock& block) noexcept {
+  Status discard(const StreamPoolBlock& block) noexcept {
     if (block.event != nullptr) static_cast<void>(backend_.event_destroy(device_.id, block.event));
     reserved_ -= block.bytes;
     return backend_.free(device_.id, block.data);
@@ -157,7 +157,7 @@ private:
         chosen = i;
     }
     if (chosen == free_.size()) return nullptr;
-    FreeBlock block = free_[chosen];
+    StreamPoolBlock block = free_[chosen];
     free_[chosen] = free_.back();
     free_.pop_back();
     if (block.event != nullptr) static_cast<void>(backend_.event_destroy(device_.id, block.event));
@@ -171,7 +171,7 @@ private:
   const bool graph_private_;
   std::atomic<int> references_{1};
   Mutex mutex_;
-  std::vector<FreeBlock> free_; // under mutex_, and the figures below
+  std::vector<StreamPoolBlock> free_; // under mutex_, and the figures below
   std::uint64_t reserved_ = 0, cached_ = 0, hits_ = 0, misses_ = 0;
   bool closed_ = false;
 };

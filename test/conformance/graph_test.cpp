@@ -4,9 +4,11 @@
 #include <devrt/graph.hpp>
 #include <devrt/memory_stats.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "conformance.hpp"
@@ -323,5 +325,74 @@ TEST_CASE("allocations made while capturing come from the graph's pool and stay 
     CHECK(download_floats(*unrelated, kElements, 0, stream) == std::vector<float>(kElements, -7.0f));
     graph.reset();
     CHECK(devrt::memory_stats(device)->graph_pool_bytes == graph_bytes_before);
+  }
+}
+
+TEST_CASE("replays, stream-ordered allocations and captures from several threads at once",
+          "[conformance][graph][concurrency]") {
+  SKIP_WITHOUT_KERNELS();
+  for (const Device device : conformance::devices()) {
+    INFO("device " << devrt::to_string(device));
+    Kernel scale = load_kernel(device, "scale");
+    devrt::Stream replaying = new_stream(device), allocating = new_stream(device), capturing = new_stream(device);
+    const auto n = static_cast<std::int32_t>(kElements);
+    Buffer x = upload_floats(device, std::vector<float>(kElements, 1.0f));
+    Buffer y = upload_floats(device, std::vector<float>(kElements, 1.0f));
+    devrt::Graph graph = capture(replaying, [&] {
+      return scale.function.launch(graph_config(), {x, 1.0f, n}, replaying);
+    });
+    std::atomic<int> failures{0}, refused{0}, captured{0};
+    std::atomic<bool> start{false}; // the three begin together
+    auto wait_for_start = [&] {
+      while (!start.load()) std::this_thread::yield();
+    };
+    // Refused because another thread captures the device meanwhile, or else it must succeed.
+    auto judge = [&](const devrt::Status& status) {
+      if (status.ok()) return;
+      (status.code() == ErrorCode::invalid_argument && contains(status.message(), "capturing") ? refused : failures)++;
+    };
+    std::thread replayer([&] {
+      wait_for_start();
+      for (int i = 0; i < 200; ++i) judge(graph.launch(replaying));
+    });
+    std::thread allocator([&] {
+      wait_for_start();
+      for (int i = 0; i < 1000; ++i) {
+        devrt::Result<Buffer> block = Buffer::allocate(device, 4096 + 64 * (i % 4), allocating);
+        judge(block.status());
+      }
+    });
+    std::thread capturer([&] {
+      wait_for_start();
+      for (int i = 0; i < 50; ++i) {
+        devrt::Status begun = devrt::begin_capture(capturing);
+        if (!begun.ok()) {
+          failures++;
+          continue;
+        }
+        judge(scale.function.launch(graph_config(), {y, 1.0f, n}, capturing));
+        devrt::Result<devrt::Graph> made = devrt::end_capture(capturing);
+        judge(made.status());
+        if (made.ok()) captured++;
+      }
+    });
+    start = true;
+    replayer.join();
+    allocator.join();
+    capturer.join();
+    UNSCOPED_INFO(refused.load() << " calls were refused while another thread captured");
+    // And for certain: another thread's work on the device while a capture is open.
+    const int refused_before = refused.load();
+    REQUIRE(devrt::begin_capture(capturing).ok());
+    std::thread([&] {
+      judge(Buffer::allocate(device, 4096, allocating).status());
+      judge(scale.function.launch(graph_config(), {y, 1.0f, n}, allocating));
+    }).join();
+    REQUIRE(devrt::end_capture(capturing).ok());
+    CHECK(refused.load() == refused_before + 2);
+    CHECK(failures.load() == 0);
+    CHECK(captured.load() == 50);
+    REQUIRE(replaying.synchronize().ok());
+    REQUIRE(allocating.synchronize().ok());
   }
 }

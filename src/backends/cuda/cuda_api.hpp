@@ -53,8 +53,14 @@ namespace devrt::cuda {
 
 // Newer than the oldest driver devrt runs on; a null slot means "not available".
 #define DEVRT_CUDA_OPTIONAL_SYMBOLS(X)                                                                                 \
-  X(cuFuncGetParamInfo) /* 12.4 */                                                                                     \
-  X(cuEventElapsedTime) /* as cuEventElapsedTime_v2: 12.8 */
+  X(cuFuncGetParamInfo)   /* 12.4 */                                                                                   \
+  X(cuEventElapsedTime)   /* as cuEventElapsedTime_v2: 12.8 */                                                         \
+  X(cuStreamBeginCapture) /* as cuStreamBeginCapture_v2: graphs, 10.1 */                                               \
+  X(cuStreamEndCapture)                                                                                                \
+  X(cuGraphInstantiate) /* as cuGraphInstantiateWithFlags: 11.4 */                                                     \
+  X(cuGraphLaunch)                                                                                                     \
+  X(cuGraphExecDestroy)                                                                                                \
+  X(cuGraphDestroy)
 
 struct Api {
 #define DEVRT_CUDA_SLOT(name) decltype(&::name) name = nullptr;

@@ -474,6 +474,82 @@ Status CudaBackend::launch(const BackendDevice& device, void* handle, const Laun
   return Status();
 }
 
+// ---- Graphs ----------------------------------------------------------------------------------
+
+namespace {
+
+bool has_graph_api(const Api& api) noexcept {
+  return api.cuStreamBeginCapture != nullptr && api.cuStreamEndCapture != nullptr &&
+         api.cuGraphInstantiate != nullptr && api.cuGraphLaunch != nullptr && api.cuGraphExecDestroy != nullptr &&
+         api.cuGraphDestroy != nullptr;
+}
+
+// The nodes issued to `stream` while it is captured (thread-local mode: other threads' work is
+// unaffected), through the backend's own launch and copy.
+Status capture_nodes(CudaBackend& backend, const BackendDevice& device, CUstream stream,
+                     std::span<const devrt_graph_node> nodes) {
+  for (const devrt_graph_node& node : nodes) {
+    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
+      devrt_launch_desc desc = node.launch;
+      desc.stream = stream;
+      DEVRT_RETURN_IF_ERROR(backend.launch(device, node.function, desc));
+    } else {
+      devrt_copy_desc desc = node.copy;
+      desc.stream = stream;
+      desc.src_device = desc.dst_device = &device;
+      DEVRT_RETURN_IF_ERROR(backend.copy(desc));
+    }
+  }
+  return Status();
+}
+
+} // namespace
+
+Result<void*> CudaBackend::graph_create(const BackendDevice& device, void*,
+                                        std::span<const devrt_graph_node> nodes) noexcept {
+  const Api& api = runtime().api;
+  if (!has_graph_api(api)) return make_error(ErrorCode::unsupported, "the driver has no stream capture (CUDA 11.4)");
+  CuDevice& d = device_of(device.index);
+  DEVRT_RETURN_IF_ERROR(activate(api, d));
+  CUstream stream = nullptr;
+  DEVRT_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUresult code = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  Status status =
+      code == CUDA_SUCCESS ? capture_nodes(*this, device, stream, nodes) : cu_error(api, "cuStreamBeginCapture", code);
+  CUgraph graph = nullptr;
+  if (code == CUDA_SUCCESS) { // the capture ends whatever happened inside it
+    CUresult ended = api.cuStreamEndCapture(stream, &graph);
+    if (status.ok() && ended != CUDA_SUCCESS) status = cu_error(api, "cuStreamEndCapture", ended);
+  }
+  CUgraphExec exec = nullptr;
+  if (status.ok()) {
+    CUresult made = api.cuGraphInstantiate(&exec, graph, 0);
+    if (made != CUDA_SUCCESS) status = cu_error(api, "cuGraphInstantiateWithFlags", made);
+  }
+  if (graph != nullptr) static_cast<void>(api.cuGraphDestroy(graph));
+  static_cast<void>(api.cuStreamDestroy(stream));
+  if (!status.ok()) return status;
+  return static_cast<void*>(exec);
+}
+
+Status CudaBackend::graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept {
+  const Api& api = runtime().api;
+  Status status;
+  CUresult code = with_context(api, device_of(device.index), status,
+                               [&] { return api.cuGraphLaunch(static_cast<CUgraphExec>(graph), stream_of(stream)); });
+  DEVRT_RETURN_IF_ERROR(status);
+  DEVRT_CU_CHECK(api, "cuGraphLaunch", code);
+  return Status();
+}
+
+Status CudaBackend::graph_destroy(const BackendDevice& device, void* graph) noexcept {
+  // In-flight replays are not cut short: the driver frees the graph once they have finished.
+  const Api& api = runtime().api;
+  DEVRT_RETURN_IF_ERROR(activate(api, device_of(device.index)));
+  DEVRT_CU_CHECK(api, "cuGraphExecDestroy", api.cuGraphExecDestroy(static_cast<CUgraphExec>(graph)));
+  return Status();
+}
+
 // ---- cuda_host -------------------------------------------------------------------------------
 
 Status CudaHostBackend::availability() noexcept { return Discovery::get_retrying().status; }

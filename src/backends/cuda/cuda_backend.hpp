@@ -57,6 +57,13 @@ public:
   Status module_unload(const BackendDevice& device, void* module) noexcept;
   Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
+  // Graphs: the run issued through launch and copy to a stream of its own under
+  // cuStreamBeginCapture (thread-local mode), instantiated (cuGraphInstantiateWithFlags) and
+  // replayed with cuGraphLaunch; unsupported on drivers before CUDA 11.4.
+  Result<void*> graph_create(const BackendDevice& device, void* stream,
+                             std::span<const devrt_graph_node> nodes) noexcept;
+  Status graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept;
+  Status graph_destroy(const BackendDevice& device, void* graph) noexcept;
 };
 
 // Page-locked (pinned) host memory, portable to every CUDA device: one device, cuda_host:0,
@@ -80,7 +87,7 @@ public:
 };
 
 static_assert(Backend<CudaBackend> && BackendEvents<CudaBackend> && BackendTargetDetection<CudaBackend> &&
-              BackendModules<CudaBackend> && AddressableMemory<CudaBackend>);
+              BackendModules<CudaBackend> && AddressableMemory<CudaBackend> && BackendGraphs<CudaBackend>);
 static_assert(Backend<CudaHostBackend> && HostAccessibleMemory<CudaHostBackend>);
 
 } // namespace devrt::cuda
