@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/device_record.hpp"
-#include "core/stream_pool.hpp"
 
 #include <devrt/log.hpp>
 
@@ -110,9 +109,6 @@ void for_each_device_record(void (*fn)(DeviceRecord&)) noexcept {
 }
 
 Status close_device_records() noexcept {
-#if !DEVRT_BARE_METAL
-  close_stream_pools(); // their free blocks go back while the devices are open
-#endif
   LockGuard lock(g_records_mutex);
   std::size_t open = 0;
   for (auto& kind : g_indexed_records) {

@@ -8,7 +8,6 @@
 
 #include <devrt/detail/mutex.hpp>
 #include <devrt/log.hpp>
-#include <devrt/memory.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/stream.hpp>
 
