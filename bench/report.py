@@ -206,7 +206,9 @@ def device_rows(f, device):
 
 def kernel_rows(f):
     rows = []
-    devices = sorted({name.split("/")[0] for name in f.times if ":" in name.split("/")[0]},
+    graph_rows = ("launch_each", "graph_replay", "raw_graph_replay")  # <what>/<device>/<launches>
+    named = {name.split("/")[1] if name.split("/")[0] in graph_rows else name.split("/")[0] for name in f.times}
+    devices = sorted({device for device in named if ":" in device},
                      key=lambda d: ("(GPU)" not in f.context.get(f"device {d}", ""), d))
     for device in devices:
         rows += device_rows(f, device)
