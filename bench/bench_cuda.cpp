@@ -5,6 +5,7 @@
 // vs cached compiles, which need no GPU. Names: cuda/<what>/<variant>; bench/report.py prints the
 // ratios. Without a CUDA device the cuda/* rows report an error and the nvrtc/* rows still run.
 #include <devrt/devrt.hpp>
+#include <devrt/graph.hpp>
 #include <devrt/nvrtc.hpp>
 #include <devrt/workspace_pool.hpp>
 
@@ -64,7 +65,10 @@ RawCuda& raw_cuda() {
   if (!r->library.resolve(DEVRT_BENCH_STRINGIFY(name), r->api.name)) return r;
     DEVRT_CUDA_SYMBOLS(DEVRT_BENCH_RESOLVE)
 #undef DEVRT_BENCH_RESOLVE
-    static_cast<void>(r->library.resolve(DEVRT_BENCH_STRINGIFY(cuEventElapsedTime), r->api.cuEventElapsedTime));
+#define DEVRT_BENCH_RESOLVE_OPTIONAL(name)                                                                             \
+  static_cast<void>(r->library.resolve(DEVRT_BENCH_STRINGIFY(name), r->api.name));
+    DEVRT_CUDA_OPTIONAL_SYMBOLS(DEVRT_BENCH_RESOLVE_OPTIONAL)
+#undef DEVRT_BENCH_RESOLVE_OPTIONAL
     CUdevice device = 0;
     std::string ptx = kernels_ptx();
     if (ptx.empty() || r->api.cuInit(0) != CUDA_SUCCESS || r->api.cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
@@ -178,6 +182,70 @@ void cuda_launch_batch_devrt(benchmark::State& state) {
     static_cast<void>(devrt::synchronize(stream));
   }
 }
+
+// ---- Graphs: kGraphLaunches launches of `empty` over 1024 threads, one by one or replayed -------
+
+constexpr int kGraphLaunches = 100;
+
+// Captured once on a stream of its own (cuStreamBeginCapture), instantiated, then cuGraphLaunch and
+// cuStreamSynchronize per iteration.
+void cuda_graph_replay_raw(benchmark::State& state) {
+  RawCuda& r = raw_cuda();
+  if (!r.ok) return state.SkipWithError("no CUDA device");
+  if (r.api.cuStreamBeginCapture == nullptr || r.api.cuGraphInstantiate == nullptr) {
+    return state.SkipWithError("the driver has no stream capture");
+  }
+  CUstream stream = nullptr;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  r.api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+  r.api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  for (int i = 0; i < kGraphLaunches; ++i)
+    r.api.cuLaunchKernel(r.empty, 32, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
+  r.api.cuStreamEndCapture(stream, &graph);
+  if (graph == nullptr || r.api.cuGraphInstantiate(&exec, graph, 0) != CUDA_SUCCESS) {
+    return state.SkipWithError("the capture failed");
+  }
+  for (auto _ : state) {
+    r.api.cuGraphLaunch(exec, stream);
+    r.api.cuStreamSynchronize(stream);
+  }
+  r.api.cuGraphExecDestroy(exec);
+  r.api.cuGraphDestroy(graph);
+  r.api.cuStreamDestroy(stream);
+  state.SetItemsProcessed(state.iterations() * kGraphLaunches);
+}
+
+devrt::Status launch_graph_work(const DevrtCuda& d, devrt::StreamRef stream) {
+  for (int i = 0; i < kGraphLaunches; ++i)
+    DEVRT_RETURN_IF_ERROR(d.empty.launch({.grid = {32}, .block = {32}}, {}, stream));
+  return devrt::Status();
+}
+
+void cuda_graph_work_devrt(benchmark::State& state, bool replay) {
+  DevrtCuda& d = devrt_cuda();
+  if (!d.ok) return state.SkipWithError("no CUDA device");
+  devrt::Result<devrt::Stream> stream = devrt::Stream::create(d.device);
+  if (!stream.ok()) return state.SkipWithError(std::string(stream.status().message()).c_str());
+  devrt::Graph graph;
+  if (replay) {
+    devrt::Status begun = devrt::begin_capture(*stream);
+    devrt::Status issued = begun.ok() ? launch_graph_work(d, *stream) : begun;
+    devrt::Result<devrt::Graph> captured = devrt::end_capture(*stream);
+    if (!issued.ok() || !captured.ok()) return state.SkipWithError("the capture failed");
+    graph = std::move(captured).value();
+    state.SetLabel(devrt::graph_mode_name(graph.mode()));
+  }
+  for (auto _ : state) {
+    devrt::Status s = replay ? graph.launch(*stream) : launch_graph_work(d, *stream);
+    if (s.ok()) s = stream->synchronize();
+    if (!s.ok()) return state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * kGraphLaunches);
+}
+
+void cuda_launch_each_devrt(benchmark::State& state) { cuda_graph_work_devrt(state, false); }
+void cuda_graph_replay_devrt(benchmark::State& state) { cuda_graph_work_devrt(state, true); }
 
 // ---- Allocation ------------------------------------------------------------------------------
 
@@ -335,6 +403,9 @@ BENCHMARK(cuda_launch_batch_raw)->Name("cuda/launch_1000/raw")->UseRealTime();
 BENCHMARK(cuda_timed_pair_raw)->Name("cuda/timed_pair/raw")->UseRealTime();
 BENCHMARK(cuda_timed_pair_devrt)->Name("cuda/timed_pair/devrt")->UseRealTime();
 BENCHMARK(cuda_launch_batch_devrt)->Name("cuda/launch_1000/devrt")->UseRealTime();
+BENCHMARK(cuda_launch_each_devrt)->Name("launch_each/cuda:0/100")->UseRealTime();
+BENCHMARK(cuda_graph_replay_devrt)->Name("graph_replay/cuda:0/100")->UseRealTime();
+BENCHMARK(cuda_graph_replay_raw)->Name("raw_graph_replay/cuda:0/100")->UseRealTime();
 BENCHMARK(cuda_alloc_free_raw)->Name("cuda/alloc_free/raw")->Arg(1 << 20);
 BENCHMARK(cuda_alloc_free_pool)->Name("cuda/alloc_free/pool")->Arg(1 << 20);
 BENCHMARK(cuda_alloc_free_async)->Name("cuda/alloc_free/async")->Arg(1 << 20);
