@@ -90,28 +90,10 @@ Status VulkanBackend::graph_launch(const BackendDevice& device, void* graph, voi
   StreamState& s = stream_of(d, stream);
   std::lock_guard<std::mutex> lock(s.mutex);
   DEVRT_RETURN_IF_ERROR(flush(s)); // the stream's earlier work, and its pending waits, go first
-  const std::uint64_t value = s.submitted + 1;
-  VkTimelineSemaphoreSubmitInfo timeline{};
-  timeline.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-  timeline.signalSemaphoreValueCount = 1;
-  timeline.pSignalSemaphoreValues = &value;
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.pNext = &timeline;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &g.commands;
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &s.timeline->semaphore;
-  VkResult result;
-  {
-    std::lock_guard<std::mutex> queue_lock(d.queue_mutex);
-    result = d.api.vkQueueSubmit(d.queue, 1, &submit, VK_NULL_HANDLE);
-  }
+  const VkResult result = submit_commands(s, g.commands);
   if (result != VK_SUCCESS) return device_error(d, "vkQueueSubmit", result);
-  s.submitted = value;
-  s.timeline->submitted.store(value, std::memory_order_release);
   Batch batch; // the command buffer stays the graph's
-  batch.value = value;
+  batch.value = s.submitted;
   s.in_flight.push_back(std::move(batch));
   // What the stream records next does not know what the graph touched: it waits for all of it.
   s.touched_overflow = true;

@@ -284,6 +284,10 @@ Status drain(StreamState& s);
 // Ends the recording command buffer and submits it (with the stream's pending waits), signalling
 // the stream's next timeline value. Caller holds the lock.
 Status flush(StreamState& s);
+// Submits `commands` (none: only the waits) with the stream's pending waits on other streams,
+// signalling the stream's next timeline value (s.submitted once it succeeded; the waits are then
+// cleared). Caller holds the lock and keeps `commands` alive until that value is reached.
+VkResult submit_commands(StreamState& s, VkCommandBuffer commands);
 // Waits until `semaphore` reaches `value`; a loss marks the device lost.
 Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value);
 

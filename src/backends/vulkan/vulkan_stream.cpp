@@ -172,21 +172,10 @@ Status discard_recording(StreamState& s, const char* call, VkResult result) {
   return error;
 }
 
-// Submits what was recorded (and any pending waits). Caller holds the lock.
 } // namespace
 
-Status flush(StreamState& s) {
-  if (s.recording == VK_NULL_HANDLE && s.waits.empty()) return Status();
+VkResult submit_commands(StreamState& s, VkCommandBuffer commands) {
   DeviceState& d = *s.device;
-  Batch batch;
-  if (s.recording != VK_NULL_HANDLE) {
-    // Results become visible to the host once the semaphore is reached.
-    barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-            VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
-    VkResult result = d.api.vkEndCommandBuffer(s.recording);
-    if (result != VK_SUCCESS) return discard_recording(s, "vkEndCommandBuffer", result);
-    batch.commands = s.recording;
-  }
   std::uint64_t value = s.submitted + 1;
   std::vector<VkSemaphore> wait_semaphores;
   std::vector<std::uint64_t> wait_values;
@@ -208,8 +197,8 @@ Status flush(StreamState& s) {
   submit.waitSemaphoreCount = static_cast<std::uint32_t>(wait_semaphores.size());
   submit.pWaitSemaphores = wait_semaphores.data();
   submit.pWaitDstStageMask = wait_stages.data();
-  submit.commandBufferCount = batch.commands != VK_NULL_HANDLE ? 1 : 0;
-  submit.pCommandBuffers = &batch.commands;
+  submit.commandBufferCount = commands != VK_NULL_HANDLE ? 1 : 0;
+  submit.pCommandBuffers = &commands;
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &s.timeline->semaphore;
   VkResult result;
@@ -217,13 +206,31 @@ Status flush(StreamState& s) {
     std::lock_guard<std::mutex> lock(d.queue_mutex);
     result = d.api.vkQueueSubmit(d.queue, 1, &submit, VK_NULL_HANDLE);
   }
-  if (result != VK_SUCCESS) return discard_recording(s, "vkQueueSubmit", result);
+  if (result != VK_SUCCESS) return result;
   s.submitted = value;
   s.timeline->submitted.store(value, std::memory_order_release);
-  batch.value = value;
+  s.waits.clear();
+  return VK_SUCCESS;
+}
+
+// Submits what was recorded (and any pending waits). Caller holds the lock.
+Status flush(StreamState& s) {
+  if (s.recording == VK_NULL_HANDLE && s.waits.empty()) return Status();
+  DeviceState& d = *s.device;
+  Batch batch;
+  if (s.recording != VK_NULL_HANDLE) {
+    // Results become visible to the host once the semaphore is reached.
+    barrier(s, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    VkResult result = d.api.vkEndCommandBuffer(s.recording);
+    if (result != VK_SUCCESS) return discard_recording(s, "vkEndCommandBuffer", result);
+    batch.commands = s.recording;
+  }
+  VkResult result = submit_commands(s, batch.commands);
+  if (result != VK_SUCCESS) return discard_recording(s, "vkQueueSubmit", result);
+  batch.value = s.submitted;
   batch.pools = std::move(s.recording_pools);
   s.recording_pools.clear();
-  s.waits.clear();
   s.recording = VK_NULL_HANDLE;
   s.commands = 0;
   s.in_flight.push_back(std::move(batch));
