@@ -151,8 +151,8 @@ inline constexpr std::int64_t kTextureChannels = 4;
 // for "global.texture-nhwc". Because rows and texels follow the shape's row-major order, a compact
 // tensor's bytes are the texture's rows one after the other. Errors, naming the shape:
 // invalid_argument for a scope that is no texture, fewer than 2 axes (3 for texture-nhwc), a last
-// axis other than 4, a zero or negative extent; out_of_range for a size that overflows.
-// Thread-safe.
+// axis other than 4, a zero or negative extent; out_of_range for a width or height past INT64_MAX
+// (every side devrt returns fits in int64, as TVM's sizes do). Thread-safe.
 Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
 
 // The layered form of the same texture, for rows that a 2-D image cannot hold (TVM's Adreno
@@ -161,7 +161,9 @@ Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int
 // [N, C, H, W, 4] in global.texture is N*C layers of H rows of W texels, [N, H, W, C, 4] in
 // global.texture-nhwc N layers of H rows of W*C texels. The bytes keep their order: layer after
 // layer of rows. global.texture-weight has no layered form (rows are its first axis alone), nor
-// has a shape whose rows come from one axis: invalid_argument. Otherwise as texture_extent.
+// has a shape whose rows come from one axis: invalid_argument. Each side must fit in int64 on its
+// own (out_of_range otherwise), so a shape whose 2-D row count overflows may still have a layered
+// form. Otherwise as texture_extent.
 Result<TextureExtent> texture_array_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
 
 // What a device offers in one scope. Textures: the largest width and height in texels, the most

@@ -39,48 +39,69 @@ Result<MemoryScope> parse_memory_scope(std::string_view name) noexcept {
                     "' (global, global.texture, global.texture-nhwc, global.texture-weight, global.vtcm)");
 }
 
-Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept {
+namespace {
+
+// The checks every texture form shares: a texture scope, enough axes, 4 channels last, no empty
+// or negative axis.
+Status check_texture_shape(const char* call, MemoryScope scope, std::span<const std::int64_t> shape) noexcept {
   if (!is_texture_scope(scope)) {
-    return make_error(ErrorCode::invalid_argument, "texture_extent: '", to_string(scope), "' is not a texture scope");
+    return make_error(ErrorCode::invalid_argument, call, ": '", to_string(scope), "' is not a texture scope");
   }
   const std::size_t min_rank = scope == MemoryScope::texture_nhwc ? 3 : 2;
   if (shape.size() < min_rank) {
-    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", shape_text(shape), " in '",
-                      to_string(scope), "' needs at least ", min_rank, " axes (the last holds the 4 channels)");
+    return make_error(ErrorCode::invalid_argument, call, ": shape ", shape_text(shape), " in '", to_string(scope),
+                      "' needs at least ", min_rank, " axes (the last holds the 4 channels)");
   }
   if (shape.back() != kTextureChannels) {
-    return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", shape_text(shape), " in '",
-                      to_string(scope), "' must end in an axis of 4 (a texel's RGBA channels), not ", shape.back());
+    return make_error(ErrorCode::invalid_argument, call, ": shape ", shape_text(shape), " in '", to_string(scope),
+                      "' must end in an axis of 4 (a texel's RGBA channels), not ", shape.back());
   }
-  const std::size_t separator = texture_separator(scope, shape.size());
-  TextureExtent extent{1, 1};
-  bool overflow = false;
   for (std::size_t i = 0; i + 1 < shape.size(); ++i) {
     if (shape[i] <= 0) {
-      return make_error(ErrorCode::invalid_argument, "texture_extent: shape ", shape_text(shape), " in '",
-                        to_string(scope), "': axis ", i, " is ", shape[i], " (a texture has no empty rows)");
+      return make_error(ErrorCode::invalid_argument, call, ": shape ", shape_text(shape), " in '", to_string(scope),
+                        "': axis ", i, " is ", shape[i], " (a texture has no empty rows)");
     }
-    std::uint64_t& side = i < separator ? extent.height : extent.width;
-    overflow = overflow || __builtin_mul_overflow(side, static_cast<std::uint64_t>(shape[i]), &side);
   }
-  if (overflow) {
-    return make_error(ErrorCode::out_of_range, "texture_extent: shape ", shape_text(shape), " in '", to_string(scope),
-                      "' overflows 64 bits");
+  return Status();
+}
+
+// The product of shape[first, last) (positive axes) as a side, or out_of_range past INT64_MAX.
+Result<std::uint64_t> texture_side(const char* call, MemoryScope scope, std::span<const std::int64_t> shape,
+                                   std::size_t first, std::size_t last, const char* side) noexcept {
+  std::int64_t product = 1;
+  for (std::size_t i = first; i < last; ++i) {
+    if (__builtin_mul_overflow(product, shape[i], &product)) {
+      return make_error(ErrorCode::out_of_range, call, ": shape ", shape_text(shape), " in '", to_string(scope),
+                        "': its ", side, " overflows int64");
+    }
   }
-  return extent;
+  return static_cast<std::uint64_t>(product);
+}
+
+} // namespace
+
+Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept {
+  DEVRT_RETURN_IF_ERROR(check_texture_shape("texture_extent", scope, shape));
+  const std::size_t separator = texture_separator(scope, shape.size());
+  DEVRT_ASSIGN_OR_RETURN(std::uint64_t height, texture_side("texture_extent", scope, shape, 0, separator, "height"));
+  DEVRT_ASSIGN_OR_RETURN(std::uint64_t width,
+                         texture_side("texture_extent", scope, shape, separator, shape.size() - 1, "width"));
+  return TextureExtent{width, height, 1};
 }
 
 Result<TextureExtent> texture_array_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept {
-  DEVRT_ASSIGN_OR_RETURN(TextureExtent flat, texture_extent(scope, shape));
+  constexpr const char* kCall = "texture_array_extent";
+  DEVRT_RETURN_IF_ERROR(check_texture_shape(kCall, scope, shape));
   const std::size_t separator = texture_separator(scope, shape.size());
   if (scope == MemoryScope::texture_weight || separator < 2) {
-    return make_error(ErrorCode::invalid_argument, "texture_array_extent: shape ", shape_text(shape), " in '",
-                      to_string(scope), "' has no layered form (its rows come from one axis)");
+    return make_error(ErrorCode::invalid_argument, kCall, ": shape ", shape_text(shape), " in '", to_string(scope),
+                      "' has no layered form (its rows come from one axis)");
   }
-  // The rows' last axis is the image height; the product before it (which divides the rows
-  // without overflow, as texture_extent checked) is the layers.
-  const auto height = static_cast<std::uint64_t>(shape[separator - 1]);
-  return TextureExtent{flat.width, height, flat.height / height};
+  // The rows' last axis is the image height, the product of the axes before it the layers; each
+  // side on its own must fit, not the 2-D form's rows (layers times height).
+  DEVRT_ASSIGN_OR_RETURN(std::uint64_t layers, texture_side(kCall, scope, shape, 0, separator - 1, "layer count"));
+  DEVRT_ASSIGN_OR_RETURN(std::uint64_t width, texture_side(kCall, scope, shape, separator, shape.size() - 1, "width"));
+  return TextureExtent{width, static_cast<std::uint64_t>(shape[separator - 1]), layers};
 }
 
 Status detail::check_texture_fits(const ScopeLimits& limits, DataType dtype, TextureExtent extent) noexcept {

@@ -75,6 +75,13 @@ TEST_CASE("the layered form: the rows' last axis is the height, the axes before 
   CHECK(layered(MemoryScope::texture_weight, {8, 64, 3, 3, 4}).status().code() == devrt::ErrorCode::invalid_argument);
   // The shape's own errors come first.
   CHECK(layered(MemoryScope::texture, {2, 3, 7, 5, 3}).status().code() == devrt::ErrorCode::invalid_argument);
+  // Each side fits on its own: the 2-D rows (3 * INT64_MAX) need not.
+  CHECK(*layered(MemoryScope::texture, {3, INT64_MAX, 3, 4}) == TextureExtent{3, INT64_MAX, 3});
+  CHECK(devrt::texture_extent(MemoryScope::texture, std::vector<std::int64_t>{3, INT64_MAX, 3, 4}).status().code() ==
+        devrt::ErrorCode::out_of_range);
+  devrt::Result<TextureExtent> too_many = layered(MemoryScope::texture, {INT64_MAX, 2, 5, 3, 4});
+  CHECK(too_many.status().code() == devrt::ErrorCode::out_of_range);
+  CHECK(contains(too_many.status().message(), "layer count overflows int64"));
 }
 
 TEST_CASE("place_texture: 2-D when it fits, else layered, else both sizes in the error", "[scope]") {
@@ -117,6 +124,16 @@ TEST_CASE("texture_extent refuses shapes a texture cannot hold", "[scope]") {
       {MemoryScope::texture, {2, 0, 4}, devrt::ErrorCode::invalid_argument, "axis 1 is 0"},
       {MemoryScope::texture, {2, -3, 4}, devrt::ErrorCode::invalid_argument, "axis 1 is -3"},
       {MemoryScope::texture_weight, {1, INT64_MAX, INT64_MAX, 4}, devrt::ErrorCode::out_of_range, "overflows"},
+      // Sides in [2^63, 2^64) fit an unsigned 64-bit product but no int64: refused (a height of
+      // 13835058055282163712 was accepted before).
+      {MemoryScope::texture,
+       {3, std::int64_t{1} << 62, 3, 4},
+       devrt::ErrorCode::out_of_range,
+       "height overflows int64"},
+      {MemoryScope::texture_weight,
+       {2, std::int64_t{1} << 62, 2, 4},
+       devrt::ErrorCode::out_of_range,
+       "width overflows int64"},
   };
   for (const Case& c : cases) {
     devrt::Result<devrt::TextureExtent> extent = devrt::texture_extent(c.scope, c.shape);
