@@ -191,9 +191,10 @@ Status timed_launch(Device device, const devrt::Function& scale, const Buffer& v
   return Status();
 }
 
-// A captured graph (a host copy, two launches, a device copy) replayed twice, updated, replayed:
-// the backends' graph objects (OpenCL command buffers, Vulkan reusable command buffers) made,
-// submitted and freed under every fault.
+// A captured graph (a host copy, a launch, a device copy) replayed, updated, replayed: the
+// backends' graph objects (OpenCL command buffers, Vulkan reusable command buffers) made,
+// submitted and freed under every fault. Small on purpose: every driver call it makes is one more
+// fault the sweep injects.
 Status graph_replay(Device device, const devrt::Function& scale, const Buffer& values) {
   static const std::vector<float> ones = floats(256, 1.0f);
   const std::size_t bytes = ones.size() * sizeof(float);
@@ -201,21 +202,18 @@ Status graph_replay(Device device, const devrt::Function& scale, const Buffer& v
   DEVRT_ASSIGN_OR_RETURN(devrt::Stream stream, devrt::Stream::create(device));
   DEVRT_RETURN_IF_ERROR(devrt::begin_capture(stream.ref()));
   Status issued = devrt::copy(devrt::host_span(ones.data(), bytes), 0, values, 0, bytes, stream.ref());
-  for (float factor : {2.0f, 3.0f}) {
-    if (issued.ok()) issued = scale.launch({.grid = {4}, .block = {64}}, {values, factor, std::int32_t{256}}, stream);
-  }
+  if (issued.ok()) issued = scale.launch({.grid = {4}, .block = {64}}, {values, 2.0f, std::int32_t{256}}, stream);
   if (issued.ok()) issued = devrt::copy(values, 0, copy, 0, bytes, stream.ref());
   devrt::Result<devrt::Graph> graph = devrt::end_capture(stream.ref());
   DEVRT_RETURN_IF_ERROR(issued);
   DEVRT_RETURN_IF_ERROR(graph.status());
   DEVRT_RETURN_IF_ERROR(graph->launch(stream.ref()));
-  DEVRT_RETURN_IF_ERROR(graph->launch(stream.ref()));
-  DEVRT_RETURN_IF_ERROR(graph->update(1, {values, 5.0f, std::int32_t{256}}));
+  DEVRT_RETURN_IF_ERROR(graph->update(0, {values, 5.0f, std::int32_t{256}}));
   DEVRT_RETURN_IF_ERROR(graph->launch(stream.ref()));
   std::vector<float> back(ones.size());
   DEVRT_RETURN_IF_ERROR(devrt::copy(copy, devrt::host_span(back.data(), bytes), stream.ref()));
   DEVRT_RETURN_IF_ERROR(stream.synchronize());
-  if (back != floats(ones.size(), 10.0f)) return mismatch("a replayed graph");
+  if (back != floats(ones.size(), 5.0f)) return mismatch("a replayed graph");
   return Status();
 }
 
