@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Launch helpers shared by the GPU backends: grid and block extents checked against device and
-// function limits (every GPU backend, one set of messages), and for CUDA and HIP, whose launch
+// Launch helpers shared by the GPU backends: a graph's run issued through a backend's own launch
+// and copy; grid and block extents checked against device and function limits (every GPU backend,
+// one set of messages), and for CUDA and HIP, whose launch
 // calls take the same shape, device attributes and a `void* params[]` array pointing at each
 // argument's bytes. Not public API.
 #ifndef DEVRT_SRC_CORE_GPU_LAUNCH_HPP
@@ -17,6 +18,26 @@
 #include <devrt/target.hpp>
 
 namespace devrt::detail {
+
+// Issues a graph's run through backend B's own launch and copy on `stream` (the stream a backend
+// bakes the run from: Vulkan's recorder, CUDA's capturing stream). Stops at the first error.
+template <class B>
+Status issue_graph_nodes(B& backend, const BackendDevice& device, void* stream,
+                         std::span<const devrt_graph_node> nodes) noexcept {
+  for (const devrt_graph_node& node : nodes) {
+    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
+      devrt_launch_desc desc = node.launch;
+      desc.stream = stream;
+      DEVRT_RETURN_IF_ERROR(backend.launch(device, node.function, desc));
+    } else {
+      devrt_copy_desc desc = node.copy;
+      desc.stream = stream;
+      desc.src_device = desc.dst_device = &device;
+      DEVRT_RETURN_IF_ERROR(backend.copy(desc));
+    }
+  }
+  return Status();
+}
 
 // What CUDA and HIP report alike about a device, read once at discovery.
 struct GpuDeviceInfo {

@@ -49,7 +49,6 @@ struct GraphRun {
   void* native = nullptr; // the backend's object; null: the core issues the nodes
 };
 
-
 struct GraphState {
   const devrt_backend_table* backend = nullptr;
   Device device;
@@ -96,6 +95,23 @@ Status other_stream_error(const char* call, StreamRef stream, const Capture& c) 
   return make_error(ErrorCode::invalid_argument, stream.device, " ", call, " on stream ", stream.handle,
                     ": the device is capturing stream ", c.stream,
                     " (devrt::begin_capture); work on other streams is refused until end_capture");
+}
+
+// The capture of `stream`'s device when it is `stream` that is captured. Null otherwise: with
+// *answer the refusal naming `call` when the device captures another stream, else empty (no
+// capture concerns the call). Caller holds g_captures_mutex.
+Capture* capture_of(const char* call, StreamRef stream, std::optional<Status>& answer) noexcept {
+  Capture* c = capture_on(stream.device);
+  if (c != nullptr && c->stream != stream.handle) {
+    answer = other_stream_error(call, stream, *c);
+    return nullptr;
+  }
+  return c;
+}
+
+bool recorded_in(const Capture& c, void* event) noexcept {
+  const std::vector<void*>& recorded = c.graph->recorded_events;
+  return std::find(recorded.begin(), recorded.end(), event) != recorded.end();
 }
 
 // A refusal on the capturing stream itself also ends the capture in error (the graph would miss
@@ -173,9 +189,9 @@ void destroy_graph(GraphState* g) noexcept {
 std::optional<Status> capture_launch(Device device, void* function, void* module, std::string_view kernel,
                                      const devrt_launch_desc& desc) noexcept {
   LockGuard lock(g_captures_mutex);
-  Capture* c = capture_on(device);
-  if (c == nullptr) return std::nullopt;
-  if (c->stream != desc.stream) return other_stream_error("launch", StreamRef{device, desc.stream}, *c);
+  std::optional<Status> answer;
+  Capture* c = capture_of("launch", StreamRef{device, desc.stream}, answer);
+  if (c == nullptr) return answer;
   GraphNode node;
   node.kind = DEVRT_GRAPH_NODE_LAUNCH;
   node.function = function;
@@ -192,9 +208,9 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
                                    const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes,
                                    StreamRef stream) noexcept {
   LockGuard lock(g_captures_mutex);
-  Capture* c = capture_on(side);
-  if (c == nullptr) return std::nullopt;
-  if (c->stream != stream.handle) return other_stream_error("copy", stream, *c);
+  std::optional<Status> answer;
+  Capture* c = capture_of("copy", StreamRef{side, stream.handle}, answer);
+  if (c == nullptr) return answer;
   if (!handler) {
     return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device,
                                             " during a capture: a copy staged through the host cannot be captured"));
@@ -213,9 +229,9 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
 
 std::optional<Status> capture_event_record(void* event, StreamRef stream) noexcept {
   LockGuard lock(g_captures_mutex);
-  Capture* c = capture_on(stream.device);
-  if (c == nullptr) return std::nullopt;
-  if (c->stream != stream.handle) return other_stream_error("Event::record", stream, *c);
+  std::optional<Status> answer;
+  Capture* c = capture_of("Event::record", stream, answer);
+  if (c == nullptr) return answer;
   GraphNode node;
   node.kind = kEventRecordNode;
   node.event = event;
@@ -226,11 +242,10 @@ std::optional<Status> capture_event_record(void* event, StreamRef stream) noexce
 
 std::optional<Status> capture_event_wait(void* event, StreamRef stream) noexcept {
   LockGuard lock(g_captures_mutex);
-  Capture* c = capture_on(stream.device);
-  if (c == nullptr) return std::nullopt;
-  if (c->stream != stream.handle) return other_stream_error("Event::wait_on", stream, *c);
-  const std::vector<void*>& recorded = c->graph->recorded_events;
-  if (std::find(recorded.begin(), recorded.end(), event) != recorded.end()) return Status(); // in order already
+  std::optional<Status> answer;
+  Capture* c = capture_of("Event::wait_on", stream, answer);
+  if (c == nullptr) return answer;
+  if (recorded_in(*c, event)) return Status(); // in order already
   return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, stream.device,
                                           " Event::wait_on during a capture: the event was not recorded in this "
                                           "capture (a graph cannot wait for work outside it)"));
@@ -240,11 +255,7 @@ std::optional<Status> capture_wait(const char* call, StreamRef stream, bool whol
   LockGuard lock(g_captures_mutex);
   Capture* c = capture_on(stream.device);
   if (c == nullptr) return std::nullopt;
-  bool refused = whole_device || (event == nullptr && stream.handle == c->stream);
-  if (event != nullptr) {
-    const std::vector<void*>& recorded = c->graph->recorded_events;
-    refused = std::find(recorded.begin(), recorded.end(), event) != recorded.end();
-  }
+  const bool refused = event != nullptr ? recorded_in(*c, event) : whole_device || stream.handle == c->stream;
   if (!refused) return std::nullopt;
   return make_error(ErrorCode::invalid_argument, stream.device, " ", call, " while stream ", c->stream,
                     " is capturing: its work is recorded, not run; end_capture and launch the graph first");
@@ -252,9 +263,9 @@ std::optional<Status> capture_wait(const char* call, StreamRef stream, bool whol
 
 std::optional<Status> capture_pool(StreamRef stream, StreamPool** pool) noexcept {
   LockGuard lock(g_captures_mutex);
-  Capture* c = capture_on(stream.device);
-  if (c == nullptr) return std::nullopt;
-  if (c->stream != stream.handle) return other_stream_error("allocate", stream, *c);
+  std::optional<Status> answer;
+  Capture* c = capture_of("allocate", stream, answer);
+  if (c == nullptr) return answer;
   if (c->graph->pool == nullptr) {
     c->graph->pool = make_graph_pool(BackendRef(c->graph->backend), c->graph->device);
     if (c->graph->pool == nullptr) {

@@ -124,14 +124,20 @@ private:
     return *event;
   }
 
+  // Whether another stream may take `block` now, without waiting: its free's event has completed,
+  // or the backend is synchronous. Never for a graph's pool (one capture uses it). Caller holds mutex_.
+  bool free_for_any(const StreamPoolBlock& block) noexcept {
+    if (graph_private_) return false;
+    if (block.event == nullptr) return backend_.has_capability(DEVRT_CAP_SYNCHRONOUS);
+    Result<bool> done = backend_.event_query(device_.id, block.event);
+    return done.ok() && *done;
+  }
+
+  // Whether nothing queued may still use `block`, waiting for its stream where no event says so.
   // Caller holds mutex_.
   bool completed(const StreamPoolBlock& block) noexcept {
-    if (block.event != nullptr) {
-      Result<bool> done = backend_.event_query(device_.id, block.event);
-      return done.ok() && *done;
-    }
-    return graph_private_ || backend_.has_capability(DEVRT_CAP_SYNCHRONOUS) ||
-           backend_.stream_synchronize(device_.id, block.stream).ok();
+    if (graph_private_ || free_for_any(block)) return true;
+    return block.event == nullptr && backend_.stream_synchronize(device_.id, block.stream).ok();
   }
 
   // Caller holds mutex_: the block and its event go back to the backend.
@@ -150,10 +156,7 @@ private:
         chosen = i;
         break;
       }
-      if (chosen == free_.size() && !graph_private_ && free_[i].event != nullptr && completed(free_[i])) chosen = i;
-      if (chosen == free_.size() && !graph_private_ && free_[i].event == nullptr &&
-          backend_.has_capability(DEVRT_CAP_SYNCHRONOUS))
-        chosen = i;
+      if (chosen == free_.size() && free_for_any(free_[i])) chosen = i;
     }
     if (chosen == free_.size()) return nullptr;
     StreamPoolBlock block = free_[chosen];

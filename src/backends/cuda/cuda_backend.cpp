@@ -484,25 +484,6 @@ bool has_graph_api(const Api& api) noexcept {
          api.cuGraphDestroy != nullptr;
 }
 
-// The nodes issued to `stream` while it is captured (thread-local mode: other threads' work is
-// unaffected), through the backend's own launch and copy.
-Status capture_nodes(CudaBackend& backend, const BackendDevice& device, CUstream stream,
-                     std::span<const devrt_graph_node> nodes) {
-  for (const devrt_graph_node& node : nodes) {
-    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
-      devrt_launch_desc desc = node.launch;
-      desc.stream = stream;
-      DEVRT_RETURN_IF_ERROR(backend.launch(device, node.function, desc));
-    } else {
-      devrt_copy_desc desc = node.copy;
-      desc.stream = stream;
-      desc.src_device = desc.dst_device = &device;
-      DEVRT_RETURN_IF_ERROR(backend.copy(desc));
-    }
-  }
-  return Status();
-}
-
 } // namespace
 
 Result<void*> CudaBackend::graph_create(const BackendDevice& device, void*,
@@ -514,8 +495,8 @@ Result<void*> CudaBackend::graph_create(const BackendDevice& device, void*,
   CUstream stream = nullptr;
   DEVRT_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   CUresult code = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-  Status status =
-      code == CUDA_SUCCESS ? capture_nodes(*this, device, stream, nodes) : cu_error(api, "cuStreamBeginCapture", code);
+  Status status = code == CUDA_SUCCESS ? detail::issue_graph_nodes(*this, device, stream, nodes)
+                                       : cu_error(api, "cuStreamBeginCapture", code);
   CUgraph graph = nullptr;
   if (code == CUDA_SUCCESS) { // the capture ends whatever happened inside it
     CUresult ended = api.cuStreamEndCapture(stream, &graph);

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 
+#include "core/gpu_launch.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
 
@@ -47,19 +48,7 @@ Status record_nodes(VulkanBackend& backend, const BackendDevice& device, StreamS
     recorder.touched_overflow = true;
     recorder.pending_stages = kWorkStages;
   }
-  for (const devrt_graph_node& node : nodes) {
-    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
-      devrt_launch_desc desc = node.launch;
-      desc.stream = &recorder;
-      DEVRT_RETURN_IF_ERROR(backend.launch(device, node.function, desc));
-    } else {
-      devrt_copy_desc desc = node.copy;
-      desc.stream = &recorder;
-      desc.src_device = desc.dst_device = &device;
-      DEVRT_RETURN_IF_ERROR(backend.copy(desc));
-    }
-  }
-  return Status();
+  return detail::issue_graph_nodes(backend, device, &recorder, nodes);
 }
 
 } // namespace
