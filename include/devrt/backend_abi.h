@@ -111,13 +111,15 @@ typedef struct devrt_scope_limits {
   int32_t reserved;
   uint64_t max_layers; /* textures: the most layers of an image array; 0 when there are none */
 } devrt_scope_limits;
-/* A texture: `layers` images (1: a 2-D image, more: an image array) of `height` rows of `width`
- * texels of 4 channels of one element type; its bytes are layer after layer of compact rows. */
+/* A texture: `layers` images (an image array when `image_array` is 1, even of one layer; else one
+ * 2-D image) of `height` rows of `width` texels of 4 channels of one type; its bytes are layer
+ * after layer of compact rows. */
 typedef struct devrt_texture_desc {
-  int32_t scope;     /* a texture scope: devrt::MemoryScope 1..3 */
-  uint8_t type_code; /* each channel's DLPack type: kDLInt 0, kDLUInt 1, kDLFloat 2 */
-  uint8_t type_bits; /* 8, 16 or 32 */
-  uint16_t reserved;
+  int32_t scope;       /* a texture scope: devrt::MemoryScope 1..3 */
+  uint8_t type_code;   /* each channel's DLPack type: kDLInt 0, kDLUInt 1, kDLFloat 2 */
+  uint8_t type_bits;   /* 8, 16 or 32 */
+  uint8_t image_array; /* 1: an image array (OpenCL image2d_array_t); 0: a 2-D image (layers 1) */
+  uint8_t reserved;
   uint64_t width;  /* checked against the device's scope limits by the caller */
   uint64_t height; /* likewise */
   uint64_t layers; /* likewise; at least 1 */

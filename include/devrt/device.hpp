@@ -13,6 +13,7 @@
 #include <dlpack/dlpack.h>
 
 #include <devrt/detail/message.hpp>
+#include <devrt/dtype.hpp>
 #include <devrt/status.hpp>
 
 // A backend's C table (devrt/backend_abi.h), held by pointer in application types.
@@ -109,15 +110,15 @@ void append_part(MessageBuilder& m, DeviceKind kind) noexcept;
 // ---- Memory scopes ----------------------------------------------------------------------------
 //
 // Where a tensor's memory lives on its device, by TVM's names. "global" is plain device memory
-// (every device); "global.texture", "global.texture-nhwc" and "global.texture-weight" are 2-D
-// RGBA images (OpenCL image2d_t), TVM's layouts for Adreno-class GPUs; "global.vtcm" is the Hexagon
-// vector unit's tightly coupled memory. docs/memory-scopes.md has the rules.
+// (every device); "global.texture", "global.texture-nhwc" and "global.texture-weight" are images
+// of RGBA texels, TVM's layouts for Adreno-class GPUs (TextureLayout says which images); "global.vtcm"
+// is the Hexagon vector unit's tightly coupled memory. docs/memory-scopes.md has the rules.
 // The numbers are ABI (devrt_texture_desc.scope, the C API).
 enum class MemoryScope : std::int32_t {
   global = 0,
-  texture = 1,        // "global.texture": activations, [N, C, H, W, 4] -> rows N*C*H, width W
-  texture_nhwc = 2,   // "global.texture-nhwc": [N, H, W, C, 4] -> rows N*H, width W*C
-  texture_weight = 3, // "global.texture-weight": [O, I, H, W, 4] -> rows O, width I*H*W
+  texture = 1,        // "global.texture": activations, [N, C, H, W, c] -> N*C layers of H rows of W texels
+  texture_nhwc = 2,   // "global.texture-nhwc": [N, H, W, C, c] -> N layers of H rows of W*C texels
+  texture_weight = 3, // "global.texture-weight": [O, I, H, W, c] -> one layer of O rows of I*H*W texels
   vtcm = 4,           // "global.vtcm"
 };
 inline constexpr std::int32_t kMemoryScopeCount = 5;
@@ -132,8 +133,23 @@ constexpr bool is_texture_scope(MemoryScope scope) noexcept {
   return scope == MemoryScope::texture || scope == MemoryScope::texture_nhwc || scope == MemoryScope::texture_weight;
 }
 
-// A texture in texels of 4 channels (RGBA): `layers` images (1: a plain 2-D image; more: an image
-// array) of `height` rows of `width` texels. A plain value.
+// Which images a texture scope makes, by the TVM release whose kernels read them.
+// image_array (the default): TVM >= 0.23 (apache/tvm#18523 and main): every texture an image array
+//   (OpenCL image2d_array_t) shaped by texture_array_extent, the last axis a pack of elements
+//   in one texel (texel_channel_type).
+// image2d: TVM <= 0.22: a 2-D image (image2d_t) shaped by texture_extent, the last axis exactly the
+//   4 channels of a texel.
+enum class TextureLayout : std::int32_t {
+  image_array = 0,
+  image2d = 1,
+};
+// "image_array" or "image2d". Thread-safe.
+std::string_view to_string(TextureLayout layout) noexcept;
+// The layout a name gives ("" is image_array); anything else is invalid_argument. Thread-safe.
+Result<TextureLayout> parse_texture_layout(std::string_view name) noexcept;
+
+// A texture in texels of 4 channels (RGBA): `layers` images (an image array's layers; 1 for a
+// plain 2-D image) of `height` rows of `width` texels. A plain value.
 struct TextureExtent {
   std::uint64_t width = 0;
   std::uint64_t height = 0;
@@ -141,10 +157,10 @@ struct TextureExtent {
   friend constexpr bool operator==(const TextureExtent&, const TextureExtent&) = default;
 };
 
-// The texels of 4 channels a texture needs.
+// The channels of a texel.
 inline constexpr std::int64_t kTextureChannels = 4;
 
-// TVM's flattening of a shape into a texture (its DefaultTextureLayoutSeparator and
+// TVM <= 0.22's flattening of a shape into a 2-D image (its DefaultTextureLayoutSeparator and
 // ApplyTexture2DFlattening): the last axis is the 4 channels of a texel; of the others, those
 // before the scope's separator multiply into the height and the rest into the width. The
 // separator is rank - 2 for "global.texture", 1 for "global.texture-weight", and 1 (rank 3) or 2
@@ -155,16 +171,26 @@ inline constexpr std::int64_t kTextureChannels = 4;
 // (every side devrt returns fits in int64, as TVM's sizes do). Thread-safe.
 Result<TextureExtent> texture_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
 
-// The layered form of the same texture, for rows that a 2-D image cannot hold (TVM's Adreno
-// schedules choose it by texture_depth_limit): of the axes that make the rows, the last gives the
-// image's height and the ones before it the layers of an image array (OpenCL image2d_array_t):
-// [N, C, H, W, 4] in global.texture is N*C layers of H rows of W texels, [N, H, W, C, 4] in
-// global.texture-nhwc N layers of H rows of W*C texels. The bytes keep their order: layer after
-// layer of rows. global.texture-weight has no layered form (rows are its first axis alone), nor
-// has a shape whose rows come from one axis: invalid_argument. Each side must fit in int64 on its
-// own (out_of_range otherwise), so a shape whose 2-D row count overflows may still have a layered
-// form. Otherwise as texture_extent.
+// TVM >= 0.23's flattening (src/backend/opencl/runtime/texture.h): the last axis is a pack of
+// elements in one texel; with the separator rank - 2 ("global.texture"), 1 ("-weight") or 2
+// ("-nhwc", every rank), the axes before separator - 1 multiply into the layers, the axis at
+// separator - 1 is the height and the axes from the separator to the pack the width. So
+// [N, C, H, W, c] is N*C layers of H x W, [O, I, H, W, c] in -weight one layer of O x I*H*W,
+// [N, c] in global.texture N layers of 1 x 1 (a separator of 0 puts every axis in the layers) and
+// [A, B, c] in -nhwc A layers of B x 1. The bytes keep their order: layer after layer of rows.
+// Axes of 0 give sides of 0, as TVM computes them (allocation refuses an empty texture). Errors:
+// invalid_argument for a scope that is no texture, fewer than 2 axes (3 for -nhwc), a negative
+// axis; out_of_range for a side past INT64_MAX, each side multiplied in the shape's order as TVM
+// does. Thread-safe.
 Result<TextureExtent> texture_array_extent(MemoryScope scope, std::span<const std::int64_t> shape) noexcept;
+
+// The type of each of the 4 channels of a texel holding `pack` elements of `element`, as TVM main
+// chooses it: a pack of 4 is RGBA of the element type itself (DTypeToOpenCLChannelType: int8/16/32,
+// uint8/16/32, float16/32); any other pack of 128 bits is RGBA float32 and of 64 bits RGBA float16
+// (GetChannelType), the texel holding the pack's bytes as they are (int8 [256, 64, 16]: texels of
+// 16 int8 in float32 RGBA). Anything else is invalid_argument naming pack and type. Whether the
+// device has the format is Tensor::empty's question (unsupported naming both). Thread-safe.
+Result<DataType> texel_channel_type(DataType element, std::int64_t pack) noexcept;
 
 // What a device offers in one scope. Textures: the largest width and height in texels, the most
 // layers of an image array (0: none), and whether 16-bit float texels are available; VTCM: the

@@ -33,9 +33,11 @@ struct TensorOptions {
   // Take the memory from the device's workspace pool instead of a fresh backend allocation.
   bool from_workspace = false;
   // The memory scope (devrt/device.hpp). A texture-scoped tensor is an image of the device:
-  // its shape follows TVM's texture rule (texture_extent), it is copied whole with copy_from/to
+  // its shape follows TVM's texture rule (`texture_layout`), it is copied whole with copy_from/to
   // and to(), and it has no byte addresses: no views, no host data, no DLPack export.
   MemoryScope scope = MemoryScope::global;
+  // For a texture scope: TVM >= 0.23's image arrays (the default) or TVM <= 0.22's 2-D images.
+  TextureLayout texture_layout = TextureLayout::image_array;
 };
 
 struct ImportOptions {

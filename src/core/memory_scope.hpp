@@ -18,11 +18,21 @@ namespace devrt::detail {
 // Thread-safe.
 Status check_texture_fits(const ScopeLimits& limits, DataType dtype, TextureExtent extent) noexcept;
 
-// Where a texture of `shape` goes on a device with `limits`: its 2-D form when that fits, else its
-// layered form when that does, else the 2-D form's error (out_of_range, naming both forms' sizes
-// when the layered one exists). Thread-safe.
-Result<TextureExtent> place_texture(const ScopeLimits& limits, DataType dtype,
-                                    std::span<const std::int64_t> shape) noexcept;
+// How a texture is made on the device: its extent, the type of each of a texel's 4 channels (the
+// element type, or for a pack other than 4 the float type of the pack's bits), and whether it is
+// an image array (even of one layer) or a 2-D image. A plain value.
+struct TexturePlacement {
+  TextureExtent extent;
+  DataType channel;
+  bool image_array = true;
+};
+
+// Where a texture of `shape` goes on a device with `limits` in `layout`: image_array by TVM main's
+// rule (texture_array_extent, texel_channel_type), image2d by TVM 0.22's (texture_extent). Errors:
+// the shape's (invalid_argument, out_of_range), an empty texture (invalid_argument), a device
+// without image arrays for image_array (unsupported), then check_texture_fits's. Thread-safe.
+Result<TexturePlacement> place_texture(const ScopeLimits& limits, DataType dtype, std::span<const std::int64_t> shape,
+                                       TextureLayout layout) noexcept;
 
 } // namespace devrt::detail
 

@@ -35,8 +35,8 @@ struct TensorStorage {
 };
 
 // Tensor::empty in a texture scope (tensor_scope.cpp).
-Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device,
-                             MemoryScope scope) noexcept;
+Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device, MemoryScope scope,
+                             TextureLayout layout) noexcept;
 // Tensor::copy_from where either side is a texture: same dtype and shape, checked by the caller.
 Status copy_texture(const Tensor& src, const Tensor& dst, StreamRef stream) noexcept;
 // Tensor::copy_from_host / copy_to_host for a texture: `host` holds its compact bytes.

@@ -57,21 +57,23 @@ bool reachable(const Tensor& texture, const Tensor& linear) noexcept {
 
 } // namespace
 
-Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device,
-                             MemoryScope scope) noexcept {
+Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device, MemoryScope scope,
+                             TextureLayout layout) noexcept {
   DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
   DEVRT_ASSIGN_OR_RETURN(ScopeLimits limits, backend.scope_limits(device.id, scope));
-  Result<TextureExtent> extent = place_texture(limits, dtype, shape);
-  if (!extent.ok())
-    return make_error(extent.status().code(), "Tensor::empty on ", device, ": ", extent.status().message());
+  Result<TexturePlacement> placed = place_texture(limits, dtype, shape, layout);
+  if (!placed.ok())
+    return make_error(placed.status().code(), "Tensor::empty on ", device, ": ", placed.status().message());
+  const TextureExtent extent = placed->extent;
 
   devrt_texture_desc desc{};
   desc.scope = static_cast<std::int32_t>(scope);
-  desc.type_code = static_cast<std::uint8_t>(dtype.code);
-  desc.type_bits = dtype.bits;
-  desc.width = extent->width;
-  desc.height = extent->height;
-  desc.layers = extent->layers;
+  desc.type_code = static_cast<std::uint8_t>(placed->channel.code);
+  desc.type_bits = placed->channel.bits;
+  desc.image_array = placed->image_array ? 1 : 0;
+  desc.width = extent.width;
+  desc.height = extent.height;
+  desc.layers = extent.layers;
   auto* storage = new (std::nothrow) TensorStorage();
   if (storage == nullptr) return make_error(ErrorCode::out_of_memory, "Tensor::empty on ", device, ": no memory");
   Result<void*> texture = backend.texture_allocate(device.id, desc);
@@ -81,7 +83,7 @@ Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype
   }
   storage->device = device;
   storage->base = *texture;
-  storage->bytes = extent->width * extent->height * extent->layers * kTextureChannels * dtype.size_bytes();
+  storage->bytes = extent.width * extent.height * extent.layers * kTextureChannels * placed->channel.size_bytes();
   storage->scope = scope;
   storage->texture_backend = backend.table();
   storage->texture = desc;

@@ -19,9 +19,10 @@ namespace {
 
 constexpr MemoryScope kTextureScopes[] = {MemoryScope::texture, MemoryScope::texture_nhwc, MemoryScope::texture_weight};
 
-devrt::TensorOptions in_scope(MemoryScope scope) {
+devrt::TensorOptions in_scope(MemoryScope scope, devrt::TextureLayout layout = devrt::TextureLayout::image_array) {
   devrt::TensorOptions options;
   options.scope = scope;
+  options.texture_layout = layout;
   return options;
 }
 
@@ -53,20 +54,22 @@ std::vector<T> host_values(const Tensor& t) {
 // A texture of `shape` filled from the host, copied texture -> texture, -> a device buffer tensor,
 // -> host; and a device buffer tensor copied into a texture; every path must give the values back.
 template <class T>
-void round_trip(Device device, MemoryScope scope, std::span<const std::int64_t> shape, DataType dtype) {
+void round_trip(Device device, MemoryScope scope, std::span<const std::int64_t> shape, DataType dtype,
+                devrt::TextureLayout layout = devrt::TextureLayout::image_array) {
+  INFO(devrt::to_string(scope) << " " << devrt::to_string(dtype) << " " << devrt::to_string(layout));
   std::size_t n = 1;
   for (std::int64_t d : shape) n *= static_cast<std::size_t>(d);
   const std::vector<T> values = values_of<T>(n, static_cast<unsigned>(scope));
   Tensor host = host_tensor(shape, dtype, values);
 
-  devrt::Result<Tensor> texture = Tensor::empty(shape, dtype, device, in_scope(scope));
+  devrt::Result<Tensor> texture = Tensor::empty(shape, dtype, device, in_scope(scope, layout));
   REQUIRE(texture.ok());
   CHECK(texture->scope() == scope);
   REQUIRE(texture->copy_from(host).ok());
   REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
   CHECK(host_values<T>(*texture) == values);
 
-  devrt::Result<Tensor> other = Tensor::empty(shape, dtype, device, in_scope(scope));
+  devrt::Result<Tensor> other = Tensor::empty(shape, dtype, device, in_scope(scope, layout));
   REQUIRE(other.ok());
   REQUIRE(other->copy_from(*texture).ok());
   devrt::Result<Tensor> linear = Tensor::empty(shape, dtype, device);
@@ -76,7 +79,7 @@ void round_trip(Device device, MemoryScope scope, std::span<const std::int64_t> 
   CHECK(host_values<T>(*linear) == values);
 
   // A device buffer into a fresh texture (clEnqueueCopyBufferToImage and its kin).
-  devrt::Result<Tensor> again = Tensor::empty(shape, dtype, device, in_scope(scope));
+  devrt::Result<Tensor> again = Tensor::empty(shape, dtype, device, in_scope(scope, layout));
   REQUIRE(again.ok());
   REQUIRE(again->copy_from(*linear).ok());
   REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
@@ -90,8 +93,9 @@ devrt::Result<devrt::ScopeLimits> texture_limits(Device device) {
   return limits;
 }
 
-// An OpenCL kernel that reads a texture with a sampler and writes its texels into a buffer.
-constexpr std::string_view kReadTexture = R"(
+// An OpenCL kernel as TVM <= 0.22 writes one: an image2d_t read with a sampler, its texels written
+// into a buffer.
+constexpr std::string_view kReadTexture2d = R"(
 __constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
 __kernel void read_texture(__read_only image2d_t texture, __global float4* out, int width) {
   int x = get_global_id(0);
@@ -100,23 +104,41 @@ __kernel void read_texture(__read_only image2d_t texture, __global float4* out, 
 }
 )";
 
-void read_in_kernel(Device device) {
-  const std::int64_t shape[] = {3, 5, 4}; // global.texture: 3 rows of 5 texels
-  const std::vector<float> values = values_of<float>(60, 3);
+// And as TVM main writes one (apache/tvm#18523): an image2d_array_t read with an int4 coordinate
+// (x, y, layer, 0), the layer from the third grid axis.
+constexpr std::string_view kReadTextureArray = R"(
+__constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
+__kernel void read_texture(__read_only image2d_array_t texture, __global float4* out, int width, int height) {
+  int x = get_global_id(0);
+  int y = get_global_id(1);
+  int layer = get_global_id(2);
+  out[(layer * height + y) * width + x] = read_imagef(texture, nearest, (int4)(x, y, layer, 0)) * 2.0f;
+}
+)";
+
+// `shape` (a float32 texture of `layout`) filled from the host, read by `source`'s kernel over
+// `grid` blocks of `block` texels, each texel doubled into a buffer in the tensor's order.
+void read_in_kernel(Device device, std::string_view source, std::span<const std::int64_t> shape,
+                    devrt::TextureLayout layout, const devrt::LaunchConfig& config,
+                    std::span<const std::int32_t> sizes) {
+  INFO(devrt::to_string(layout));
+  std::size_t n = 1;
+  for (std::int64_t d : shape) n *= static_cast<std::size_t>(d);
+  const std::vector<float> values = values_of<float>(n, 3);
   Tensor host = host_tensor(shape, DataType::float32(), values);
-  devrt::Result<Tensor> texture = Tensor::empty(shape, DataType::float32(), device, in_scope(MemoryScope::texture));
+  devrt::Result<Tensor> texture =
+      Tensor::empty(shape, DataType::float32(), device, in_scope(MemoryScope::texture, layout));
   REQUIRE(texture.ok());
   REQUIRE(texture->copy_from(host).ok());
   devrt::Result<Tensor> out = Tensor::empty(shape, DataType::float32(), device);
   REQUIRE(out.ok());
 
-  devrt::Result<devrt::Module> module = devrt::Module::load(device, devrt::ModuleFormat::opencl_c, kReadTexture);
+  devrt::Result<devrt::Module> module = devrt::Module::load(device, devrt::ModuleFormat::opencl_c, source);
   REQUIRE(module.ok());
   devrt::Result<devrt::Function> function = module->function("read_texture");
   REQUIRE(function.ok());
-  const devrt::LaunchConfig config{.grid = {1, 3}, .block = {5, 1}};
-  const devrt::KernelArg args[] = {devrt::KernelArg::texture(*texture), devrt::KernelArg(out->storage_span()),
-                                   std::int32_t{5}};
+  std::vector<devrt::KernelArg> args{devrt::KernelArg::texture(*texture), devrt::KernelArg(out->storage_span())};
+  for (std::int32_t size : sizes) args.emplace_back(size);
   REQUIRE(function->launch(config, args).ok());
   REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
   std::vector<float> expected = values;
@@ -124,11 +146,69 @@ void read_in_kernel(Device device) {
   CHECK(host_values<float>(*out) == expected);
 
   // A buffer where the image goes, and a texture where a buffer goes, are refused by name.
-  const devrt::KernelArg swapped[] = {devrt::KernelArg(out->storage_span()), devrt::KernelArg::texture(*texture),
-                                      std::int32_t{5}};
-  devrt::Status refused = function->launch(config, swapped);
+  std::swap(args[0], args[1]);
+  devrt::Status refused = function->launch(config, args);
   CHECK(refused.code() == ErrorCode::invalid_argument);
   CHECK(conformance::contains(refused.message(), "texture"));
+}
+
+void read_in_kernels(Device device) {
+  // TVM <= 0.22: [3, 5, 4] in global.texture is 3 rows of 5 texels of a 2-D image.
+  const std::int64_t flat[] = {3, 5, 4};
+  const std::int32_t flat_sizes[] = {5};
+  read_in_kernel(device, kReadTexture2d, flat, devrt::TextureLayout::image2d, {.grid = {1, 3}, .block = {5, 1}},
+                 flat_sizes);
+  // TVM main: [2, 3, 4, 5, 4] is 6 layers of 4 rows of 5 texels; [3, 5, 4] one layer of 3 x 5.
+  const std::int64_t activation[] = {2, 3, 4, 5, 4};
+  const std::int32_t activation_sizes[] = {5, 4};
+  read_in_kernel(device, kReadTextureArray, activation, devrt::TextureLayout::image_array,
+                 {.grid = {1, 4, 6}, .block = {5, 1, 1}}, activation_sizes);
+  const std::int32_t one_layer_sizes[] = {5, 3};
+  read_in_kernel(device, kReadTextureArray, flat, devrt::TextureLayout::image_array,
+                 {.grid = {1, 3, 1}, .block = {5, 1, 1}}, one_layer_sizes);
+}
+
+// The shapes of TVM's own texture tests, in the layout TVM main gives them: texture_copy_test.cc
+// ([16, 16, 4], its pool [32, 32, 4]), test_texture_nd.py's copies of a [256, 1024] matrix as
+// [256, 1024 / lanes, lanes] for 64- and 128-bit channels, and the Adreno conv2d tests' NCHW4c
+// activations and OIHW4o weights.
+void tvm_shapes(Device device, const devrt::ScopeLimits& limits) {
+  const DataType i8{DataTypeCode::signed_int, 8, 1};
+  const DataType i16{DataTypeCode::signed_int, 16, 1};
+  const DataType i32{DataTypeCode::signed_int, 32, 1};
+  const DataType f16{DataTypeCode::floating, 16, 1};
+  const std::int64_t copy[] = {16, 16, 4};
+  const std::int64_t pool[] = {32, 32, 4};
+  round_trip<float>(device, MemoryScope::texture, copy, DataType::float32());
+  round_trip<float>(device, MemoryScope::texture, pool, DataType::float32());
+  // 128-bit channels: lanes 16 of int8, 8 of int16, 4 of int32 and float32.
+  const std::int64_t int8_128[] = {256, 64, 16};
+  const std::int64_t int16_128[] = {256, 128, 8};
+  const std::int64_t wide_128[] = {256, 256, 4};
+  round_trip<std::int8_t>(device, MemoryScope::texture, int8_128, i8);
+  round_trip<std::int16_t>(device, MemoryScope::texture, int16_128, i16);
+  round_trip<std::int32_t>(device, MemoryScope::texture, wide_128, i32);
+  round_trip<float>(device, MemoryScope::texture, wide_128, DataType::float32());
+  // Adreno conv2d: x (2, 64, 56, 56) as NCHW4c, w (32, 64, 3, 3) as OIHW4o; x (2, 16, 28, 28).
+  const std::int64_t conv_x[] = {2, 16, 56, 56, 4};
+  const std::int64_t conv_w[] = {8, 64, 3, 3, 4};
+  const std::int64_t small_x[] = {2, 4, 28, 28, 4};
+  const std::int64_t small_w[] = {1, 16, 3, 3, 4};
+  round_trip<float>(device, MemoryScope::texture, conv_x, DataType::float32());
+  round_trip<float>(device, MemoryScope::texture_weight, conv_w, DataType::float32());
+  round_trip<float>(device, MemoryScope::texture, small_x, DataType::float32());
+  round_trip<float>(device, MemoryScope::texture_weight, small_w, DataType::float32());
+  // 64-bit channels are float16 texels: lanes 8 of int8, 4 of int16 and float16, 2 of int32.
+  if (!limits.half_texels) {
+    CONFORMANCE_SKIP("64-bit texel packs on " << devrt::to_string(device) << ": no float16 texels");
+    return;
+  }
+  const std::int64_t int8_64[] = {256, 128, 8};
+  const std::int64_t int32_64[] = {256, 512, 2};
+  round_trip<std::int8_t>(device, MemoryScope::texture, int8_64, i8);
+  round_trip<std::int16_t>(device, MemoryScope::texture, wide_128, i16);
+  round_trip<std::uint16_t>(device, MemoryScope::texture, wide_128, f16);
+  round_trip<std::int32_t>(device, MemoryScope::texture, int32_64, i32);
 }
 
 } // namespace
@@ -178,13 +258,23 @@ TEST_CASE("textures round trip in every scope and texel type", "[conformance][sc
     round_trip<std::int32_t>(device, MemoryScope::texture, activation, DataType{DataTypeCode::signed_int, 32, 1});
     round_trip<std::uint8_t>(device, MemoryScope::texture, activation, DataType{DataTypeCode::unsigned_int, 8, 1});
     round_trip<std::int16_t>(device, MemoryScope::texture_weight, weight, DataType{DataTypeCode::signed_int, 16, 1});
-    // Rows beyond the device's image height: image arrays (layers of max_height rows).
+    // TVM <= 0.22's 2-D images, by name.
+    constexpr devrt::TextureLayout kFlat = devrt::TextureLayout::image2d;
+    round_trip<float>(device, MemoryScope::texture, activation, DataType::float32(), kFlat);
+    round_trip<float>(device, MemoryScope::texture_weight, weight, DataType::float32(), kFlat);
+    round_trip<std::uint8_t>(device, MemoryScope::texture_nhwc, nhwc, DataType{DataTypeCode::unsigned_int, 8, 1},
+                             kFlat);
+    tvm_shapes(device, *limits);
+    // Rows as many as the device's image height, in layers: an image array; the same rows as one
+    // 2-D image pass the height.
     if (limits->max_layers >= 2) {
       const auto rows = static_cast<std::int64_t>(limits->max_height);
       const std::int64_t tall[] = {2, rows, 1, 4};
       const std::int64_t tall_nhwc[] = {2, rows, 1, 1, 4};
       round_trip<float>(device, MemoryScope::texture, tall, DataType::float32());
       round_trip<std::int16_t>(device, MemoryScope::texture_nhwc, tall_nhwc, DataType{DataTypeCode::signed_int, 16, 1});
+      CHECK(Tensor::empty(tall, DataType::float32(), device, in_scope(MemoryScope::texture, kFlat)).status().code() ==
+            ErrorCode::out_of_range);
     } else {
       CONFORMANCE_SKIP("image arrays: " << devrt::to_string(device) << " has none");
     }
@@ -220,7 +310,7 @@ TEST_CASE("textures are read by kernels, and refuse what has byte addresses", "[
     if (!limits.ok()) continue;
     if (conformance::backend().has_capability(DEVRT_CAP_TEXTURE_ARGUMENTS) &&
         conformance::backend().loads_module_format(DEVRT_MODULE_OPENCL_C)) {
-      read_in_kernel(device);
+      read_in_kernels(device);
     } else if (conformance::backend().has_capability(DEVRT_CAP_TEXTURE_ARGUMENTS)) {
       CONFORMANCE_SKIP("reading a texture in a kernel on " << devrt::to_string(device)
                                                            << ": the suite's texture kernel is OpenCL C");
@@ -262,8 +352,14 @@ TEST_CASE("textures are read by kernels, and refuse what has byte addresses", "[
     const std::int64_t no_channels[] = {2, 3, 3};
     CHECK(Tensor::empty(no_channels, DataType::float32(), device, in_scope(MemoryScope::texture)).status().code() ==
           ErrorCode::invalid_argument);
-    CHECK(Tensor::empty(shape, DataType::float64(), device, in_scope(MemoryScope::texture)).status().code() ==
-          ErrorCode::unsupported);
+    // float64: no texel of 4 channels in TVM 0.22's layout, no pack of 4 (256 bits) in TVM main's.
+    CHECK(
+        Tensor::empty(shape, DataType::float64(), device, in_scope(MemoryScope::texture, devrt::TextureLayout::image2d))
+            .status()
+            .code() == ErrorCode::unsupported);
+    devrt::Result<Tensor> no_pack = Tensor::empty(shape, DataType::float64(), device, in_scope(MemoryScope::texture));
+    CHECK(no_pack.status().code() == ErrorCode::invalid_argument);
+    CHECK(conformance::contains(no_pack.status().message(), "a pack of 4 float64"));
     const std::int64_t too_wide[] = {1, static_cast<std::int64_t>(limits->max_width) + 1, 4};
     devrt::Result<Tensor> wide = Tensor::empty(too_wide, DataType::float32(), device, in_scope(MemoryScope::texture));
     CHECK(wide.status().code() == ErrorCode::out_of_range);

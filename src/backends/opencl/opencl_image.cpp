@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// OpenCL textures: TVM's texture scopes as CL_RGBA image2d_t objects, copied whole to and from host
-// memory (clEnqueueWriteImage / clEnqueueReadImage) or a buffer of the same device
-// (clEnqueueCopyBufferToImage / clEnqueueCopyImageToBuffer).
+// OpenCL textures: TVM's texture scopes as CL_RGBA images (image2d_array_t; image2d_t in TVM
+// <= 0.22's layout), copied whole to and from host memory (clEnqueueWriteImage /
+// clEnqueueReadImage) or a buffer of the same device (clEnqueueCopyBufferToImage /
+// clEnqueueCopyImageToBuffer).
 #include "opencl_backend.hpp"
 #include "opencl_state.hpp"
 
@@ -60,10 +61,10 @@ Result<void*> OpenclBackend::texture_allocate(const BackendDevice& device, const
                       desc.type_bits, " bits");
   }
   cl_image_desc image{};
-  image.image_type = desc.layers > 1 ? CL_MEM_OBJECT_IMAGE2D_ARRAY : CL_MEM_OBJECT_IMAGE2D;
+  image.image_type = desc.image_array != 0 ? CL_MEM_OBJECT_IMAGE2D_ARRAY : CL_MEM_OBJECT_IMAGE2D;
   image.image_width = static_cast<std::size_t>(desc.width);
   image.image_height = static_cast<std::size_t>(desc.height);
-  image.image_array_size = desc.layers > 1 ? static_cast<std::size_t>(desc.layers) : 0;
+  image.image_array_size = desc.image_array != 0 ? static_cast<std::size_t>(desc.layers) : 0;
   cl_int err = CL_SUCCESS;
   cl_mem mem = runtime().api.clCreateImage(d.context, CL_MEM_READ_WRITE, &format, &image, nullptr, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateImage", err);
@@ -87,7 +88,7 @@ Status OpenclBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
   const bool host = desc.linear_kind != static_cast<std::int32_t>(OpenclBackend::kind);
   if (host) {
     const std::size_t row_pitch = region[0] * 4 * (desc.desc->type_bits / 8);
-    const std::size_t slice_pitch = desc.desc->layers > 1 ? row_pitch * region[1] : 0;
+    const std::size_t slice_pitch = desc.desc->image_array != 0 ? row_pitch * region[1] : 0;
     void* rows = static_cast<std::byte*>(desc.linear) + desc.linear_offset;
     if (desc.to_texture != 0) {
       DEVRT_CL_CHECK("clEnqueueWriteImage", api.clEnqueueWriteImage(queue, image, CL_FALSE, origin, region, row_pitch,
