@@ -265,6 +265,15 @@ TEST_CASE("textures round trip in every scope and texel type", "[conformance][sc
     round_trip<std::uint8_t>(device, MemoryScope::texture_nhwc, nhwc, DataType{DataTypeCode::unsigned_int, 8, 1},
                              kFlat);
     tvm_shapes(device, *limits);
+    // Copies in bands (Vulkan's staging ring: DEVRT_VULKAN_STAGING_CHUNK=16384 in the staging run):
+    // bands of rows that end a layer, cover whole layers and start the next; rows of 17,600 bytes
+    // in pieces; several whole layers in one band.
+    const std::int64_t across_layers[] = {5, 7, 80, 4};
+    const std::int64_t wide_rows[] = {1, 3, 1100, 4};
+    const std::int64_t thin_layers[] = {8, 2, 320, 4};
+    round_trip<float>(device, MemoryScope::texture, across_layers, DataType::float32());
+    round_trip<float>(device, MemoryScope::texture, wide_rows, DataType::float32());
+    round_trip<std::uint8_t>(device, MemoryScope::texture, thin_layers, DataType{DataTypeCode::unsigned_int, 8, 1});
     // Rows as many as the device's image height, in layers: an image array; the same rows as one
     // 2-D image pass the height.
     if (limits->max_layers >= 2) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Vulkan textures: TVM's texture scopes as 2-D storage images (optimal tiling, one mip level, one
-// layer), kept in VK_IMAGE_LAYOUT_GENERAL from their creation on. Every copy is recorded on a
-// stream after a memory barrier that orders it behind the stream's earlier transfers and
-// dispatches (an image is not in the buffer-range hazard tracking); copies with host memory go
-// through a staging buffer and wait, copies with a buffer of the device stay recorded.
+// Vulkan textures: TVM's texture scopes as 2-D storage images of one or more layers (optimal
+// tiling, one mip level), kept in VK_IMAGE_LAYOUT_GENERAL from their creation on. Every copy is
+// recorded on a stream after a memory barrier that orders it behind the stream's earlier transfers
+// and dispatches (an image is not in the buffer-range hazard tracking); copies with host memory go
+// through the stream's staging rings in bands of rows (as buffer copies do: no allocation per
+// copy), copies with a buffer of the device stay recorded.
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -111,29 +113,139 @@ Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
   return Status();
 }
 
-// The whole texture against rows of `buffer` from `offset`: tightly packed, layer after layer.
-VkBufferImageCopy whole(const TextureState& t, VkDeviceSize offset) {
-  VkBufferImageCopy region{};
-  region.bufferOffset = offset;
-  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, t.layers};
-  region.imageExtent = t.extent;
-  return region;
+// The regions of a band of the texture against compact rows of a buffer from `offset`: the rows
+// [first, last) counted layer after layer, or, when one row is wider than a band, the texels
+// [first, last) of row `row`. At most three regions: the end of a layer, whole layers, the start
+// of one.
+struct Band {
+  VkBufferImageCopy regions[3];
+  std::uint32_t count = 0;
+  VkDeviceSize bytes = 0;
+};
+
+Band row_band(const TextureState& t, VkDeviceSize offset, std::uint64_t first, std::uint64_t last) {
+  Band band;
+  const std::uint64_t height = t.extent.height;
+  const VkDeviceSize row_bytes = VkDeviceSize{t.extent.width} * t.texel_bytes;
+  for (std::uint64_t row = first; row < last;) {
+    const auto layer = static_cast<std::uint32_t>(row / height);
+    const auto y = static_cast<std::uint32_t>(row % height);
+    std::uint64_t rows = std::min<std::uint64_t>(last - row, height - y);
+    std::uint32_t layers = 1;
+    if (y == 0 && rows == height) {
+      layers = static_cast<std::uint32_t>((last - row) / height);
+      rows = std::uint64_t{layers} * height;
+    }
+    VkBufferImageCopy& region = band.regions[band.count++];
+    region = VkBufferImageCopy{};
+    region.bufferOffset = offset + (row - first) * row_bytes;
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, layer, layers};
+    region.imageOffset = {0, static_cast<std::int32_t>(y), 0};
+    region.imageExtent = {t.extent.width, static_cast<std::uint32_t>(rows / layers), 1};
+    row += rows;
+  }
+  band.bytes = (last - first) * row_bytes;
+  return band;
 }
 
-// Records one copy between the texture and `buffer`, after a barrier. Caller holds the lock.
-Status record_image_copy(StreamState& s, const TextureState& t, VkBuffer buffer, VkDeviceSize offset, bool to_texture) {
+Band texel_band(const TextureState& t, VkDeviceSize offset, std::uint64_t row, std::uint32_t first,
+                std::uint32_t last) {
+  Band band;
+  VkBufferImageCopy& region = band.regions[band.count++];
+  region = VkBufferImageCopy{};
+  region.bufferOffset = offset;
+  region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, static_cast<std::uint32_t>(row / t.extent.height), 1};
+  region.imageOffset = {static_cast<std::int32_t>(first), static_cast<std::int32_t>(row % t.extent.height), 0};
+  region.imageExtent = {last - first, 1, 1};
+  band.bytes = VkDeviceSize{last - first} * t.texel_bytes;
+  return band;
+}
+
+// Records one band's copy between the texture and `buffer`, after a barrier. Caller holds the lock.
+Status record_image_copy(StreamState& s, const TextureState& t, VkBuffer buffer, const Band& band, bool to_texture) {
   DEVRT_RETURN_IF_ERROR(begin(s));
   image_barrier(s, t.image, VK_IMAGE_LAYOUT_GENERAL);
   // What follows on the stream and touches the buffer's range waits for this copy.
-  const TouchedRange range{buffer, offset, offset + t.bytes()};
+  const VkDeviceSize offset = band.regions[0].bufferOffset;
+  const TouchedRange range{buffer, offset, offset + band.bytes};
   order_command(s, VK_PIPELINE_STAGE_TRANSFER_BIT, {&range, 1});
-  const VkBufferImageCopy region = whole(t, offset);
   if (to_texture) {
-    s.device->api.vkCmdCopyBufferToImage(s.recording, buffer, t.image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+    s.device->api.vkCmdCopyBufferToImage(s.recording, buffer, t.image, VK_IMAGE_LAYOUT_GENERAL, band.count,
+                                         band.regions);
   } else {
-    s.device->api.vkCmdCopyImageToBuffer(s.recording, t.image, VK_IMAGE_LAYOUT_GENERAL, buffer, 1, &region);
+    s.device->api.vkCmdCopyImageToBuffer(s.recording, t.image, VK_IMAGE_LAYOUT_GENERAL, buffer, band.count,
+                                         band.regions);
   }
   return recorded(s);
+}
+
+// The texture cut into bands of at most `chunk` bytes, in the order of its compact bytes: bands of
+// whole rows, or pieces of one row where a row is wider than `chunk`. Calls `each(band)` until
+// one fails.
+template <class Each>
+Status for_each_band(const TextureState& t, VkDeviceSize chunk, Each&& each) {
+  const std::uint64_t rows = std::uint64_t{t.extent.height} * t.layers;
+  const VkDeviceSize row_bytes = VkDeviceSize{t.extent.width} * t.texel_bytes;
+  if (row_bytes <= chunk) {
+    const std::uint64_t per_band = chunk / row_bytes;
+    for (std::uint64_t first = 0; first < rows; first += per_band) {
+      DEVRT_RETURN_IF_ERROR(each(row_band(t, 0, first, std::min(rows, first + per_band))));
+    }
+    return Status();
+  }
+  const auto per_band = static_cast<std::uint32_t>(chunk / t.texel_bytes);
+  for (std::uint64_t row = 0; row < rows; ++row) {
+    for (std::uint32_t first = 0; first < t.extent.width; first += per_band) {
+      DEVRT_RETURN_IF_ERROR(each(texel_band(t, 0, row, first, std::min(t.extent.width, first + per_band))));
+    }
+  }
+  return Status();
+}
+
+// Host rows into the texture through the stream's upload ring, band by band: each band is
+// submitted so that the device copies it while the host fills the next; the host's bytes are
+// taken when this returns. Caller holds the lock.
+Status write_texture(StreamState& s, const TextureState& t, const std::byte* rows) {
+  DeviceState& d = *s.device;
+  std::size_t done = 0;
+  return for_each_band(t, d.staging_chunk, [&](const Band& band) -> Status {
+    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.upload, MemoryUsage::upload));
+    std::memcpy(slot->allocation->mapped, rows + done, band.bytes);
+    flush_mapping(d, *slot->allocation, true);
+    DEVRT_RETURN_IF_ERROR(record_image_copy(s, t, slot->allocation->buffer, band, true));
+    slot->busy_until = staging_busy_until(s);
+    done += band.bytes;
+    return done < t.bytes() ? flush(s) : Status();
+  });
+}
+
+// The texture into host rows through the stream's readback ring, complete on return: band i is
+// copied by the device while the host copies band i-1 out. Caller holds the lock.
+Status read_texture(StreamState& s, const TextureState& t, std::byte* rows) {
+  DeviceState& d = *s.device;
+  StagingSlot* previous = nullptr;
+  std::size_t previous_at = 0, previous_bytes = 0, done = 0;
+  auto drain_previous = [&]() -> Status {
+    DEVRT_RETURN_IF_ERROR(wait_value(d, s.timeline->semaphore, previous->busy_until));
+    flush_mapping(d, *previous->allocation, false);
+    std::memcpy(rows + previous_at, previous->allocation->mapped, previous_bytes);
+    return Status();
+  };
+  DEVRT_RETURN_IF_ERROR(for_each_band(t, d.staging_chunk, [&](const Band& band) -> Status {
+    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.readback, MemoryUsage::readback));
+    DEVRT_RETURN_IF_ERROR(record_image_copy(s, t, slot->allocation->buffer, band, false));
+    DEVRT_RETURN_IF_ERROR(flush(s));
+    slot->busy_until = s.submitted;
+    if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
+    previous = slot;
+    previous_at = done;
+    previous_bytes = band.bytes;
+    done += band.bytes;
+    return Status();
+  }));
+  if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
+  retire(s);
+  return Status();
 }
 
 } // namespace
@@ -201,44 +313,20 @@ Status VulkanBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept
   DEVRT_VK_DEVICE(d, desc.device_id);
   const auto& t = *static_cast<const TextureState*>(desc.texture);
   StreamState& s = stream_of(d, desc.stream);
-  const VkDeviceSize bytes = t.bytes();
   if (desc.linear_kind == static_cast<std::int32_t>(VulkanBackend::kind)) {
     if (desc.linear_offset % t.texel_bytes != 0) {
       return make_error(ErrorCode::invalid_argument, "a buffer offset of ", desc.linear_offset,
                         " bytes is not a multiple of the texel's ", t.texel_bytes, " bytes");
     }
     std::lock_guard<std::mutex> lock(s.mutex);
-    return record_image_copy(s, t, static_cast<Allocation*>(desc.linear)->buffer, desc.linear_offset,
-                             desc.to_texture != 0);
+    const std::uint64_t rows = std::uint64_t{t.extent.height} * t.layers;
+    return record_image_copy(s, t, static_cast<Allocation*>(desc.linear)->buffer,
+                             row_band(t, desc.linear_offset, 0, rows), desc.to_texture != 0);
   }
-  // Host memory: through a staging buffer of the whole texture, waited for.
-  const bool to_texture = desc.to_texture != 0;
-  DEVRT_ASSIGN_OR_RETURN(Allocation * staging,
-                         create_allocation(d, bytes, to_texture ? MemoryUsage::upload : MemoryUsage::readback));
+  // Host memory: through the stream's staging rings.
   auto* rows = static_cast<std::byte*>(desc.linear) + desc.linear_offset;
-  Status status;
-  if (staging->mapped == nullptr) {
-    status = make_error(ErrorCode::unsupported, d.properties.deviceName, " has no host-visible staging memory");
-  } else {
-    if (to_texture) {
-      std::memcpy(staging->mapped, rows, bytes);
-      flush_mapping(d, *staging, true);
-    }
-    std::lock_guard<std::mutex> lock(s.mutex);
-    status = record_image_copy(s, t, staging->buffer, 0, to_texture);
-    if (status.ok()) status = drain(s);
-  }
-  if (status.ok() && !to_texture) {
-    flush_mapping(d, *staging, false);
-    std::memcpy(rows, staging->mapped, bytes);
-  }
-  if (status.ok()) {
-    destroy_allocation(d, staging);
-  } else {
-    // A failed wait: the copy may still use the staging buffer.
-    destroy_when_idle(d, make_retired<Allocation, destroy_allocation>(staging));
-  }
-  return status;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return desc.to_texture != 0 ? write_texture(s, t, rows) : read_texture(s, t, rows);
 }
 
 } // namespace devrt::vulkan

@@ -290,6 +290,16 @@ Status flush(StreamState& s);
 VkResult submit_commands(StreamState& s, VkCommandBuffer commands);
 // Waits until `semaphore` reaches `value`; a loss marks the device lost.
 Status wait_value(DeviceState& d, VkSemaphore semaphore, std::uint64_t value);
+// Frees what the stream's finished batches held. Caller holds the lock.
+void retire(StreamState& s);
+// The next slot of a staging ring, free for the host: waits for the batch that last used it
+// (submitting it first if it is still being recorded). Caller holds the lock.
+Result<StagingSlot*> acquire_staging(StreamState& s, StagingRing& ring, MemoryUsage usage);
+// The busy_until of a staging slot whose copy was just recorded: the batch being recorded, or the
+// one just submitted if the copy filled it. Caller holds the lock.
+inline std::uint64_t staging_busy_until(const StreamState& s) {
+  return s.recording != VK_NULL_HANDLE ? s.submitted + 1 : s.submitted;
+}
 
 // `listed`: among d.streams (device_synchronize drains it); a graph's recorder is not.
 Status create_stream(DeviceState& d, StreamState*& out, bool listed = true);

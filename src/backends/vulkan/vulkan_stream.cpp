@@ -98,11 +98,8 @@ void flush_mapping(DeviceState& d, const Allocation& a, bool to_device) {
   }
 }
 
-namespace {
-
 // ---- Streams: recording, submission, retirement ----------------------------------------------
 
-// Frees what finished batches held. Caller holds the stream's lock.
 void retire(StreamState& s) {
   if (s.in_flight.empty()) return;
   DeviceState& d = *s.device;
@@ -126,8 +123,6 @@ void retire(StreamState& s) {
     s.in_flight.pop_front();
   }
 }
-
-} // namespace
 
 void barrier(StreamState& s, VkPipelineStageFlags src_stages, VkPipelineStageFlags dst_stages,
              VkAccessFlags dst_access) {
@@ -271,8 +266,8 @@ Status record_copy(StreamState& s, VkBuffer src, VkDeviceSize src_offset, VkBuff
   return recorded(s);
 }
 
-// The next slot of a staging ring, free for the host: waits for the batch that last used it
-// (submitting it first if it is still being recorded). Caller holds the lock.
+} // namespace
+
 Result<StagingSlot*> acquire_staging(StreamState& s, StagingRing& ring, MemoryUsage usage) {
   DeviceState& d = *s.device;
   StagingSlot& slot = ring.slots[ring.next];
@@ -291,6 +286,8 @@ void release_staging(DeviceState& d, StagingRing& ring) {
     slot = StagingSlot{};
   }
 }
+
+namespace {
 
 // Host -> device. Mapped (unified) memory: a memcpy after the stream's earlier work. Otherwise
 // recorded on the stream, with the host's bytes already taken when this returns: small aligned
@@ -318,8 +315,7 @@ Status write_from_host(DeviceState& d, StreamState& s, Allocation& dst, std::siz
     std::memcpy(slot->allocation->mapped, src + done, chunk);
     flush_mapping(d, *slot->allocation, true);
     DEVRT_RETURN_IF_ERROR(record_copy(s, slot->allocation->buffer, 0, dst.buffer, offset + done, chunk));
-    // The batch being recorded, or the one just submitted if the copy filled it.
-    slot->busy_until = s.recording != VK_NULL_HANDLE ? s.submitted + 1 : s.submitted;
+    slot->busy_until = staging_busy_until(s);
     done += chunk;
     if (done < n) DEVRT_RETURN_IF_ERROR(flush(s));
   }
