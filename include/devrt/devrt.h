@@ -450,6 +450,13 @@ typedef struct devrt_tensor_t* devrt_tensor;
  * Owned by the caller. Thread-safe. (API version 2 added `scope`.) */
 DEVRT_C_API devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
                                             const char* scope, devrt_tensor* out);
+/* The same for a texture scope, its images named by `layout`: "image_array" (NULL or ""; TVM >= 0.23:
+ * an OpenCL image2d_array_t, the last axis a pack of texels) or "image2d" (TVM <= 0.22: an
+ * image2d_t, the last axis 4 channels); devrt::TextureLayout. An unknown layout, or a layout with
+ * a scope that is no texture, is DEVRT_STATUS_INVALID_ARGUMENT. Owned by the caller. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tensor_empty_texture(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                                    devrt_device device, const char* scope, const char* layout,
+                                                    devrt_tensor* out);
 /* The tensor's memory scope, TVM's name ("global"). Static storage; NULL for an invalid handle. */
 DEVRT_C_API const char* devrt_tensor_scope(devrt_tensor tensor);
 /* Another handle to the same tensor (shares the storage). Owned by the caller. */

@@ -208,14 +208,19 @@ def _as_device(device):
     return _CPU if device is None else device if isinstance(device, Device) else Device(device)
 
 
-def empty(shape, dtype="float32", device=None, scope="global"):
+def empty(shape, dtype="float32", device=None, scope="global", texture_layout=None):
     """A new compact tensor with uninitialised elements (device default: cpu(0)) in memory scope
     `scope`, TVM's name: "global", "global.texture", "global.texture-nhwc", "global.texture-weight"
     or "global.vtcm". An unknown name is ValueError; a scope the device lacks is an error naming
-    both. A texture-scoped tensor is copied whole (copyfrom/copyto/to) and has no DLPack export."""
+    both. A texture-scoped tensor is copied whole (copyfrom/copyto/to) and has no DLPack export.
+    `texture_layout` names a texture's images: "image_array" (None: the default; TVM >= 0.23's
+    image2d_array_t, the last axis a pack of texels) or "image2d" (TVM <= 0.22's image2d_t, the last
+    axis 4 channels); with a scope that is no texture it is ValueError."""
     if not isinstance(scope, str):
         raise TypeError(f"devrt.empty: scope must be a str, not {type(scope).__name__}")
-    return _ext.empty(shape, _dtype_name(dtype), _as_device(device), scope)
+    if texture_layout is not None and not isinstance(texture_layout, str):
+        raise TypeError(f"devrt.empty: texture_layout must be a str, not {type(texture_layout).__name__}")
+    return _ext.empty(shape, _dtype_name(dtype), _as_device(device), scope, texture_layout)
 
 
 def tensor(data, device=None, dtype=None):

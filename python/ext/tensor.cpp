@@ -122,7 +122,8 @@ PyObject* empty(PyObject*, PyObject* args) noexcept {
   PyObject* dtype_name = nullptr;
   PyObject* device_object = nullptr;
   const char* scope = nullptr;
-  if (!PyArg_ParseTuple(args, "OOO|z:empty", &shape, &dtype_name, &device_object, &scope)) return nullptr;
+  const char* layout = nullptr;
+  if (!PyArg_ParseTuple(args, "OOO|zz:empty", &shape, &dtype_name, &device_object, &scope, &layout)) return nullptr;
   std::int64_t dims[64];
   std::int32_t ndim = 0;
   DLDataType dtype;
@@ -131,7 +132,8 @@ PyObject* empty(PyObject*, PyObject* args) noexcept {
     return nullptr;
   }
   devrt_tensor out = nullptr;
-  devrt_status status = devrt_tensor_empty(dims, ndim, dtype, device, scope, &out);
+  devrt_status status = layout == nullptr ? devrt_tensor_empty(dims, ndim, dtype, device, scope, &out)
+                                          : devrt_tensor_empty_texture(dims, ndim, dtype, device, scope, layout, &out);
   if (status != DEVRT_STATUS_OK) return raise_status(status);
   return new_tensor(out);
 }
@@ -252,7 +254,7 @@ PyObject* dtype_to_string(PyObject*, PyObject* args) noexcept {
 } // namespace
 
 PyMethodDef kTensorFunctions[] = {
-    {"empty", empty, METH_VARARGS, "empty(shape, dtype name, device): a new compact tensor."},
+    {"empty", empty, METH_VARARGS, "empty(shape, dtype name, device, scope, texture layout): a new compact tensor."},
     {"copy", copy, METH_VARARGS, "copy(dst, src, stream=None): src's elements into dst."},
     {"to", to, METH_VARARGS, "to(tensor, device, stream=None): a compact copy on the device."},
     {"copy_from_host", copy_from_host, METH_VARARGS, "copy_from_host(tensor, buffer): a buffer of nbytes into it."},

@@ -33,23 +33,43 @@ Status finish_host_copy(Status queued, Device src, Device dst) noexcept {
   return synchronize(current_stream(copy_device(src, dst).value_or(kHostDevice)));
 }
 
+// devrt_tensor_empty and devrt_tensor_empty_texture: `layout` (null for the first) names the
+// images of a texture scope.
+devrt_status empty_in_scope(const char* call, const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
+                            const char* scope, const char* layout, devrt_tensor* out) {
+  if (out == nullptr) return null_argument(call, "out");
+  Result<std::span<const std::int64_t>> extents = dims(shape, ndim, call, "shape");
+  if (!extents.ok()) return fail(extents.status());
+  TensorOptions options;
+  if (scope != nullptr) {
+    Result<MemoryScope> parsed = parse_memory_scope(scope);
+    if (!parsed.ok()) return fail(make_error(parsed.status().code(), call, ": ", parsed.status().message()));
+    options.scope = *parsed;
+  }
+  if (layout != nullptr) {
+    Result<TextureLayout> parsed = parse_texture_layout(layout);
+    if (!parsed.ok()) return fail(make_error(parsed.status().code(), call, ": ", parsed.status().message()));
+    if (!is_texture_scope(options.scope)) {
+      return fail(make_error(ErrorCode::invalid_argument, call, ": a texture layout ('", layout, "') for scope '",
+                             to_string(options.scope), "', which is no texture"));
+    }
+    options.texture_layout = *parsed;
+  }
+  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device), options), out, call);
+}
+
 } // namespace
 
 extern "C" {
 
 devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
                                 const char* scope, devrt_tensor* out) {
-  if (out == nullptr) return null_argument("devrt_tensor_empty", "out");
-  Result<std::span<const std::int64_t>> extents = dims(shape, ndim, "devrt_tensor_empty", "shape");
-  if (!extents.ok()) return fail(extents.status());
-  TensorOptions options;
-  if (scope != nullptr) {
-    Result<MemoryScope> parsed = parse_memory_scope(scope);
-    if (!parsed.ok())
-      return fail(make_error(parsed.status().code(), "devrt_tensor_empty: ", parsed.status().message()));
-    options.scope = *parsed;
-  }
-  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device), options), out, "devrt_tensor_empty");
+  return empty_in_scope("devrt_tensor_empty", shape, ndim, dtype, device, scope, nullptr, out);
+}
+
+devrt_status devrt_tensor_empty_texture(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
+                                        const char* scope, const char* layout, devrt_tensor* out) {
+  return empty_in_scope("devrt_tensor_empty_texture", shape, ndim, dtype, device, scope, layout, out);
 }
 
 const char* devrt_tensor_scope(devrt_tensor tensor) {

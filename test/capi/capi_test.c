@@ -267,6 +267,21 @@ static void test_tensors(void) {
   CHECK(strcmp(text, "float32") == 0);
   CHECK(devrt_tensor_empty(shape, -1, f32, kCpu, NULL, &tensor) == DEVRT_STATUS_INVALID_ARGUMENT);
   CHECK_OK(devrt_tensor_empty(shape, 2, f32, kCpu, NULL, &tensor));
+  {
+    /* Texture layouts by name: unknown names and layouts for non-texture scopes are refused before
+     * the device is asked; the CPU has no textures in either layout. */
+    devrt_tensor texture = NULL;
+    CHECK(devrt_tensor_empty_texture(shape, 2, f32, kCpu, "global.texture", "image3d", &texture) ==
+          DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(devrt_last_error(), "unknown texture layout 'image3d'") != NULL);
+    CHECK(devrt_tensor_empty_texture(shape, 2, f32, kCpu, "global", "image2d", &texture) ==
+          DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_tensor_empty_texture(shape, 2, f32, kCpu, "global.texture", "image2d", &texture) ==
+          DEVRT_STATUS_UNSUPPORTED);
+    CHECK(devrt_tensor_empty_texture(shape, 2, f32, kCpu, "global.texture", NULL, &texture) ==
+          DEVRT_STATUS_UNSUPPORTED);
+    CHECK(texture == NULL);
+  }
   CHECK(devrt_tensor_ndim(tensor) == 2 && devrt_tensor_shape(tensor)[1] == 3 && devrt_tensor_strides(tensor)[0] == 3);
   CHECK(devrt_tensor_nbytes(tensor) == sizeof values && devrt_tensor_is_contiguous(tensor));
   CHECK_OK(devrt_tensor_copy_from_host(tensor, values, sizeof values));

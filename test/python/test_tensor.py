@@ -286,6 +286,34 @@ def test_a_texture_round_trips_and_refuses_dlpack():
         np.from_dlpack(texture)
 
 
+@pytest.mark.skipif(not devrt.opencl(0).exist, reason="no OpenCL device (devrt.opencl(0).exist is False)")
+def test_texture_layouts_by_name_and_packed_texels():
+    try:
+        # TVM's test_texture_nd: an int8 [256, 64, 16] texture, 16 int8 in each float32 texel.
+        packed = devrt.empty((256, 64, 16), "int8", devrt.opencl(0), scope="global.texture")
+    except devrt.UnsupportedError as error:
+        pytest.skip(f"opencl(0) has no textures: {error}")
+    values = (np.arange(256 * 64 * 16) % 251 - 125).astype(np.int8).reshape(256, 64, 16)
+    packed.copyfrom(values)
+    np.testing.assert_array_equal(packed.numpy(), values)
+    # TVM 0.22's 2-D images by name; a pack other than 4 has no texel there.
+    flat = devrt.empty((2, 3, 5, 4), "float32", devrt.opencl(0), scope="global.texture", texture_layout="image2d")
+    floats = np.arange(120, dtype=np.float32).reshape(2, 3, 5, 4)
+    flat.copyfrom(floats)
+    np.testing.assert_array_equal(flat.numpy(), floats)
+    with pytest.raises(ValueError) as error:
+        devrt.empty((256, 64, 16), "int8", devrt.opencl(0), scope="global.texture", texture_layout="image2d")
+    assert "axis of 4" in str(error.value)
+    with pytest.raises(ValueError) as error:
+        devrt.empty((2, 4), "float32", devrt.opencl(0), scope="global.texture", texture_layout="image2d_array")
+    assert "unknown texture layout 'image2d_array'" in str(error.value)
+    with pytest.raises(ValueError) as error:
+        devrt.empty((2, 4), "float32", devrt.opencl(0), texture_layout="image2d")
+    assert "no texture" in str(error.value)
+    with pytest.raises(TypeError):
+        devrt.empty((2, 4), "float32", devrt.opencl(0), scope="global.texture", texture_layout=2)
+
+
 def test_bool_tensors_come_back_through_numpy():
     # NumPy 1.24 takes no bool through DLPack; numpy() copies the bytes instead, as TVM does.
     values = np.array([True, False, True, True, False])
