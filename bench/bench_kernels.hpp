@@ -38,7 +38,8 @@ public:
   virtual void launch_batch(benchmark::State& state) = 0;
   virtual void alloc_free(benchmark::State& state) = 0;
   virtual void copy(benchmark::State& state, bool write) = 0;
-  // The same bytes into or out of a 2-D float32 RGBA texture (kTextureWidth texels per row).
+  // The same bytes into or out of a float32 RGBA texture (kTextureWidth texels per row), one layer
+  // of an image array as devrt makes it by default.
   virtual void texture_copy(benchmark::State& state, bool write) {
     static_cast<void>(write);
     state.SkipWithError("the raw side has no textures for this API");

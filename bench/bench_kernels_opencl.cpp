@@ -187,9 +187,11 @@ public:
     std::vector<unsigned char> host(n, 1);
     const cl_image_format format{CL_RGBA, CL_FLOAT};
     cl_image_desc desc{};
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    // One layer of an image array, as devrt makes a texture by default (TVM main's layout).
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
     desc.image_width = kTextureWidth;
     desc.image_height = n / kTextureRowBytes;
+    desc.image_array_size = 1;
     cl_int err = 0;
     cl_mem image = api_.clCreateImage(context_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
     if (err != CL_SUCCESS) return state.SkipWithError(("raw clCreateImage failed: " + std::to_string(err)).c_str());
@@ -197,11 +199,11 @@ public:
     const std::size_t region[3] = {desc.image_width, desc.image_height, 1};
     for (auto _ : state) {
       if (write) {
-        api_.clEnqueueWriteImage(queue_, image, CL_FALSE, origin, region, kTextureRowBytes, 0, host.data(), 0, nullptr,
+        api_.clEnqueueWriteImage(queue_, image, CL_FALSE, origin, region, kTextureRowBytes, n, host.data(), 0, nullptr,
                                  nullptr);
         api_.clFinish(queue_);
       } else {
-        api_.clEnqueueReadImage(queue_, image, CL_TRUE, origin, region, kTextureRowBytes, 0, host.data(), 0, nullptr,
+        api_.clEnqueueReadImage(queue_, image, CL_TRUE, origin, region, kTextureRowBytes, n, host.data(), 0, nullptr,
                                 nullptr);
       }
     }
