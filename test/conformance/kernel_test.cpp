@@ -557,16 +557,18 @@ TEST_CASE("timed events measure a kernel on the device, not the host's wait", "[
     const auto [rounds, calibrated] = calibrate_spin(kernel, value, 4e6);
     INFO("spin rounds " << rounds << ", " << calibrated / 1e6 << " ms launched and synchronized");
     devrt::Stream stream = std::move(devrt::Stream::create(device)).value();
-    // Three tries: on a loaded machine one run may be descheduled; each must lie inside the host's
-    // interval, one must be within 2x of the calibrated length.
-    bool within_twice = false;
-    for (int attempt = 0; attempt < 3 && !within_twice; ++attempt) {
+    // Each run lies inside the host's interval and leaves out the host's sleep; one of three tries
+    // (a loaded machine may stall a run) must count at least a quarter of the calibrated kernel.
+    // No upper bound near the calibration: under CPU contention a CPU driver (lavapipe, PoCL)
+    // runs the kernel itself several times slower, which says nothing about the clock.
+    bool counts_the_kernel = false;
+    for (int attempt = 0; attempt < 3 && !counts_the_kernel; ++attempt) {
       const auto host_start = Clock::now();
       REQUIRE(start->record(stream).ok());
       REQUIRE(spin(kernel, value, rounds, stream).ok());
       REQUIRE(end->record(stream).ok());
       // A host sleep between enqueueing and synchronizing: a host clock would count it.
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
       REQUIRE(end->synchronize().ok());
       const double host = host_ns_since(host_start);
       devrt::Result<std::int64_t> elapsed = devrt::Event::elapsed_ns(*start, *end);
@@ -577,10 +579,10 @@ TEST_CASE("timed events measure a kernel on the device, not the host's wait", "[
       CHECK(static_cast<double>(*elapsed) <= host);
       // The sleep is not in it. (An asynchronous device runs the kernel during the sleep, so the
       // host's interval is the sleep, not the kernel plus the sleep: the bound is the sleep.)
-      CHECK(static_cast<double>(*elapsed) < 40e6);
-      within_twice = static_cast<double>(*elapsed) >= calibrated / 2 && static_cast<double>(*elapsed) <= 2 * calibrated;
+      CHECK(static_cast<double>(*elapsed) < 150e6);
+      counts_the_kernel = static_cast<double>(*elapsed) >= calibrated / 4;
     }
-    CHECK(within_twice);
+    CHECK(counts_the_kernel);
   }
 }
 
