@@ -245,6 +245,14 @@ concept BackendTextures = BackendScopes<B> &&
   { b.texture_copy(copy) } -> std::same_as<Status>;
 };
 
+// Optional, with BackendTextures: a texture over an allocation of the backend (see
+// devrt_texture_view_desc), freed with texture_free; fills desc.row_pitch and desc.bytes.
+template <class B>
+concept BackendTextureViews = BackendTextures<B> &&
+    requires(B& b, const BackendDevice& device, devrt_texture_view_desc& desc) {
+  { b.texture_view(device, desc) } -> std::same_as<Result<void*>>;
+};
+
 // Optional, with BackendScopes: flat memory in another scope (Hexagon's VTCM), freed with free().
 template <class B>
 concept BackendScopedMemory = BackendScopes<B> &&
@@ -452,6 +460,10 @@ struct Thunks {
   static std::int32_t texture_copy(const devrt_texture_copy_desc* desc, devrt_error* err) noexcept {
     return export_status(self().texture_copy(*desc), err);
   }
+  static std::int32_t texture_view(const devrt_backend_device* device, devrt_texture_view_desc* desc, void** out,
+                                   devrt_error* err) noexcept {
+    return export_result(self().texture_view(*device, *desc), out, err);
+  }
   static std::int32_t detect_target(const devrt_backend_device* device, char* json, std::size_t capacity,
                                     std::size_t* needed, devrt_error* err) noexcept {
     Result<Target> target = self().detect_target(*device);
@@ -524,6 +536,7 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.texture_free = &T::texture_free;
       table.texture_copy = &T::texture_copy;
     }
+    if constexpr (BackendTextureViews<B>) table.texture_view = &T::texture_view;
   }
   return table;
 }

@@ -141,6 +141,22 @@ typedef struct devrt_texture_copy_desc {
   void* stream;
   const devrt_backend_device* device; /* the texture's device */
 } devrt_texture_copy_desc;
+/* A texture over memory of an allocation of this backend on the device (TVM's image over a pooled
+ * buffer): the image uses the allocation's bytes from `offset` on, rows `row_pitch` and layers
+ * `layer_pitch` bytes apart, and shares them with the allocation. The backend picks the pitches (the
+ * device's image pitch alignment, or its own linear layout) and fails with DEVRT_STATUS_INVALID_ARGUMENT when the image
+ * needs more than `available` bytes or `offset` is not aligned as it needs, and with
+ * DEVRT_STATUS_UNSUPPORTED naming the reason where the device cannot do it. The caller keeps the
+ * allocation alive until texture_free. */
+typedef struct devrt_texture_view_desc {
+  const devrt_texture_desc* texture;
+  void* buffer;       /* the allocation, as allocate returned it */
+  size_t offset;      /* bytes from the allocation's start */
+  size_t available;   /* bytes from `offset` the image may cover */
+  size_t row_pitch;   /* out: bytes from one row to the next */
+  size_t layer_pitch; /* out: bytes from one layer to the next */
+  size_t bytes;       /* out: bytes from `offset` the image covers */
+} devrt_texture_view_desc;
 /* ---- Graphs (devrt/graph.hpp) -------------------------------------------------------------- */
 /* One operation of a run that a backend may bake into a replayable object of its own. */
 #define DEVRT_GRAPH_NODE_LAUNCH 1 /* `function` launched with `launch` (its stream field unused) */
@@ -267,6 +283,10 @@ typedef struct devrt_backend_table {
                           void** out_graph, devrt_error* err);
   int32_t (*graph_launch)(const devrt_backend_device* device, void* graph, void* stream, devrt_error* err);
   int32_t (*graph_destroy)(const devrt_backend_device* device, void* graph, devrt_error* err);
+  /* Optional, with the texture functions: a texture over an allocation (devrt_texture_view_desc),
+   * freed with texture_free. */
+  int32_t (*texture_view)(const devrt_backend_device* device, devrt_texture_view_desc* desc, void** out,
+                          devrt_error* err);
 } devrt_backend_table;
 
 #define DEVRT_MODULE_FORMAT_BIT(format) (1u << (format))

@@ -136,6 +136,9 @@ public:
   Status texture_free(std::int32_t id, void* texture) const noexcept;
   // Fills desc.device from desc.device_id.
   Status texture_copy(devrt_texture_copy_desc& desc) const noexcept;
+  // A texture over an allocation (devrt_texture_view_desc; prefer Tensor::as_texture); unsupported
+  // when the backend makes none.
+  Result<void*> texture_view(std::int32_t id, devrt_texture_view_desc& desc) const noexcept;
 
   friend constexpr bool operator==(BackendRef a, BackendRef b) noexcept { return a.table_ == b.table_; }
 

@@ -77,6 +77,26 @@ public:
   // calls `managed->deleter` exactly once — when the last Tensor using it dies, or before
   // returning an error. A null `managed` is invalid_argument (nothing to call). Thread-safe.
   static Result<Tensor> from_dlpack(DLManagedTensor* managed, ImportOptions options = {}) noexcept;
+
+  // A texture of `shape` and `dtype` in options.scope (a texture scope; options.texture_layout)
+  // over this tensor's memory, as TVM's OpenCL allocator makes images over pooled buffers: the two
+  // share their bytes — the texture's rows and layers texture_pitch() apart from this tensor's
+  // first byte — so that a memory planner can use one buffer as several textures in turn. This tensor must be
+  // a compact global tensor over a Buffer of a device whose backend makes such images (OpenCL with
+  // cl_khr_image2d_from_buffer, Vulkan where the format has linear-tiling storage images); the
+  // texture keeps its memory alive. Errors: invalid_argument (an undefined, strided, imported,
+  // workspace or texture tensor, a scope that is no texture, fewer bytes than the image needs at
+  // its row pitch, an offset the device cannot start an image at), unsupported naming what the
+  // device lacks, and Tensor::empty's for the shape. Writes through either are ordered by streams
+  // as any two tensors' are. Thread-safe.
+  Result<Tensor> as_texture(std::span<const std::int64_t> shape, DataType dtype, TensorOptions options) const noexcept;
+  // A texture made by as_texture: the bytes from one of its rows to the next, and from one layer
+  // to the next, in the memory it is over (the backend's choice); zeros for any other tensor.
+  struct TexturePitch {
+    std::size_t row = 0;
+    std::size_t layer = 0;
+  };
+  TexturePitch texture_pitch() const noexcept;
   // The same for the versioned struct: the major version must be 1 (else unsupported), and the
   // read-only and is-copied flags are kept.
   static Result<Tensor> from_dlpack(dlpack::ManagedTensorVersioned* managed, ImportOptions options = {}) noexcept;

@@ -541,6 +541,18 @@ Status BackendRef::texture_free(std::int32_t id, void* texture) const noexcept {
   return invoke(table_, id, "texture_free", table_->texture_free, device, texture);
 }
 
+Result<void*> BackendRef::texture_view(std::int32_t id, devrt_texture_view_desc& desc) const noexcept {
+  DEVRT_BACKEND_DEVICE(device, id);
+
+  if (!has_textures() || !DEVRT_BACKEND_TABLE_HAS(table_, texture_view)) {
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_view: the ", table_->name,
+                      " backend makes no textures over buffers");
+  }
+  void* texture = nullptr;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "texture_view", table_->texture_view, device, &desc, &texture));
+  return texture;
+}
+
 Status BackendRef::texture_copy(devrt_texture_copy_desc& desc) const noexcept {
   DEVRT_BACKEND_DEVICE(device, desc.device_id);
   desc.device = device;

@@ -23,7 +23,9 @@ void detail::release(TensorStorage* storage) noexcept {
     storage->managed_versioned->deleter(storage->managed_versioned);
   }
   if (storage->texture_backend != nullptr) free_texture(*storage);
+  TensorStorage* over = storage->texture_over;
   delete storage; // Buffer and Workspace members give their memory back here
+  if (over != nullptr) release(over);
 }
 
 // ---- layout checks ---------------------------------------------------------------------------

@@ -32,11 +32,19 @@ struct TensorStorage {
   const devrt_backend_table* texture_backend = nullptr;
   devrt_texture_desc texture{};
   std::uint32_t texture_ledger = 0; // the device ledger's tag (core/device_record.hpp)
+  // A texture over a Buffer tensor's memory (Tensor::as_texture): that tensor's storage, kept
+  // (one reference) until the texture is freed, and the image's row and layer pitches in it.
+  TensorStorage* texture_over = nullptr;
+  std::size_t texture_row_pitch = 0;
+  std::size_t texture_layer_pitch = 0;
 };
 
 // Tensor::empty in a texture scope (tensor_scope.cpp).
 Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device, MemoryScope scope,
                              TextureLayout layout) noexcept;
+// Tensor::as_texture (tensor_scope.cpp).
+Result<Tensor> texture_over(const Tensor& linear, std::span<const std::int64_t> shape, DataType dtype,
+                            TensorOptions options) noexcept;
 // Tensor::copy_from where either side is a texture: same dtype and shape, checked by the caller.
 Status copy_texture(const Tensor& src, const Tensor& dst, StreamRef stream) noexcept;
 // Tensor::copy_from_host / copy_to_host for a texture: `host` holds its compact bytes.

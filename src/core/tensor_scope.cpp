@@ -57,41 +57,106 @@ bool reachable(const Tensor& texture, const Tensor& linear) noexcept {
 
 } // namespace
 
-Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device, MemoryScope scope,
-                             TextureLayout layout) noexcept {
+namespace {
+
+// Where a texture of `shape` goes on `device` (its backend and placement), named for `call`.
+struct PlacedTexture {
+  BackendRef backend;
+  TexturePlacement placement;
+  devrt_texture_desc desc{};
+};
+
+Result<PlacedTexture> place_on(const char* call, std::span<const std::int64_t> shape, DataType dtype, Device device,
+                               MemoryScope scope, TextureLayout layout) noexcept {
   DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
   DEVRT_ASSIGN_OR_RETURN(ScopeLimits limits, backend.scope_limits(device.id, scope));
   Result<TexturePlacement> placed = place_texture(limits, dtype, shape, layout);
-  if (!placed.ok())
-    return make_error(placed.status().code(), "Tensor::empty on ", device, ": ", placed.status().message());
-  const TextureExtent extent = placed->extent;
+  if (!placed.ok()) return make_error(placed.status().code(), call, " on ", device, ": ", placed.status().message());
+  PlacedTexture out{backend, *placed, {}};
+  out.desc.scope = static_cast<std::int32_t>(scope);
+  out.desc.type_code = static_cast<std::uint8_t>(placed->channel.code);
+  out.desc.type_bits = placed->channel.bits;
+  out.desc.image_array = placed->image_array ? 1 : 0;
+  out.desc.width = placed->extent.width;
+  out.desc.height = placed->extent.height;
+  out.desc.layers = placed->extent.layers;
+  return out;
+}
 
-  devrt_texture_desc desc{};
-  desc.scope = static_cast<std::int32_t>(scope);
-  desc.type_code = static_cast<std::uint8_t>(placed->channel.code);
-  desc.type_bits = placed->channel.bits;
-  desc.image_array = placed->image_array ? 1 : 0;
-  desc.width = extent.width;
-  desc.height = extent.height;
-  desc.layers = extent.layers;
-  auto* storage = new (std::nothrow) TensorStorage();
-  if (storage == nullptr) return make_error(ErrorCode::out_of_memory, "Tensor::empty on ", device, ": no memory");
-  Result<void*> texture = backend.texture_allocate(device.id, desc);
-  if (!texture.ok()) {
-    delete storage;
-    return std::move(texture).status();
-  }
+// A tensor of `shape` over a new texture storage of `texture` (freed with the storage).
+Result<Tensor> texture_tensor(const PlacedTexture& placed, void* texture, Device device,
+                              std::span<const std::int64_t> shape, DataType dtype, TensorStorage* storage) noexcept {
+  const TextureExtent extent = placed.placement.extent;
   storage->device = device;
-  storage->base = *texture;
-  storage->bytes = extent.width * extent.height * extent.layers * kTextureChannels * placed->channel.size_bytes();
-  storage->scope = scope;
-  storage->texture_backend = backend.table();
-  storage->texture = desc;
-  storage->texture_ledger = detail::ledger_allocated(device, scope, storage->base, storage->bytes);
+  storage->base = texture;
+  storage->scope = static_cast<MemoryScope>(placed.desc.scope);
+  storage->texture_backend = placed.backend.table();
+  storage->texture = placed.desc;
+  if (storage->bytes == 0) {
+    storage->bytes =
+        extent.width * extent.height * extent.layers * kTextureChannels * placed.placement.channel.size_bytes();
+    storage->texture_ledger = detail::ledger_allocated(device, storage->scope, storage->base, storage->bytes);
+  }
   Tensor tensor;
   DEVRT_RETURN_IF_ERROR(
       TensorAccess::init(tensor, storage, dtype, static_cast<std::int32_t>(shape.size()), shape.data(), nullptr, 0));
   return tensor;
+}
+
+} // namespace
+
+Result<Tensor> empty_texture(std::span<const std::int64_t> shape, DataType dtype, Device device, MemoryScope scope,
+                             TextureLayout layout) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(PlacedTexture placed, place_on("Tensor::empty", shape, dtype, device, scope, layout));
+  auto* storage = new (std::nothrow) TensorStorage();
+  if (storage == nullptr) return make_error(ErrorCode::out_of_memory, "Tensor::empty on ", device, ": no memory");
+  Result<void*> texture = placed.backend.texture_allocate(device.id, placed.desc);
+  if (!texture.ok()) {
+    delete storage;
+    return std::move(texture).status();
+  }
+  return texture_tensor(placed, *texture, device, shape, dtype, storage);
+}
+
+Result<Tensor> texture_over(const Tensor& linear, std::span<const std::int64_t> shape, DataType dtype,
+                            TensorOptions options) noexcept {
+  constexpr const char* kCall = "Tensor::as_texture";
+  if (!linear.defined()) return make_error(ErrorCode::invalid_argument, kCall, ": undefined tensor");
+  const Device device = linear.device();
+  TensorStorage* owner = TensorAccess::storage(linear);
+  const char* refusal = linear.scope() != MemoryScope::global ? "is not in global memory"
+                        : owner->buffer.empty()               ? "is not over a Buffer (imported or a workspace block)"
+                        : !linear.is_contiguous()             ? "is not compact"
+                                                              : nullptr;
+  if (refusal != nullptr) {
+    return make_error(ErrorCode::invalid_argument, kCall, " on ", device, ": the tensor ", refusal,
+                      "; a texture goes over a compact global tensor of a Buffer");
+  }
+  if (!is_texture_scope(options.scope)) {
+    return make_error(ErrorCode::invalid_argument, kCall, " on ", device, ": '", to_string(options.scope),
+                      "' is not a texture scope");
+  }
+  DEVRT_ASSIGN_OR_RETURN(PlacedTexture placed,
+                         place_on(kCall, shape, dtype, device, options.scope, options.texture_layout));
+  devrt_texture_view_desc view{};
+  view.texture = &placed.desc;
+  view.buffer = owner->base;
+  view.offset = static_cast<std::size_t>(linear.byte_offset());
+  view.available = linear.nbytes();
+  auto* storage = new (std::nothrow) TensorStorage();
+  if (storage == nullptr) return make_error(ErrorCode::out_of_memory, kCall, " on ", device, ": no memory");
+  Result<void*> texture = placed.backend.texture_view(device.id, view);
+  if (!texture.ok()) {
+    delete storage;
+    return make_error(texture.status().code(), kCall, ": ", texture.status().message());
+  }
+  // No memory of its own: the bytes are the Buffer's, counted there.
+  storage->bytes = view.bytes;
+  storage->texture_row_pitch = view.row_pitch;
+  storage->texture_layer_pitch = view.layer_pitch;
+  retain(owner);
+  storage->texture_over = owner;
+  return texture_tensor(placed, *texture, device, shape, dtype, storage);
 }
 
 Status copy_texture_host(const Tensor& texture, void* host, bool to_texture, StreamRef stream) noexcept {
@@ -130,6 +195,16 @@ Status copy_texture(const Tensor& src, const Tensor& dst, StreamRef stream) noex
 } // namespace devrt::detail
 
 namespace devrt {
+
+Result<Tensor> Tensor::as_texture(std::span<const std::int64_t> shape, DataType dtype,
+                                  TensorOptions options) const noexcept {
+  return detail::texture_over(*this, shape, dtype, options);
+}
+
+Tensor::TexturePitch Tensor::texture_pitch() const noexcept {
+  if (!defined() || storage_->texture_over == nullptr) return {};
+  return {storage_->texture_row_pitch, storage_->texture_layer_pitch};
+}
 
 KernelArg KernelArg::texture(const Tensor& texture) noexcept {
   KernelArg arg;

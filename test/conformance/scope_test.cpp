@@ -211,6 +211,89 @@ void tvm_shapes(Device device, const devrt::ScopeLimits& limits) {
   round_trip<std::int32_t>(device, MemoryScope::texture, int32_64, i32);
 }
 
+// The compact rows of a float32 texture of `layers` x `rows` x `width` texels that lies in
+// `memory` at `pitch`.
+std::vector<float> rows_in(const std::vector<float>& memory, Tensor::TexturePitch pitch, std::size_t layers,
+                           std::size_t rows, std::size_t width) {
+  std::vector<float> out(layers * rows * width * 4);
+  const auto* bytes = reinterpret_cast<const std::byte*>(memory.data());
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    for (std::size_t row = 0; row < rows; ++row) {
+      std::memcpy(out.data() + (layer * rows + row) * width * 4, bytes + layer * pitch.layer + row * pitch.row,
+                  width * 4 * sizeof(float));
+    }
+  }
+  return out;
+}
+
+// Textures over a Buffer tensor's memory (Tensor::as_texture), where the device makes them: the
+// texture's rows lie in the buffer at texture_pitch(), a second texture over the same buffer
+// writes the same memory and the first reads it, the texture keeps the buffer alive, and what
+// cannot work is refused by name.
+void textures_over_buffers(Device device) {
+  const std::int64_t shape[] = {2, 3, 5, 4}; // 2 layers of 3 rows of 5 texels
+  devrt::Result<Tensor> linear = Tensor::empty({4096}, DataType::float32(), device);
+  REQUIRE(linear.ok());
+  devrt::Result<Tensor> texture = linear->as_texture(shape, DataType::float32(), in_scope(MemoryScope::texture));
+  if (texture.status().code() == ErrorCode::unsupported) {
+    CHECK((conformance::contains(texture.status().message(), "over buffers") ||
+           conformance::contains(texture.status().message(), "over a buffer")));
+    CONFORMANCE_SKIP("textures over buffers on " << devrt::to_string(device) << ": " << texture.status().message());
+    return;
+  }
+  REQUIRE(texture.ok());
+  const Tensor::TexturePitch pitch = texture->texture_pitch();
+  CHECK(pitch.row >= 5 * 16);
+  CHECK(pitch.layer >= 3 * pitch.row);
+  CHECK(linear->texture_pitch().row == 0);
+  const std::vector<float> values = values_of<float>(120, 5);
+  REQUIRE(texture->copy_from_host(values.data(), values.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  CHECK(host_values<float>(*texture) == values);
+  CHECK(rows_in(host_values<float>(*linear), pitch, 2, 3, 5) == values);
+  // Another texture over the same memory (a planner's reuse), one layer of 6 rows of 5 texels: its
+  // writes land in the buffer at its own pitch, and the first texture reads the buffer as it is.
+  const std::int64_t other_shape[] = {6, 5, 4};
+  devrt::Result<Tensor> other = linear->as_texture(other_shape, DataType::float32(),
+                                                   in_scope(MemoryScope::texture, devrt::TextureLayout::image2d));
+  REQUIRE(other.ok());
+  const std::vector<float> again = values_of<float>(120, 9);
+  REQUIRE(other->copy_from_host(again.data(), again.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  const std::vector<float> memory = host_values<float>(*linear);
+  CHECK(rows_in(memory, other->texture_pitch(), 1, 6, 5) == again);
+  CHECK(host_values<float>(*texture) == rows_in(memory, pitch, 2, 3, 5));
+  CHECK(host_values<float>(*texture) != values);
+  // The texture keeps the buffer's memory: dropping the tensor leaves it readable.
+  *linear = Tensor();
+  CHECK(host_values<float>(*other) == again);
+
+  // Refusals, each naming what is wrong.
+  devrt::Result<Tensor> small = Tensor::empty({16}, DataType::float32(), device);
+  REQUIRE(small.ok());
+  devrt::Result<Tensor> too_big = small->as_texture(shape, DataType::float32(), in_scope(MemoryScope::texture));
+  CHECK(too_big.status().code() == ErrorCode::invalid_argument);
+  CHECK(conformance::contains(too_big.status().message(), "bytes"));
+  devrt::Result<Tensor> not_texture = small->as_texture(shape, DataType::float32(), in_scope(MemoryScope::global));
+  CHECK(not_texture.status().code() == ErrorCode::invalid_argument);
+  devrt::Result<Tensor> of_texture = texture->as_texture(shape, DataType::float32(), in_scope(MemoryScope::texture));
+  CHECK(of_texture.status().code() == ErrorCode::invalid_argument);
+  CHECK(conformance::contains(of_texture.status().message(), "not in global memory"));
+  devrt::Result<Tensor> big = Tensor::empty({64, 64}, DataType::float32(), device);
+  REQUIRE(big.ok());
+  devrt::Result<Tensor> strided = big->slice(1, 0, 32);
+  REQUIRE(strided.ok());
+  CHECK(strided->as_texture(shape, DataType::float32(), in_scope(MemoryScope::texture)).status().code() ==
+        ErrorCode::invalid_argument);
+  devrt::Result<Tensor> offset = big->slice(0, 1, 64);
+  REQUIRE(offset.ok());
+  devrt::Result<Tensor> misaligned = offset->as_texture(shape, DataType::float32(), in_scope(MemoryScope::texture));
+  if (!misaligned.ok()) {
+    CHECK(misaligned.status().code() == ErrorCode::invalid_argument);
+    CHECK(conformance::contains(misaligned.status().message(), "byte 256"));
+  }
+}
+
 } // namespace
 
 TEST_CASE("texture scopes: limits, or unsupported naming scope and device", "[conformance][scope]") {
@@ -309,6 +392,22 @@ TEST_CASE("textures round trip in every scope and texel type", "[conformance][sc
       REQUIRE(devrt::synchronize(devrt::current_stream(other)).ok());
       CHECK(host_values<float>(*back) == values);
     }
+  }
+}
+
+TEST_CASE("textures over buffers share the buffer's memory, or are refused naming why", "[conformance][scope]") {
+  for (const Device device : conformance::devices()) {
+    INFO(devrt::to_string(device));
+    devrt::Result<devrt::ScopeLimits> limits = texture_limits(device);
+    if (!limits.ok()) {
+      devrt::Result<Tensor> linear = Tensor::empty({64}, DataType::float32(), device);
+      REQUIRE(linear.ok());
+      const std::int64_t shape[] = {2, 4};
+      CHECK(linear->as_texture(shape, DataType::float32(), in_scope(MemoryScope::texture)).status().code() ==
+            ErrorCode::unsupported);
+      continue;
+    }
+    textures_over_buffers(device);
   }
 }
 

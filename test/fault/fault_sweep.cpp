@@ -176,6 +176,15 @@ Status texture_round_trip(Device device) {
   DEVRT_RETURN_IF_ERROR(linear.copy_to_host(back.data(), back.size() * sizeof(float)));
   DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
   if (back != values) return mismatch("a texture round trip");
+  // A texture over the buffer tensor's memory, where the device makes them (Vulkan: a linear image).
+  options.texture_layout = devrt::TextureLayout::image_array;
+  devrt::Result<devrt::Tensor> over = linear.as_texture(shape, devrt::DataType::float32(), options);
+  if (!over.ok()) return over.status().code() == devrt::ErrorCode::unsupported ? Status() : over.status();
+  DEVRT_RETURN_IF_ERROR(over->copy_to_host(back.data(), back.size() * sizeof(float)));
+  const devrt::Tensor::TexturePitch pitch = over->texture_pitch();
+  // Where its rows are compact, it reads the tensor's bytes as they are.
+  if (back != values && pitch.row == 16 * 16 && pitch.layer == 8 * pitch.row)
+    return mismatch("a texture over a buffer");
   return Status();
 }
 

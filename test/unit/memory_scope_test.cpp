@@ -249,6 +249,35 @@ TEST_CASE("place_texture: image arrays by default, TVM 0.22's 2-D images by name
         devrt::ErrorCode::unsupported);
 }
 
+TEST_CASE("pitched_image: rows padded to the pitch alignment in texels, or the bytes it lacks", "[scope]") {
+  devrt_texture_desc desc{};
+  desc.type_bits = 32; // texels of 16 bytes
+  desc.width = 5;
+  desc.height = 3;
+  desc.layers = 2;
+  // No alignment (PoCL and the H100 report 0): compact rows.
+  devrt::Result<devrt::detail::PitchedImage> compact = devrt::detail::pitched_image(desc, 0, 1 << 20);
+  REQUIRE(compact.ok());
+  CHECK(compact->row_pitch == 80);
+  CHECK(compact->bytes == 480);
+  // An alignment of 64 texels (1 KiB rows of float32 RGBA).
+  devrt::Result<devrt::detail::PitchedImage> padded = devrt::detail::pitched_image(desc, 64, 1 << 20);
+  REQUIRE(padded.ok());
+  CHECK(padded->row_pitch == 1024);
+  CHECK(padded->bytes == 6144);
+  desc.type_bits = 8;
+  CHECK(devrt::detail::pitched_image(desc, 64, 1 << 20)->row_pitch == 256);
+  // Too few bytes: invalid_argument with both sizes; sizes past 64 bits: out_of_range.
+  devrt::Result<devrt::detail::PitchedImage> short_buffer = devrt::detail::pitched_image(desc, 64, 1535);
+  CHECK(short_buffer.status().code() == devrt::ErrorCode::invalid_argument);
+  CHECK(contains(short_buffer.status().message(), "needs 1536 bytes of the buffer, which has 1535"));
+  desc.width = UINT64_MAX - 2;
+  CHECK(devrt::detail::pitched_image(desc, 64, SIZE_MAX).status().code() == devrt::ErrorCode::out_of_range);
+  desc.width = 1;
+  desc.height = UINT64_MAX / 2;
+  CHECK(devrt::detail::pitched_image(desc, 0, SIZE_MAX).status().code() == devrt::ErrorCode::out_of_range);
+}
+
 TEST_CASE("texture layouts have names, and nothing else parses", "[scope]") {
   CHECK(*devrt::parse_texture_layout("image_array") == devrt::TextureLayout::image_array);
   CHECK(*devrt::parse_texture_layout("") == devrt::TextureLayout::image_array);

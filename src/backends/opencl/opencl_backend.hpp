@@ -81,11 +81,13 @@ public:
   Result<void*> texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept;
   Status texture_free(const BackendDevice& device, void* texture) noexcept;
   Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
+  // Images over buffers where the device has cl_khr_image2d_from_buffer (TVM's pooled images).
+  Result<void*> texture_view(const BackendDevice& device, devrt_texture_view_desc& desc) noexcept;
 };
 
 static_assert(Backend<OpenclBackend> && BackendDeviceLifecycle<OpenclBackend> && BackendEvents<OpenclBackend> &&
               BackendTargetDetection<OpenclBackend> && BackendModules<OpenclBackend> &&
-              BackendModuleBinary<OpenclBackend> && BackendTextures<OpenclBackend> && BackendGraphs<OpenclBackend>);
+              BackendModuleBinary<OpenclBackend> && BackendTextureViews<OpenclBackend> && BackendGraphs<OpenclBackend>);
 
 } // namespace devrt::opencl
 

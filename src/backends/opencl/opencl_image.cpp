@@ -3,8 +3,11 @@
 // <= 0.22's layout), copied whole to and from host memory (clEnqueueWriteImage /
 // clEnqueueReadImage) or a buffer of the same device (clEnqueueCopyBufferToImage /
 // clEnqueueCopyImageToBuffer).
+#include "core/memory_scope.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_state.hpp"
+
+#include <string_view>
 
 namespace devrt::opencl {
 namespace {
@@ -53,9 +56,11 @@ Result<ScopeLimits> OpenclBackend::scope_limits(const BackendDevice& device, Mem
                      d.half_texels, d.image_max_array_size};
 }
 
-Result<void*> OpenclBackend::texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept {
-  const ClDevice& d = state_of(device);
-  cl_image_format format{CL_RGBA, channel_type(desc.type_code, desc.type_bits)};
+namespace {
+
+// The CL_RGBA format and image description of `desc` (no memory of its own yet).
+Result<cl_image_desc> image_of(const devrt_texture_desc& desc, cl_image_format& format) noexcept {
+  format = cl_image_format{CL_RGBA, channel_type(desc.type_code, desc.type_bits)};
   if (format.image_channel_data_type == 0) {
     return make_error(ErrorCode::unsupported, "no CL_RGBA channel type for DLPack type code ", desc.type_code, " of ",
                       desc.type_bits, " bits");
@@ -65,9 +70,57 @@ Result<void*> OpenclBackend::texture_allocate(const BackendDevice& device, const
   image.image_width = static_cast<std::size_t>(desc.width);
   image.image_height = static_cast<std::size_t>(desc.height);
   image.image_array_size = desc.image_array != 0 ? static_cast<std::size_t>(desc.layers) : 0;
+  return image;
+}
+
+bool lists_extension(std::string_view extensions, std::string_view name) noexcept {
+  for (std::size_t at = extensions.find(name); at != std::string_view::npos; at = extensions.find(name, at + 1)) {
+    const bool starts = at == 0 || extensions[at - 1] == ' ';
+    const bool ends = at + name.size() == extensions.size() || extensions[at + name.size()] == ' ';
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+Result<void*> OpenclBackend::texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept {
+  const ClDevice& d = state_of(device);
+  cl_image_format format{};
+  DEVRT_ASSIGN_OR_RETURN(cl_image_desc image, image_of(desc, format));
   cl_int err = CL_SUCCESS;
   cl_mem mem = runtime().api.clCreateImage(d.context, CL_MEM_READ_WRITE, &format, &image, nullptr, &err);
   if (err != CL_SUCCESS) return cl_error("clCreateImage", err);
+  return static_cast<void*>(mem);
+}
+
+Result<void*> OpenclBackend::texture_view(const BackendDevice& device, devrt_texture_view_desc& view) noexcept {
+  const ClDevice& d = state_of(device);
+  if (!lists_extension(d.extensions, "cl_khr_image2d_from_buffer")) {
+    return make_error(ErrorCode::unsupported, "'", d.name,
+                      "' makes no images over buffers (it lists no cl_khr_image2d_from_buffer)");
+  }
+  if (view.offset != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "an image over an OpenCL buffer starts at the buffer's first byte, "
+                      "not at byte ",
+                      view.offset, " (clCreateImage takes the whole cl_mem)");
+  }
+  DEVRT_ASSIGN_OR_RETURN(detail::PitchedImage pitched,
+                         detail::pitched_image(*view.texture, d.image_pitch_alignment, view.available));
+  cl_image_format format{};
+  DEVRT_ASSIGN_OR_RETURN(cl_image_desc image, image_of(*view.texture, format));
+  // TVM's AllocCLImage: the rows at the pitch, layer after layer, in the buffer (an image array
+  // over a buffer is the driver's to accept: clCreateImage names its refusal).
+  image.image_row_pitch = pitched.row_pitch;
+  image.image_slice_pitch = view.texture->image_array != 0 ? pitched.row_pitch * image.image_height : 0;
+  image.buffer = static_cast<cl_mem>(view.buffer);
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = runtime().api.clCreateImage(d.context, CL_MEM_READ_WRITE, &format, &image, nullptr, &err);
+  if (err != CL_SUCCESS) return cl_error("clCreateImage", err);
+  view.row_pitch = pitched.row_pitch;
+  view.layer_pitch = pitched.row_pitch * image.image_height;
+  view.bytes = pitched.bytes;
   return static_cast<void*>(mem);
 }
 

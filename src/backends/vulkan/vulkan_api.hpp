@@ -24,6 +24,7 @@ namespace devrt::vulkan {
   X(vkGetPhysicalDeviceFeatures2)                                                                                      \
   X(vkGetPhysicalDeviceMemoryProperties)                                                                               \
   X(vkGetPhysicalDeviceFormatProperties)                                                                               \
+  X(vkGetPhysicalDeviceImageFormatProperties)                                                                          \
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                                                          \
   X(vkEnumerateDeviceExtensionProperties)                                                                              \
   X(vkCreateDevice)                                                                                                    \
@@ -45,6 +46,7 @@ namespace devrt::vulkan {
   X(vkDestroyImage)                                                                                                    \
   X(vkGetImageMemoryRequirements)                                                                                      \
   X(vkBindImageMemory)                                                                                                 \
+  X(vkGetImageSubresourceLayout)                                                                                       \
   X(vkCmdCopyBufferToImage)                                                                                            \
   X(vkCmdCopyImageToBuffer)                                                                                            \
   X(vkMapMemory)                                                                                                       \

@@ -78,10 +78,13 @@ public:
   Result<void*> texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept;
   Status texture_free(const BackendDevice& device, void* texture) noexcept;
   Status texture_copy(const devrt_texture_copy_desc& desc) noexcept;
+  // Images over buffers: linear-tiling images bound to the buffer's memory, where the format has
+  // linear-tiling storage images of the size.
+  Result<void*> texture_view(const BackendDevice& device, devrt_texture_view_desc& desc) noexcept;
 };
 
 static_assert(Backend<VulkanBackend> && BackendEvents<VulkanBackend> && BackendTargetDetection<VulkanBackend> &&
-              BackendModules<VulkanBackend> && BackendTextures<VulkanBackend> && BackendGraphs<VulkanBackend>);
+              BackendModules<VulkanBackend> && BackendTextureViews<VulkanBackend> && BackendGraphs<VulkanBackend>);
 
 } // namespace devrt::vulkan
 

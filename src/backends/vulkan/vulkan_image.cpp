@@ -87,7 +87,12 @@ void destroy_texture(DeviceState& d, TextureState* t) {
   delete t;
 }
 
-Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
+constexpr VkImageUsageFlags kTextureUsage =
+    VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+
+// The texture's image, without memory: optimal tiling, or linear (preinitialized: its memory's
+// bytes stay) for an image over a buffer.
+VkResult create_bare_image(DeviceState& d, VkFormat format, TextureState& t, VkImageTiling tiling) {
   VkImageCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
   info.imageType = VK_IMAGE_TYPE_2D;
@@ -96,11 +101,15 @@ Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
   info.mipLevels = 1;
   info.arrayLayers = t.layers;
   info.samples = VK_SAMPLE_COUNT_1_BIT;
-  info.tiling = VK_IMAGE_TILING_OPTIMAL;
-  info.usage = VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  info.tiling = tiling;
+  info.usage = kTextureUsage;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  DEVRT_VK_CHECK("vkCreateImage", d.api.vkCreateImage(d.device, &info, nullptr, &t.image));
+  info.initialLayout = tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED : VK_IMAGE_LAYOUT_UNDEFINED;
+  return d.api.vkCreateImage(d.device, &info, nullptr, &t.image);
+}
+
+Status create_image(DeviceState& d, VkFormat format, TextureState& t) {
+  DEVRT_VK_CHECK("vkCreateImage", create_bare_image(d, format, t, VK_IMAGE_TILING_OPTIMAL));
   VkMemoryRequirements needs{};
   d.api.vkGetImageMemoryRequirements(d.device, t.image, &needs);
   const std::uint32_t type = memory_type_for(d, needs, MemoryUsage::device);
@@ -248,6 +257,60 @@ Status read_texture(StreamState& s, const TextureState& t, std::byte* rows) {
   return Status();
 }
 
+// A linear image bound to `buffer`'s memory at view.offset, its first row there (else unsupported),
+// rows and layers at the driver's pitches.
+Status bind_over(DeviceState& d, VkFormat format, const Allocation& buffer, devrt_texture_view_desc& view,
+                 TextureState& t) {
+  DEVRT_VK_CHECK("vkCreateImage", create_bare_image(d, format, t, VK_IMAGE_TILING_LINEAR));
+  VkMemoryRequirements needs{};
+  d.api.vkGetImageMemoryRequirements(d.device, t.image, &needs);
+  if (((needs.memoryTypeBits >> buffer.memory_type) & 1u) == 0) {
+    return make_error(ErrorCode::unsupported, "a linear image on ", d.properties.deviceName,
+                      " cannot use the buffer's memory type ", buffer.memory_type, " (it takes types 0x",
+                      needs.memoryTypeBits, ")");
+  }
+  if (view.offset % needs.alignment != 0) {
+    return make_error(ErrorCode::invalid_argument, "a linear image on ", d.properties.deviceName,
+                      " starts at a multiple of ", needs.alignment, " bytes, not at byte ", view.offset);
+  }
+  if (needs.size > view.available) {
+    return make_error(ErrorCode::invalid_argument, "the linear image needs ", needs.size,
+                      " bytes of the buffer, which has ", view.available, " from byte ", view.offset);
+  }
+  VkImageSubresource first{VK_IMAGE_ASPECT_COLOR_BIT, 0, 0};
+  VkSubresourceLayout layout{};
+  d.api.vkGetImageSubresourceLayout(d.device, t.image, &first, &layout);
+  if (layout.offset != 0) {
+    return make_error(ErrorCode::unsupported, d.properties.deviceName, " starts a linear image's first row at byte ",
+                      layout.offset, " of its memory, not at the buffer's byte");
+  }
+  DEVRT_VK_CHECK("vkBindImageMemory", d.api.vkBindImageMemory(d.device, t.image, buffer.memory, view.offset));
+  view.row_pitch = static_cast<std::size_t>(layout.rowPitch);
+  view.layer_pitch = static_cast<std::size_t>(t.layers > 1 ? layout.arrayPitch : layout.rowPitch * t.extent.height);
+  view.bytes = static_cast<std::size_t>(needs.size);
+  return Status();
+}
+
+// A texture whose image `created` made: moved into VK_IMAGE_LAYOUT_GENERAL from `from` once, on the
+// default stream, finished before any stream uses it; destroyed when anything failed.
+Result<void*> made(DeviceState& d, TextureState& t, Status created, VkImageLayout from) {
+  if (created.ok()) {
+    StreamState& s = *d.default_stream;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    created = begin(s);
+    if (created.ok()) {
+      image_barrier(s, t.image, from);
+      created = drain(s);
+    }
+  }
+  if (!created.ok()) {
+    // The barrier may have been submitted before a failed wait.
+    destroy_when_idle(d, make_retired<TextureState, destroy_texture>(&t));
+    return created;
+  }
+  return static_cast<void*>(&t);
+}
+
 } // namespace
 
 Result<ScopeLimits> VulkanBackend::scope_limits(const BackendDevice& device, MemoryScope scope) noexcept {
@@ -276,23 +339,37 @@ Result<void*> VulkanBackend::texture_allocate(const BackendDevice& device, const
   t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
   t->layers = static_cast<std::uint32_t>(desc.layers);
   t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
-  Status created = create_image(d, format, *t);
-  if (created.ok()) {
-    // Into VK_IMAGE_LAYOUT_GENERAL once, on the default stream, finished before any stream uses it.
-    StreamState& s = *d.default_stream;
-    std::lock_guard<std::mutex> lock(s.mutex);
-    created = begin(s);
-    if (created.ok()) {
-      image_barrier(s, t->image, VK_IMAGE_LAYOUT_UNDEFINED);
-      created = drain(s);
-    }
+  return made(d, *t, create_image(d, format, *t), VK_IMAGE_LAYOUT_UNDEFINED);
+}
+
+Result<void*> VulkanBackend::texture_view(const BackendDevice& device, devrt_texture_view_desc& view) noexcept {
+  DEVRT_VK_DEVICE(d, device.index);
+  const devrt_texture_desc& desc = *view.texture;
+  const VkFormat format = texel_format(desc.type_code, desc.type_bits);
+  VkImageFormatProperties limits{};
+  const VkResult listed =
+      format == VK_FORMAT_UNDEFINED
+          ? VK_ERROR_FORMAT_NOT_SUPPORTED
+          : runtime().api.vkGetPhysicalDeviceImageFormatProperties(d.physical, format, VK_IMAGE_TYPE_2D,
+                                                                   VK_IMAGE_TILING_LINEAR, kTextureUsage, 0, &limits);
+  if (listed != VK_SUCCESS && listed != VK_ERROR_FORMAT_NOT_SUPPORTED) {
+    return device_error(d, "vkGetPhysicalDeviceImageFormatProperties", listed);
   }
-  if (!created.ok()) {
-    // The barrier may have been submitted before a failed wait.
-    destroy_when_idle(d, make_retired<TextureState, destroy_texture>(t));
-    return created;
+  if (listed != VK_SUCCESS || limits.maxExtent.width < desc.width || limits.maxExtent.height < desc.height ||
+      limits.maxArrayLayers < desc.layers) {
+    return make_error(ErrorCode::unsupported, d.properties.deviceName, " has no linear-tiling storage images of ",
+                      desc.width, " x ", desc.height, " x ", desc.layers,
+                      " texels of this format (an image over a "
+                      "buffer is a linear image bound to the buffer's memory)");
   }
-  return static_cast<void*>(t);
+  const auto& buffer = *static_cast<const Allocation*>(view.buffer);
+  auto* t = new (std::nothrow) TextureState();
+  if (t == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a texture record");
+  t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
+  t->layers = static_cast<std::uint32_t>(desc.layers);
+  t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
+  Status status = bind_over(d, format, buffer, view, *t);
+  return made(d, *t, status, VK_IMAGE_LAYOUT_PREINITIALIZED);
 }
 
 Status VulkanBackend::texture_free(const BackendDevice& device, void* texture) noexcept {

@@ -79,6 +79,7 @@ struct Allocation {
   VkDeviceSize size = 0;
   std::byte* mapped = nullptr; // persistently mapped when host-visible
   bool coherent = true;
+  std::uint32_t memory_type = 0; // the index of `memory`'s type
 };
 
 // A timeline semaphore shared by a stream and the events recorded on it, so an event outlives

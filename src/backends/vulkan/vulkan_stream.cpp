@@ -63,6 +63,7 @@ Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryU
   }
   // The call that failed, for the error.
   const char* call = "vkAllocateMemory";
+  a->memory_type = type;
   result = allocate_memory(d, needs, type, a->memory);
   if (result == VK_SUCCESS) {
     call = "vkBindBufferMemory";
