@@ -48,7 +48,10 @@ Result<ScopeLimits> OpenclBackend::scope_limits(const BackendDevice& device, Mem
   if (!is_texture_scope(scope)) {
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on an OpenCL device");
   }
-  if (d.image_support != CL_TRUE || d.image2d_max_width == 0 || d.image2d_max_height == 0) {
+  // Every figure is needed (OpenCL 1.2 devices with images have arrays of at least 2048 layers): a
+  // device whose figures could not be read has no textures.
+  if (d.image_support != CL_TRUE || d.image2d_max_width == 0 || d.image2d_max_height == 0 ||
+      d.image_max_array_size == 0) {
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "': '", d.name,
                       "' has no image support (CL_DEVICE_IMAGE_SUPPORT)");
   }
