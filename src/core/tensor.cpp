@@ -237,7 +237,8 @@ Result<Tensor> Tensor::empty(std::span<const std::int64_t> shape, DataType dtype
       return make_error(ErrorCode::unsupported, "Tensor::empty on ", device, ": '", to_string(options.scope),
                         "' tensors do not come from workspace pools");
     }
-    if (is_texture_scope(options.scope)) return detail::empty_texture(shape, dtype, device, options.scope, options.texture_layout);
+    if (is_texture_scope(options.scope))
+      return detail::empty_texture(shape, dtype, device, options.scope, options.texture_layout);
   }
   DEVRT_ASSIGN_OR_RETURN(BackendRef backend, backend_for(device));
   const auto nbytes = static_cast<std::size_t>(layout.numel) * dtype.size_bytes();

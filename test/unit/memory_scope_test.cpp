@@ -6,6 +6,7 @@
 #include <devrt/devrt.hpp>
 #include <devrt/registry.hpp>
 
+#include "core/gpu_texture.hpp"
 #include "core/memory_scope.hpp"
 
 #include <cstdint>
