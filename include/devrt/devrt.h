@@ -457,6 +457,17 @@ DEVRT_C_API devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, 
 DEVRT_C_API devrt_status devrt_tensor_empty_texture(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                                     devrt_device device, const char* scope, const char* layout,
                                                     devrt_tensor* out);
+/* A texture over a compact global tensor's memory (devrt::Tensor::as_texture): the two share their
+ * bytes, the texture's rows and layers at devrt_tensor_texture_pitch; `scope` a texture scope (NULL:
+ * "global.texture"), `layout` as devrt_tensor_empty_texture's. Where the device makes no such
+ * images, DEVRT_STATUS_UNSUPPORTED naming why. Owned by the caller; keeps `tensor`'s memory alive.
+ * Thread-safe. */
+DEVRT_C_API devrt_status devrt_tensor_as_texture(devrt_tensor tensor, const int64_t* shape, int32_t ndim,
+                                                 DLDataType dtype, const char* scope, const char* layout,
+                                                 devrt_tensor* out);
+/* A texture made by devrt_tensor_as_texture: the bytes between its rows and between its layers in
+ * the memory it is over; 0 and 0 for any other tensor. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tensor_texture_pitch(devrt_tensor tensor, size_t* row, size_t* layer);
 /* The tensor's memory scope, TVM's name ("global"). Static storage; NULL for an invalid handle. */
 DEVRT_C_API const char* devrt_tensor_scope(devrt_tensor tensor);
 /* Another handle to the same tensor (shares the storage). Owned by the caller. */

@@ -156,6 +156,15 @@ class Tensor(_ext.Tensor):
         _create_view). OutOfRangeError past its end; UnsupportedError for a strided tensor."""
         return _ext.create_view(self, shape, None if dtype is None else _dtype_name(dtype), relative_byte_offset)
 
+    def as_texture(self, shape, dtype="float32", scope="global.texture", texture_layout=None):
+        """A texture of `shape` over this compact global tensor's memory, sharing its bytes (TVM's
+        images over pooled buffers): its rows and layers lie in that memory texture_pitch apart.
+        UnsupportedError naming why where the device makes none (an OpenCL device without
+        cl_khr_image2d_from_buffer); ValueError for a tensor or shape it cannot go over."""
+        if not isinstance(scope, str):
+            raise TypeError(f"as_texture: scope must be a str, not {type(scope).__name__}")
+        return _ext.as_texture(self, shape, _dtype_name(dtype), scope, texture_layout)
+
     def view(self, shape, dtype=None, relative_byte_offset=0):
         """The public name of _create_view: the same storage seen with another shape and dtype."""
         return self._create_view(shape, dtype, relative_byte_offset)

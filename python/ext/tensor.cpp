@@ -62,6 +62,14 @@ PyObject* get_ndim(PyObject* self, void*) noexcept { return PyLong_FromLong(devr
 PyObject* get_scope(PyObject* self, void*) noexcept {
   return PyUnicode_FromString(devrt_tensor_scope(handle_of(self)));
 }
+PyObject* get_texture_pitch(PyObject* self, void*) noexcept {
+  std::size_t row = 0;
+  std::size_t layer = 0;
+  devrt_status status = devrt_tensor_texture_pitch(handle_of(self), &row, &layer);
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  return Py_BuildValue("(nn)", static_cast<Py_ssize_t>(row), static_cast<Py_ssize_t>(layer));
+}
+
 PyObject* get_device(PyObject* self, void*) noexcept { return new_device(devrt_tensor_device(handle_of(self))); }
 PyObject* get_nbytes(PyObject* self, void*) noexcept { return PyLong_FromSize_t(devrt_tensor_nbytes(handle_of(self))); }
 PyObject* get_byte_offset(PyObject* self, void*) noexcept {
@@ -107,6 +115,8 @@ PyGetSetDef kGetters[] = {
     {"strides", get_strides, nullptr, "The strides in elements (DLPack's convention), always explicit.", nullptr},
     {"ndim", get_ndim, nullptr, "The number of dimensions.", nullptr},
     {"scope", get_scope, nullptr, "The memory scope, TVM's name (\"global\", \"global.texture\", ...).", nullptr},
+    {"texture_pitch", get_texture_pitch, nullptr,
+     "(row, layer) bytes of a texture over a tensor's memory (as_texture); (0, 0) for any other.", nullptr},
     {"device", get_device, nullptr, "The devrt.Device holding the elements.", nullptr},
     {"nbytes", get_nbytes, nullptr, "The elements' size in bytes.", nullptr},
     {"byte_offset", get_byte_offset, nullptr, "Where the first element starts after data_ptr().", nullptr},
@@ -220,6 +230,26 @@ PyObject* create_view(PyObject*, PyObject* args) noexcept {
   return new_tensor(out);
 }
 
+PyObject* as_texture(PyObject*, PyObject* args) noexcept {
+  PyObject* tensor_object = nullptr;
+  PyObject* shape = nullptr;
+  PyObject* dtype_name = nullptr;
+  const char* scope = nullptr;
+  const char* layout = nullptr;
+  if (!PyArg_ParseTuple(args, "OOOzz:as_texture", &tensor_object, &shape, &dtype_name, &scope, &layout)) return nullptr;
+  devrt_tensor tensor = nullptr;
+  std::int64_t dims[64];
+  std::int32_t ndim = 0;
+  DLDataType dtype;
+  if (!to_tensor(tensor_object, &tensor) || !to_shape(shape, dims, &ndim) || !to_dtype(dtype_name, &dtype)) {
+    return nullptr;
+  }
+  devrt_tensor out = nullptr;
+  devrt_status status = devrt_tensor_as_texture(tensor, dims, ndim, dtype, scope, layout, &out);
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  return new_tensor(out);
+}
+
 PyObject* share(PyObject*, PyObject* tensor_object) noexcept {
   devrt_tensor tensor = nullptr;
   if (!to_tensor(tensor_object, &tensor)) return nullptr;
@@ -261,6 +291,8 @@ PyMethodDef kTensorFunctions[] = {
     {"copy_to_host", copy_to_host, METH_VARARGS, "copy_to_host(tensor, writable buffer): its nbytes out."},
     {"create_view", create_view, METH_VARARGS, "create_view(tensor, shape, dtype or None, relative_byte_offset)."},
     {"share", share, METH_O, "share(tensor): another Tensor over the same storage."},
+    {"as_texture", as_texture, METH_VARARGS,
+     "as_texture(tensor, shape, dtype name, scope, layout): a texture over it."},
     {"parse_dtype", parse_dtype, METH_O, "parse_dtype(name) -> (code, bits, lanes); ValueError for a bad name."},
     {"dtype_to_string", dtype_to_string, METH_VARARGS, "dtype_to_string(code, bits, lanes) -> TVM's name."},
     {nullptr, nullptr, 0, nullptr},

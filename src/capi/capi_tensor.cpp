@@ -33,6 +33,26 @@ Status finish_host_copy(Status queued, Device src, Device dst) noexcept {
   return synchronize(current_stream(copy_device(src, dst).value_or(kHostDevice)));
 }
 
+// The options a scope name and a texture layout name (null: the default) give, for `call`.
+Result<TensorOptions> scope_options(const char* call, const char* scope, const char* layout) noexcept {
+  TensorOptions options;
+  if (scope != nullptr) {
+    Result<MemoryScope> parsed = parse_memory_scope(scope);
+    if (!parsed.ok()) return make_error(parsed.status().code(), call, ": ", parsed.status().message());
+    options.scope = *parsed;
+  }
+  if (layout != nullptr) {
+    Result<TextureLayout> parsed = parse_texture_layout(layout);
+    if (!parsed.ok()) return make_error(parsed.status().code(), call, ": ", parsed.status().message());
+    if (!is_texture_scope(options.scope)) {
+      return make_error(ErrorCode::invalid_argument, call, ": a texture layout ('", layout, "') for scope '",
+                        to_string(options.scope), "', which is no texture");
+    }
+    options.texture_layout = *parsed;
+  }
+  return options;
+}
+
 // devrt_tensor_empty and devrt_tensor_empty_texture: `layout` (null for the first) names the
 // images of a texture scope.
 devrt_status empty_in_scope(const char* call, const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
@@ -40,22 +60,9 @@ devrt_status empty_in_scope(const char* call, const int64_t* shape, int32_t ndim
   if (out == nullptr) return null_argument(call, "out");
   Result<std::span<const std::int64_t>> extents = dims(shape, ndim, call, "shape");
   if (!extents.ok()) return fail(extents.status());
-  TensorOptions options;
-  if (scope != nullptr) {
-    Result<MemoryScope> parsed = parse_memory_scope(scope);
-    if (!parsed.ok()) return fail(make_error(parsed.status().code(), call, ": ", parsed.status().message()));
-    options.scope = *parsed;
-  }
-  if (layout != nullptr) {
-    Result<TextureLayout> parsed = parse_texture_layout(layout);
-    if (!parsed.ok()) return fail(make_error(parsed.status().code(), call, ": ", parsed.status().message()));
-    if (!is_texture_scope(options.scope)) {
-      return fail(make_error(ErrorCode::invalid_argument, call, ": a texture layout ('", layout, "') for scope '",
-                             to_string(options.scope), "', which is no texture"));
-    }
-    options.texture_layout = *parsed;
-  }
-  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device), options), out, call);
+  Result<TensorOptions> options = scope_options(call, scope, layout);
+  if (!options.ok()) return fail(options.status());
+  return give_tensor(Tensor::empty(*extents, to_cpp(dtype), to_cpp(device), *options), out, call);
 }
 
 } // namespace
@@ -70,6 +77,28 @@ devrt_status devrt_tensor_empty(const int64_t* shape, int32_t ndim, DLDataType d
 devrt_status devrt_tensor_empty_texture(const int64_t* shape, int32_t ndim, DLDataType dtype, devrt_device device,
                                         const char* scope, const char* layout, devrt_tensor* out) {
   return empty_in_scope("devrt_tensor_empty_texture", shape, ndim, dtype, device, scope, layout, out);
+}
+
+devrt_status devrt_tensor_as_texture(devrt_tensor tensor, const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                     const char* scope, const char* layout, devrt_tensor* out) {
+  constexpr const char* kCall = "devrt_tensor_as_texture";
+  if (out == nullptr) return null_argument(kCall, "out");
+  if ((tensor = resolve(tensor, kCall)) == nullptr) return devrt_last_error_code();
+  Result<std::span<const std::int64_t>> extents = dims(shape, ndim, kCall, "shape");
+  if (!extents.ok()) return fail(extents.status());
+  Result<TensorOptions> options = scope_options(kCall, scope == nullptr ? "global.texture" : scope, layout);
+  if (!options.ok()) return fail(options.status());
+  return give_tensor(tensor->tensor.as_texture(*extents, to_cpp(dtype), *options), out, kCall);
+}
+
+devrt_status devrt_tensor_texture_pitch(devrt_tensor tensor, size_t* row, size_t* layer) {
+  if (row == nullptr || layer == nullptr)
+    return null_argument("devrt_tensor_texture_pitch", row == nullptr ? "row" : "layer");
+  if ((tensor = resolve(tensor, "devrt_tensor_texture_pitch")) == nullptr) return devrt_last_error_code();
+  const Tensor::TexturePitch pitch = tensor->tensor.texture_pitch();
+  *row = pitch.row;
+  *layer = pitch.layer;
+  return DEVRT_STATUS_OK;
 }
 
 const char* devrt_tensor_scope(devrt_tensor tensor) {

@@ -281,6 +281,16 @@ static void test_tensors(void) {
     CHECK(devrt_tensor_empty_texture(shape, 2, f32, kCpu, "global.texture", NULL, &texture) ==
           DEVRT_STATUS_UNSUPPORTED);
     CHECK(texture == NULL);
+    /* A texture over a CPU tensor: the CPU has no textures. */
+    CHECK(devrt_tensor_as_texture(tensor, shape, 2, f32, NULL, NULL, &texture) == DEVRT_STATUS_UNSUPPORTED);
+    CHECK(devrt_tensor_as_texture(tensor, shape, 2, f32, "global", NULL, &texture) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_tensor_as_texture(tensor, shape, 2, f32, NULL, NULL, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+    {
+      size_t row = 1, layer = 1;
+      CHECK_OK(devrt_tensor_texture_pitch(tensor, &row, &layer));
+      CHECK(row == 0 && layer == 0);
+      CHECK(devrt_tensor_texture_pitch(tensor, NULL, &layer) == DEVRT_STATUS_INVALID_ARGUMENT);
+    }
   }
   CHECK(devrt_tensor_ndim(tensor) == 2 && devrt_tensor_shape(tensor)[1] == 3 && devrt_tensor_strides(tensor)[0] == 3);
   CHECK(devrt_tensor_nbytes(tensor) == sizeof values && devrt_tensor_is_contiguous(tensor));

@@ -314,6 +314,26 @@ def test_texture_layouts_by_name_and_packed_texels():
         devrt.empty((2, 4), "float32", devrt.opencl(0), scope="global.texture", texture_layout=2)
 
 
+@pytest.mark.skipif(not devrt.vulkan(0).exist, reason="no Vulkan device (devrt.vulkan(0).exist is False)")
+def test_a_texture_over_a_tensor_shares_its_memory():
+    pool = devrt.empty((4096,), "float32", devrt.vulkan(0))
+    try:
+        texture = pool.as_texture((3, 5, 4), "float32")
+    except devrt.UnsupportedError as error:
+        pytest.skip(f"vulkan(0) makes no textures over buffers: {error}")
+    row, layer = texture.texture_pitch
+    assert row >= 5 * 16 and layer >= 3 * row and pool.texture_pitch == (0, 0)
+    values = np.arange(60, dtype=np.float32).reshape(3, 5, 4)
+    texture.copyfrom(values)
+    memory = pool.numpy().view(np.uint8)
+    for r in range(3):
+        np.testing.assert_array_equal(memory[r * row : r * row + 80].view(np.float32), values[r].ravel())
+    with pytest.raises(ValueError):
+        devrt.empty((16,), "float32", devrt.vulkan(0)).as_texture((3, 5, 4), "float32")  # too few bytes
+    with pytest.raises(ValueError):
+        pool.as_texture((3, 5, 4), "float32", scope="global")
+
+
 def test_bool_tensors_come_back_through_numpy():
     # NumPy 1.24 takes no bool through DLPack; numpy() copies the bytes instead, as TVM does.
     values = np.array([True, False, True, True, False])
