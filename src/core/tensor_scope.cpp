@@ -92,7 +92,7 @@ Result<Tensor> texture_tensor(const PlacedTexture& placed, void* texture, Device
   storage->scope = static_cast<MemoryScope>(placed.desc.scope);
   storage->texture_backend = placed.backend.table();
   storage->texture = placed.desc;
-  if (storage->bytes == 0) {
+  if (storage->texture_over == nullptr) { // a view's bytes are its buffer's, counted there
     storage->bytes =
         extent.width * extent.height * extent.layers * kTextureChannels * placed.placement.channel.size_bytes();
     storage->texture_ledger = detail::ledger_allocated(device, storage->scope, storage->base, storage->bytes);

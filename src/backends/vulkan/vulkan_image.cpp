@@ -291,6 +291,16 @@ Status bind_over(DeviceState& d, VkFormat format, const Allocation& buffer, devr
   return Status();
 }
 
+// A texture's record for `desc`, without an image yet; null when out of host memory.
+TextureState* new_texture_state(const devrt_texture_desc& desc) {
+  auto* t = new (std::nothrow) TextureState();
+  if (t == nullptr) return nullptr;
+  t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
+  t->layers = static_cast<std::uint32_t>(desc.layers);
+  t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
+  return t;
+}
+
 // A texture whose image `created` made: moved into VK_IMAGE_LAYOUT_GENERAL from `from` once, on the
 // default stream, finished before any stream uses it; destroyed when anything failed.
 Result<void*> made(DeviceState& d, TextureState& t, Status created, VkImageLayout from) {
@@ -334,11 +344,8 @@ Result<void*> VulkanBackend::texture_allocate(const BackendDevice& device, const
     return make_error(ErrorCode::unsupported, "no RGBA storage-image format for DLPack type code ", desc.type_code,
                       " of ", desc.type_bits, " bits on ", d.properties.deviceName);
   }
-  auto* t = new (std::nothrow) TextureState();
+  TextureState* t = new_texture_state(desc);
   if (t == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a texture record");
-  t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
-  t->layers = static_cast<std::uint32_t>(desc.layers);
-  t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
   return made(d, *t, create_image(d, format, *t), VK_IMAGE_LAYOUT_UNDEFINED);
 }
 
@@ -363,11 +370,8 @@ Result<void*> VulkanBackend::texture_view(const BackendDevice& device, devrt_tex
                       "buffer is a linear image bound to the buffer's memory)");
   }
   const auto& buffer = *static_cast<const Allocation*>(view.buffer);
-  auto* t = new (std::nothrow) TextureState();
+  TextureState* t = new_texture_state(desc);
   if (t == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for a texture record");
-  t->extent = {static_cast<std::uint32_t>(desc.width), static_cast<std::uint32_t>(desc.height), 1};
-  t->layers = static_cast<std::uint32_t>(desc.layers);
-  t->texel_bytes = VkDeviceSize{4} * (desc.type_bits / 8);
   Status status = bind_over(d, format, buffer, view, *t);
   return made(d, *t, status, VK_IMAGE_LAYOUT_PREINITIALIZED);
 }
