@@ -390,6 +390,9 @@ typedef struct devrt_stream_pool_figures {
 } devrt_stream_pool_figures;
 /* The device's stream-pool figures into *stats. Thread-safe. */
 DEVRT_C_API devrt_status devrt_stream_pool_stats(devrt_device device, devrt_stream_pool_figures* stats);
+/* Memory of the device that its owners freed while a live graph touched it (devrt_graph_*): kept
+ * by the graphs until the last one touching it is released. Either pointer may be NULL. Thread-safe. */
+DEVRT_C_API devrt_status devrt_graph_held_memory(devrt_device device, uint64_t* bytes, uint64_t* allocations);
 
 /* The device's memory figures into *stats. Thread-safe. */
 DEVRT_C_API devrt_status devrt_memory_stats(devrt_device device, devrt_device_memory_stats* stats);

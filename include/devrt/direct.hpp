@@ -104,6 +104,27 @@ template <Backend B>
 // invalid_argument: an empty Stream, Event, Module or Function.
 [[gnu::cold]] Status empty_handle_error(const char* what) noexcept;
 
+// B's free of `data`, an allocation of B's device `device`.
+template <Backend B>
+Status free_memory(Device device, void* data) noexcept {
+  const auto object = device_object<B>(device.id);
+  Status status = opened(object) ? backend<B>().free(object_of(object), data) : open_error(object);
+  if (!status.ok()) [[unlikely]]
+    status = call_error(device, "free", status);
+  return status;
+}
+
+// A Buffer is freeing `bytes` at `data`: when a live graph touches that memory (devrt/graph.hpp),
+// the graph keeps it and frees it with `free` once destroyed; true then. Thread-safe.
+#if DEVRT_BARE_METAL
+inline bool graph_keeps_direct(Device, void*, std::size_t, Status (*)(Device, void*) noexcept) noexcept {
+  return false; // firmware has no graphs
+}
+#else
+bool graph_keeps_direct(Device device, void* data, std::size_t bytes,
+                        Status (*free)(Device device, void* data) noexcept) noexcept;
+#endif
+
 } // namespace detail
 
 // Ok when `device` is one of B's devices. Thread-safe.
@@ -167,16 +188,12 @@ public:
   MemorySpan span() const noexcept { return MemorySpan{device_, data_, size_}; }
   operator MemorySpan() const noexcept { return span(); } // NOLINT(google-explicit-constructor)
 
-  // Frees the memory now and returns B's answer.
+  // Frees the memory now and returns B's answer; memory a live graph touches is freed when the
+  // graph is destroyed instead (devrt/graph.hpp).
   Status reset() noexcept {
     Status status;
-    if (data_ != nullptr) {
-      const auto object = detail::device_object<B>(device_.id);
-      status =
-          detail::opened(object) ? backend<B>().free(detail::object_of(object), data_) : detail::open_error(object);
-      if (!status.ok()) [[unlikely]]
-        status = detail::call_error(device_, "free", status);
-    }
+    if (data_ != nullptr && !detail::graph_keeps_direct(device_, data_, size_, &detail::free_memory<B>))
+      status = detail::free_memory<B>(device_, data_);
     data_ = nullptr;
     size_ = 0;
     return status;

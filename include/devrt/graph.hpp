@@ -8,6 +8,25 @@
 //   devrt::Result<devrt::Graph> graph = devrt::end_capture(stream);
 //   for (int i = 0; i < steps; ++i) s = graph->launch(stream);
 //
+// Memory a graph touches: from the moment a launch or copy naming device memory is captured until
+// the graph is destroyed, that memory is the graph's to keep. Freeing its owner meanwhile frees
+// nothing: the graph takes the owner over and frees it when it is destroyed (after waiting for the
+// device), so no replay reads or writes memory that has become someone else's. The rule, by kind:
+// - Buffer (any allocate(): cached, uncached, scoped, stream-ordered), Workspace, Tensor (its
+//   storage, textures and views included) and direct::Buffer: kept as above; MemoryStats::
+//   graph_held_bytes counts what the graphs keep, still counted as allocated.
+// - Buffers allocated while the stream is captured: the graph's private pool, which lives as long
+//   as the graph (Buffer::allocate(device, n, stream)).
+// - A Tensor imported through DLPack: the graph keeps the import, so the producer's deleter runs
+//   when the graph is destroyed, not before.
+// - Graph::update: the memory the new arguments name is kept from the update on; memory no launch
+//   names any more is let go (freed then if its owner was freed).
+// - Memory devrt does not allocate (host memory given as host_span, a backend's allocation made
+//   through BackendRef): devrt cannot see it freed. The host source of a copy is read at every
+//   replay; keep such memory alive and unchanged until the graph is gone (or change it on purpose
+//   between replays to feed new input).
+// Several graphs may touch the same memory: it is freed when the last of them is destroyed.
+//
 // docs/graphs.md: the model, what each backend does natively, what is refused during capture.
 #ifndef DEVRT_GRAPH_HPP
 #define DEVRT_GRAPH_HPP
@@ -47,14 +66,16 @@ const char* graph_mode_name(GraphMode mode) noexcept;
 // - refused with invalid_argument naming the call and the capturing stream: copies that read
 //   device memory into host memory, work issued to any other stream of the device, synchronizing
 //   the stream, the device or an event recorded in the capture, a second capture on the device.
-// Buffers and events used must outlive the graph. Thread-safe; one capture per device at a time.
+// Events used must outlive the graph; memory follows the rule at the top of this header.
+// Thread-safe; one capture per device at a time.
 Status begin_capture(StreamRef stream) noexcept;
 
 // True while `stream` is being captured. Thread-safe.
 bool is_capturing(StreamRef stream) noexcept;
 
 // A graph: what was captured, replayable on any stream of its device. Move-only; destroying it
-// waits for nothing (a backend's native object is freed once its replays have finished).
+// waits for nothing (a backend's native object is freed once its replays have finished) unless it
+// keeps memory whose owner was freed: then it waits for the device before freeing that memory.
 // Replaying one Graph from several threads at once is safe; update() is not (nothing may replay it
 // meanwhile).
 class Graph {

@@ -46,6 +46,10 @@ struct MemoryStats {
   std::uint64_t graph_pool_bytes = 0;
   std::uint64_t stream_pool_hits = 0;
   std::uint64_t stream_pool_misses = 0;
+  // Memory its owners freed while a live graph touched it (devrt/graph.hpp): kept by the graphs,
+  // still counted as allocated above, given back when the last graph touching it is destroyed.
+  std::uint64_t graph_held_bytes = 0;
+  std::uint64_t graph_held_allocations = 0;
 };
 
 // The device's figures. Opens the device's record (invalid_argument for a device that does not

@@ -50,6 +50,12 @@ PyObject* memory_stats(PyObject*, PyObject* arg) noexcept {
       !put(dict.get(), "stream_pool.hits", pools.hits) || !put(dict.get(), "stream_pool.misses", pools.misses)) {
     return nullptr;
   }
+  std::uint64_t held_bytes = 0;
+  std::uint64_t held_allocations = 0;
+  if (devrt_status status = devrt_graph_held_memory(device, &held_bytes, &held_allocations); status != DEVRT_STATUS_OK)
+    return raise_status(status);
+  if (!put(dict.get(), "graph.held_bytes", held_bytes) || !put(dict.get(), "graph.held_allocations", held_allocations))
+    return nullptr;
   return dict.release();
 }
 

@@ -201,7 +201,15 @@ devrt_status devrt_stream_pool_stats(devrt_device device, devrt_stream_pool_figu
   Result<MemoryStats> s = memory_stats(to_cpp(device));
   if (!s.ok()) return fail(s.status());
   *stats = devrt_stream_pool_figures{s->stream_pool_bytes, s->stream_pool_cached_bytes, s->graph_pool_bytes,
-                                   s->stream_pool_hits, s->stream_pool_misses};
+                                     s->stream_pool_hits, s->stream_pool_misses};
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_graph_held_memory(devrt_device device, uint64_t* bytes, uint64_t* allocations) {
+  Result<MemoryStats> s = memory_stats(to_cpp(device));
+  if (!s.ok()) return fail(s.status());
+  if (bytes != nullptr) *bytes = s->graph_held_bytes;
+  if (allocations != nullptr) *allocations = s->graph_held_allocations;
   return DEVRT_STATUS_OK;
 }
 

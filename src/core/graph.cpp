@@ -16,59 +16,13 @@
 #include <devrt/registry.hpp>
 
 #include "core/graph_capture.hpp"
+#include "core/graph_state.hpp"
 #include "core/stream_pool.hpp"
 
 namespace devrt {
 namespace detail {
 
 std::atomic<int> g_active_captures{0};
-
-namespace {
-
-// Node kinds beyond the two a backend bakes (DEVRT_GRAPH_NODE_LAUNCH, DEVRT_GRAPH_NODE_COPY).
-constexpr std::int32_t kHostCopyNode = 100;    // host -> device: issued by the core at each replay
-constexpr std::int32_t kEventRecordNode = 101; // Event::record on the replaying stream
-
-} // namespace
-
-struct GraphNode {
-  std::int32_t kind = 0;
-  void* function = nullptr;
-  void* module = nullptr;
-  std::string kernel;
-  devrt_launch_desc launch{};
-  std::vector<devrt_kernel_arg> args;
-  devrt_copy_desc copy{};
-  void* event = nullptr;
-};
-
-// A run of nodes a backend may bake: launches and copies within the device.
-struct GraphRun {
-  std::size_t first = 0;
-  std::size_t count = 0;
-  void* native = nullptr; // the backend's object; null: the core issues the nodes
-};
-
-struct GraphState {
-  const devrt_backend_table* backend = nullptr;
-  Device device;
-  void* captured_stream = nullptr;
-  std::vector<GraphNode> nodes;
-  std::vector<std::size_t> launches; // node index of each launch, in capture order
-  std::vector<GraphRun> runs;
-  std::vector<void*> recorded_events; // during capture: the events recorded, which may be waited for
-  Status first_error;
-  std::atomic<bool> orphaned{false}; // a module it launches was unloaded
-  const char* orphan_kernel = nullptr;
-  StreamPool* pool = nullptr; // the private pool of allocations made while capturing, if any
-
-  GraphState() noexcept = default;
-  GraphState(const GraphState&) = delete;
-  GraphState& operator=(const GraphState&) = delete;
-  ~GraphState() {
-    if (pool != nullptr) release_graph_pool(pool);
-  }
-};
 
 namespace {
 
@@ -200,6 +154,7 @@ std::optional<Status> capture_launch(Device device, void* function, void* module
   node.launch = desc;
   node.args.assign(desc.args, desc.args + desc.num_args);
   c->graph->launches.push_back(c->graph->nodes.size());
+  graph_touch_node(*c->graph, node);
   c->graph->nodes.push_back(std::move(node));
   return Status();
 }
@@ -223,6 +178,7 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
   GraphNode node;
   node.kind = src.device == side ? DEVRT_GRAPH_NODE_COPY : kHostCopyNode;
   node.copy = make_copy_desc(src, src_offset, dst, dst_offset, nbytes, nullptr);
+  graph_touch_node(*c->graph, node);
   c->graph->nodes.push_back(std::move(node));
   return Status();
 }
@@ -506,6 +462,7 @@ Status Graph::update(std::size_t launch_index, std::span<const KernelArg> args) 
     Status destroyed = BackendRef(g.backend).graph_destroy(g.device.id, old);
     if (!destroyed.ok()) DEVRT_LOG(error, "Graph::update: ", destroyed.message());
   }
+  detail::graph_retouch(g); // memory no launch names any more goes back
   return Status();
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -21,17 +22,39 @@ namespace devrt {
 struct MemorySpan;
 struct StreamRef;
 class BackendRef;
+class Buffer;
+class Workspace;
 } // namespace devrt
 
 namespace devrt::detail {
 
+struct TensorStorage;
+
 #if DEVRT_BARE_METAL
 // Firmware has no graphs: every check folds away.
 inline bool captures_active() noexcept { return false; }
+inline bool graphs_touch_memory() noexcept { return false; }
 #else
 extern std::atomic<int> g_active_captures;
 inline bool captures_active() noexcept { return g_active_captures.load(std::memory_order_relaxed) != 0; }
+// Whether any live graph or capture touches device memory (graph_memory.cpp).
+extern std::atomic<int> g_touched_ranges;
+inline bool graphs_touch_memory() noexcept { return g_touched_ranges.load(std::memory_order_relaxed) != 0; }
 #endif
+
+// An owner is freeing memory: when a live graph or capture touches it, the graph takes the owner
+// over (the Buffer or Workspace is moved from, the storage keeps one reference for the graph) and
+// frees it when the graph is destroyed; true then. Call only when graphs_touch_memory().
+bool graph_keeps(Buffer& buffer) noexcept;
+bool graph_keeps(Workspace& workspace, Device device) noexcept;
+bool graph_keeps(TensorStorage* storage) noexcept;
+
+// What live graphs keep of `device`'s memory that its owners have freed (memory_stats).
+struct GraphMemoryFigures {
+  std::uint64_t held_bytes = 0;
+  std::uint64_t held_allocations = 0;
+};
+GraphMemoryFigures graph_memory_figures(Device device) noexcept;
 
 // A checked launch of `function` (of `module`) on desc.stream of `device`.
 std::optional<Status> capture_launch(Device device, void* function, void* module, std::string_view kernel,

@@ -365,6 +365,13 @@ Status Buffer::reset() noexcept {
   Status status;
   if (data_ != nullptr) {
 #if !DEVRT_BARE_METAL
+    // A live graph that touches the memory takes the Buffer over (devrt/graph.hpp); a graph's
+    // private pool keeps its own memory and serves its capture again at once.
+    if (detail::graphs_touch_memory() && (stream_pool_ == nullptr || !detail::is_graph_pool(stream_pool_)) &&
+        detail::graph_keeps(*this)) [[unlikely]] {
+      ledger_ = 0;
+      return status;
+    }
     if (stream_pool_ != nullptr) {
       detail::stream_pool_free(detail::exchange(stream_pool_, nullptr), data_, pooled_bytes_, stream_);
     } else if (cache_ != nullptr) {

@@ -248,6 +248,8 @@ StreamPool* make_graph_pool(BackendRef backend, Device device) noexcept {
   return pool;
 }
 
+bool is_graph_pool(const StreamPool* pool) noexcept { return pool->graph_private(); }
+
 void release_graph_pool(StreamPool* pool) noexcept {
   {
     LockGuard lock(g_pools_mutex);

@@ -34,6 +34,7 @@ void stream_pool_free(StreamPool* pool, void* data, std::size_t rounded, void* s
 // goes back to the backend once no Buffer holds a block of it.
 StreamPool* make_graph_pool(BackendRef backend, Device device) noexcept;
 void release_graph_pool(StreamPool* pool) noexcept;
+bool is_graph_pool(const StreamPool* pool) noexcept;
 
 struct StreamPoolFigures {
   std::uint64_t reserved_bytes = 0; // taken from the backend by the device's pools, graphs' included

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
+#include "core/graph_capture.hpp"
 #include "core/tensor_internal.hpp"
 
 #include <devrt/registry.hpp>
@@ -18,6 +19,11 @@ void detail::retain(TensorStorage* storage) noexcept { storage->refs.fetch_add(1
 
 void detail::release(TensorStorage* storage) noexcept {
   if (storage->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+#if !DEVRT_BARE_METAL
+  // A live graph that touches the memory keeps the storage, the producer's DLPack tensor included.
+  if (storage->base != nullptr && graphs_touch_memory() && graph_keeps(storage)) [[unlikely]]
+    return;
+#endif
   if (storage->managed != nullptr && storage->managed->deleter != nullptr) storage->managed->deleter(storage->managed);
   if (storage->managed_versioned != nullptr && storage->managed_versioned->deleter != nullptr) {
     storage->managed_versioned->deleter(storage->managed_versioned);

@@ -7,6 +7,7 @@
 #include <devrt/workspace_pool.hpp>
 
 #include "core/device_record.hpp"
+#include "core/graph_capture.hpp"
 
 #include <bit>
 #include <cstdlib>
@@ -144,6 +145,12 @@ inline WorkspaceThreadSlot* thread_slot(WorkspacePool* pool) noexcept {
 } // namespace
 
 void Workspace::reset() noexcept {
+#if !DEVRT_BARE_METAL
+  // A live graph that touches the block takes the Workspace over (devrt/graph.hpp).
+  if (pool_ != nullptr && data_ != nullptr && detail::graphs_touch_memory() &&
+      detail::graph_keeps(*this, pool_->device())) [[unlikely]]
+    return;
+#endif
   if (pool_ != nullptr && data_ != nullptr) pool_->free_block(data_, size_class_, size_);
   pool_ = nullptr;
   data_ = nullptr;

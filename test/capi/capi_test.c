@@ -399,6 +399,28 @@ static void test_graph(devrt_device device, devrt_function add_one, devrt_span d
   devrt_graph_release(graph);
   devrt_graph_release(NULL);
 
+  /* A buffer released while a graph touches it is kept by the graph until the graph goes. */
+  {
+    devrt_buffer scratch = NULL;
+    uint64_t held = 0, held_before = 0, count = 0;
+    CHECK_OK(devrt_graph_held_memory(device, &held_before, NULL));
+    CHECK_OK(devrt_buffer_allocate(device, sizeof host, 0, &scratch));
+    CHECK_OK(devrt_graph_begin_capture(&ref));
+    args[0] = devrt_arg_span(devrt_buffer_span(scratch), 0);
+    args[1] = devrt_arg_i32(1);
+    CHECK_OK(devrt_function_launch(add_one, grid, block, 0, args, 2, &ref));
+    CHECK_OK(devrt_graph_end_capture(&ref, &graph));
+    devrt_buffer_release(scratch);
+    CHECK_OK(devrt_graph_held_memory(device, &held, &count));
+    CHECK(held == held_before + sizeof host && count >= 1);
+    CHECK_OK(devrt_graph_launch(graph, &ref)); /* the memory is still the graph's */
+    CHECK_OK(devrt_stream_synchronize(ref));
+    devrt_graph_release(graph);
+    CHECK_OK(devrt_graph_held_memory(device, &held, NULL));
+    CHECK(held == held_before);
+    CHECK(devrt_graph_held_memory((devrt_device){4, 99}, &held, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  }
+
   /* Stream-ordered: freed on the stream, the block serves the stream's next allocation. */
   {
     devrt_buffer first = NULL, second = NULL;

@@ -67,3 +67,61 @@ def test_a_capture_refuses_a_host_read_and_an_exception_discards_it():
     np.testing.assert_array_equal(np.from_dlpack(a.to(devrt.cpu(0))), 2 * np.arange(N, dtype=np.float32))
     with pytest.raises(TypeError, match="devrt.Stream"):
         devrt.graph(None)
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan", "webgpu"])
+@pytest.mark.parametrize("dropped", ["output", "input"])
+def test_a_replay_never_writes_or_reads_memory_that_a_dropped_tensor_gave_back(device, dropped):
+    """The sequence a user met (issue 53): capture c = a + a, `del` one of them, allocate a tensor of
+    the same size (the Buffer cache's first choice is the dropped one's memory), replay. The graph
+    keeps the memory it touches until it is destroyed; memory_stats shows it meanwhile."""
+    device = present(devrt.device(device, 0))
+    module, name, block = vadd_module(device)
+    vadd = module[name]
+    stream = devrt.Stream(device)
+    for _ in range(3):
+        a = devrt.tensor(np.ones(N, dtype=np.float32), device)
+        c = devrt.empty((N,), "float32", device)
+        held = devrt.memory_stats(device)["graph.held_bytes"]
+        with devrt.graph(stream) as g:
+            vadd(a, a, c, N, grid=N // block, block=block, stream=stream)
+        if dropped == "output":
+            del c
+        else:
+            del a
+        assert devrt.memory_stats(device)["graph.held_bytes"] == held + 4 * N
+        fresh = devrt.tensor(np.full(N, 7.0, dtype=np.float32), device)
+        g.replay()
+        stream.sync()
+        np.testing.assert_array_equal(fresh.numpy(), np.full(N, 7.0, dtype=np.float32))
+        if dropped == "input":
+            np.testing.assert_array_equal(c.numpy(), np.full(N, 2.0, dtype=np.float32))
+        del g
+        assert devrt.memory_stats(device)["graph.held_bytes"] == held
+
+
+def test_a_graph_keeps_a_numpy_array_it_reads_through_dlpack():
+    """Host memory devrt does not own, imported through DLPack: the graph keeps the import (and so the
+    array) until it is destroyed."""
+    device = present(devrt.device("cpu", 0))
+    module, name, block = vadd_module(device)
+    stream = devrt.Stream(device)
+    source = np.full(N, 3.0, dtype=np.float32)
+    out = devrt.empty((N,), "float32", device)
+    with devrt.graph(stream) as g:
+        module[name](devrt.from_dlpack(source), devrt.from_dlpack(source), out, N, grid=N // block, block=block,
+                     stream=stream)
+    import sys
+    import weakref
+
+    alive = weakref.ref(source) if hasattr(source, "__weakref__") else None
+    refs_before = sys.getrefcount(source)
+    del source
+    g.replay()
+    stream.sync()
+    np.testing.assert_array_equal(out.numpy(), np.full(N, 6.0, dtype=np.float32))
+    assert refs_before >= 3  # ours, getrefcount's argument, and the graph's import
+    if alive is not None:
+        assert alive() is not None
+        del g
+        assert alive() is None

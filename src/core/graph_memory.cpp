@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// The memory rule of captured graphs (devrt/graph.hpp, docs/graphs.md "Memory a graph touches"):
+// every range of device memory a captured launch or copy names is registered as touched by its
+// graph, from the moment it is captured until the graph is destroyed. When the owner of touched
+// memory frees it (a Buffer, a Workspace, a Tensor's storage, a direct::Buffer), the free is not
+// done: the graph takes the owner over and frees it when it is destroyed, so that no replay reads
+// or writes memory that has become someone else's. The check costs one relaxed load while no graph
+// touches memory.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <devrt/detail/mutex.hpp>
+#include <devrt/direct.hpp>
+#include <devrt/log.hpp>
+#include <devrt/registry.hpp>
+
+#include "core/graph_capture.hpp"
+#include "core/graph_state.hpp"
+#include "core/stream_pool.hpp"
+#include "core/tensor_internal.hpp"
+
+namespace devrt::detail {
+
+std::atomic<int> g_touched_ranges{0};
+
+namespace {
+
+// [begin, end) of `device`'s memory that `graph` touches. By address for backends whose
+// allocations are addresses (a view may point inside an allocation), else by handle (begin is the
+// allocation's handle, end begin + 1).
+struct TouchedRange {
+  Device device;
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  GraphState* graph = nullptr;
+};
+
+Mutex g_touched_mutex;
+std::vector<TouchedRange>* g_touched = nullptr; // under g_touched_mutex; made at the first touch
+
+bool by_address(Device device) noexcept {
+  BackendRef backend = Registry::global().find(device.kind);
+  return backend && (backend.has_capability(DEVRT_CAP_ADDRESSABLE) || backend.host_accessible());
+}
+
+TouchedRange range_of(Device device, const void* data, std::size_t offset, std::size_t bytes, bool handle) noexcept {
+  const auto base = reinterpret_cast<std::uintptr_t>(data);
+  if (handle || !by_address(device)) return TouchedRange{device, base, base + 1, nullptr};
+  const std::uintptr_t begin = base + offset;
+  const std::uintptr_t span = bytes == 0 ? 1 : bytes;
+  return TouchedRange{device, begin, begin + span < begin ? UINTPTR_MAX : begin + span, nullptr};
+}
+
+// Caller holds g_touched_mutex.
+void add_range(GraphState& graph, TouchedRange range) noexcept {
+  if (range.begin == 0) return; // no memory (a zero-size span)
+  if (g_touched == nullptr) g_touched = new (std::nothrow) std::vector<TouchedRange>();
+  if (g_touched == nullptr) {
+    DEVRT_LOG(error, graph.device, " graph: no host memory to register the memory it touches");
+    return;
+  }
+  range.graph = &graph;
+  for (const TouchedRange& r : *g_touched) {
+    if (r.graph == &graph && r.device == range.device && r.begin == range.begin && r.end == range.end) return;
+  }
+  g_touched->push_back(range);
+  g_touched_ranges.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Caller holds g_touched_mutex.
+void touch_node(GraphState& graph, const GraphNode& node) noexcept {
+  if (node.kind == DEVRT_GRAPH_NODE_LAUNCH) {
+    for (const devrt_kernel_arg& arg : node.args) {
+      if (arg.kind == DEVRT_ARG_SCALAR || arg.buffer == nullptr) continue;
+      const Device device{static_cast<DeviceKind>(arg.device_kind), arg.device_id};
+      add_range(graph, range_of(device, arg.buffer, arg.offset, arg.size, arg.kind == DEVRT_ARG_TEXTURE));
+    }
+    return;
+  }
+  if (node.kind != DEVRT_GRAPH_NODE_COPY && node.kind != kHostCopyNode) return;
+  const devrt_copy_desc& copy = node.copy;
+  add_range(graph, range_of(Device{static_cast<DeviceKind>(copy.src_kind), copy.src_device_id}, copy.src,
+                            copy.src_offset, copy.nbytes, false));
+  add_range(graph, range_of(Device{static_cast<DeviceKind>(copy.dst_kind), copy.dst_device_id}, copy.dst,
+                            copy.dst_offset, copy.nbytes, false));
+}
+
+// Caller holds g_touched_mutex.
+void remove_ranges(GraphState& graph) noexcept {
+  if (g_touched == nullptr) return;
+  const std::size_t before = g_touched->size();
+  std::erase_if(*g_touched, [&](const TouchedRange& r) { return r.graph == &graph; });
+  g_touched_ranges.fetch_sub(static_cast<int>(before - g_touched->size()), std::memory_order_relaxed);
+}
+
+// The graph touching `bytes` at `data` on `device`, or null. Caller holds g_touched_mutex.
+GraphState* toucher(Device device, const void* data, std::size_t bytes, bool handle) noexcept {
+  if (g_touched == nullptr) return nullptr;
+  const bool addresses = !handle && by_address(device);
+  const TouchedRange freed = range_of(device, data, 0, bytes, !addresses);
+  for (const TouchedRange& r : *g_touched) {
+    if (r.device != device) continue;
+    if (addresses ? (r.begin < freed.end && freed.begin < r.end) : r.begin == freed.begin) return r.graph;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+void graph_touch_node(GraphState& graph, const GraphNode& node) noexcept {
+  LockGuard lock(g_touched_mutex);
+  touch_node(graph, node);
+}
+
+GraphHolds graph_untouch(GraphState& graph) noexcept {
+  LockGuard lock(g_touched_mutex);
+  remove_ranges(graph);
+  return std::exchange(graph.holds, GraphHolds{});
+}
+
+namespace {
+
+// Frees what a graph kept: each owner's free runs again, so memory another live graph still
+// touches is taken over by that one. The device has finished every replay first (the frees that
+// wait, Buffer's cache among them, would wait too; the others would not).
+void free_holds(const GraphState& graph, GraphHolds holds) noexcept {
+  if (holds.empty()) return;
+  BackendRef backend(graph.backend);
+  if (backend.has_device_synchronize()) {
+    Status idle = backend.device_synchronize(graph.device.id);
+    if (!idle.ok())
+      DEVRT_LOG(warning, "graph: freeing the memory it kept without its replays finished: ", idle.message());
+  }
+  holds.buffers.clear();
+  holds.workspaces.clear();
+  for (TensorStorage* storage : holds.storages) release(storage);
+  for (const DirectHold& kept : holds.direct) {
+    if (direct::detail::graph_keeps_direct(kept.device, kept.data, kept.bytes, kept.free)) continue;
+    Status freed = kept.free(kept.device, kept.data);
+    if (!freed.ok()) DEVRT_LOG(error, "graph: ", freed.message());
+  }
+}
+
+} // namespace
+
+void graph_retouch(GraphState& graph) noexcept {
+  GraphHolds holds;
+  {
+    LockGuard lock(g_touched_mutex);
+    remove_ranges(graph);
+    for (const GraphNode& node : graph.nodes) touch_node(graph, node);
+    holds = std::exchange(graph.holds, GraphHolds{});
+  }
+  free_holds(graph, std::move(holds)); // what the graph still touches comes straight back
+}
+
+GraphState::~GraphState() {
+  free_holds(*this, graph_untouch(*this));
+  if (pool != nullptr) release_graph_pool(pool);
+}
+
+bool graph_keeps(Buffer& buffer) noexcept {
+  LockGuard lock(g_touched_mutex);
+  GraphState* graph = toucher(buffer.device(), buffer.data(), buffer.size(), false);
+  if (graph == nullptr) return false;
+  graph->holds.buffers.push_back(std::move(buffer));
+  return true;
+}
+
+bool graph_keeps(Workspace& workspace, Device device) noexcept {
+  LockGuard lock(g_touched_mutex);
+  GraphState* graph = toucher(device, workspace.data(), workspace.size(), false);
+  if (graph == nullptr) return false;
+  graph->holds.workspaces.push_back(WorkspaceHold{device, std::move(workspace)});
+  return true;
+}
+
+bool graph_keeps(TensorStorage* storage) noexcept {
+  LockGuard lock(g_touched_mutex);
+  GraphState* graph = toucher(storage->device, storage->base, storage->bytes, storage->texture_backend != nullptr);
+  if (graph == nullptr) return false;
+  storage->refs.store(1, std::memory_order_relaxed); // the graph's reference
+  graph->holds.storages.push_back(storage);
+  return true;
+}
+
+GraphMemoryFigures graph_memory_figures(Device device) noexcept {
+  GraphMemoryFigures figures;
+  LockGuard lock(g_touched_mutex);
+  if (g_touched == nullptr) return figures;
+  std::vector<const GraphState*> seen;
+  for (const TouchedRange& r : *g_touched) {
+    if (std::find(seen.begin(), seen.end(), r.graph) != seen.end()) continue;
+    seen.push_back(r.graph);
+    const GraphHolds& holds = r.graph->holds;
+    auto count = [&](Device on, std::size_t bytes) {
+      if (on != device) return;
+      figures.held_bytes += bytes;
+      ++figures.held_allocations;
+    };
+    for (const Buffer& b : holds.buffers) count(b.device(), b.size());
+    for (const WorkspaceHold& w : holds.workspaces) count(w.device, w.workspace.size());
+    for (const TensorStorage* s : holds.storages) count(s->device, s->bytes);
+    for (const DirectHold& d : holds.direct) count(d.device, d.bytes);
+  }
+  return figures;
+}
+
+} // namespace devrt::detail
+
+namespace devrt::direct::detail {
+
+bool graph_keeps_direct(Device device, void* data, std::size_t bytes,
+                        Status (*free)(Device device, void* data) noexcept) noexcept {
+  if (!devrt::detail::graphs_touch_memory()) return false;
+  devrt::detail::LockGuard lock(devrt::detail::g_touched_mutex);
+  devrt::detail::GraphState* graph = devrt::detail::toucher(device, data, bytes, false);
+  if (graph == nullptr) return false;
+  graph->holds.direct.push_back(devrt::detail::DirectHold{device, data, bytes, free});
+  return true;
+}
+
+} // namespace devrt::direct::detail
