@@ -27,8 +27,21 @@ if [ -n "$missing" ]; then
   # shellcheck disable=SC2086
   $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-if [ ! -f "$root/.deps/npm/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so" ]; then
+webgpu=$root/.deps/npm/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so
+if [ ! -f "$webgpu" ]; then
   echo "installing: $webgpu_package (npm, into .deps/npm)"
   npm install --prefix "$root/.deps/npm" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
     "$webgpu_package" >/dev/null
+fi
+# ... and for this user where devrt looks by default (src/backends/webgpu/webgpu_backend.cpp):
+# $XDG_DATA_HOME/devrt/webgpu when that is an absolute path, else ~/.local/share/devrt/webgpu. Every
+# shell, virtual environment and subproject build of this user then finds it, wherever it runs.
+case ${XDG_DATA_HOME:-} in
+  /*) user_webgpu=$XDG_DATA_HOME/devrt/webgpu ;;
+  *) user_webgpu=${HOME:?HOME is not set}/.local/share/devrt/webgpu ;;
+esac
+if ! cmp -s "$webgpu" "$user_webgpu/libwebgpu_wrapper.so"; then
+  echo "installing: Dawn's libwebgpu_wrapper.so for this user, into $user_webgpu"
+  mkdir -p "$user_webgpu"
+  cp "$webgpu" "$user_webgpu/libwebgpu_wrapper.so.tmp" && mv "$user_webgpu/libwebgpu_wrapper.so.tmp" "$user_webgpu/libwebgpu_wrapper.so"
 fi

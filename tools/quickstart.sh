@@ -13,8 +13,7 @@ sh tools/install-deps.sh
 # The selftest needs devrt-info alone (this configuration links its backends in); the tests are
 # tools/run-tests.sh's.
 ninja -C build tools/devrt-info
-# The WebGPU implementation install-deps.sh put in .deps/npm (devrt opens it by this name).
-webgpu=$PWD/.deps/npm/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so
-[ -f "$webgpu" ] && export DEVRT_WEBGPU_LIBRARY="${DEVRT_WEBGPU_LIBRARY:-$webgpu}"
+# WebGPU needs no variable: install-deps.sh installed Dawn for this user where devrt looks
+# (~/.local/share/devrt/webgpu), so a new shell's devrt-info finds it too.
 ./build/tools/devrt-info
 ./build/tools/devrt-info --selftest

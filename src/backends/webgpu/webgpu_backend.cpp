@@ -268,16 +268,47 @@ void open_surfaceless_display(Runtime& rt) {
   if (get_display != nullptr) rt.egl_display = get_display(kPlatformSurfacelessMesa, nullptr, nullptr);
 }
 
+constexpr const char* kLibraryNames[] = {"libwebgpu_dawn.so", "libwgpu_native.so", "libwebgpu_wrapper.so"};
+
+// The per-user folder an implementation may be installed in (tools/install-deps.sh puts Dawn
+// there): $XDG_DATA_HOME/devrt/webgpu, or ~/.local/share/devrt/webgpu. Only absolute paths count
+// (the XDG base directory rule): never a folder relative to the working directory.
+std::string user_library_dir() {
+  const char* data_home = ::secure_getenv("XDG_DATA_HOME"); // NOLINT(concurrency-mt-unsafe)
+  if (data_home != nullptr && data_home[0] == '/') return std::string(data_home) + "/devrt/webgpu";
+  const char* home = ::secure_getenv("HOME"); // NOLINT(concurrency-mt-unsafe)
+  if (home != nullptr && home[0] == '/') return std::string(home) + "/.local/share/devrt/webgpu";
+  return {};
+}
+
+// DEVRT_WEBGPU_LIBRARY alone when set; else the path fixed at configure time (-Dwebgpu_library),
+// the usual names through the dynamic loader's search, then the per-user folder.
+std::vector<std::string> library_candidates() {
+  const char* chosen = ::secure_getenv("DEVRT_WEBGPU_LIBRARY"); // NOLINT(concurrency-mt-unsafe)
+  if (chosen != nullptr && chosen[0] != '\0') return {chosen};
+  std::vector<std::string> candidates;
+  if (DEVRT_WEBGPU_LIBRARY_DEFAULT[0] != '\0') candidates.emplace_back(DEVRT_WEBGPU_LIBRARY_DEFAULT);
+  for (const char* name : kLibraryNames) candidates.emplace_back(name);
+  if (std::string dir = user_library_dir(); !dir.empty()) {
+    for (const char* name : kLibraryNames) candidates.push_back(dir + "/" + name);
+  }
+  return candidates;
+}
+
 Status discover(Runtime& rt) {
   std::string reason;
-  const char* chosen = ::secure_getenv("DEVRT_WEBGPU_LIBRARY"); // NOLINT(concurrency-mt-unsafe)
-  bool opened = chosen != nullptr && chosen[0] != '\0'
-                    ? rt.library.open({chosen}, reason)
-                    : rt.library.open({"libwebgpu_dawn.so", "libwgpu_native.so", "libwebgpu_wrapper.so"}, reason);
+  bool opened = false;
+  for (const std::string& candidate : library_candidates()) {
+    std::string refused;
+    opened = rt.library.open({candidate.c_str()}, refused);
+    if (opened) break;
+    reason += (reason.empty() ? "" : "; ") + refused;
+  }
   if (!opened) {
     return make_error(ErrorCode::unavailable,
-                      "no WebGPU implementation (Dawn's libwebgpu_dawn.so, wgpu-native's "
-                      "libwgpu_native.so; DEVRT_WEBGPU_LIBRARY names another): ",
+                      "no WebGPU implementation (Dawn's libwebgpu_dawn.so, wgpu-native's libwgpu_native.so, by "
+                      "name or in ~/.local/share/devrt/webgpu, where tools/install-deps.sh installs Dawn; "
+                      "DEVRT_WEBGPU_LIBRARY names another): ",
                       reason);
   }
 #define DEVRT_WEBGPU_RESOLVE(symbol, result, parameters)                                                               \
