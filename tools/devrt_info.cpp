@@ -61,6 +61,22 @@ std::string attribute_text(const AttributeValue& value, bool json) {
   return json ? "null" : "(not reported)";
 }
 
+// A device's api_version as its API writes it, beside the integer devrt reports (TVM's kApiVersion):
+// Vulkan's packed VK_API_VERSION, OpenCL's 100 * major + 10 * minor, the CUDA driver's 1000 * major
+// + 10 * minor, HIP's 10000000 * major + 100000 * minor + patch.
+std::string api_version_text(devrt::DeviceKind kind, std::int64_t v) {
+  switch (kind) {
+  case devrt::DeviceKind::vulkan:
+    return fmt::format("Vulkan {}.{}.{} ({})", (v >> 22) & 0x7F, (v >> 12) & 0x3FF, v & 0xFFF, v);
+  case devrt::DeviceKind::opencl: return fmt::format("OpenCL {}.{} ({})", v / 100, v % 100 / 10, v);
+  case devrt::DeviceKind::cuda:
+  case devrt::DeviceKind::cuda_host: return fmt::format("CUDA driver {}.{} ({})", v / 1000, v % 1000 / 10, v);
+  case devrt::DeviceKind::rocm:
+    return fmt::format("HIP {}.{}.{} ({})", v / 10000000, v % 10000000 / 100000, v % 100000, v);
+  default: return std::to_string(v);
+  }
+}
+
 std::vector<std::string> capability_names(BackendRef backend) {
   std::vector<std::string> names;
   if (backend.has_capability(DEVRT_CAP_EVENTS)) names.emplace_back("events");
@@ -214,6 +230,8 @@ int list_text() {
         auto attribute = static_cast<Attribute>(a);
         devrt::Result<AttributeValue> value = devrt::get_attribute(Device{backend.kind(), id}, attribute);
         std::string text = value.ok() ? attribute_text(*value, false) : fmt::format("error: {}", value.status());
+        const std::int64_t* number = value.ok() ? std::get_if<std::int64_t>(&*value) : nullptr;
+        if (attribute == Attribute::api_version && number != nullptr) text = api_version_text(backend.kind(), *number);
         fmt::print("    {:<30} {}\n", devrt::attribute_name(attribute), text);
       }
       devrt::Result<devrt::Target> target = devrt::detect_target(Device{backend.kind(), id});

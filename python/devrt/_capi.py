@@ -113,6 +113,10 @@ ERROR_TYPES = {Status.INVALID_ARGUMENT: InvalidArgumentError, Status.OUT_OF_RANG
                Status.UNAVAILABLE: UnavailableError, Status.UNSUPPORTED: UnsupportedError,
                Status.OUT_OF_MEMORY: OutOfMemoryError, Status.NOT_FOUND: NotFoundError,
                Status.TOOL_FAILED: ToolFailedError}
+# Public as devrt.<name>: tracebacks and reprs say so, not devrt._capi.<name>.
+for _public in (DevrtError, *ERROR_TYPES.values()):
+    _public.__module__ = "devrt"
+del _public
 
 
 def last_error(status):

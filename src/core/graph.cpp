@@ -46,9 +46,16 @@ Capture* capture_on(Device device) noexcept {
 }
 
 Status other_stream_error(const char* call, StreamRef stream, const Capture& c) noexcept {
+  if (stream.handle == nullptr) {
+    return make_error(ErrorCode::invalid_argument, stream.device, " ", call,
+                      " on the default stream (no stream was given) while stream ", c.stream,
+                      " is being captured (begin_capture): pass the capturing stream to record it in the graph, "
+                      "or issue it after end_capture");
+  }
   return make_error(ErrorCode::invalid_argument, stream.device, " ", call, " on stream ", stream.handle,
-                    ": the device is capturing stream ", c.stream,
-                    " (devrt::begin_capture); work on other streams is refused until end_capture");
+                    " while stream ", c.stream,
+                    " is being captured (begin_capture): pass the capturing stream to record it in the graph, "
+                    "or issue it after end_capture (other streams of the device are refused until then)");
 }
 
 // The capture of `stream`'s device when it is `stream` that is captured. Null otherwise: with
@@ -163,17 +170,20 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
                                    const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes,
                                    StreamRef stream) noexcept {
   LockGuard lock(g_captures_mutex);
+  // A host read of the capturing device is named as such, on whichever stream it was issued.
+  if (Capture* any = capture_on(side); any != nullptr && handler && dst.device != side) {
+    Status error =
+        make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device, " while stream ", any->stream,
+                   " is being captured: a host read of device memory cannot be captured (read it after "
+                   "end_capture, or after replaying the graph)");
+    return any->stream == stream.handle ? refuse_in_capture(*any, error) : error;
+  }
   std::optional<Status> answer;
   Capture* c = capture_of("copy", StreamRef{side, stream.handle}, answer);
   if (c == nullptr) return answer;
   if (!handler) {
     return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device,
                                             " during a capture: a copy staged through the host cannot be captured"));
-  }
-  if (dst.device != side) {
-    return refuse_in_capture(*c, make_error(ErrorCode::invalid_argument, "copy ", src.device, " -> ", dst.device,
-                                            " on a capturing stream: a host read of device memory cannot be "
-                                            "captured (copy after replaying the graph)"));
   }
   GraphNode node;
   node.kind = src.device == side ? DEVRT_GRAPH_NODE_COPY : kHostCopyNode;

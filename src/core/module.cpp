@@ -8,6 +8,7 @@
 #include <devrt/stream.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -216,6 +217,26 @@ Status check_launch(Device device, std::string_view function_name, const LaunchC
 
 // ---- Module ----------------------------------------------------------------------------------
 
+namespace {
+
+// What binary image `data` starts as, when its first bytes are a known binary format's magic:
+// a compiler's error about source text that is really a binary would name neither.
+const char* binary_image(std::span<const std::byte> data) noexcept {
+  auto starts = [&](const char* magic, std::size_t size) {
+    return data.size() >= size && std::memcmp(data.data(), magic, size) == 0;
+  };
+  if (starts("\x03\x02\x23\x07", 4)) return "SPIR-V (magic 0x07230203): load it as spirv";
+  if (starts("\x7f"
+             "ELF",
+             4))
+    return "an ELF image: load it as cubin, hsaco or shared_object";
+  if (starts("\x50\xed\x55\xba", 4)) return "a CUDA fatbin: load it as fatbin";
+  if (starts("__CLANG_OFFLOAD_BUNDLE__", 24)) return "a clang offload bundle: load it as hsaco";
+  return nullptr;
+}
+
+} // namespace
+
 Result<Module> Module::load(Device device, ModuleFormat format, std::span<const std::byte> data,
                             std::string_view options, std::string* build_log) noexcept {
   if (build_log != nullptr) build_log->clear();
@@ -228,6 +249,12 @@ Result<Module> Module::load(Device device, ModuleFormat format, std::span<const 
   if (options.find('\0') != std::string_view::npos) {
     return make_error(ErrorCode::invalid_argument, device, " module_load(", module_format_name(format),
                       "): options contain a NUL byte");
+  }
+  const bool source_text =
+      format == ModuleFormat::opencl_c || format == ModuleFormat::wgsl || format == ModuleFormat::ptx;
+  if (const char* binary = source_text ? binary_image(data) : nullptr) {
+    return make_error(ErrorCode::invalid_argument, device, " module_load(", module_format_name(format), "): the ",
+                      data.size(), " bytes are not ", module_format_name(format), " source but ", binary);
   }
   std::string options_text(options);
   Result<void*> handle = backend->module_load(device.id, static_cast<std::int32_t>(format), data.data(), data.size(),

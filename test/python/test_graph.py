@@ -125,3 +125,19 @@ def test_a_graph_keeps_a_numpy_array_it_reads_through_dlpack():
         assert alive() is not None
         del g
         assert alive() is None
+
+
+def test_capture_messages_speak_the_users_terms():
+    """Issue 53, item 5: a launch without stream= during a capture says to pass the capturing stream;
+    t.numpy() during a capture is a host read; exceptions are devrt.<Name>."""
+    device = present(devrt.opencl(0))
+    module, name, block = vadd_module(device)
+    a = devrt.tensor(np.arange(N, dtype=np.float32), device)
+    stream = devrt.Stream(device)
+    with devrt.graph(stream):
+        with pytest.raises(devrt.InvalidArgumentError, match="no stream was given.*pass the capturing stream") as e:
+            module[name](a, a, a, N, grid=N // block, block=block)
+        with pytest.raises(devrt.InvalidArgumentError, match="a host read of device memory"):
+            a.numpy()
+    assert type(e.value).__module__ == "devrt" and type(e.value).__qualname__ == "InvalidArgumentError"
+    assert "devrt.InvalidArgumentError" in repr(type(e.value))

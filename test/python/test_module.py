@@ -166,3 +166,13 @@ def test_webgpu_tensors_go_out_by_copy_and_say_why_not_by_dlpack():
     c = devrt.empty((16,), "float32", device)
     with pytest.raises(Exception, match="float32|int32"):
         module[name](tensor, tensor, c, 1.5, grid=1, block=block)
+
+
+def test_spirv_bytes_loaded_as_source_are_named():
+    """Issue 53, item 5: SPIR-V given as OpenCL C is named as SPIR-V, not passed to the compiler."""
+    device = present(devrt.opencl(0))
+    spirv = pathlib.Path(os.environ.get("DEVRT_TEST_SPIRV_DIR", "")) / "vadd.spv"
+    if not spirv.is_file():
+        pytest.skip(f"no {spirv} (glslc was not found when this build was configured)")
+    with pytest.raises(devrt.InvalidArgumentError, match="not opencl_c source but SPIR-V .*load it as spirv"):
+        devrt.Module.load(device, "opencl_c", spirv.read_bytes())
