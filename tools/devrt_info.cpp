@@ -26,14 +26,99 @@
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "support/json.hpp"
 
 namespace {
+
+// ---- Drivers' own stderr ------------------------------------------------------------------------
+//
+// Drivers print on stderr while devrt opens them (Mesa's EGL without a display session, Dawn
+// probing adapters it then refuses). Printed as they come, those lines land inside devrt-info's
+// listing and read as its errors. So devrt-info holds stderr while each backend is discovered and
+// queried, prints its listing, then says once what the drivers printed, in devrt's words. Lines of
+// devrt's own log ("devrt warning: ...") are passed on as they were.
+
+struct DriverNoise {
+  std::string backend;
+  std::vector<std::string> lines;
+};
+std::vector<DriverNoise> g_noise;
+
+// Runs `work` with file descriptor 2 sent to a temporary file; what arrived there is kept for
+// `backend`. Without a temporary file, stderr is left alone.
+template <class Work>
+void holding_stderr(std::string_view backend, Work&& work) {
+  std::fflush(stderr);
+  std::FILE* held = std::tmpfile();
+  const int saved = held != nullptr ? ::dup(2) : -1;
+  if (saved < 0 || ::dup2(::fileno(held), 2) < 0) {
+    if (saved >= 0) ::close(saved);
+    if (held != nullptr) std::fclose(held);
+    std::forward<Work>(work)();
+    return;
+  }
+  std::forward<Work>(work)();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::rewind(held);
+  DriverNoise noise{std::string(backend), {}};
+  char line[4096];
+  while (std::fgets(line, sizeof line, held) != nullptr) {
+    std::string_view text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+    if (text.starts_with("devrt ")) {
+      fmt::print(stderr, "{}\n", text); // devrt's own log
+    } else if (!text.empty()) {
+      noise.lines.emplace_back(text);
+    }
+  }
+  std::fclose(held);
+  if (!noise.lines.empty()) g_noise.push_back(std::move(noise));
+}
+
+// What a known driver line means, or null.
+const char* explain(std::string_view line) {
+  if (line.find("XDG_RUNTIME_DIR") != std::string_view::npos)
+    return "Mesa's EGL found no session directory (XDG_RUNTIME_DIR): no display here, harmless for compute";
+  if (line.find("ArrayDynamicIndexing") != std::string_view::npos ||
+      line.find("While initializing adapter (backend=BackendType::Vulkan)") != std::string_view::npos ||
+      line.find("InitializeImpl") != std::string_view::npos)
+    return "Dawn refused this Vulkan driver as a WebGPU adapter (it lacks dynamic indexing of descriptor arrays); "
+           "devrt uses another adapter (OpenGL ES) instead";
+  return nullptr;
+}
+
+// Once, after the listing: what the drivers printed, by backend, on stderr.
+void report_driver_noise() {
+  if (g_noise.empty()) return;
+  std::fflush(stdout); // after the listing, also where both go to one pipe
+  fmt::print(stderr, "devrt-info: drivers printed on stderr while devrt opened them (their messages, not errors "
+                     "of devrt's):\n");
+  for (const DriverNoise& noise : g_noise) {
+    fmt::print(stderr, "  {}: {} line{}\n", noise.backend, noise.lines.size(), noise.lines.size() == 1 ? "" : "s");
+    std::vector<const char*> said;
+    for (const std::string& line : noise.lines) {
+      const char* meaning = explain(line);
+      if (meaning == nullptr) {
+        fmt::print(stderr, "    | {}\n", line);
+      } else if (std::find(said.begin(), said.end(), meaning) == said.end()) {
+        said.push_back(meaning);
+        fmt::print(stderr, "    {}\n", meaning);
+      }
+    }
+  }
+}
 
 // A device kind's name, or its number for a kind devrt does not name (a new backend's own).
 std::string kind_label(devrt::DeviceKind kind) {
@@ -211,39 +296,49 @@ BackendState probe(BackendRef backend) {
   return state;
 }
 
+void print_backend(BackendRef backend);
+
 int list_text() {
   devrt::Registry& registry = devrt::Registry::global();
   fmt::print("devrt {} - {} backend{} compiled in\n", DEVRT_VERSION_STRING, registry.size(),
              registry.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
-    BackendState state = probe(backend);
-    fmt::print("\nbackend {} (device kind {}):", backend.name(), kind_label(backend.kind()));
-    if (!state.status.ok()) {
-      fmt::print(" unavailable: {}\n", state.status.message());
-      continue;
-    }
-    fmt::print(" available, {} device{}\n", state.devices, state.devices == 1 ? "" : "s");
-    for (std::int32_t id = 0; id < state.devices; ++id) {
-      fmt::print("  {}\n", Device{backend.kind(), id});
-      for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
-        auto attribute = static_cast<Attribute>(a);
-        devrt::Result<AttributeValue> value = devrt::get_attribute(Device{backend.kind(), id}, attribute);
-        std::string text = value.ok() ? attribute_text(*value, false) : fmt::format("error: {}", value.status());
-        const std::int64_t* number = value.ok() ? std::get_if<std::int64_t>(&*value) : nullptr;
-        if (attribute == Attribute::api_version && number != nullptr) text = api_version_text(backend.kind(), *number);
-        fmt::print("    {:<30} {}\n", devrt::attribute_name(attribute), text);
-      }
-      devrt::Result<devrt::Target> target = devrt::detect_target(Device{backend.kind(), id});
-      fmt::print("    {:<30} {}\n", "target",
-                 target.ok() ? target->to_string() : fmt::format("(not detected: {})", target.status().message()));
-      fmt::print("    {:<30} {}\n", "buffer_cache", buffer_cache_text(backend, Device{backend.kind(), id}));
-      fmt::print("    {:<30} {}\n", "memory_scopes", scopes_text(Device{backend.kind(), id}));
-      fmt::print("    {:<30} {}\n", "memory", memory_text(Device{backend.kind(), id}));
-    }
+    holding_stderr(backend.name(), [&] { print_backend(backend); });
   }
+  report_driver_noise();
   return 0;
 }
+
+// One backend of the listing: its availability, each device with its attributes and figures.
+void print_backend(BackendRef backend) {
+  BackendState state = probe(backend);
+  fmt::print("\nbackend {} (device kind {}):", backend.name(), kind_label(backend.kind()));
+  if (!state.status.ok()) {
+    fmt::print(" unavailable: {}\n", state.status.message());
+    return;
+  }
+  fmt::print(" available, {} device{}\n", state.devices, state.devices == 1 ? "" : "s");
+  for (std::int32_t id = 0; id < state.devices; ++id) {
+    fmt::print("  {}\n", Device{backend.kind(), id});
+    for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
+      auto attribute = static_cast<Attribute>(a);
+      devrt::Result<AttributeValue> value = devrt::get_attribute(Device{backend.kind(), id}, attribute);
+      std::string text = value.ok() ? attribute_text(*value, false) : fmt::format("error: {}", value.status());
+      const std::int64_t* number = value.ok() ? std::get_if<std::int64_t>(&*value) : nullptr;
+      if (attribute == Attribute::api_version && number != nullptr) text = api_version_text(backend.kind(), *number);
+      fmt::print("    {:<30} {}\n", devrt::attribute_name(attribute), text);
+    }
+    devrt::Result<devrt::Target> target = devrt::detect_target(Device{backend.kind(), id});
+    fmt::print("    {:<30} {}\n", "target",
+               target.ok() ? target->to_string() : fmt::format("(not detected: {})", target.status().message()));
+    fmt::print("    {:<30} {}\n", "buffer_cache", buffer_cache_text(backend, Device{backend.kind(), id}));
+    fmt::print("    {:<30} {}\n", "memory_scopes", scopes_text(Device{backend.kind(), id}));
+    fmt::print("    {:<30} {}\n", "memory", memory_text(Device{backend.kind(), id}));
+  }
+}
+
+std::string backend_json(BackendRef backend, bool first);
 
 int list_json() {
   devrt::Registry& registry = devrt::Registry::global();
@@ -252,41 +347,48 @@ int list_json() {
                   kJsonSchemaVersion, json_string(DEVRT_VERSION_STRING), devrt::build_info_json());
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
-    BackendState state = probe(backend);
-    std::string capabilities;
-    for (const std::string& name : capability_names(backend)) {
-      capabilities += (capabilities.empty() ? "" : ", ") + json_string(name);
-    }
-    out += fmt::format("{}\n    {{\n      \"name\": {},\n      \"device_kind\": {},\n      \"device_kind_id\": {},\n"
-                       "      \"capabilities\": [{}],\n      \"available\": {},\n      \"reason\": {},\n"
-                       "      \"devices\": [",
-                       i == 0 ? "" : ",", json_string(backend.name()), json_string(kind_label(backend.kind())),
-                       static_cast<int>(backend.kind()), capabilities, state.status.ok() ? "true" : "false",
-                       state.status.ok() ? "null" : json_string(state.status.message()));
-    for (std::int32_t id = 0; id < state.devices; ++id) {
-      Device device{backend.kind(), id};
-      out +=
-          fmt::format("{}\n        {{\n          \"device\": {},\n          \"id\": {},\n          \"attributes\": {{",
-                      id == 0 ? "" : ",", json_string(devrt::to_string(device)), id);
-      for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
-        auto attribute = static_cast<Attribute>(a);
-        devrt::Result<AttributeValue> value = devrt::get_attribute(device, attribute);
-        out += fmt::format("{}\n            {}: {}", a == 0 ? "" : ",", json_string(devrt::attribute_name(attribute)),
-                           value.ok() ? attribute_text(*value, true) : "null");
-      }
-      devrt::Result<devrt::Target> target = devrt::detect_target(device);
-      out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {},\n"
-                         "          \"buffer_cache\": {},\n          \"memory_scopes\": {},\n"
-                         "          \"memory\": {}\n        }}",
-                         target.ok() ? target->to_json() : "null",
-                         target.ok() ? "null" : json_string(target.status().message()),
-                         buffer_cache_json(backend, device), scopes_json(device), memory_json(device));
-    }
-    out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
+    holding_stderr(backend.name(), [&] { out += backend_json(backend, i == 0); });
   }
   out += "\n  ]\n}\n";
   fmt::print("{}", out);
+  report_driver_noise();
   return 0;
+}
+
+// One backend of the JSON listing (`first`: no comma before it).
+std::string backend_json(BackendRef backend, bool first) {
+  std::string out;
+  BackendState state = probe(backend);
+  std::string capabilities;
+  for (const std::string& name : capability_names(backend)) {
+    capabilities += (capabilities.empty() ? "" : ", ") + json_string(name);
+  }
+  out += fmt::format("{}\n    {{\n      \"name\": {},\n      \"device_kind\": {},\n      \"device_kind_id\": {},\n"
+                     "      \"capabilities\": [{}],\n      \"available\": {},\n      \"reason\": {},\n"
+                     "      \"devices\": [",
+                     first ? "" : ",", json_string(backend.name()), json_string(kind_label(backend.kind())),
+                     static_cast<int>(backend.kind()), capabilities, state.status.ok() ? "true" : "false",
+                     state.status.ok() ? "null" : json_string(state.status.message()));
+  for (std::int32_t id = 0; id < state.devices; ++id) {
+    Device device{backend.kind(), id};
+    out += fmt::format("{}\n        {{\n          \"device\": {},\n          \"id\": {},\n          \"attributes\": {{",
+                       id == 0 ? "" : ",", json_string(devrt::to_string(device)), id);
+    for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
+      auto attribute = static_cast<Attribute>(a);
+      devrt::Result<AttributeValue> value = devrt::get_attribute(device, attribute);
+      out += fmt::format("{}\n            {}: {}", a == 0 ? "" : ",", json_string(devrt::attribute_name(attribute)),
+                         value.ok() ? attribute_text(*value, true) : "null");
+    }
+    devrt::Result<devrt::Target> target = devrt::detect_target(device);
+    out += fmt::format("\n          }},\n          \"target\": {},\n          \"target_error\": {},\n"
+                       "          \"buffer_cache\": {},\n          \"memory_scopes\": {},\n"
+                       "          \"memory\": {}\n        }}",
+                       target.ok() ? target->to_json() : "null",
+                       target.ok() ? "null" : json_string(target.status().message()),
+                       buffer_cache_json(backend, device), scopes_json(device), memory_json(device));
+  }
+  out += state.devices > 0 ? "\n      ]\n    }" : "]\n    }";
+  return out;
 }
 
 // host tensor -> device tensor -> DLPack export -> import -> host tensor -> verify.
@@ -339,7 +441,8 @@ int selftest() {
   int passed = 0, failed = 0, skipped = 0;
   for (std::size_t i = 0; i < registry.size(); ++i) {
     BackendRef backend = registry.at(i);
-    BackendState state = probe(backend);
+    BackendState state;
+    holding_stderr(backend.name(), [&] { state = probe(backend); });
     if (!state.status.ok()) {
       fmt::print("SKIP {}: {}\n", backend.name(), state.status.message());
       ++skipped;
@@ -352,7 +455,8 @@ int selftest() {
     }
     for (std::int32_t id = 0; id < state.devices; ++id) {
       Device device{backend.kind(), id};
-      Status status = selftest_device(device);
+      Status status;
+      holding_stderr(backend.name(), [&] { status = selftest_device(device); });
       if (status.ok()) {
         fmt::print("PASS {}: allocate, host->device, device->device, device->host, verify, workspace, tensor+DLPack\n",
                    device);
@@ -371,6 +475,7 @@ int selftest() {
     ++failed;
   }
   fmt::print("selftest: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  report_driver_noise();
   return failed == 0 && passed > 0 ? 0 : 1;
 }
 
@@ -391,7 +496,10 @@ int main(int argc, char** argv) {
     if (arg == "--json") return list_json();
     if (arg == "--selftest") return selftest();
     if (arg == "--build") {
-      fmt::print("{}", devrt::describe());
+      std::string text;
+      holding_stderr("backends", [&] { text = devrt::describe(); });
+      fmt::print("{}", text);
+      report_driver_noise();
       return 0;
     }
     if (arg == "--version") {

@@ -394,6 +394,10 @@ DEVRT_C_API devrt_status devrt_stream_pool_stats(devrt_device device, devrt_stre
  * by the graphs until the last one touching it is released. Either pointer may be NULL. Thread-safe. */
 DEVRT_C_API devrt_status devrt_graph_held_memory(devrt_device device, uint64_t* bytes, uint64_t* allocations);
 
+/* Gives the device's cached, unused memory back to its backend (devrt::empty_cache): the Buffer
+ * cache's free blocks and the stream pools' whose frees have completed. Memory in use stays.
+ * Thread-safe. */
+DEVRT_C_API devrt_status devrt_empty_cache(devrt_device device);
 /* The device's memory figures into *stats. Thread-safe. */
 DEVRT_C_API devrt_status devrt_memory_stats(devrt_device device, devrt_device_memory_stats* stats);
 /* Sets the device's peaks to their current figures. Thread-safe. */

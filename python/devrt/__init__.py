@@ -12,13 +12,12 @@ CPython's stable ABI (devrt._ext, typed in _ext.pyi) except devrt.support's tool
 still talk to libdevrt_c.so through ctypes (devrt._capi, which also finds and loads the library). Importing the package loads the
 available backends once every public name below is defined (see devrt.backend).
 """
-import atexit
-import json
-import pkgutil
+import atexit as _atexit
+import pkgutil as _pkgutil
 
 # A build tree keeps the compiled devrt._ext in <build>/python/devrt/: put that directory on
 # sys.path (after the sources) and the package finds it there.
-__path__ = pkgutil.extend_path(__path__, __name__)
+__path__ = _pkgutil.extend_path(__path__, __name__)
 
 from devrt import _capi  # noqa: E402 -- loads libdevrt_c.so, which devrt._ext links
 from devrt import _ext  # noqa: E402
@@ -48,8 +47,16 @@ def memory_stats(dev):
     """The device's memory figures as a dict with PyTorch's flat keys: allocated_bytes.<scope>.current
     and .peak, allocation.<scope>.current, reserved_bytes.<scope>.current and .peak (<scope>: all,
     global, global.texture, global.texture-nhwc, global.texture-weight, global.vtcm), cached_bytes,
-    cache.hits, cache.misses, history. devrt.memory_stats in docs/python.md."""
+    cache.hits, cache.misses, history, stream_pool.*, graph.held_bytes and graph.held_allocations
+    (memory live graphs keep after its owners freed it). devrt.memory_stats in docs/python.md."""
     return _ext.memory_stats(dev)
+
+
+def empty_cache(dev):
+    """Gives the device's cached, unused memory back to its backend (torch.cuda.empty_cache): the
+    Buffer cache's free blocks and the stream pools' blocks whose frees have completed. Memory in use,
+    and memory a live graph keeps, stays."""
+    _ext.empty_cache(dev)
 
 
 def reset_peak_memory_stats(dev):
@@ -65,6 +72,8 @@ def set_memory_history(enabled):
 def memory_snapshot(dev):
     """The device's live allocations the history remembers: {"device", "history", "allocations": [
     {"address", "bytes", "scope", "age_ns"}, ...]}."""
+    import json
+
     return json.loads(_ext.memory_snapshot(dev))
 
 
@@ -85,4 +94,4 @@ def __getattr__(name):
 # Last, once every name above exists: backend hooks and entry points may use any of them.
 backend._autoload()
 # Registered after the backends loaded, so that it runs before anything they registered.
-atexit.register(_ext.shutdown)
+_atexit.register(_ext.shutdown)

@@ -59,6 +59,17 @@ PyObject* memory_stats(PyObject*, PyObject* arg) noexcept {
   return dict.release();
 }
 
+PyObject* empty_cache(PyObject*, PyObject* arg) noexcept {
+  devrt_device device{};
+  if (!to_device(arg, &device)) return nullptr;
+  devrt_status status = DEVRT_STATUS_OK;
+  Py_BEGIN_ALLOW_THREADS;
+  status = devrt_empty_cache(device);
+  Py_END_ALLOW_THREADS;
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  Py_RETURN_NONE;
+}
+
 PyObject* reset_peak_memory_stats(PyObject*, PyObject* arg) noexcept {
   devrt_device device{};
   if (!to_device(arg, &device)) return nullptr;
@@ -97,6 +108,7 @@ PyObject* shutdown(PyObject*, PyObject*) noexcept {
 
 PyMethodDef kMemoryFunctions[] = {
     {"memory_stats", memory_stats, METH_O, "memory_stats(device) -> dict of the device's memory figures."},
+    {"empty_cache", empty_cache, METH_O, "empty_cache(device): its cached, unused memory back to the backend."},
     {"reset_peak_memory_stats", reset_peak_memory_stats, METH_O, "Sets the device's peaks to their current figures."},
     {"set_memory_history", set_memory_history, METH_O, "Remember live allocations (True) or not (False)."},
     {"memory_snapshot", memory_snapshot, METH_O, "memory_snapshot(device) -> the remembered allocations as JSON."},

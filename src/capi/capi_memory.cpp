@@ -205,6 +205,8 @@ devrt_status devrt_stream_pool_stats(devrt_device device, devrt_stream_pool_figu
   return DEVRT_STATUS_OK;
 }
 
+devrt_status devrt_empty_cache(devrt_device device) { return to_status(empty_cache(to_cpp(device))); }
+
 devrt_status devrt_graph_held_memory(devrt_device device, uint64_t* bytes, uint64_t* allocations) {
   Result<MemoryStats> s = memory_stats(to_cpp(device));
   if (!s.ok()) return fail(s.status());

@@ -30,13 +30,18 @@ case $mode in
     (cd "$source" && git ls-files -z -co --exclude-standard | xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$work/src"
     git -C "$work/src" init -q && git -C "$work/src" add -A &&
       git -C "$work/src" -c user.name=t -c user.email=t@t commit -qm tree
-    out=$(cd "$work/src" && env -u DEVRT_LIBRARY -u PYTHONPATH -u VIRTUAL_ENV HOME="$work/home" PATH="/usr/bin:/bin:$PATH" \
+    # With the PATH inherited: another python3 first on it (pyenv here) must not matter.
+    out=$(cd "$work/src" && env -u DEVRT_LIBRARY -u PYTHONPATH -u VIRTUAL_ENV -u DEVRT_WEBGPU_LIBRARY HOME="$work/home" \
       sh -eu -c "$block" 2>&1) || { echo "$out"; echo "FAIL: the README's Python block failed"; exit 1; }
     echo "$out"
     case $out in
       *"vector add WRONG"*) echo "FAIL: a wrong sum"; exit 1 ;;
       *"opencl:0"*"vector add ok"*"vulkan:0"*"vector add ok"*) echo "ok: the vector add ran on OpenCL and Vulkan" ;;
       *) echo "FAIL: the vector add did not run on both OpenCL and Vulkan"; exit 1 ;;
+    esac
+    case $out in
+      *"selftest: "*" passed, 0 failed"*) echo "ok: the package's devrt-info ran its selftest" ;;
+      *) echo "FAIL: the package's devrt-info --selftest did not pass"; exit 1 ;;
     esac
     # Only meson-python 0.12's native file may stay (it writes it into the source tree; git
     # ignores it, and meson-python 0.13 moved it into its build directory).
@@ -52,9 +57,11 @@ case $mode in
     # A lean wheel: the package, its libraries and its metadata, nothing for C++ users, and no
     # path of this machine's build or source tree in any file.
     extra=$(cut -d, -f1 "$(dirname "$wheel")/RECORD" |
-      grep -v -E '^(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/)' | grep -v '__pycache__' || true)
+      grep -v -E '^(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/|(\.\./)+bin/devrt-info$)' |
+      grep -v '__pycache__' || true)
     [ -z "$extra" ] || { echo "FAIL: the wheel installed more than the package:"; echo "$extra"; exit 1; }
-    if grep -rl --exclude=direct_url.json -e "$work/src" "$root"/lib/python3*/site-packages/devrt* 2>/dev/null; then
+    if grep -rl --exclude=direct_url.json -e "$work/src" "$root"/lib/python3*/site-packages/devrt* \
+      "$root"/lib/python3*/site-packages/.devrt.mesonpy.libs "$root/bin/devrt-info" 2>/dev/null; then
       echo "FAIL: a build-machine path is recorded"; exit 1
     fi ;;
   meson)
@@ -79,3 +86,10 @@ out=$(env -u DEVRT_LIBRARY -u PYTHONPATH PYTHONPATH="$site" DEVRT_BACKEND_AUTOLO
   'import devrt; print(len(devrt.backend.loaded_plugins()), devrt.cpu(0).exist)')
 [ "$out" = "0 True" ] || { echo "FAIL: with DEVRT_BACKEND_AUTOLOAD=0: $out"; exit 1; }
 echo "ok: DEVRT_BACKEND_AUTOLOAD=0 loads nothing"
+if [ "$mode" = readme ]; then # a wheel carries devrt-info; `meson install` puts it in <prefix>/bin
+  out=$(env -u DEVRT_LIBRARY -u PYTHONPATH PYTHONPATH="$site" "$python" -m devrt --version)
+  case $out in
+    "devrt-info "*) echo "ok: python -m devrt runs the package's devrt-info ($out)" ;;
+    *) echo "FAIL: python -m devrt: $out"; exit 1 ;;
+  esac
+fi

@@ -57,3 +57,26 @@ def test_xdg_data_home_is_followed_when_absolute_and_ignored_when_relative(user_
     # here: devrt does not look there.
     line = webgpu_line(environment(empty_home, XDG_DATA_HOME="data"), tmp_path)
     assert "unavailable" in line and "no WebGPU implementation" in line
+
+
+def test_devrt_info_says_what_the_drivers_printed_after_its_listing(user_home, tmp_path):
+    """Issue 53, item 7: Dawn's and Mesa's stderr never lands inside devrt-info's listing; devrt-info
+    says once, after it, what those lines are."""
+    devrt_info = os.environ.get("DEVRT_TEST_DEVRT_INFO")
+    if not devrt_info:
+        pytest.skip("devrt-info is not built (-Dtools=false)")
+    for args in ([], ["--selftest"], ["--json"]):
+        result = subprocess.run([devrt_info, *args], env=environment(user_home), cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, timeout=180)
+        out = result.stdout
+        assert result.returncode == 0, out
+        note = "devrt-info: drivers printed on stderr while devrt opened them"
+        if note not in out:
+            continue  # this machine's drivers printed nothing
+        listing, said = out.split(note, 1)
+        assert "XDG_RUNTIME_DIR" not in listing and "Dynamic" not in listing, listing
+        assert "webgpu:" in said
+        if args == ["--json"]:
+            import json
+
+            json.loads(listing)  # nothing but the JSON before the note
