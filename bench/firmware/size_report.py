@@ -5,10 +5,15 @@ headers, and the cost of devrt over an empty program. Writes JSON (--json) and f
 program's .text over the empty one exceeds its limit in the budget file for this build's
 message setting (sizes are deterministic).
 
-Usage: size_report.py --budget size_budget.json --messages 1|0 [--json OUT] empty=ELF NAME=ELF...
+With --readme (a build without messages), the figure README.md states for the compile-time round
+trip ("that round trip is N B of `.text`") must be the one measured: a stale number fails.
+
+Usage: size_report.py --budget size_budget.json --messages 1|0 [--json OUT] [--readme README.md]
+                      empty=ELF NAME=ELF...
 """
 import argparse
 import json
+import re
 import struct
 import sys
 
@@ -46,6 +51,7 @@ def main():
     parser.add_argument('--messages', choices=('0', '1'), required=True,
                         help='1 when the build keeps error messages (DEVRT_ERROR_MESSAGES)')
     parser.add_argument('--json')
+    parser.add_argument('--readme', help='README.md, whose stated round-trip size is checked (--messages 0)')
     parser.add_argument('programs', nargs='+', help='name=ELF')
     args = parser.parse_args()
     budget = json.load(open(args.budget))
@@ -71,6 +77,16 @@ def main():
         print(f'{name} - empty .text ({mode.replace("_", " ")}): {cost} bytes, limit {limit}: {verdict}')
         if cost > limit:
             failures.append(f'{name} costs {cost} bytes of .text over an empty program, over its limit of {limit}')
+    if args.readme and args.messages == '0' and 'round_trip_direct' in deltas:
+        text = ' '.join(open(args.readme, encoding='utf-8').read().split())
+        stated = re.search(r'that round trip is ([0-9,]+) B of `\.text`', text)
+        measured = deltas['round_trip_direct']['.text']
+        if stated is None:
+            failures.append('README.md no longer states the round trip\'s size ("that round trip is N B of `.text`")')
+        elif int(stated.group(1).replace(',', '')) != measured:
+            failures.append(f'README.md says the round trip is {stated.group(1)} B of .text; it is {measured:,} B')
+        else:
+            print(f'README.md states {stated.group(1)} B for the round trip: as measured')
     if args.json:
         json.dump({'sizes': sizes, 'delta_over_empty': deltas, 'messages': args.messages == '1', 'limits': limits},
                   open(args.json, 'w'), indent=2)

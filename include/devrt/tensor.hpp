@@ -90,6 +90,10 @@ public:
   // device lacks, and Tensor::empty's for the shape. Writes through either are ordered by streams
   // as any two tensors' are. Thread-safe.
   Result<Tensor> as_texture(std::span<const std::int64_t> shape, DataType dtype, TensorOptions options) const noexcept;
+  Result<Tensor> as_texture(std::initializer_list<std::int64_t> shape, DataType dtype,
+                            TensorOptions options) const noexcept {
+    return as_texture(std::span<const std::int64_t>(shape.begin(), shape.size()), dtype, options);
+  }
   // A texture made by as_texture: the bytes from one of its rows to the next, and from one layer
   // to the next, in the memory it is over (the backend's choice); zeros for any other tensor.
   struct TexturePitch {

@@ -8,6 +8,8 @@
 #define DEVRT_TIMING_HPP
 
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -90,6 +92,11 @@ public:
   // A kernel launch with its configuration and arguments (which must outlive the run).
   Result<std::vector<double>> run(const Function& function, const LaunchConfig& config,
                                   std::span<const KernelArg> args) noexcept;
+  // The same with the arguments written in place, as Function::launch takes them.
+  Result<std::vector<double>> run(const Function& function, const LaunchConfig& config,
+                                  std::initializer_list<KernelArg> args) noexcept {
+    return run(function, config, std::span<const KernelArg>(args.begin(), args.size()));
+  }
 
   // The calls a batch makes now.
   int number() const noexcept { return options_.number; }

@@ -36,6 +36,15 @@ ninja -C "$work/build" -v >"$work/build.log" 2>&1 || { cat "$work/build.log"; ex
 steps=$(grep -c -E ' -c [^ ]+\.(cpp|c)( |$)' "$work/build.log" || true)
 unity_sources=$(cat "$work"/build/subprojects/devrt/src/*.p/*-unity*.cpp 2>/dev/null | grep -c '#include' || true)
 echo "compile steps: $steps ($unity_sources devrt sources in unity files)"
+# The figures the README states for this recipe: its sources of devrt, and those plus app.cpp.
+readme=$(tr '\n' ' ' <"$root/README.md")
+stated_sources=$(echo "$readme" | sed -n 's/.*recipe above compiles \([0-9][0-9]*\) sources of devrt.*/\1/p')
+stated_steps=$(echo "$readme" | sed -n 's/.*application: \([0-9][0-9]*\) compile steps.*/\1/p')
+if [ "$stated_sources" != "$unity_sources" ] || [ "$stated_steps" != "$((unity_sources + 1))" ]; then
+  echo "FAIL: README.md says $stated_sources sources and $stated_steps compile steps; the recipe compiles" \
+    "$unity_sources sources of devrt and the application ($((unity_sources + 1)) steps)"
+  failures=$((failures + 1))
+fi
 for unwanted in devrt_c toolchain comm devrt-info vulkan cuda rocm catch; do
   if grep -E ' -c ' "$work/build.log" | grep -q -i "$unwanted"; then
     echo "FAIL: compiled something of '$unwanted':"; grep -E ' -c ' "$work/build.log" | grep -i "$unwanted" | head -3
