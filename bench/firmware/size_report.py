@@ -6,7 +6,8 @@ program's .text over the empty one exceeds its limit in the budget file for this
 message setting (sizes are deterministic).
 
 With --readme (a build without messages), the figure README.md states for the compile-time round
-trip ("that round trip is N B of `.text`") must be the one measured: a stale number fails.
+trip ("that round trip is N B of `.text`") must be the one measured; with --table (docs/firmware.md),
+so must every figure of its size table for this build's message setting: a stale number fails.
 
 Usage: size_report.py --budget size_budget.json --messages 1|0 [--json OUT] [--readme README.md]
                       empty=ELF NAME=ELF...
@@ -52,6 +53,7 @@ def main():
                         help='1 when the build keeps error messages (DEVRT_ERROR_MESSAGES)')
     parser.add_argument('--json')
     parser.add_argument('--readme', help='README.md, whose stated round-trip size is checked (--messages 0)')
+    parser.add_argument('--table', help="docs/firmware.md, whose size table's figures are checked")
     parser.add_argument('programs', nargs='+', help='name=ELF')
     args = parser.parse_args()
     budget = json.load(open(args.budget))
@@ -87,11 +89,39 @@ def main():
             failures.append(f'README.md says the round trip is {stated.group(1)} B of .text; it is {measured:,} B')
         else:
             print(f'README.md states {stated.group(1)} B for the round trip: as measured')
+    if args.table:
+        failures += stated_table(args.table, sizes, deltas, args.messages == '1')
     if args.json:
         json.dump({'sizes': sizes, 'delta_over_empty': deltas, 'messages': args.messages == '1', 'limits': limits},
                   open(args.json, 'w'), indent=2)
     if failures:
         sys.exit('FAIL: ' + '; '.join(failures))
+
+# The table's rows, by the program each measures.
+TABLE_ROWS = {'(a)': 'empty', '(b)': 'round_trip', '(c)': 'kernel_launch', '(d)': 'round_trip_direct'}
+
+
+def stated_table(path, sizes, deltas, messages):
+    """Where docs/firmware.md's size table differs from this build's measurements."""
+    failures, checked = [], 0
+    for line in open(path, encoding='utf-8'):
+        cells = [cell.strip().strip('*') for cell in line.strip().strip('|').split('|')]
+        if len(cells) != 4 or cells[0][:3] not in TABLE_ROWS:
+            continue
+        name = TABLE_ROWS[cells[0][:3]]
+        stated = cells[1] if name == 'empty' else cells[2 if messages else 3]
+        if not stated or name not in sizes:
+            continue
+        measured = sizes[name]['.text'] if name == 'empty' else deltas[name]['.text']
+        checked += 1
+        if int(stated.replace(',', '').replace('+', '')) != measured:
+            failures.append(f'{path} says {cells[0]} is {stated}; it is {measured:,}')
+    if checked == 0:
+        failures.append(f'{path}: no size table for this build found')
+    else:
+        print(f'{path}: {checked} figures of its table as measured' if not failures else '')
+    return failures
+
 
 if __name__ == '__main__':
     main()

@@ -191,9 +191,9 @@ public:
   // Frees the memory now and returns B's answer; memory a live graph touches is freed when the
   // graph is destroyed instead (devrt/graph.hpp).
   Status reset() noexcept {
-    Status status;
-    if (data_ != nullptr && !detail::graph_keeps_direct(device_, data_, size_, &detail::free_memory<B>))
-      status = detail::free_memory<B>(device_, data_);
+    Status status = data_ != nullptr && !detail::graph_keeps_direct(device_, data_, size_, &detail::free_memory<B>)
+                        ? detail::free_memory<B>(device_, data_)
+                        : Status();
     data_ = nullptr;
     size_ = 0;
     return status;
