@@ -3,6 +3,7 @@
 // prints the ratios. Names: <what>/<devrt|raw variant>/<size>.
 #include <devrt/devrt.hpp>
 #include <devrt/direct.hpp>
+#include <devrt/graph.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 
@@ -197,6 +198,27 @@ void alloc_buffer_uncached(benchmark::State& state) {
 // Buffer::allocate + free on every thread at once: the per-thread caches take no lock.
 void alloc_buffer_threads(benchmark::State& state) { alloc_buffer(state); }
 
+// Buffer::allocate + free of 4 KiB while a live graph touches `ranges` other buffers (captured
+// copies between them): what the free's check against the graphs' memory costs (devrt/graph.hpp).
+void alloc_buffer_beside_graph(benchmark::State& state) {
+  const auto ranges = static_cast<std::size_t>(state.range(0));
+  devrt::Stream stream = std::move(devrt::Stream::create(devrt::kHostDevice)).value();
+  std::vector<devrt::Buffer> touched;
+  for (std::size_t i = 0; i < ranges; ++i)
+    touched.push_back(std::move(devrt::Buffer::allocate(devrt::kHostDevice, 256)).value());
+  static_cast<void>(devrt::begin_capture(stream));
+  for (std::size_t i = 0; i + 1 < ranges; i += 2) static_cast<void>(devrt::copy(touched[i], touched[i + 1], stream));
+  devrt::Result<devrt::Graph> graph = devrt::end_capture(stream);
+  if (!graph.ok()) {
+    state.SkipWithError(graph.status().message().data());
+    return;
+  }
+  for (auto _ : state) {
+    devrt::Result<devrt::Buffer> b = devrt::Buffer::allocate(devrt::kHostDevice, 4 << 10);
+    benchmark::DoNotOptimize(b->data());
+  }
+}
+
 #define ALLOC_SIZES ->Arg(64)->Arg(4 << 10)->Arg(1 << 20)
 // ---- Timing on the CPU device: a timed event pair against the two clock reads it stands for ----
 
@@ -229,6 +251,7 @@ BENCHMARK(alloc_pool)->Name("alloc/workspace_pool") ALLOC_SIZES;
 BENCHMARK(alloc_buffer)->Name("alloc/buffer") ALLOC_SIZES;
 BENCHMARK(alloc_buffer_uncached)->Name("alloc/buffer_uncached") ALLOC_SIZES;
 BENCHMARK(alloc_buffer_threads)->Name("alloc/buffer_threads")->Arg(4 << 10)->Threads(2)->UseRealTime();
+BENCHMARK(alloc_buffer_beside_graph)->Name("alloc/buffer_beside_graph")->Arg(16)->Arg(256);
 
 // ---- process start to registry ready ------------------------------------------------------
 

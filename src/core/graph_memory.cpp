@@ -37,8 +37,24 @@ struct TouchedRange {
   GraphState* graph = nullptr;
 };
 
+// Every live graph's ranges, ordered by device and start (a free finds its own in a binary search),
+// and the longest range ever registered (how far before a freed address an overlapping one may
+// start). Under g_touched_mutex; made at the first touch.
 Mutex g_touched_mutex;
-std::vector<TouchedRange>* g_touched = nullptr; // under g_touched_mutex; made at the first touch
+std::vector<TouchedRange>* g_touched = nullptr;
+std::uintptr_t g_longest_range = 1;
+
+bool before(const TouchedRange& r, Device device, std::uintptr_t begin) noexcept {
+  if (r.device.kind != device.kind) return r.device.kind < device.kind;
+  if (r.device.id != device.id) return r.device.id < device.id;
+  return r.begin < begin;
+}
+
+// The first range of `device` that starts at or after `begin`.
+std::vector<TouchedRange>::iterator first_from(Device device, std::uintptr_t begin) noexcept {
+  return std::lower_bound(g_touched->begin(), g_touched->end(), begin,
+                          [&](const TouchedRange& r, std::uintptr_t b) { return before(r, device, b); });
+}
 
 bool by_address(Device device) noexcept {
   BackendRef backend = Registry::global().find(device.kind);
@@ -62,10 +78,12 @@ void add_range(GraphState& graph, TouchedRange range) noexcept {
     return;
   }
   range.graph = &graph;
-  for (const TouchedRange& r : *g_touched) {
-    if (r.graph == &graph && r.device == range.device && r.begin == range.begin && r.end == range.end) return;
+  auto at = first_from(range.device, range.begin);
+  for (auto same = at; same != g_touched->end() && same->device == range.device && same->begin == range.begin; ++same) {
+    if (same->graph == &graph && same->end == range.end) return;
   }
-  g_touched->push_back(range);
+  g_touched->insert(at, range);
+  g_longest_range = std::max(g_longest_range, range.end - range.begin);
   g_touched_ranges.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -100,9 +118,15 @@ GraphState* toucher(Device device, const void* data, std::size_t bytes, bool han
   if (g_touched == nullptr) return nullptr;
   const bool addresses = !handle && by_address(device);
   const TouchedRange freed = range_of(device, data, 0, bytes, !addresses);
-  for (const TouchedRange& r : *g_touched) {
-    if (r.device != device) continue;
-    if (addresses ? (r.begin < freed.end && freed.begin < r.end) : r.begin == freed.begin) return r.graph;
+  if (!addresses) {
+    auto at = first_from(device, freed.begin);
+    return at != g_touched->end() && at->device == device && at->begin == freed.begin ? at->graph : nullptr;
+  }
+  // A range overlapping [begin, end) starts before end, and no earlier than the longest range before begin.
+  const std::uintptr_t earliest = freed.begin > g_longest_range ? freed.begin - g_longest_range : 0;
+  for (auto r = first_from(device, earliest); r != g_touched->end() && r->device == device && r->begin < freed.end;
+       ++r) {
+    if (freed.begin < r->end) return r->graph;
   }
   return nullptr;
 }
