@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/webgpu/webgpu_api.hpp"
+#include "backends/webgpu/webgpu_library.hpp"
 #include "support/dynamic_library.hpp"
 
 namespace bench_kernels {
@@ -28,9 +29,14 @@ std::string text(WGPUStringView view) {
 class RawWebgpu final : public RawDevice {
 public:
   explicit RawWebgpu(const std::string& name) {
-    const char* path = std::getenv("DEVRT_WEBGPU_LIBRARY"); // NOLINT(concurrency-mt-unsafe)
+    // The library devrt's backend opens: the first of the same candidates that loads.
     std::string reason;
-    if (!library_.open({path != nullptr && path[0] != '\0' ? path : "libwebgpu_dawn.so"}, reason)) {
+    for (const std::string& candidate : library_candidates()) {
+      std::string refused;
+      if (library_.open({candidate.c_str()}, refused)) break;
+      reason += (reason.empty() ? "" : "; ") + refused;
+    }
+    if (!library_.is_open()) {
       error = "raw WebGPU: " + reason;
       return;
     }

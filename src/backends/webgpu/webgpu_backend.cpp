@@ -22,6 +22,7 @@
 
 #include "support/fault_injection.hpp"
 #include "support/lazy_runtime.hpp"
+#include "webgpu_library.hpp"
 #include "webgpu_state.hpp"
 
 #if DEVRT_FAULT_INJECTION
@@ -266,33 +267,6 @@ void open_surfaceless_display(Runtime& rt) {
   auto get_display = reinterpret_cast<GetPlatformDisplay>(rt.egl_get_proc("eglGetPlatformDisplayEXT"));
   constexpr std::uint32_t kPlatformSurfacelessMesa = 0x31DD;
   if (get_display != nullptr) rt.egl_display = get_display(kPlatformSurfacelessMesa, nullptr, nullptr);
-}
-
-constexpr const char* kLibraryNames[] = {"libwebgpu_dawn.so", "libwgpu_native.so", "libwebgpu_wrapper.so"};
-
-// The per-user folder an implementation may be installed in (tools/install-deps.sh puts Dawn
-// there): $XDG_DATA_HOME/devrt/webgpu, or ~/.local/share/devrt/webgpu. Only absolute paths count
-// (the XDG base directory rule): never a folder relative to the working directory.
-std::string user_library_dir() {
-  const char* data_home = ::secure_getenv("XDG_DATA_HOME"); // NOLINT(concurrency-mt-unsafe)
-  if (data_home != nullptr && data_home[0] == '/') return std::string(data_home) + "/devrt/webgpu";
-  const char* home = ::secure_getenv("HOME"); // NOLINT(concurrency-mt-unsafe)
-  if (home != nullptr && home[0] == '/') return std::string(home) + "/.local/share/devrt/webgpu";
-  return {};
-}
-
-// DEVRT_WEBGPU_LIBRARY alone when set; else the path fixed at configure time (-Dwebgpu_library),
-// the usual names through the dynamic loader's search, then the per-user folder.
-std::vector<std::string> library_candidates() {
-  const char* chosen = ::secure_getenv("DEVRT_WEBGPU_LIBRARY"); // NOLINT(concurrency-mt-unsafe)
-  if (chosen != nullptr && chosen[0] != '\0') return {chosen};
-  std::vector<std::string> candidates;
-  if (DEVRT_WEBGPU_LIBRARY_DEFAULT[0] != '\0') candidates.emplace_back(DEVRT_WEBGPU_LIBRARY_DEFAULT);
-  for (const char* name : kLibraryNames) candidates.emplace_back(name);
-  if (std::string dir = user_library_dir(); !dir.empty()) {
-    for (const char* name : kLibraryNames) candidates.push_back(dir + "/" + name);
-  }
-  return candidates;
 }
 
 Status discover(Runtime& rt) {
