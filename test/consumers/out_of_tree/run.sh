@@ -43,9 +43,10 @@ for binary in "$work/bin/devrt-info" "$work/elsewhere/devrt-info"; do
 done
 # Under ASan, GCC 12's LeakSanitizer crashes in this run while walking dynamic TLS ("Tracer caught
 # signal 11"; LSAN_OPTIONS=verbosity=1 shows a DTLS entry with a bogus range, after every test
-# passed). The only dlopened library with thread-local state this run loads besides the plugin
-# is libamdhip64 (the rocm backend's device probe); with TLS unscanned, the only allocations left
-# unreferenced are its and glibc's dlerror state, none of devrt's. So this run scans no TLS (use_tls=0) and suppresses by library name what only vendor
+# passed). The dlopened libraries with thread-local state this run loads besides the plugin are
+# libamdhip64 (the rocm backend's device probe) and, where Dawn is installed for the user, Dawn
+# and Mesa's EGL (the webgpu backend's); with TLS unscanned, the only allocations left
+# unreferenced are theirs and glibc's loader and dlerror state, none of devrt's. So this run scans no TLS (use_tls=0) and suppresses by library name what only vendor
 # and glibc TLS holds (lsan.supp); devrt's own allocations stay leak-checked.
 lsan_options="${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_tls=0:suppressions=$(dirname "$0")/lsan.supp"
 LSAN_OPTIONS=$lsan_options DEVRT_PLUGIN_PATH="$work/example" DEVRT_CONFORMANCE_BACKEND=example "$conformance" || {
