@@ -121,18 +121,54 @@ TEST_CASE("time_evaluator makes TVM's calls: one untimed, then number per batch,
   CHECK(results->front() >= 0.1);
 }
 
+// The calls each repeat makes, from a preprocess that notes where each repeat starts; from the
+// second repeat on it makes each call last `later_ms`.
+struct RepeatLog {
+  SleepingCall* call = nullptr;
+  int later_ms = 0;
+  std::vector<int> starts;
+  static devrt::Status note(void* self, StreamRef) noexcept {
+    auto* log = static_cast<RepeatLog*>(self);
+    log->starts.push_back(log->call->calls);
+    if (log->starts.size() > 1) log->call->ms = log->later_ms;
+    return devrt::Status();
+  }
+  std::vector<int> calls_per_repeat() const {
+    std::vector<int> counts;
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      counts.push_back((i + 1 < starts.size() ? starts[i + 1] : call->calls) - starts[i]);
+    }
+    return counts;
+  }
+};
+
 TEST_CASE("time_evaluator keeps the grown number for later repeats and runs, as TVM's closure does", "[timing]") {
-  SleepingCall call{10};
+  // Repeat 0 grows the number from 1 with 1 ms calls (about 51); later repeats make 10 ms calls,
+  // so one batch of the kept number lasts past min_repeat_ms however loaded the machine is (a
+  // sleep only ever overruns), while a number started over from 1 would need more batches.
+  SleepingCall call{1};
+  RepeatLog log{&call, 10, {}};
+  const devrt::TimedCall timed{[](void* c, StreamRef s) noexcept { return (*static_cast<SleepingCall*>(c))(s); },
+                               &call};
+  const devrt::TimedCall noting{&RepeatLog::note, &log};
   TimeEvaluator evaluator =
       std::move(TimeEvaluator::create(devrt::kHostDevice, {.number = 1, .repeat = 3, .min_repeat_ms = 50})).value();
-  REQUIRE(evaluator.run(call).ok());
+  REQUIRE(evaluator.run(timed, noting).ok());
+  REQUIRE(log.starts.size() == 3);
+  CHECK(log.starts[0] == 1); // the untimed call first
   const int grown = evaluator.number();
-  CHECK(grown >= 5);
-  // Repeat 0 grew it; repeats 1 and 2 start from it and need one batch each.
-  CHECK(call.calls == 1 + 1 + grown * 3);
+  CHECK(grown >= 2);
+  const std::vector<int> first = log.calls_per_repeat();
+  CHECK(first[0] > grown); // a batch of 1, then grown batches
+  CHECK(first[1] == grown);
+  CHECK(first[2] == grown);
+  // A second run starts from the number the first one reached: one batch per repeat.
   call.calls = 0;
-  REQUIRE(evaluator.run(call).ok());
-  CHECK(call.calls == 1 + 3 * evaluator.number());
+  log.starts.clear();
+  REQUIRE(evaluator.run(timed, noting).ok());
+  CHECK(evaluator.number() == grown);
+  CHECK(log.calls_per_repeat() == std::vector<int>{grown, grown, grown});
+  CHECK(call.calls == 1 + 3 * grown);
 }
 
 TEST_CASE("time_evaluator runs preprocess before each repeat and cools down when i % repeats_to_cooldown is 0",
