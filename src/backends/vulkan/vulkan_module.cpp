@@ -72,12 +72,13 @@ Result<VkDescriptorSet> allocate_set(StreamState& s, VkDescriptorSetLayout layou
     pool = s.free_pools.back();
     s.free_pools.pop_back();
   } else {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, kDescriptorSetsPerPool}};
     VkDescriptorPoolCreateInfo create{};
     create.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     create.maxSets = kDescriptorSetsPerPool;
-    create.poolSizeCount = 1;
-    create.pPoolSizes = &size;
+    create.poolSizeCount = 2;
+    create.pPoolSizes = sizes;
     DEVRT_VK_CHECK("vkCreateDescriptorPool", d.api.vkCreateDescriptorPool(d.device, &create, nullptr, &pool));
   }
   s.recording_pools.push_back(pool);
@@ -132,6 +133,11 @@ Result<void*> VulkanBackend::module_load(const BackendDevice& device, ModuleForm
     return make_error(ErrorCode::unsupported, "the push-constant block needs ", info->push_constant_bytes,
                       " bytes; at most ", push_limit, " are supported here");
   }
+  const std::uint32_t uniform_limit = std::min(d.properties.limits.maxUniformBufferRange, kMaxUniformBytes);
+  if (info->uniform_bytes > uniform_limit) {
+    return make_error(ErrorCode::unsupported, "the uniform block of scalars needs ", info->uniform_bytes,
+                      " bytes; at most ", uniform_limit, " are supported here");
+  }
   auto module = std::make_unique<ModuleState>();
   module->device = &d;
   module->info = std::move(*info);
@@ -150,6 +156,14 @@ Result<void*> VulkanBackend::module_load(const BackendDevice& device, ModuleForm
     VkDescriptorSetLayoutBinding b{};
     b.binding = binding;
     b.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b.descriptorCount = 1;
+    b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    bindings.push_back(b);
+  }
+  if (module->info.has_uniform_block) {
+    VkDescriptorSetLayoutBinding b{};
+    b.binding = module->info.uniform_binding;
+    b.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
     b.descriptorCount = 1;
     b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     bindings.push_back(b);
@@ -209,7 +223,7 @@ Result<void*> VulkanBackend::module_function(const BackendDevice&, void* handle,
   for (std::size_t i = 0; i < m->info.storage_bindings.size(); ++i) {
     f->signature.add(detail::KernelParam{detail::KernelParam::Kind::buffer, 0, 0});
   }
-  for (const SpirvPushMember& member : m->info.push_members) {
+  for (const SpirvPushMember& member : m->info.has_uniform_block ? m->info.uniform_members : m->info.push_members) {
     f->signature.add(detail::KernelParam{detail::KernelParam::Kind::scalar, member.code, member.bits});
   }
   if (!specialised(m->info)) {
@@ -253,24 +267,28 @@ Status check_launch(const FunctionState& f, const DeviceState& d, const LaunchDe
 }
 
 // A launch's arguments as Vulkan binds them: storage buffers (descriptor writes and the ranges
-// they touch) and the push-constant block.
+// they touch), and the scalars' block: push constants, or the bytes of a uniform buffer.
 struct LaunchBindings {
-  VkDescriptorBufferInfo buffers[kMaxKernelArgs];
-  VkWriteDescriptorSet writes[kMaxKernelArgs];
+  VkDescriptorBufferInfo buffers[kMaxKernelArgs + 1];
+  VkWriteDescriptorSet writes[kMaxKernelArgs + 1];
   TouchedRange ranges[kMaxKernelArgs];
   unsigned char push[kMaxPushConstantBytes];
+  unsigned char uniform[kMaxUniformBytes];
   std::uint32_t buffer_count = 0;
 };
 
 Status bind_arguments(const ModuleState& m, const LaunchDesc& desc, LaunchBindings& out) {
   const VkPhysicalDeviceLimits& limits = m.device->properties.limits;
-  std::memset(out.push, 0, m.info.push_constant_bytes); // padding between members
+  const bool uniform = m.info.has_uniform_block;
+  unsigned char* scalars = uniform ? out.uniform : out.push;
+  const std::vector<SpirvPushMember>& members = uniform ? m.info.uniform_members : m.info.push_members;
+  std::memset(scalars, 0, uniform ? m.info.uniform_bytes : m.info.push_constant_bytes); // padding between members
   std::uint32_t scalar_index = 0;
   for (std::uint32_t i = 0; i < desc.num_args; ++i) {
     const devrt_kernel_arg& arg = desc.args[i];
     if (arg.kind != DEVRT_ARG_BUFFER) {
-      const SpirvPushMember& member = m.info.push_members[scalar_index++];
-      std::memcpy(out.push + member.offset, arg.value.bytes, member.bits / 8u);
+      const SpirvPushMember& member = members[scalar_index++];
+      std::memcpy(scalars + member.offset, arg.value.bytes, member.bits / 8u);
       continue;
     }
     const auto* allocation = static_cast<const Allocation*>(arg.buffer);
@@ -298,10 +316,43 @@ Status bind_arguments(const ModuleState& m, const LaunchDesc& desc, LaunchBindin
   return Status();
 }
 
+// The launch's uniform buffer of scalars: a free one of the stream's, or a new host-visible one,
+// written, and held by the batch being recorded until the device has run it. The descriptor write
+// after the buffers' is set to it. Caller holds s.mutex.
+Status bind_uniform(StreamState& s, const ModuleState& m, LaunchBindings& b) {
+  DeviceState& d = *m.device;
+  Allocation* uniform = nullptr;
+  if (!s.free_uniforms.empty()) {
+    uniform = s.free_uniforms.back();
+    s.free_uniforms.pop_back();
+  } else {
+    DEVRT_ASSIGN_OR_RETURN(uniform, create_allocation(d, kMaxUniformBytes, MemoryUsage::upload));
+    if (uniform->mapped == nullptr) {
+      destroy_allocation(d, uniform);
+      return make_error(ErrorCode::unsupported, "no host-visible memory for a launch's uniform buffer of scalars");
+    }
+  }
+  s.recording_uniforms.push_back(uniform);
+  std::memcpy(uniform->mapped, b.uniform, m.info.uniform_bytes);
+  flush_mapping(d, *uniform, true);
+  const std::uint32_t n = b.buffer_count;
+  b.buffers[n] = VkDescriptorBufferInfo{uniform->buffer, 0, m.info.uniform_bytes};
+  VkWriteDescriptorSet& w = b.writes[n];
+  w = VkWriteDescriptorSet{};
+  w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+  w.dstBinding = m.info.uniform_binding;
+  w.descriptorCount = 1;
+  w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  w.pBufferInfo = &b.buffers[n];
+  return Status();
+}
+
 // Records the pipeline, buffers and push constants into the stream's command buffer, leaving out
 // what the previous dispatch of the same layout already bound. Caller holds s.mutex.
 Status record_bindings(StreamState& s, const ModuleState& m, VkPipeline pipeline, LaunchBindings& b) {
   DeviceState& d = *m.device;
+  const bool uniform = m.info.has_uniform_block;
+  if (uniform) DEVRT_RETURN_IF_ERROR(bind_uniform(s, m, b));
   if (s.bound_pipeline != pipeline) {
     d.api.vkCmdBindPipeline(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     s.bound_pipeline = pipeline;
@@ -312,14 +363,15 @@ Status record_bindings(StreamState& s, const ModuleState& m, VkPipeline pipeline
     s.pushed_buffer_count = UINT32_MAX;
     s.pushed_constant_bytes = UINT32_MAX;
   }
-  const std::uint32_t count = b.buffer_count;
+  // A uniform buffer is the launch's own: its descriptors are written every time.
+  const std::uint32_t count = b.buffer_count + (uniform ? 1 : 0);
   if (count > 0 && m.push_descriptors) {
-    const bool same = s.pushed_buffer_count == count &&
+    const bool same = !uniform && s.pushed_buffer_count == count &&
                       std::memcmp(s.pushed_buffers, b.buffers, count * sizeof(VkDescriptorBufferInfo)) == 0;
     if (!same) {
       d.api.vkCmdPushDescriptorSetKHR(s.recording, VK_PIPELINE_BIND_POINT_COMPUTE, m.layout, 0, count, b.writes);
-      std::memcpy(s.pushed_buffers, b.buffers, count * sizeof(VkDescriptorBufferInfo));
-      s.pushed_buffer_count = count;
+      std::memcpy(s.pushed_buffers, b.buffers, b.buffer_count * sizeof(VkDescriptorBufferInfo));
+      s.pushed_buffer_count = uniform ? UINT32_MAX : count;
     }
   } else if (count > 0) {
     DEVRT_ASSIGN_OR_RETURN(VkDescriptorSet set, allocate_set(s, m.set_layout));

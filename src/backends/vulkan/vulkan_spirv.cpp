@@ -195,39 +195,41 @@ void apply_workgroup_sizes(Reflection& r, SpirvModuleInfo& info) {
   }
 }
 
-// The push-constant block of struct type `block_type`: scalar members only.
-Status reflect_push_constants(const Reflection& r, std::uint32_t block_type, SpirvModuleInfo& info) {
+// A block of scalars of struct type `block_type` (`what`: "push-constant", "uniform"): its members
+// in order with their offsets and types, and the bytes it spans.
+Status reflect_scalar_block(const Reflection& r, std::uint32_t block_type, const char* what,
+                            std::vector<SpirvPushMember>& out, std::uint32_t& bytes) {
   auto structure = r.types.find(block_type);
   if (structure == r.types.end() || structure->second.opcode != kOpTypeStruct) {
-    return make_error(ErrorCode::unsupported, "SPIR-V: the push-constant block is not a struct");
+    return make_error(ErrorCode::unsupported, "SPIR-V: the ", what, " block is not a struct");
   }
   const std::vector<std::uint32_t>& members = structure->second.members;
   for (std::uint32_t m = 0; m < members.size(); ++m) {
     auto type = r.types.find(members[m]);
     bool scalar = type != r.types.end() && (type->second.opcode == kOpTypeInt || type->second.opcode == kOpTypeFloat);
     if (!scalar) {
-      return make_error(ErrorCode::unsupported, "SPIR-V: push-constant member ", m,
-                        " is not a scalar; devrt passes scalar arguments as push constants");
+      return make_error(ErrorCode::unsupported, "SPIR-V: ", what, " member ", m,
+                        " is not a scalar; devrt passes scalar arguments there");
     }
     std::uint32_t width = type->second.width;
     if (width != 8 && width != 16 && width != 32 && width != 64) {
-      return make_error(ErrorCode::invalid_argument, "SPIR-V: push-constant member ", m, " is ", width,
+      return make_error(ErrorCode::invalid_argument, "SPIR-V: ", what, " member ", m, " is ", width,
                         " bits wide (8, 16, 32 or 64)");
     }
     SpirvPushMember member;
     auto offset = r.member_offset.find((std::uint64_t{block_type} << 32) | m);
     member.offset = offset != r.member_offset.end() ? offset->second : 0;
-    // Push-constant blocks are a few hundred bytes (maxPushConstantsSize): an offset past 64 KiB
-    // is a broken module, and would overflow the block's size.
+    // Scalar blocks are a few hundred bytes (maxPushConstantsSize, TVM's uniform blocks): an
+    // offset past 64 KiB is a broken module, and would overflow the block's size.
     if (member.offset > 65536) {
-      return make_error(ErrorCode::invalid_argument, "SPIR-V: push-constant member ", m, " has offset ", member.offset);
+      return make_error(ErrorCode::invalid_argument, "SPIR-V: ", what, " member ", m, " has offset ", member.offset);
     }
     member.bits = static_cast<std::uint8_t>(width);
     member.code = static_cast<std::uint8_t>(type->second.opcode == kOpTypeFloat ? DataTypeCode::floating
                                             : type->second.is_signed            ? DataTypeCode::signed_int
                                                                                 : DataTypeCode::unsigned_int);
-    info.push_members.push_back(member);
-    info.push_constant_bytes = std::max(info.push_constant_bytes, member.offset + type->second.width / 8);
+    out.push_back(member);
+    bytes = std::max(bytes, member.offset + type->second.width / 8);
   }
   return Status();
 }
@@ -239,7 +241,22 @@ Status reflect_variables(const Reflection& r, SpirvModuleInfo& info) {
     if (pointer == r.types.end() || pointer->second.opcode != kOpTypePointer) continue;
     std::uint32_t pointee = pointer->second.pointee;
     if (variable.storage == kStoragePushConstant) {
-      DEVRT_RETURN_IF_ERROR(reflect_push_constants(r, pointee, info));
+      DEVRT_RETURN_IF_ERROR(
+          reflect_scalar_block(r, pointee, "push-constant", info.push_members, info.push_constant_bytes));
+      continue;
+    }
+    const bool uniform_block =
+        variable.storage == kStorageUniform && r.buffer_block.count(pointee) == 0 && r.block.count(pointee) != 0;
+    if (uniform_block) {
+      auto set = r.set.find(variable.id);
+      auto binding = r.binding.find(variable.id);
+      if ((set != r.set.end() && set->second != 0) || info.has_uniform_block) {
+        return make_error(ErrorCode::unsupported,
+                          "SPIR-V: a uniform buffer outside set 0, or a second one (devrt binds one block of scalars)");
+      }
+      info.has_uniform_block = true;
+      info.uniform_binding = binding != r.binding.end() ? binding->second : 0;
+      DEVRT_RETURN_IF_ERROR(reflect_scalar_block(r, pointee, "uniform", info.uniform_members, info.uniform_bytes));
       continue;
     }
     bool storage_buffer = variable.storage == kStorageStorageBuffer ||
@@ -264,6 +281,15 @@ Status reflect_variables(const Reflection& r, SpirvModuleInfo& info) {
   std::sort(info.storage_bindings.begin(), info.storage_bindings.end());
   if (std::adjacent_find(info.storage_bindings.begin(), info.storage_bindings.end()) != info.storage_bindings.end()) {
     return make_error(ErrorCode::unsupported, "SPIR-V: two storage buffers share a binding");
+  }
+  if (info.has_uniform_block) {
+    if (!info.push_members.empty()) {
+      return make_error(ErrorCode::unsupported, "SPIR-V: scalars both in push constants and in a uniform buffer");
+    }
+    if (std::binary_search(info.storage_bindings.begin(), info.storage_bindings.end(), info.uniform_binding)) {
+      return make_error(ErrorCode::unsupported, "SPIR-V: the uniform buffer shares a binding with a storage buffer");
+    }
+    info.uniform_bytes = (info.uniform_bytes + 3u) & ~3u;
   }
   info.push_constant_bytes = (info.push_constant_bytes + 3u) & ~3u;
   return Status();

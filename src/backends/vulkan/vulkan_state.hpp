@@ -59,6 +59,10 @@ constexpr std::uint32_t kStagingSlots = 2;
 constexpr VkDeviceSize kInlineUpdateBytes = 65536;
 // Every implementation supports at least 32 push descriptors (maxPushDescriptors).
 constexpr std::size_t kMaxPushDescriptors = 32;
+// The most bytes of scalars a kernel may take in a uniform buffer (TVM's form past 128 bytes of
+// push constants): each launch writes them into a host-visible buffer of this size from its
+// stream's pool, which the batch holds until the device has run it.
+constexpr std::uint32_t kMaxUniformBytes = 4096;
 // Ranges a stream remembers since its last barrier; beyond that the next command gets a barrier.
 constexpr std::size_t kTrackedRanges = 16;
 
@@ -125,6 +129,7 @@ struct Batch {
   VkCommandBuffer commands = VK_NULL_HANDLE;
   std::uint64_t value = 0;
   std::vector<VkDescriptorPool> pools;
+  std::vector<Allocation*> uniforms;
 };
 
 // A persistent staging buffer of a stream, free once the stream's timeline reaches busy_until.
@@ -167,6 +172,9 @@ struct StreamState {
   std::size_t touched_count = 0;
   bool touched_overflow = false;
   std::vector<VkDescriptorPool> recording_pools;
+  // Uniform buffers of the launches being recorded, and free ones (kMaxUniformBytes each).
+  std::vector<Allocation*> recording_uniforms;
+  std::vector<Allocation*> free_uniforms;
   std::vector<std::pair<TimelineRef, std::uint64_t>> waits;
   std::deque<Batch> in_flight;
   std::vector<VkCommandBuffer> free_commands;

@@ -44,9 +44,11 @@ Result<Allocation*> create_allocation(DeviceState& d, VkDeviceSize size, MemoryU
   VkBufferCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   info.size = size;
-  info.usage = usage != MemoryUsage::device ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT
-                                            : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                                  VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // Host-visible staging also carries launches' uniform buffers (kMaxUniformBytes).
+  info.usage =
+      usage != MemoryUsage::device
+          ? VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT
+          : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkResult result = d.api.vkCreateBuffer(d.device, &info, nullptr, &a->buffer);
   if (result != VK_SUCCESS) {
@@ -121,6 +123,7 @@ void retire(StreamState& s) {
       d.api.vkResetDescriptorPool(d.device, pool, 0);
       s.free_pools.push_back(pool);
     }
+    s.free_uniforms.insert(s.free_uniforms.end(), batch.uniforms.begin(), batch.uniforms.end());
     s.in_flight.pop_front();
   }
 }
@@ -161,6 +164,8 @@ Status discard_recording(StreamState& s, const char* call, VkResult result) {
     }
   }
   s.recording_pools.clear();
+  s.free_uniforms.insert(s.free_uniforms.end(), s.recording_uniforms.begin(), s.recording_uniforms.end());
+  s.recording_uniforms.clear();
   s.recording = VK_NULL_HANDLE;
   s.commands = 0;
   Status error = device_error(d, call, result);
@@ -227,6 +232,8 @@ Status flush(StreamState& s) {
   batch.value = s.submitted;
   batch.pools = std::move(s.recording_pools);
   s.recording_pools.clear();
+  batch.uniforms = std::move(s.recording_uniforms);
+  s.recording_uniforms.clear();
   s.recording = VK_NULL_HANDLE;
   s.commands = 0;
   s.in_flight.push_back(std::move(batch));
@@ -598,7 +605,10 @@ void destroy_stream_objects(DeviceState& d, StreamState* s) {
   for (VkDescriptorPool pool : s->recording_pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
   for (Batch& batch : s->in_flight) {
     for (VkDescriptorPool pool : batch.pools) d.api.vkDestroyDescriptorPool(d.device, pool, nullptr);
+    for (Allocation* uniform : batch.uniforms) destroy_allocation(d, uniform);
   }
+  for (Allocation* uniform : s->free_uniforms) destroy_allocation(d, uniform);
+  for (Allocation* uniform : s->recording_uniforms) destroy_allocation(d, uniform);
   release_staging(d, s->upload);
   release_staging(d, s->readback);
   d.api.vkDestroyCommandPool(d.device, s->pool, nullptr);

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: Apache-2.0
+// TVM's device blob (devrt/tvm.hpp): the module tree export_library packs into `__tvm_dev_mblob`,
+// read as TVM <= 0.20 writes it (library_module.cc's ProcessModuleBlob; each module's
+// SaveToBinary over dmlc::Stream): strings and vectors are a little-endian uint64 count then the
+// bytes or elements, maps a count then key/value pairs, DLDataType its 4 raw bytes.
+#include <devrt/tvm.hpp>
+
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+namespace devrt::tvm {
+namespace {
+
+// A bounds-checked reader over the blob. Every read says what it was reading; the first failure
+// is kept (later reads answer false at once).
+class Reader {
+public:
+  explicit Reader(std::span<const std::byte> bytes) noexcept : bytes_(bytes) {}
+
+  std::size_t offset() const noexcept { return at_; }
+  std::size_t left() const noexcept { return bytes_.size() - at_; }
+  bool failed() const noexcept { return !error_.ok(); }
+  const Status& error() const noexcept { return error_; }
+
+  bool fail(Status status) noexcept {
+    if (error_.ok()) error_ = std::move(status);
+    return false;
+  }
+  bool truncated(const char* what, std::size_t need) noexcept {
+    return fail(make_error(ErrorCode::invalid_argument, "TVM device blob: truncated ", what, " at byte ", at_, " (",
+                           need, " bytes needed, ", left(), " left)"));
+  }
+
+  bool bytes(void* out, std::size_t n, const char* what) noexcept {
+    if (failed()) return false;
+    if (n > left()) return truncated(what, n);
+    std::memcpy(out, bytes_.data() + at_, n);
+    at_ += n;
+    return true;
+  }
+  bool u64(std::uint64_t& out, const char* what) noexcept {
+    unsigned char raw[8];
+    if (!bytes(raw, 8, what)) return false;
+    out = 0;
+    for (int i = 7; i >= 0; --i) out = (out << 8) | raw[i];
+    return true;
+  }
+  bool u32(std::uint32_t& out, const char* what) noexcept {
+    unsigned char raw[4];
+    if (!bytes(raw, 4, what)) return false;
+    out = static_cast<std::uint32_t>(raw[0]) | static_cast<std::uint32_t>(raw[1]) << 8 |
+          static_cast<std::uint32_t>(raw[2]) << 16 | static_cast<std::uint32_t>(raw[3]) << 24;
+    return true;
+  }
+  // A count of elements of at least `element_bytes` each: more than the bytes left can hold is
+  // corrupt, never an allocation.
+  bool count(std::uint64_t& out, std::size_t element_bytes, const char* what) noexcept {
+    const std::size_t start = at_;
+    if (!u64(out, what)) return false;
+    if (element_bytes != 0 && out > left() / element_bytes) {
+      return fail(make_error(ErrorCode::invalid_argument, "TVM device blob: ", what, " at byte ", start, " counts ",
+                             out, " elements of at least ", element_bytes, " bytes, but ", left(),
+                             " bytes are left (truncated or corrupt)"));
+    }
+    return true;
+  }
+  bool string(std::string& out, const char* what) noexcept {
+    std::uint64_t n = 0;
+    if (!count(n, 1, what)) return false;
+    out.assign(reinterpret_cast<const char*>(bytes_.data() + at_), static_cast<std::size_t>(n));
+    at_ += static_cast<std::size_t>(n);
+    return true;
+  }
+  bool blob(std::vector<std::byte>& out, const char* what) noexcept {
+    std::uint64_t n = 0;
+    if (!count(n, 1, what)) return false;
+    out.assign(bytes_.data() + at_, bytes_.data() + at_ + n);
+    at_ += static_cast<std::size_t>(n);
+    return true;
+  }
+  bool skip_string(const char* what) noexcept {
+    std::uint64_t n = 0;
+    if (!count(n, 1, what)) return false;
+    at_ += static_cast<std::size_t>(n);
+    return true;
+  }
+
+private:
+  std::span<const std::byte> bytes_;
+  std::size_t at_ = 0;
+  Status error_;
+};
+
+bool read_strings(Reader& in, std::vector<std::string>& out, const char* what) {
+  std::uint64_t n = 0;
+  if (!in.count(n, 8, what)) return false;
+  out.resize(static_cast<std::size_t>(n));
+  for (std::string& s : out) {
+    if (!in.string(s, what)) return false;
+  }
+  return true;
+}
+
+// FunctionInfo::Save(dmlc::Stream*) of TVM <= 0.20: name, arg_types, launch_param_tags. (TVM 0.21
+// adds arg_extra_tags: tvm-ffi libraries, issue 55.)
+bool read_function_info(Reader& in, KernelInfo& info) {
+  std::string recorded_name; // empty in the blobs TVM writes: the map's key names the kernel
+  if (!in.string(recorded_name, "FunctionInfo.name")) return false;
+  std::uint64_t types = 0;
+  if (!in.count(types, 4, "FunctionInfo.arg_types")) return false;
+  info.arg_types.resize(static_cast<std::size_t>(types));
+  for (DataType& type : info.arg_types) {
+    unsigned char raw[4];
+    if (!in.bytes(raw, 4, "FunctionInfo.arg_types")) return false;
+    type.code = static_cast<DataTypeCode>(raw[0]);
+    type.bits = raw[1];
+    type.lanes = static_cast<std::uint16_t>(raw[2] | raw[3] << 8);
+  }
+  if (!read_strings(in, info.launch_tags, "FunctionInfo.launch_param_tags")) return false;
+  for (const std::string& tag : info.launch_tags) {
+    const bool known = tag == "tir.use_dyn_shared_memory" ||
+                       ((tag.starts_with("blockIdx.") || tag.starts_with("threadIdx.")) &&
+                        tag.size() == (tag[0] == 'b' ? 10u : 11u) && tag.back() >= 'x' && tag.back() <= 'z');
+    if (!known) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: kernel '", info.name,
+                                "' has launch parameter tag '", tag,
+                                "' (TVM's are blockIdx.x/y/z, threadIdx.x/y/z and tir.use_dyn_shared_memory)"));
+    }
+  }
+  return true;
+}
+
+bool read_fmap(Reader& in, std::vector<KernelInfo>& kernels) {
+  std::uint64_t n = 0;
+  if (!in.count(n, 8 + 8 + 8 + 8, "fmap")) return false;
+  kernels.resize(static_cast<std::size_t>(n));
+  for (KernelInfo& kernel : kernels) {
+    if (!in.string(kernel.name, "fmap key") || !read_function_info(in, kernel)) return false;
+  }
+  return true;
+}
+
+const KernelInfo* find_kernel(const std::vector<KernelInfo>& kernels, std::string_view name) {
+  for (const KernelInfo& kernel : kernels) {
+    if (kernel.name == name) return &kernel;
+  }
+  return nullptr;
+}
+
+// Every kernel the fmap names has its code, and no code is a kernel's the fmap does not name.
+bool check_kernel_code(Reader& in, const DeviceModule& module) {
+  for (const KernelInfo& kernel : module.kernels) {
+    bool found = false;
+    for (const KernelCode& code : module.kernel_code) found = found || code.name == kernel.name;
+    if (!found) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: the ", module.type_key,
+                                " module describes kernel '", kernel.name, "' but holds no code for it"));
+    }
+  }
+  for (const KernelCode& code : module.kernel_code) {
+    if (find_kernel(module.kernels, code.name) == nullptr) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: the ", module.type_key,
+                                " module holds code for '", code.name, "', which its function map does not describe"));
+    }
+  }
+  return true;
+}
+
+// VulkanModuleNode::SaveToBinary: fmt, fmap, smap (name -> SPIRVShader{flag, data words}).
+bool read_vulkan(Reader& in, DeviceModule& module) {
+  if (!in.string(module.format, "vulkan format") || !read_fmap(in, module.kernels)) return false;
+  std::uint64_t n = 0;
+  if (!in.count(n, 8 + 4 + 8, "vulkan shader map")) return false;
+  module.kernel_code.resize(static_cast<std::size_t>(n));
+  for (KernelCode& shader : module.kernel_code) {
+    std::uint64_t words = 0;
+    if (!in.string(shader.name, "vulkan shader name") || !in.u32(shader.flags, "vulkan shader flag") ||
+        !in.count(words, 4, "vulkan shader words")) {
+      return false;
+    }
+    shader.code.resize(static_cast<std::size_t>(words) * 4);
+    if (!in.bytes(shader.code.data(), shader.code.size(), "vulkan shader words")) return false;
+    if (words < 5 || std::to_integer<unsigned>(shader.code[0]) != 0x03 ||
+        std::to_integer<unsigned>(shader.code[3]) != 0x07) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: vulkan kernel '", shader.name,
+                                "' is not SPIR-V (", words, " words, no SPIR-V magic)"));
+    }
+  }
+  return check_kernel_code(in, module);
+}
+
+// OpenCLModuleNode::SaveToBinary: fmt ("cl": OpenCL C source), fmap, data.
+bool read_opencl(Reader& in, DeviceModule& module) {
+  return in.string(module.format, "opencl format") && read_fmap(in, module.kernels) &&
+         in.blob(module.source, "opencl code");
+}
+
+// WebGPUModuleNode::SaveToBinary (web/emcc/webgpu_runtime.cc): fmap, smap (name -> WGSL).
+bool read_webgpu(Reader& in, DeviceModule& module) {
+  module.format = "wgsl";
+  if (!read_fmap(in, module.kernels)) return false;
+  std::uint64_t n = 0;
+  if (!in.count(n, 16, "webgpu shader map")) return false;
+  module.kernel_code.resize(static_cast<std::size_t>(n));
+  for (KernelCode& shader : module.kernel_code) {
+    if (!in.string(shader.name, "webgpu shader name") || !in.blob(shader.code, "webgpu shader")) return false;
+  }
+  return check_kernel_code(in, module);
+}
+
+// The import tree (CSR): one row per module of the tree plus one, each child a module's index.
+bool read_import_tree(Reader& in, std::uint64_t tree_modules) {
+  std::vector<std::uint64_t> rows, children;
+  for (std::vector<std::uint64_t>* list : {&rows, &children}) {
+    std::uint64_t n = 0;
+    if (!in.count(n, 8, "import tree")) return false;
+    list->resize(static_cast<std::size_t>(n));
+    for (std::uint64_t& value : *list) {
+      if (!in.u64(value, "import tree")) return false;
+    }
+  }
+  bool ok = rows.size() == tree_modules + 1 && rows.front() == 0 && rows.back() == children.size();
+  for (std::size_t i = 1; ok && i < rows.size(); ++i) ok = rows[i] >= rows[i - 1];
+  for (std::uint64_t child : children) ok = ok && child < tree_modules;
+  if (!ok) {
+    return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: its import tree does not index its ",
+                              tree_modules, " modules (corrupt)"));
+  }
+  return true;
+}
+
+} // namespace
+
+Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob) noexcept {
+  Reader outer(blob);
+  std::uint64_t nbytes = 0;
+  if (!outer.u64(nbytes, "blob size")) return outer.error();
+  if (nbytes > outer.left()) {
+    return make_error(ErrorCode::invalid_argument, "TVM device blob: its header says ", nbytes, " bytes, ",
+                      outer.left(), " follow (truncated or corrupt)");
+  }
+  Reader in(blob.subspan(8, static_cast<std::size_t>(nbytes)));
+  DeviceBlob out;
+  std::uint64_t modules = 0;
+  if (!in.count(modules, 8, "module count")) return in.error();
+  for (std::uint64_t i = 0; i < modules; ++i) {
+    std::string key;
+    if (!in.string(key, "module type key")) return in.error();
+    if (key == "_import_tree") { // the modules it indexes: every entry but itself
+      if (!read_import_tree(in, modules - 1)) return in.error();
+      continue;
+    }
+    if (key == "_lib") {
+      out.has_host_module = true;
+      continue;
+    }
+    if (key == "relax.Executable") { // Executable::SaveToBinary writes one string of its sections
+      if (!in.skip_string("relax.Executable")) return in.error();
+      out.skipped.push_back(
+          "relax.Executable: the Relax VM's program (devrt runs the library's operators, not the VM)");
+      continue;
+    }
+    DeviceModule module;
+    module.type_key = key;
+    bool read = false;
+    if (key == "vulkan") {
+      read = read_vulkan(in, module);
+    } else if (key == "opencl") {
+      read = read_opencl(in, module);
+    } else if (key == "webgpu") {
+      read = read_webgpu(in, module);
+    } else if (key == "cuda" || key == "rocm" || key == "hip") {
+      return make_error(ErrorCode::unsupported, "TVM device blob: ", key,
+                        " kernels are not run from TVM libraries yet (devrt runs vulkan, opencl and webgpu ones)");
+    } else if (key == "metal") {
+      return make_error(ErrorCode::unsupported, "TVM device blob: metal kernels: devrt has no Metal backend");
+    } else {
+      return make_error(ErrorCode::unsupported, "TVM device blob: module type '", key,
+                        "' is unknown to devrt, and TVM records no length to skip it by");
+    }
+    if (!read) return in.error();
+    out.modules.push_back(std::move(module));
+  }
+  if (in.left() != 0) {
+    return make_error(ErrorCode::invalid_argument, "TVM device blob: ", in.left(), " bytes after its ", modules,
+                      " modules (corrupt)");
+  }
+  return out;
+}
+
+} // namespace devrt::tvm

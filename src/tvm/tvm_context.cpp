@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: Apache-2.0
+// The runtime half of TVM's host ABI that devrt provides to a TVM-built library (devrt/tvm.hpp):
+// the context functions its data symbols point to, a call's frame, and the launch of its kernels
+// in TVM's convention (FunctionInfo: buffers, scalars, then one extent per launch tag).
+#include <barrier>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <devrt/registry.hpp>
+#include <devrt/stream.hpp>
+#include <devrt/workspace.hpp>
+
+#include "tvm/tvm_state.hpp"
+
+namespace devrt::tvm::detail {
+namespace {
+
+// Memory a call's kernels may name: the call's tensors and the workspaces its host code took.
+struct KnownMemory {
+  Device device;
+  void* base = nullptr;
+  std::size_t bytes = 0;
+};
+
+// What one call of a host function has: set on the calling thread while the function runs (and
+// on the threads of its parallel launches).
+struct CallFrame {
+  SharedLibrary* library = nullptr;
+  Device device; // the library's, until the host code calls __tvm_set_device
+  std::vector<KnownMemory> memory;
+  std::mutex mutex;      // guards the errors below: parallel tasks may report them
+  Status error;          // devrt's own, from a context function
+  std::string tvm_error; // the host code's (TVMAPISetLastError)
+};
+
+thread_local CallFrame* t_frame = nullptr;
+
+struct HostWorkspace {
+  KnownMemory memory;
+  Workspace workspace;
+};
+std::mutex g_workspaces_mutex;
+std::vector<HostWorkspace>* g_workspaces = nullptr; // taken by host code, by address
+
+int fail(Status status) noexcept {
+  if (CallFrame* frame = t_frame) {
+    std::lock_guard<std::mutex> lock(frame->mutex);
+    if (frame->error.ok()) frame->error = std::move(status);
+  }
+  return -1;
+}
+
+bool by_address(Device device) noexcept {
+  BackendRef backend = Registry::global().find(device.kind);
+  return backend && (backend.has_capability(DEVRT_CAP_ADDRESSABLE) || backend.host_accessible());
+}
+
+bool contains(const KnownMemory& m, Device device, const void* pointer, bool addresses, std::size_t& offset) {
+  if (m.device != device) return false;
+  const auto p = reinterpret_cast<std::uintptr_t>(pointer);
+  const auto base = reinterpret_cast<std::uintptr_t>(m.base);
+  if (!addresses) {
+    offset = 0;
+    return p == base;
+  }
+  if (p < base || p - base >= (m.bytes == 0 ? 1 : m.bytes)) return false;
+  offset = p - base;
+  return true;
+}
+
+// The memory `pointer` (a kernel's buffer argument) lies in, and its offset there.
+bool find_memory(const CallFrame& frame, Device device, const void* pointer, KnownMemory& out, std::size_t& offset) {
+  const bool addresses = by_address(device);
+  for (const KnownMemory& m : frame.memory) {
+    if (contains(m, device, pointer, addresses, offset)) {
+      out = m;
+      return true;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_workspaces_mutex);
+  if (g_workspaces != nullptr) {
+    for (const HostWorkspace& w : *g_workspaces) {
+      if (contains(w.memory, device, pointer, addresses, offset)) {
+        out = w.memory;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// IEEE binary16 of `value`, rounded to nearest even.
+std::uint16_t half_bits(float value) noexcept {
+  std::uint32_t f = 0;
+  std::memcpy(&f, &value, 4);
+  const std::uint32_t sign = (f >> 16) & 0x8000u;
+  const int exponent = static_cast<int>((f >> 23) & 0xff) - 127 + 15;
+  std::uint32_t mantissa = f & 0x7fffffu;
+  if (((f >> 23) & 0xff) == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa != 0 ? 0x200u : 0));
+  if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (exponent <= 0) {
+    if (exponent < -10) return static_cast<std::uint16_t>(sign);
+    mantissa |= 0x800000u;
+    const int shift = 14 - exponent;
+    std::uint32_t half = mantissa >> shift;
+    const std::uint32_t rest = mantissa & ((1u << shift) - 1);
+    if (rest > (1u << (shift - 1)) || (rest == (1u << (shift - 1)) && (half & 1u))) ++half;
+    return static_cast<std::uint16_t>(sign | half);
+  }
+  std::uint32_t half = sign | static_cast<std::uint32_t>(exponent) << 10 | mantissa >> 13;
+  const std::uint32_t rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return static_cast<std::uint16_t>(half);
+}
+
+// A scalar argument as TVM's packing makes it: the FunctionInfo's type from the value's int64 or
+// float64 (TVM casts; so does devrt).
+Result<std::uint64_t> scalar_bits(DataType type, const abi::Value& value, int code) noexcept {
+  const bool integer_value = code == abi::kInt || code == abi::kUInt;
+  if (!integer_value && code != abi::kFloat) {
+    return make_error(ErrorCode::invalid_argument, "a scalar argument of type code ", code,
+                      " (TVM passes int64 and float64 values)");
+  }
+  if (type.lanes != 1) return make_error(ErrorCode::unsupported, "a vector scalar argument");
+  const bool signed_type = type.code == DataTypeCode::signed_int;
+  if (signed_type || type.code == DataTypeCode::unsigned_int) {
+    const std::int64_t v = integer_value ? value.v_int64 : static_cast<std::int64_t>(value.v_float64);
+    std::uint64_t bits = static_cast<std::uint64_t>(v);
+    if (type.bits < 64) bits &= (std::uint64_t{1} << type.bits) - 1;
+    return bits;
+  }
+  if (type.code == DataTypeCode::floating) {
+    const double v = integer_value ? static_cast<double>(value.v_int64) : value.v_float64;
+    if (type.bits == 64) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &v, 8);
+      return bits;
+    }
+    const auto f = static_cast<float>(v);
+    if (type.bits == 16) return std::uint64_t{half_bits(f)};
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &f, 4);
+    return std::uint64_t{bits};
+  }
+  return make_error(ErrorCode::unsupported, "a scalar argument of DLPack type code ", static_cast<int>(type.code));
+}
+
+Status kernel_error(const std::string& kernel, Status detail) {
+  return make_error(detail.code(), "kernel '", kernel, "': ", detail.message());
+}
+
+// A kernel call of the host code: TVM's wrapped function (vulkan_wrapped_func.cc,
+// opencl_module.cc): buffers as the device's handles, scalars, then the launch extents.
+int call_kernel(const FunctionHandle& handle, abi::Value* args, const int* codes, int count) {
+  CallFrame* frame = t_frame;
+  if (frame == nullptr) return -1;
+  SharedLibrary& library = *handle.library;
+  const Device device = frame->device;
+  const LoadedKernel* kernel = nullptr;
+  {
+    std::lock_guard<devrt::detail::Mutex> lock(library.mutex);
+    for (const std::unique_ptr<DeviceKernels>& loaded : library.devices) {
+      if (loaded->device == device) kernel = loaded->find(handle.name);
+    }
+  }
+  if (kernel == nullptr) {
+    return fail(make_error(ErrorCode::invalid_argument, "kernel '", handle.name, "' called on ", device,
+                           ", which the library is not loaded for (tvm::Library::load(path, ", device, "))"));
+  }
+  const KernelInfo& info = *kernel->info;
+  const std::size_t arguments = info.arg_types.size();
+  if (count < 0 || static_cast<std::size_t>(count) != arguments + info.launch_tags.size()) {
+    return fail(kernel_error(handle.name, make_error(ErrorCode::invalid_argument, "called with ", count,
+                                                     " values; its FunctionInfo has ", arguments, " arguments and ",
+                                                     info.launch_tags.size(), " launch parameters")));
+  }
+  std::vector<KernelArg> kernel_args;
+  kernel_args.reserve(arguments);
+  for (std::size_t i = 0; i < arguments; ++i) {
+    const DataType type = info.arg_types[i];
+    if (type.code == DataTypeCode::opaque_handle) {
+      KnownMemory memory;
+      std::size_t offset = 0;
+      if (args[i].v_handle == nullptr || !find_memory(*frame, device, args[i].v_handle, memory, offset)) {
+        return fail(kernel_error(handle.name, make_error(ErrorCode::invalid_argument, "buffer argument ", i, " (",
+                                                         args[i].v_handle, ") is no memory of ", device,
+                                                         " that this call's tensors or workspaces hold")));
+      }
+      kernel_args.emplace_back(MemorySpan{memory.device, memory.base, memory.bytes}, offset);
+      continue;
+    }
+    Result<std::uint64_t> bits = scalar_bits(type, args[i], codes[i]);
+    if (!bits.ok()) return fail(kernel_error(handle.name, bits.status()));
+    kernel_args.push_back(KernelArg::scalar(type, *bits));
+  }
+  LaunchConfig config;
+  std::uint32_t* extents[6] = {&config.grid.x,  &config.grid.y,  &config.grid.z,
+                               &config.block.x, &config.block.y, &config.block.z};
+  for (std::size_t t = 0; t < info.launch_tags.size(); ++t) {
+    const std::string& tag = info.launch_tags[t];
+    const std::int64_t value = args[arguments + t].v_int64;
+    if (value > std::numeric_limits<std::uint32_t>::max()) {
+      return fail(
+          kernel_error(handle.name, make_error(ErrorCode::out_of_range, "launch parameter ", tag, " is ", value)));
+    }
+    if (tag == "tir.use_dyn_shared_memory") {
+      config.dynamic_shared_bytes = value > 0 ? static_cast<std::size_t>(value) : 0;
+      continue;
+    }
+    const int axis = tag.back() - 'x';
+    // TVM's LaunchParamConfig: a dynamic shape may make an extent 0; it launches 1.
+    *extents[(tag[0] == 't' ? 3 : 0) + axis] = value > 0 ? static_cast<std::uint32_t>(value) : 1;
+  }
+  Status launched = kernel->function.launch(config, kernel_args, current_stream(device));
+  return launched.ok() ? 0 : fail(kernel_error(handle.name, std::move(launched)));
+}
+
+// ---- The context functions --------------------------------------------------------------------
+
+int func_call(void* function, abi::Value* args, int* codes, int count, abi::Value* ret, int* ret_code) {
+  if (ret_code != nullptr) *ret_code = abi::kNullptr;
+  auto* handle = static_cast<FunctionHandle*>(function);
+  if (handle == nullptr) return fail(make_error(ErrorCode::invalid_argument, "TVMFuncCall of a null function"));
+  switch (handle->kind) {
+  case FunctionHandle::Kind::set_device: {
+    if (count != 2 || codes[0] != abi::kInt || codes[1] != abi::kInt) {
+      return fail(make_error(ErrorCode::invalid_argument, "__tvm_set_device takes (device_type, device_id)"));
+    }
+    const Device device{static_cast<DeviceKind>(args[0].v_int64), static_cast<std::int32_t>(args[1].v_int64)};
+    if (Status exists = Registry::global().get(device.kind).status(); !exists.ok()) return fail(std::move(exists));
+    if (t_frame != nullptr) t_frame->device = device;
+    return 0;
+  }
+  case FunctionHandle::Kind::kernel: return call_kernel(*handle, args, codes, count);
+  case FunctionHandle::Kind::host: return handle->host(args, codes, count, ret, ret_code, nullptr);
+  }
+  return -1;
+}
+
+int get_func_from_env(void* module, const char* name, void** out) {
+  auto* library = static_cast<SharedLibrary*>(module);
+  if (library == nullptr || name == nullptr || out == nullptr) {
+    return fail(make_error(ErrorCode::invalid_argument, "TVMBackendGetFuncFromEnv: null module, name or output"));
+  }
+  if (std::strcmp(name, "__tvm_set_device") == 0) {
+    *out = &library->set_device;
+    return 0;
+  }
+  std::lock_guard<devrt::detail::Mutex> lock(library->mutex);
+  for (const std::unique_ptr<FunctionHandle>& handle : library->handles) {
+    if (handle->name == name) {
+      *out = handle.get();
+      return 0;
+    }
+  }
+  auto handle = std::make_unique<FunctionHandle>();
+  handle->library = library;
+  handle->name = name;
+  bool kernel = false;
+  for (const DeviceModule& m : library->blob.modules) {
+    for (const KernelInfo& info : m.kernels) kernel = kernel || info.name == name;
+  }
+  if (!kernel) {
+    handle->kind = FunctionHandle::Kind::host;
+    if (!library->library.resolve(name, handle->host)) {
+      return fail(make_error(ErrorCode::not_found, "the host code asked for function '", name,
+                             "', which is neither a kernel of the library's blob, nor one of its functions, nor one "
+                             "devrt provides (__tvm_set_device)"));
+    }
+  }
+  *out = handle.get();
+  library->handles.push_back(std::move(handle));
+  return 0;
+}
+
+void set_last_error(const char* message) {
+  if (CallFrame* frame = t_frame) {
+    std::lock_guard<std::mutex> lock(frame->mutex);
+    frame->tvm_error = message != nullptr ? message : "";
+  }
+}
+
+void* alloc_workspace(int device_type, int device_id, std::uint64_t nbytes, int, int) {
+  const Device device{static_cast<DeviceKind>(device_type), device_id};
+  Result<Workspace> workspace = allocate_workspace(device, static_cast<std::size_t>(nbytes == 0 ? 1 : nbytes));
+  if (!workspace.ok()) {
+    fail(std::move(workspace).status());
+    return nullptr;
+  }
+  void* data = workspace->data();
+  std::lock_guard<std::mutex> lock(g_workspaces_mutex);
+  if (g_workspaces == nullptr) g_workspaces = new (std::nothrow) std::vector<HostWorkspace>();
+  if (g_workspaces == nullptr) return nullptr;
+  g_workspaces->push_back(
+      HostWorkspace{{device, data, static_cast<std::size_t>(nbytes)}, std::move(workspace).value()});
+  return data;
+}
+
+int free_workspace(int device_type, int device_id, void* pointer) {
+  const Device device{static_cast<DeviceKind>(device_type), device_id};
+  Workspace freed;
+  {
+    std::lock_guard<std::mutex> lock(g_workspaces_mutex);
+    for (std::size_t i = 0; g_workspaces != nullptr && i < g_workspaces->size(); ++i) {
+      HostWorkspace& w = (*g_workspaces)[i];
+      if (w.memory.base == pointer && w.memory.device == device) {
+        freed = std::move(w.workspace);
+        (*g_workspaces)[i] = std::move(g_workspaces->back());
+        g_workspaces->pop_back();
+        return 0;
+      }
+    }
+  }
+  return fail(make_error(ErrorCode::invalid_argument, "TVMBackendFreeWorkspace(", device, ", ", pointer,
+                         "): no workspace of devrt's starts there"));
+}
+
+// TVMBackendParallelLaunch: task 0 on the calling thread, the others on threads of their own,
+// all sharing the call's frame; TVMBackendParallelBarrier waits for every task.
+int parallel_launch(abi::ParallelLambda lambda, void* closure, int num_task) {
+  const unsigned hardware = std::thread::hardware_concurrency();
+  const int tasks = num_task > 0 ? num_task : static_cast<int>(hardware == 0 ? 1 : hardware);
+  std::barrier<> barrier(tasks);
+  abi::ParallelGroupEnv env{&barrier, tasks};
+  CallFrame* frame = t_frame;
+  std::vector<int> results(static_cast<std::size_t>(tasks), 0);
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<std::size_t>(tasks - 1));
+  for (int task = 1; task < tasks; ++task) {
+    workers.emplace_back([&, task] {
+      t_frame = frame;
+      results[static_cast<std::size_t>(task)] = lambda(task, &env, closure);
+    });
+  }
+  results[0] = lambda(0, &env, closure);
+  for (std::thread& worker : workers) worker.join();
+  for (int result : results) {
+    if (result != 0) return -1;
+  }
+  return 0;
+}
+
+int parallel_barrier(int, abi::ParallelGroupEnv* env) {
+  if (env == nullptr || env->sync_handle == nullptr) return -1;
+  static_cast<std::barrier<>*>(env->sync_handle)->arrive_and_wait();
+  return 0;
+}
+
+template <class Function>
+void install(SharedLibrary& library, const char* symbol, Function function) {
+  Function* slot = nullptr;
+  if (library.library.resolve(symbol, slot) && slot != nullptr) *slot = function;
+}
+
+// The byte extent of a DLTensor's elements from its data pointer.
+std::size_t tensor_bytes(const DLTensor& t) noexcept {
+  const std::size_t item = (static_cast<std::size_t>(t.dtype.bits) * t.dtype.lanes + 7) / 8;
+  std::size_t last = 0;
+  bool empty = false;
+  for (std::int32_t d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] <= 0) empty = true;
+    std::int64_t stride = 1;
+    if (t.strides != nullptr) {
+      stride = t.strides[d];
+    } else {
+      for (std::int32_t e = d + 1; e < t.ndim; ++e) stride *= t.shape[e];
+    }
+    if (t.shape[d] > 0 && stride > 0) last += static_cast<std::size_t>((t.shape[d] - 1) * stride);
+  }
+  return static_cast<std::size_t>(t.byte_offset) + (empty ? 0 : (last + 1) * item);
+}
+
+} // namespace
+
+void install_context(SharedLibrary& library) noexcept {
+  install(library, "__TVMFuncCall", &func_call);
+  install(library, "__TVMAPISetLastError", &set_last_error);
+  install(library, "__TVMBackendGetFuncFromEnv", &get_func_from_env);
+  install(library, "__TVMBackendAllocWorkspace", &alloc_workspace);
+  install(library, "__TVMBackendFreeWorkspace", &free_workspace);
+  install(library, "__TVMBackendParallelLaunch", &parallel_launch);
+  install(library, "__TVMBackendParallelBarrier", &parallel_barrier);
+  void** context = nullptr;
+  if (library.library.resolve("__tvm_module_ctx", context) && context != nullptr) *context = &library;
+}
+
+Status call_host(SharedLibrary& library, Device device, std::string_view name, abi::PackedCFunc function,
+                 std::span<const Argument> args) noexcept {
+  CallFrame frame;
+  frame.library = &library;
+  frame.device = device;
+  const std::size_t n = args.size();
+  std::vector<abi::Value> values(n);
+  std::vector<int> codes(n);
+  std::vector<DLTensor> tensors(n);
+  std::vector<std::int64_t> dims; // every devrt tensor's shape and strides, in one block
+  for (const Argument& a : args) {
+    if (a.kind() == Argument::Kind::tensor && a.tensor() != nullptr)
+      dims.resize(dims.size() + 2 * a.tensor()->shape().size());
+  }
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Argument& a = args[i];
+    if (a.kind() == Argument::Kind::integer) {
+      values[i].v_int64 = a.integer();
+      codes[i] = abi::kInt;
+      continue;
+    }
+    if (a.kind() == Argument::Kind::real) {
+      values[i].v_float64 = a.real();
+      codes[i] = abi::kFloat;
+      continue;
+    }
+    codes[i] = abi::kDLTensorHandle;
+    if (const Tensor* t = a.tensor()) {
+      if (!t->defined()) {
+        return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name,
+                          ": argument ", i, " is an undefined Tensor");
+      }
+      DLTensor& dl = tensors[i];
+      const std::size_t rank = t->shape().size();
+      std::int64_t* shape = dims.data() + used;
+      std::int64_t* strides = shape + rank;
+      used += 2 * rank;
+      std::copy(t->shape().begin(), t->shape().end(), shape);
+      std::copy(t->strides().begin(), t->strides().end(), strides);
+      dl.data = t->data();
+      dl.device = t->device().to_dlpack();
+      dl.ndim = t->ndim();
+      dl.dtype = DLDataType{static_cast<std::uint8_t>(t->dtype().code), t->dtype().bits, t->dtype().lanes};
+      dl.shape = shape;
+      dl.strides = t->is_contiguous() ? nullptr : strides;
+      dl.byte_offset = t->byte_offset();
+      values[i].v_handle = &dl;
+      const MemorySpan storage = t->storage_span();
+      frame.memory.push_back(KnownMemory{storage.device, storage.data, storage.size});
+      continue;
+    }
+    const DLTensor* dl = a.dl_tensor();
+    if (dl == nullptr) {
+      return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": argument ",
+                        i, " is a null DLTensor");
+    }
+    values[i].v_handle = const_cast<DLTensor*>(dl);
+    frame.memory.push_back(KnownMemory{Device::from_dlpack(dl->device), dl->data, tensor_bytes(*dl)});
+  }
+  abi::Value ret{};
+  int ret_code = abi::kNullptr;
+  CallFrame* outer = t_frame;
+  t_frame = &frame;
+  const int result = function(values.data(), codes.data(), static_cast<int>(n), &ret, &ret_code, nullptr);
+  t_frame = outer;
+  if (result == 0) return Status();
+  if (!frame.error.ok()) {
+    return make_error(frame.error.code(), "TVM library ", library.label, ", function ", name, ": ",
+                      frame.error.message());
+  }
+  return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": ",
+                    frame.tvm_error.empty() ? std::string("failed without a message") : frame.tvm_error);
+}
+
+} // namespace devrt::tvm::detail

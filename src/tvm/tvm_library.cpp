@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading TVM-built libraries (devrt/tvm.hpp): the file checked, opened once per process, its
+// blob parsed, the kernels for each device loaded while a Library for that device lives.
+#include <devrt/tvm.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <utility>
+
+#include <devrt/registry.hpp>
+
+#include "core/plugin_file.hpp"
+#include "tvm/tvm_state.hpp"
+
+namespace devrt::tvm {
+namespace detail {
+
+// A Library's hold on its file's kernels for its device: the last one for a device unloads them.
+struct LibraryState {
+  SharedLibrary* shared = nullptr;
+  DeviceKernels* kernels = nullptr;
+  LibraryState(SharedLibrary* library, DeviceKernels* loaded) noexcept : shared(library), kernels(loaded) {}
+  LibraryState(const LibraryState&) = delete;
+  LibraryState& operator=(const LibraryState&) = delete;
+  ~LibraryState() {
+    if (kernels == nullptr) return;
+    devrt::detail::LockGuard lock(shared->mutex);
+    if (--kernels->users == 0) std::erase_if(shared->devices, [&](const auto& d) { return d.get() == kernels; });
+  }
+};
+
+namespace {
+
+devrt::detail::Mutex g_libraries_mutex;
+std::vector<SharedLibrary*>* g_libraries = nullptr; // every opened file, never freed
+
+// The TVM type key of the device module a device kind runs, or null for the CPU (host code only).
+const char* module_key(DeviceKind kind) noexcept {
+  switch (kind) {
+  case DeviceKind::vulkan: return "vulkan";
+  case DeviceKind::opencl: return "opencl";
+  case DeviceKind::webgpu: return "webgpu";
+  default: return nullptr;
+  }
+}
+
+// Opens `path` (already checked) and parses its blob; errors leave nothing registered.
+Result<SharedLibrary*> open_file(const std::string& path, const std::string& canonical) {
+  DEVRT_ASSIGN_OR_RETURN(ExportedSymbols symbols, read_exported_symbols(path));
+  auto shared = std::unique_ptr<SharedLibrary>(new (std::nothrow) SharedLibrary());
+  if (!shared) return make_error(ErrorCode::out_of_memory, "TVM library ", path, ": no host memory");
+  shared->path = canonical;
+  const std::size_t slash = canonical.rfind('/');
+  shared->label = slash == std::string::npos ? canonical : canonical.substr(slash + 1);
+  shared->symbols = std::move(symbols);
+  std::string reason;
+  if (!shared->library.open({canonical.c_str()}, reason)) {
+    return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": dlopen refused it: ", reason);
+  }
+  if (shared->symbols.has_blob) {
+    const auto* blob = static_cast<const std::byte*>(shared->library.symbol("__tvm_dev_mblob"));
+    if (blob == nullptr) {
+      return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": __tvm_dev_mblob is listed but not found");
+    }
+    Result<DeviceBlob> parsed = parse_device_blob({blob, static_cast<std::size_t>(shared->symbols.blob_bytes)});
+    if (!parsed.ok()) {
+      return make_error(parsed.status().code(), "TVM library ", path, ": ", parsed.status().message());
+    }
+    shared->blob = std::move(parsed).value();
+  }
+  install_context(*shared);
+  return shared.release();
+}
+
+// The opened file for `path`: the one already open for the same file, or a new one.
+Result<SharedLibrary*> shared_library(const char* path) {
+  char* resolved = ::realpath(path, nullptr);
+  if (resolved == nullptr) return make_error(ErrorCode::not_found, "TVM library ", path, ": no such file");
+  const std::string canonical(resolved);
+  std::free(resolved);
+  devrt::detail::LockGuard lock(g_libraries_mutex);
+  if (g_libraries == nullptr) g_libraries = new (std::nothrow) std::vector<SharedLibrary*>();
+  if (g_libraries == nullptr) return make_error(ErrorCode::out_of_memory, "TVM library ", path, ": no host memory");
+  for (SharedLibrary* open : *g_libraries) {
+    if (open->path == canonical) return open;
+  }
+  // The plugin loader's check: an ELF shared object of this process's class, byte order and
+  // machine, whose headers and segments lie inside the file; dlopen would crash on less.
+  if (std::string problem = devrt::detail::shared_object_problem(canonical); !problem.empty()) {
+    return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": refused before dlopen: ", problem);
+  }
+  DEVRT_ASSIGN_OR_RETURN(SharedLibrary * opened, open_file(path, canonical));
+  g_libraries->push_back(opened);
+  return opened;
+}
+
+// Loads the blob's kernels for `device` (caller holds shared.mutex).
+Result<std::unique_ptr<DeviceKernels>> load_kernels(const SharedLibrary& shared, Device device) {
+  auto loaded = std::make_unique<DeviceKernels>();
+  loaded->device = device;
+  const char* key = module_key(device.kind);
+  for (const DeviceModule& module : shared.blob.modules) {
+    if (key == nullptr || module.type_key != key) {
+      return make_error(ErrorCode::invalid_argument, "TVM library ", shared.label, ": its kernels are ",
+                        module.type_key, " code; load it on a ", module.type_key, " device, not ", device);
+    }
+    loaded->infos.insert(loaded->infos.end(), module.kernels.begin(), module.kernels.end());
+  }
+  loaded->kernels.reserve(loaded->infos.size());
+  for (const DeviceModule& module : shared.blob.modules) {
+    auto load = [&](ModuleFormat format, std::span<const std::byte> code, const std::string& what) -> Status {
+      std::string log;
+      Result<Module> made = Module::load(device, format, code, {}, &log);
+      if (!made.ok()) {
+        return make_error(made.status().code(), "TVM library ", shared.label, ": ", what, ": ",
+                          made.status().message());
+      }
+      loaded->modules.push_back(std::move(made).value());
+      return Status();
+    };
+    if (module.type_key == "opencl") {
+      if (module.format != "cl") {
+        return make_error(ErrorCode::unsupported, "TVM library ", shared.label, ": OpenCL code in format '",
+                          module.format, "' (devrt loads OpenCL C source, format \"cl\")");
+      }
+      DEVRT_RETURN_IF_ERROR(load(ModuleFormat::opencl_c, module.source, "its OpenCL module"));
+    } else {
+      for (const KernelCode& code : module.kernel_code) {
+        const ModuleFormat format = module.type_key == "vulkan" ? ModuleFormat::spirv : ModuleFormat::wgsl;
+        DEVRT_RETURN_IF_ERROR(load(format, code.code, "kernel '" + code.name + "'"));
+      }
+    }
+  }
+  // Each kernel's function, from the module that holds it.
+  for (const KernelInfo& info : loaded->infos) {
+    LoadedKernel kernel;
+    kernel.info = &info;
+    Status last;
+    for (const Module& module : loaded->modules) {
+      Result<Function> function = module.function(info.name);
+      if (function.ok()) {
+        kernel.function = std::move(function).value();
+        break;
+      }
+      last = function.status();
+    }
+    if (!kernel.function) {
+      return make_error(ErrorCode::invalid_argument, "TVM library ", shared.label, ": kernel '", info.name,
+                        "' is described but its code has no such function: ", last.message());
+    }
+    loaded->kernels.push_back(std::move(kernel));
+  }
+  return loaded;
+}
+
+} // namespace
+} // namespace detail
+
+using detail::LibraryState;
+
+Result<Library> Library::load(const char* path, Device device) noexcept {
+  if (path == nullptr) return make_error(ErrorCode::invalid_argument, "TVM library: null path");
+  DEVRT_ASSIGN_OR_RETURN(BackendRef backend, Registry::global().get(device.kind));
+  DEVRT_RETURN_IF_ERROR(backend.check_device(device.id));
+  DEVRT_ASSIGN_OR_RETURN(detail::SharedLibrary * shared, detail::shared_library(path));
+  detail::DeviceKernels* kernels = nullptr;
+  {
+    devrt::detail::LockGuard lock(shared->mutex);
+    for (const std::unique_ptr<detail::DeviceKernels>& loaded : shared->devices) {
+      if (loaded->device == device) kernels = loaded.get();
+    }
+    if (kernels == nullptr) {
+      DEVRT_ASSIGN_OR_RETURN(std::unique_ptr<detail::DeviceKernels> loaded, detail::load_kernels(*shared, device));
+      kernels = loaded.get();
+      shared->devices.push_back(std::move(loaded));
+    }
+    ++kernels->users;
+  }
+  auto state = std::unique_ptr<LibraryState>(new (std::nothrow) LibraryState(shared, kernels));
+  if (!state) return make_error(ErrorCode::out_of_memory, "TVM library ", path, ": no host memory");
+  return Library(std::move(state));
+}
+
+Library::Library() noexcept = default;
+Library::Library(std::unique_ptr<LibraryState> state) noexcept : state_(std::move(state)) {}
+Library::Library(Library&&) noexcept = default;
+Library& Library::operator=(Library&&) noexcept = default;
+
+Library::~Library() = default;
+
+Device Library::device() const noexcept { return state_ ? state_->kernels->device : Device{}; }
+
+const std::string& Library::path() const noexcept {
+  static const std::string none;
+  return state_ ? state_->shared->path : none;
+}
+
+const std::vector<std::string>& Library::functions() const noexcept {
+  static const std::vector<std::string> none;
+  return state_ ? state_->shared->symbols.functions : none;
+}
+
+const std::vector<KernelInfo>& Library::kernels() const noexcept {
+  static const std::vector<KernelInfo> none;
+  return state_ ? state_->kernels->infos : none;
+}
+
+const std::vector<std::string>& Library::skipped() const noexcept {
+  static const std::vector<std::string> none;
+  return state_ ? state_->shared->blob.skipped : none;
+}
+
+Status Library::call(std::string_view name, std::span<const Argument> args) const noexcept {
+  if (!state_) return make_error(ErrorCode::invalid_argument, "TVM library: empty Library");
+  detail::SharedLibrary& shared = *state_->shared;
+  const std::vector<std::string>& functions = shared.symbols.functions;
+  if (std::find(functions.begin(), functions.end(), name) == functions.end()) {
+    return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": no function '", name, "' (it exports ",
+                      functions.size(), ")");
+  }
+  abi::PackedCFunc function = nullptr;
+  const std::string symbol(name);
+  if (!shared.library.resolve(symbol.c_str(), function)) {
+    return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": function '", name, "' is not found");
+  }
+  return detail::call_host(shared, state_->kernels->device, name, function, args);
+}
+
+} // namespace devrt::tvm

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// What devrt keeps of an opened TVM library (devrt/tvm.hpp), shared by the loader
+// (tvm_library.cpp) and the context functions the library's host code calls (tvm_context.cpp).
+// Not public API.
+#ifndef DEVRT_SRC_TVM_TVM_STATE_HPP
+#define DEVRT_SRC_TVM_TVM_STATE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <devrt/detail/mutex.hpp>
+#include <devrt/module.hpp>
+#include <devrt/tvm.hpp>
+
+#include "support/dynamic_library.hpp"
+#include "tvm/tvm_abi.hpp"
+#include "tvm/tvm_elf.hpp"
+
+namespace devrt::tvm::detail {
+
+struct SharedLibrary;
+
+// A TVMFunctionHandle devrt hands the host code (TVMBackendGetFuncFromEnv): the builtin
+// __tvm_set_device, a kernel of the blob (by name: it runs on the device the thread set), or
+// another host function of the library. Lives as long as the process: host code caches them in
+// static globals.
+struct FunctionHandle {
+  enum class Kind { set_device, kernel, host } kind = Kind::kernel;
+  SharedLibrary* library = nullptr;
+  std::string name;
+  abi::PackedCFunc host = nullptr;
+};
+
+// One kernel loaded on one device.
+struct LoadedKernel {
+  const KernelInfo* info = nullptr;
+  Function function;
+};
+
+// The kernels of the blob loaded for one device, while some Library for that device lives.
+struct DeviceKernels {
+  Device device;
+  int users = 0;
+  std::vector<Module> modules;
+  std::vector<LoadedKernel> kernels;
+  std::vector<KernelInfo> infos; // the device module's descriptions, in the blob's order
+  const LoadedKernel* find(std::string_view name) const noexcept {
+    for (const LoadedKernel& k : kernels) {
+      if (k.info->name == name) return &k;
+    }
+    return nullptr;
+  }
+};
+
+// One opened file: never closed nor freed (its host code may hold handles devrt gave it, and the
+// C runtime's atexit handlers may run its code), as devrt keeps vendor drivers mapped.
+struct SharedLibrary {
+  std::string path;
+  std::string label; // the file's name, for messages
+  devrt::detail::DynamicLibrary library;
+  ExportedSymbols symbols;
+  DeviceBlob blob;
+  devrt::detail::Mutex mutex; // guards devices and handles
+  std::vector<std::unique_ptr<DeviceKernels>> devices;
+  std::vector<std::unique_ptr<FunctionHandle>> handles;
+  FunctionHandle set_device{FunctionHandle::Kind::set_device, this, "__tvm_set_device", nullptr};
+};
+
+// Fills the library's context data symbols (__TVMFuncCall, ..., __tvm_module_ctx) with devrt's
+// functions and `library`. Called once per opened file.
+void install_context(SharedLibrary& library) noexcept;
+
+// Runs host function `function` of `library` for `device` with `args`: the call's frame (the
+// memory its tensors name, the device its host code sets) is the calling thread's while it runs.
+Status call_host(SharedLibrary& library, Device device, std::string_view name, abi::PackedCFunc function,
+                 std::span<const Argument> args) noexcept;
+
+} // namespace devrt::tvm::detail
+
+#endif // DEVRT_SRC_TVM_TVM_STATE_HPP

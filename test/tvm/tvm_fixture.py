@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the device blob of a TVM-layout test library, as TVM <= 0.20 writes it, and the C file
+TVM's PackImportsToC makes of it (`const unsigned char __tvm_dev_mblob[N] = {...}`).
+
+TVM cannot be installed here and MLC's libraries carry no licence, so the tests build their own
+libraries: this writer, and test/tvm/tvm_host.c shaped as TVM's host code generator emits it.
+The writer follows TVM's writer code, not devrt's reader: dmlc::Stream's serialisation (a string
+or vector is a uint64 count then its bytes or elements; a map a count then key/value pairs; a
+DLDataType its 4 bytes), FunctionInfo::Save (name, arg_types, launch_param_tags), each module's
+SaveToBinary (VulkanModuleNode: fmt, fmap, smap of SPIRVShader{flag, words}; OpenCLModuleNode: fmt,
+fmap, data; WebGPUModuleNode: fmap, smap of WGSL, in main()), ModuleSerializer::SerializeModuleToBytes
+(module count incl. the tree, each group's type key and SaveToBinary, "_lib" where the host
+module stands, then "_import_tree" with its CSR rows), and PackImportsToBytes (a uint64 byte
+count first). SPIR-V entry points are renamed to the kernel's name, as TVM's code generator
+names them.
+
+usage: tvm_fixture.py {vulkan,opencl,webgpu,cpu} OUT.c [--raw OUT.bin] [--spirv NAME=FILE[:ubo] ...]
+                      [--opencl FILE] [--wgsl NAME=FILE ...]
+(--raw: the blob's bytes as `__tvm_dev_mblob` holds them, for the parser's tests)
+"""
+import argparse
+import struct
+import sys
+
+# The fixture kernels and TVM's FunctionInfo for each: argument types (DLDataType code, bits,
+# lanes: handle = (3, 64, 1)) and launch parameter tags.
+HANDLE = (3, 64, 1)
+INT32 = (0, 32, 1)
+FLOAT32 = (2, 32, 1)
+KERNELS = {
+    "vadd_kernel": ([HANDLE, HANDLE, HANDLE, INT32], ["blockIdx.x", "threadIdx.x"]),
+    "scale_kernel": ([HANDLE, FLOAT32, INT32], ["blockIdx.x", "threadIdx.x"]),
+    "sum_scalars_kernel": ([HANDLE] + [INT32] * 17 + [INT32], ["blockIdx.x", "threadIdx.x"]),
+}
+
+
+class Stream:
+    """dmlc::Stream's Write for the types TVM's modules save."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def u64(self, value):
+        self.data += struct.pack("<Q", value)
+
+    def u32(self, value):
+        self.data += struct.pack("<I", value)
+
+    def string(self, value):
+        raw = value.encode() if isinstance(value, str) else bytes(value)
+        self.u64(len(raw))
+        self.data += raw
+
+    def strings(self, values):
+        self.u64(len(values))
+        for value in values:
+            self.string(value)
+
+    def function_info(self, arg_types, tags):  # FunctionInfo::Save(dmlc::Stream*)
+        self.string("")  # TVM's code generators leave the name empty: the fmap key names it
+        self.u64(len(arg_types))
+        for code, bits, lanes in arg_types:
+            self.data += struct.pack("<BBH", code, bits, lanes)
+        self.strings(tags)
+
+    def fmap(self, names):
+        self.u64(len(names))
+        for name in names:
+            self.string(name)
+            self.function_info(*KERNELS[name])
+
+
+def rename_entry_point(words, name):
+    """SPIR-V words with its one OpEntryPoint named `name` (and the matching OpName)."""
+    out = list(words[:5])
+    i = 5
+    target = None
+    while i < len(words):
+        count, opcode = words[i] >> 16, words[i] & 0xFFFF
+        instruction = words[i:i + count]
+        if opcode == 15:  # OpEntryPoint model, function id, name literal, interface ids
+            target = instruction[2]
+            literal_words = 0
+            while True:
+                word = instruction[3 + literal_words]
+                literal_words += 1
+                if any(((word >> shift) & 0xFF) == 0 for shift in (0, 8, 16, 24)):
+                    break
+            instruction = instruction[:3] + literal(name) + instruction[3 + literal_words:]
+        elif opcode == 5 and target is not None and instruction[1] == target:  # OpName of the function
+            instruction = instruction[:2] + literal(name)
+        out += [(len(instruction) << 16) | opcode] + instruction[1:]
+        i += count
+    return out
+
+
+def literal(text):
+    raw = text.encode() + b"\0"
+    raw += b"\0" * (-len(raw) % 4)
+    return list(struct.unpack(f"<{len(raw) // 4}I", raw))
+
+
+def save_vulkan(stream, shaders):  # VulkanModuleNode::SaveToBinary
+    stream.string("vulkan")
+    stream.fmap(list(shaders))
+    stream.u64(len(shaders))
+    for name, (words, flag) in shaders.items():
+        stream.string(name)
+        stream.u32(flag)  # SPIRVShader::Save: flag, then the words
+        stream.u64(len(words))
+        stream.data += struct.pack(f"<{len(words)}I", *words)
+
+
+def save_opencl(stream, source, names):  # OpenCLModuleNode::SaveToBinary
+    stream.string("cl")
+    stream.fmap(names)
+    stream.string(source)
+
+
+def serialize(device_key, save, relax=False):
+    """ModuleSerializer with export_dso: the DSO module (root) imports one device module; groups
+    in its DFS order: the device module (index 0), then the DSO's group ("_lib", index 1). With
+    `relax`, a relax.Executable (a Relax VM program, the root, importing the DSO) comes first, as
+    in MLC's libraries; Executable::SaveToBinary writes its sections as one string."""
+    stream = Stream()
+    stream.u64(2 + 1 + (1 if relax else 0))
+    if relax:
+        stream.string("relax.Executable")
+        stream.string(struct.pack("<Q", 0xD225DE2F4214151D) + b"the VM's sections")
+    stream.string(device_key)
+    save(stream)
+    stream.string("_lib")
+    stream.string("_import_tree")
+    # import_tree_row_ptr and child indices (CSR): the DSO imports the device module.
+    rows, children = ([0, 1, 1, 2], [2, 1]) if relax else ([0, 0, 1], [0])
+    stream.u64(len(rows))
+    for value in rows:
+        stream.u64(value)
+    stream.u64(len(children))
+    for value in children:
+        stream.u64(value)
+    return bytes(stream.data)
+
+
+def pack_imports_to_c(blob):
+    """PackImportsToBytes (a uint64 byte count first) as PackImportsToC writes it."""
+    data = struct.pack("<Q", len(blob)) + blob
+    lines = ["#define TVM_EXPORT", "TVM_EXPORT extern const unsigned char __tvm_dev_mblob[];",
+             f"const unsigned char __tvm_dev_mblob[{len(data)}] = {{"]
+    for i in range(0, len(data), 20):
+        lines.append("  " + "".join(f"0x{b:02x}," for b in data[i:i + 20]))
+    lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("device", choices=["vulkan", "opencl", "webgpu", "cpu"])
+    parser.add_argument("out")
+    parser.add_argument("--spirv", action="append", default=[], help="KERNEL=FILE[:ubo]")
+    parser.add_argument("--opencl")
+    parser.add_argument("--wgsl", action="append", default=[], help="KERNEL=FILE")
+    parser.add_argument("--raw", help="also write the blob's bytes here")
+    parser.add_argument("--variant", choices=["missing-code", "relax", "cuda"],
+                        help="a blob for the parser's refusals: a kernel's code left out, a relax.Executable "
+                             "module before the device module (as MLC's libraries have), the device module "
+                             "saved under the type key cuda")
+    args = parser.parse_args()
+    if args.device == "vulkan":
+        shaders = {}
+        for item in args.spirv:
+            name, spec = item.split("=", 1)
+            path, _, form = spec.partition(":")
+            raw = open(path, "rb").read()
+            words = rename_entry_point(list(struct.unpack(f"<{len(raw) // 4}I", raw)), name)
+            shaders[name] = (words, 1 if form == "ubo" else 0)  # bit 0: kUseUBO
+        blob = serialize("vulkan", lambda s: save_vulkan(s, shaders))
+    elif args.device == "opencl":
+        source = open(args.opencl).read()
+        blob = serialize("opencl", lambda s: save_opencl(s, source, [k for k in KERNELS if k + "(" in source]))
+    elif args.device == "webgpu":
+        shaders = {}
+        for item in args.wgsl:
+            name, path = item.split("=", 1)
+            shaders[name] = open(path).read()
+        names = list(shaders)
+        if args.variant == "missing-code":
+            del shaders[names[-1]]
+
+        def save(stream):
+            stream.fmap(names)
+            stream.u64(len(shaders))
+            for name, text in shaders.items():
+                stream.string(name)
+                stream.string(text)
+
+        blob = serialize("cuda" if args.variant == "cuda" else "webgpu", save, relax=args.variant == "relax")
+    else:
+        blob = None  # a CPU library: host code only, no device blob
+    with open(args.out, "w") as out:
+        out.write("/* Generated by test/tvm/tvm_fixture.py: a TVM-layout device blob. */\n")
+        if blob is not None:
+            out.write(pack_imports_to_c(blob))
+    if args.raw:
+        with open(args.raw, "wb") as raw:
+            raw.write(struct.pack("<Q", len(blob)) + blob if blob is not None else b"")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

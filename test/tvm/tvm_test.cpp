@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: Apache-2.0
+// devrt::tvm (devrt/tvm.hpp) on TVM-layout libraries built by this test build (test/tvm/): the
+// blob parser on what TVM's writer writes and on every truncation and corruption of it; the
+// libraries' functions on cpu, opencl, vulkan (push constants and a uniform buffer) and webgpu
+// against the expected values; refusals, coexistence with TVM's own runtime symbols, one file
+// loaded twice, calls from several threads.
+#include <devrt/devrt.hpp>
+#include <devrt/registry.hpp>
+#include <devrt/tvm.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+using devrt::Device;
+using devrt::DeviceKind;
+using devrt::ErrorCode;
+using devrt::Tensor;
+using devrt::tvm::Library;
+
+// TVM's own runtime functions, as a process that also holds libtvm_runtime has them: exported
+// from this executable (export_dynamic). devrt must never bind a library's calls to them.
+namespace {
+std::atomic<int> g_tvm_runtime_calls{0};
+}
+extern "C" {
+[[gnu::visibility("default")]] void* TVMBackendAllocWorkspace(int, int, std::uint64_t, int, int) {
+  ++g_tvm_runtime_calls;
+  return nullptr;
+}
+[[gnu::visibility("default")]] int TVMBackendFreeWorkspace(int, int, void*) {
+  ++g_tvm_runtime_calls;
+  return -1;
+}
+[[gnu::visibility("default")]] int TVMBackendParallelLaunch(void*, void*, int) {
+  ++g_tvm_runtime_calls;
+  return -1;
+}
+[[gnu::visibility("default")]] int TVMFuncCall(void*, void*, int*, int, void*, int*) {
+  ++g_tvm_runtime_calls;
+  return -1;
+}
+[[gnu::visibility("default")]] void TVMAPISetLastError(const char*) { ++g_tvm_runtime_calls; }
+}
+
+namespace {
+
+constexpr std::int64_t kCount = 1000;
+
+std::vector<std::byte> read_file(const char* path) {
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  std::vector<std::byte> out(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = static_cast<std::byte>(bytes[i]);
+  return out;
+}
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+Tensor floats(Device device, const std::vector<float>& values) {
+  devrt::Result<Tensor> t =
+      Tensor::empty({static_cast<std::int64_t>(values.size())}, devrt::DataType::float32(), device);
+  REQUIRE(t.ok());
+  REQUIRE(t->copy_from_host(values.data(), values.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  return std::move(t).value();
+}
+
+template <class T>
+std::vector<T> host_values(const Tensor& t) {
+  std::vector<T> out(static_cast<std::size_t>(t.numel()));
+  REQUIRE(devrt::synchronize(devrt::current_stream(t.device())).ok());
+  REQUIRE(t.copy_to_host(out.data(), out.size() * sizeof(T)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(t.device())).ok());
+  return out;
+}
+
+std::vector<float> iota(float start, float step) {
+  std::vector<float> v(kCount);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + step * static_cast<float>(i);
+  return v;
+}
+
+struct Fixture {
+  const char* name;
+  DeviceKind kind;
+  const char* path;
+};
+
+std::vector<Fixture> device_fixtures() {
+  std::vector<Fixture> out;
+#ifdef DEVRT_TEST_TVM_OPENCL
+  out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_OPENCL});
+#endif
+#ifdef DEVRT_TEST_TVM_VULKAN
+  out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VULKAN});
+#endif
+#ifdef DEVRT_TEST_TVM_WEBGPU
+  out.push_back({"webgpu", DeviceKind::webgpu, DEVRT_TEST_TVM_WEBGPU});
+#endif
+  return out;
+}
+
+bool present(Device device, std::string& reason) {
+  devrt::Result<devrt::BackendRef> backend = devrt::Registry::global().get(device.kind);
+  if (!backend.ok()) {
+    reason = std::string(backend.status().message());
+    return false;
+  }
+  devrt::Status available = backend->availability();
+  if (!available.ok()) {
+    reason = std::string(available.message());
+    return false;
+  }
+  devrt::Result<std::int32_t> count = backend->device_count();
+  if (!count.ok() || *count <= device.id) {
+    reason = "no device " + devrt::to_string(device);
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("a blob as TVM writes it parses: modules, kernels, launch tags, shader flags", "[tvm]") {
+#ifdef DEVRT_TEST_TVM_VULKAN_BLOB
+  const std::vector<std::byte> vulkan = read_file(DEVRT_TEST_TVM_VULKAN_BLOB);
+  devrt::Result<devrt::tvm::DeviceBlob> blob = devrt::tvm::parse_device_blob(vulkan);
+  INFO(blob.status().message());
+  REQUIRE(blob.ok());
+  CHECK(blob->has_host_module);
+  CHECK(blob->skipped.empty());
+  REQUIRE(blob->modules.size() == 1);
+  const devrt::tvm::DeviceModule& module = blob->modules[0];
+  CHECK(module.type_key == "vulkan");
+  CHECK(module.format == "vulkan");
+  REQUIRE(module.kernels.size() == 3);
+  REQUIRE(module.kernel_code.size() == 3);
+  for (const devrt::tvm::KernelCode& code : module.kernel_code) {
+    CHECK(code.flags == (code.name == "sum_scalars_kernel" ? 1u : 0u)); // kUseUBO past 128 bytes
+  }
+  for (const devrt::tvm::KernelInfo& kernel : module.kernels) {
+    CHECK(kernel.launch_tags == std::vector<std::string>{"blockIdx.x", "threadIdx.x"});
+    CHECK(kernel.arg_types[0] == devrt::DataType{devrt::DataTypeCode::opaque_handle, 64, 1});
+    if (kernel.name == "sum_scalars_kernel") CHECK(kernel.arg_types.size() == 19);
+  }
+#else
+  SUCCEED("no Vulkan fixture in this build");
+#endif
+  const std::vector<std::byte> relax = read_file(DEVRT_TEST_TVM_BLOB_RELAX);
+  devrt::Result<devrt::tvm::DeviceBlob> skipped = devrt::tvm::parse_device_blob(relax);
+  INFO(skipped.status().message());
+  REQUIRE(skipped.ok());
+  REQUIRE(skipped->skipped.size() == 1);
+  CHECK(contains(skipped->skipped[0], "relax.Executable"));
+  REQUIRE(skipped->modules.size() == 1);
+  CHECK(skipped->modules[0].type_key == "webgpu");
+  CHECK(skipped->modules[0].kernel_code.size() == 2);
+}
+
+TEST_CASE("every truncation and corruption of a blob is refused with its reason, never read past", "[tvm]") {
+  const std::vector<std::byte> good = read_file(DEVRT_TEST_TVM_BLOB_RELAX);
+  REQUIRE(devrt::tvm::parse_device_blob(good).ok());
+  // Every prefix: the header's count or a field runs past the end.
+  for (std::size_t n = 0; n < good.size(); ++n) {
+    std::vector<std::byte> cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)); // a buffer of exactly n
+    devrt::Result<devrt::tvm::DeviceBlob> parsed = devrt::tvm::parse_device_blob(cut);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.status().code() == ErrorCode::invalid_argument);
+  }
+  // The header's count shortened: the stream ends inside a module.
+  std::vector<std::byte> short_header = good;
+  short_header[0] = static_cast<std::byte>(std::to_integer<unsigned>(short_header[0]) - 9);
+  CHECK(contains(devrt::tvm::parse_device_blob(short_header).status().message(), "truncated"));
+  // Every single byte flipped: refused or parsed, never a crash or a huge allocation.
+  for (std::size_t i = 8; i < good.size(); ++i) {
+    std::vector<std::byte> flipped = good;
+    flipped[i] ^= std::byte{0xff};
+    static_cast<void>(devrt::tvm::parse_device_blob(flipped));
+  }
+  // A module count no blob can hold.
+  std::vector<std::byte> huge = good;
+  for (int i = 8; i < 16; ++i) huge[static_cast<std::size_t>(i)] = std::byte{0xff};
+  devrt::Result<devrt::tvm::DeviceBlob> counted = devrt::tvm::parse_device_blob(huge);
+  CHECK(counted.status().code() == ErrorCode::invalid_argument);
+  CHECK(contains(counted.status().message(), "module count"));
+
+  devrt::Result<devrt::tvm::DeviceBlob> missing =
+      devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_MISSING_CODE));
+  CHECK(missing.status().code() == ErrorCode::invalid_argument);
+  CHECK(contains(missing.status().message(), "describes kernel 'scale_kernel' but holds no code for it"));
+  devrt::Result<devrt::tvm::DeviceBlob> cuda = devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_CUDA));
+  CHECK(cuda.status().code() == ErrorCode::unsupported);
+  CHECK(contains(cuda.status().message(), "cuda kernels"));
+}
+
+TEST_CASE("a CPU library's operators run with devrt's workspace and parallel launch, not TVM's", "[tvm]") {
+  const Device cpu = devrt::kHostDevice;
+  devrt::Result<Library> lib = Library::load(DEVRT_TEST_TVM_CPU, cpu);
+  INFO(lib.status().message());
+  REQUIRE(lib.ok());
+  CHECK(lib->functions() == std::vector<std::string>{"cpu_vadd"});
+  CHECK(lib->kernels().empty());
+  Tensor a = floats(cpu, iota(1.0f, 1.0f)), b = floats(cpu, iota(0.5f, 0.0f)), c = floats(cpu, iota(0.0f, 0.0f));
+  devrt::Status called = lib->call("cpu_vadd", {a, b, c});
+  INFO(called.message());
+  REQUIRE(called.ok());
+  CHECK(host_values<float>(c) == iota(1.5f, 1.0f));
+  CHECK(g_tvm_runtime_calls.load() == 0);
+  // TVM's own assertion comes back naming library and function.
+  Tensor shorter = floats(cpu, std::vector<float>(10, 1.0f));
+  devrt::Status refused = lib->call("cpu_vadd", {a, shorter, c});
+  CHECK(refused.code() == ErrorCode::invalid_argument);
+  CHECK(contains(refused.message(), "cpu_vadd"));
+  CHECK(contains(refused.message(), "unsatisfied constraint"));
+  CHECK(contains(refused.message(), "libtvm-fixture-cpu.so"));
+  CHECK(lib->call("cpu_vadd", {a, b}).code() == ErrorCode::invalid_argument);
+  CHECK(lib->call("no_such_function", {a}).code() == ErrorCode::not_found);
+}
+
+TEST_CASE("a device library's operators run its kernels on the device in TVM's convention", "[tvm]") {
+  for (const Fixture& fixture : device_fixtures()) {
+    const Device device{fixture.kind, 0};
+    INFO("fixture " << fixture.name);
+    std::string reason;
+    if (!present(device, reason)) {
+      WARN("SKIP " << fixture.name << ": " << reason);
+      continue;
+    }
+    devrt::Result<Library> lib = Library::load(fixture.path, device);
+    INFO(lib.status().message());
+    REQUIRE(lib.ok());
+    CHECK(lib->functions() == std::vector<std::string>{"missing", "scale", "sum_scalars", "vadd"});
+    CHECK(lib->kernels().size() == 3);
+
+    Tensor a = floats(device, iota(1.0f, 1.0f)), b = floats(device, iota(0.5f, 0.0f)),
+           c = floats(device, iota(0.0f, 0.0f));
+    devrt::Status called = lib->call("vadd", {a, b, c});
+    INFO(called.message());
+    REQUIRE(called.ok());
+    CHECK(host_values<float>(c) == iota(1.5f, 1.0f));
+
+    REQUIRE(lib->call("scale", {c, 2.0}).ok());
+    CHECK(host_values<float>(c) == iota(3.0f, 2.0f));
+
+    devrt::Result<Tensor> sums = Tensor::empty({kCount}, devrt::DataType::int32(), device);
+    REQUIRE(sums.ok());
+    std::vector<devrt::tvm::Argument> args{*sums};
+    std::int64_t expected = 0;
+    for (int i = 0; i < 17; ++i) {
+      args.emplace_back(std::int64_t{i * 3 - 7});
+      expected += i * 3 - 7;
+    }
+    devrt::Status summed = lib->call("sum_scalars", args);
+    INFO(summed.message());
+    REQUIRE(summed.ok());
+    CHECK(host_values<std::int32_t>(*sums) == std::vector<std::int32_t>(kCount, static_cast<std::int32_t>(expected)));
+
+    // Refusals: the host code's, and devrt's when the host code asks for a kernel the blob lacks.
+    Tensor shorter = floats(device, std::vector<float>(10, 1.0f));
+    devrt::Status shape = lib->call("vadd", {a, shorter, c});
+    CHECK(shape.code() == ErrorCode::invalid_argument);
+    CHECK(contains(shape.message(), "vadd.B.shape[0] has an unsatisfied constraint"));
+    Tensor on_host = floats(devrt::kHostDevice, iota(0.0f, 1.0f));
+    devrt::Status elsewhere = lib->call("vadd", {a, on_host, c});
+    CHECK(elsewhere.code() == ErrorCode::invalid_argument);
+    CHECK(contains(elsewhere.message(), "device_type"));
+    devrt::Status missing = lib->call("missing", {});
+    CHECK(missing.code() == ErrorCode::not_found);
+    CHECK(contains(missing.message(), "missing_kernel"));
+    CHECK(lib->call("scale", {c, std::int64_t{2}}).code() ==
+          ErrorCode::invalid_argument); // an int where TVM wants a float
+  }
+}
+
+TEST_CASE("a library is refused with the reason: no file, not ELF, truncated, another device's kernels", "[tvm]") {
+  const Device cpu = devrt::kHostDevice;
+  CHECK(Library::load("/nonexistent/libmodel.so", cpu).status().code() == ErrorCode::not_found);
+  CHECK(Library::load(nullptr, cpu).status().code() == ErrorCode::invalid_argument);
+  const std::string text = "/tmp/devrt-tvm-test-not-elf.so";
+  { std::ofstream(text) << "this is not a shared object\n"; }
+  devrt::Result<Library> not_elf = Library::load(text.c_str(), cpu);
+  CHECK(not_elf.status().code() == ErrorCode::invalid_argument);
+  CHECK(contains(not_elf.status().message(), "refused before dlopen"));
+  std::remove(text.c_str());
+  const std::vector<std::byte> whole = read_file(DEVRT_TEST_TVM_CPU);
+  const std::string cut = "/tmp/devrt-tvm-test-truncated.so";
+  {
+    std::ofstream out(cut, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(whole.data()), static_cast<std::streamsize>(whole.size() / 2));
+  }
+  devrt::Result<Library> truncated = Library::load(cut.c_str(), cpu);
+  CHECK(truncated.status().code() == ErrorCode::invalid_argument);
+  CHECK(contains(truncated.status().message(), "refused before dlopen"));
+  std::remove(cut.c_str());
+  for (const Fixture& fixture : device_fixtures()) {
+    devrt::Result<Library> wrong = Library::load(fixture.path, cpu);
+    CHECK(wrong.status().code() == ErrorCode::invalid_argument);
+    CHECK(contains(wrong.status().message(), std::string("its kernels are ") + fixture.name + " code"));
+  }
+  CHECK(Library::load(DEVRT_TEST_TVM_CPU, Device{DeviceKind::cpu, 7}).status().code() == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("libraries side by side, one file loaded twice, calls from several threads", "[tvm][concurrency]") {
+  const Device cpu = devrt::kHostDevice;
+  devrt::Result<Library> first = Library::load(DEVRT_TEST_TVM_CPU, cpu);
+  devrt::Result<Library> again = Library::load(DEVRT_TEST_TVM_CPU, cpu);
+  REQUIRE(first.ok());
+  REQUIRE(again.ok());
+  CHECK(first->path() == again->path());
+  std::vector<Library> others;
+  for (const Fixture& fixture : device_fixtures()) {
+    std::string reason;
+    if (!present(Device{fixture.kind, 0}, reason)) continue;
+    devrt::Result<Library> other = Library::load(fixture.path, Device{fixture.kind, 0});
+    REQUIRE(other.ok());
+    others.push_back(std::move(other).value());
+  }
+  *first = Library(); // one of the two goes; the file and the other stay usable
+  Tensor a = floats(cpu, iota(1.0f, 1.0f)), b = floats(cpu, iota(1.0f, 0.0f));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      Tensor c = floats(cpu, std::vector<float>(kCount, 0.0f));
+      for (int i = 0; i < 20; ++i) {
+        if (!again->call("cpu_vadd", {a, b, c}).ok() || host_values<float>(c) != iota(2.0f, 1.0f)) failures++;
+      }
+    });
+  }
+  for (Library& other : others) {
+    const Device device = other.device();
+    Tensor x = floats(device, iota(1.0f, 1.0f)), y = floats(device, iota(1.0f, 0.0f)),
+           z = floats(device, iota(0.0f, 0.0f));
+    REQUIRE(other.call("vadd", {x, y, z}).ok());
+    CHECK(host_values<float>(z) == iota(2.0f, 1.0f));
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(failures.load() == 0);
+  CHECK(g_tvm_runtime_calls.load() == 0);
+}
