@@ -534,6 +534,52 @@ DEVRT_C_API devrt_status devrt_tensor_create_view(devrt_tensor tensor, const int
 DEVRT_C_API devrt_status devrt_dtype_parse(const char* text, DLDataType* out);
 DEVRT_C_API devrt_status devrt_dtype_to_string(DLDataType dtype, char* text, size_t capacity);
 
+/* ---- Libraries TVM built (devrt/tvm.hpp; builds with -Dtvm) --------------------------------- */
+
+typedef struct devrt_tvm_library_t* devrt_tvm_library;
+
+/* An argument of a library function: a devrt_tensor, a DLTensor the caller keeps alive during the
+ * call, an int64 or a float64 (TVM's packed values). */
+#define DEVRT_TVM_ARG_TENSOR 0
+#define DEVRT_TVM_ARG_DLTENSOR 1
+#define DEVRT_TVM_ARG_INT 2
+#define DEVRT_TVM_ARG_FLOAT 3
+typedef struct devrt_tvm_arg {
+  int32_t kind;
+  int32_t reserved;
+  union {
+    devrt_tensor tensor;
+    const DLTensor* dl_tensor;
+    int64_t i64;
+    double f64;
+  } value;
+} devrt_tvm_arg;
+
+/* Loads the library TVM built at `path` for `device` (devrt::tvm::Library::load): checked before
+ * dlopen, its device blob parsed, its kernels loaded. Owned by the caller. Thread-safe.
+ * DEVRT_STATUS_UNSUPPORTED in builds without -Dtvm. */
+DEVRT_C_API devrt_status devrt_tvm_library_load(const char* path, devrt_device device, devrt_tvm_library* out);
+/* NULL is a no-op. The library's file stays mapped for the process. */
+DEVRT_C_API void devrt_tvm_library_release(devrt_tvm_library library);
+/* The host functions it exports, sorted; `index` past the count is DEVRT_STATUS_OUT_OF_RANGE.
+ * The name is borrowed, valid while the library lives. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tvm_library_function(devrt_tvm_library library, size_t index, const char** name,
+                                                  size_t* count);
+/* Kernel `index` of its blob for this device: its name and launch tags joined by ',' (borrowed
+ * while the library lives; tags as a new string to free with devrt_string_free). */
+DEVRT_C_API devrt_status devrt_tvm_library_kernel(devrt_tvm_library library, size_t index, const char** name,
+                                                char** launch_tags, size_t* count);
+/* What parsing its blob skipped, each with the reason (borrowed). */
+DEVRT_C_API devrt_status devrt_tvm_library_skipped(devrt_tvm_library library, size_t index, const char** reason,
+                                                 size_t* count);
+/* Calls host function `name` with `args` (devrt::tvm::Library::call): kernels run asynchronously on
+ * the calling thread's current stream of the device. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tvm_library_call(devrt_tvm_library library, const char* name,
+                                              const devrt_tvm_arg* args, size_t num_args);
+/* Waits for what this thread's calls queued on its current stream of the library's device; an
+ * asynchronous failure names the last function this thread called. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tvm_library_synchronize(devrt_tvm_library library);
+
 /* ---- Build facts ------------------------------------------------------------------------------ */
 
 /* What this library was built with (revision, compiler, build type, backends and their headers,

@@ -140,6 +140,10 @@ public:
     return call(name, std::span<const Argument>(args.begin(), args.size()));
   }
 
+  // Waits for the kernels this thread's calls queued (its current stream of the device). An error
+  // surfacing there, asynchronously, names the last function this thread called. Thread-safe.
+  Status synchronize() const noexcept;
+
 private:
   explicit Library(std::unique_ptr<detail::LibraryState> state) noexcept;
   std::unique_ptr<detail::LibraryState> state_;

@@ -30,6 +30,7 @@ from devrt._module import MODULE_FORMATS, Function, Module, load_module  # noqa:
 from devrt._timing import BenchmarkResult, time_evaluator  # noqa: F401
 from devrt._graph import Graph, graph  # noqa: F401
 from devrt import target  # noqa: F401
+from devrt import tvm  # noqa: F401
 from devrt import backend
 
 _ext.register_types(Device, Tensor, {status: _capi.ERROR_TYPES.get(status, DevrtError) for status in Status

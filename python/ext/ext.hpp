@@ -75,6 +75,8 @@ bool to_int64(PyObject* value, const char* what, std::int64_t minimum, std::int6
 bool to_shape(PyObject* shape, std::int64_t (&dims)[64], std::int32_t* ndim) noexcept;
 // A DLPack dtype from a str name (parsed by the C API; ValueError naming the accepted forms).
 bool to_dtype(PyObject* name, DLDataType* out) noexcept;
+// The devrt_tensor of a devrt.Tensor (borrowed); TypeError for anything else (tensor.cpp).
+bool to_tensor(PyObject* value, devrt_tensor* out) noexcept;
 // A devrt_device from a Device object, a "cuda:1" str or a DLPack (type, index) pair.
 bool to_device(PyObject* value, devrt_device* out) noexcept;
 // An optional stream: None, or a (kind, index, handle) tuple; *use is false for None.
@@ -107,6 +109,7 @@ extern PyMethodDef kRuntimeFunctions[];
 extern PyMethodDef kKernelFunctions[];
 extern PyMethodDef kTimingFunctions[];
 extern PyMethodDef kGraphFunctions[];
+extern PyMethodDef kTvmFunctions[];
 // ModuleHandle and FunctionHandle (kernel.cpp).
 bool add_kernel_types(PyObject* module) noexcept;
 // PLUGIN_LOADED, PLUGIN_ALREADY_LOADED, PLUGIN_BUILT_IN (runtime.cpp).

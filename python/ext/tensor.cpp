@@ -10,7 +10,8 @@ namespace {
 
 devrt_tensor handle_of(PyObject* self) noexcept { return reinterpret_cast<TensorObject*>(self)->handle; }
 
-// The tensor argument of a module function: TypeError for anything else.
+} // namespace
+
 bool to_tensor(PyObject* value, devrt_tensor* out) noexcept {
   if (!PyObject_TypeCheck(value, state().tensor_base) || handle_of(value) == nullptr) {
     PyErr_SetString(PyExc_TypeError, "expected a devrt.Tensor");
@@ -19,6 +20,8 @@ bool to_tensor(PyObject* value, devrt_tensor* out) noexcept {
   *out = handle_of(value);
   return true;
 }
+
+namespace {
 
 PyObject* tensor_new(PyTypeObject*, PyObject*, PyObject*) noexcept {
   PyErr_SetString(PyExc_TypeError, "devrt.Tensor is made by devrt.empty, devrt.tensor or devrt.from_dlpack");

@@ -132,6 +132,7 @@ DEVRT_CAPI_HANDLE_KIND(devrt_function, 6);
 DEVRT_CAPI_HANDLE_KIND(devrt_tensor, 7);
 DEVRT_CAPI_HANDLE_KIND(devrt_time_evaluator, 8);
 DEVRT_CAPI_HANDLE_KIND(devrt_graph, 9);
+DEVRT_CAPI_HANDLE_KIND(devrt_tvm_library, 10);
 #undef DEVRT_CAPI_HANDLE_KIND
 
 // True in the validation mode. Decided once per process. Thread-safe.

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <devrt/registry.hpp>
+#include <devrt/stream.hpp>
 
 #include "core/plugin_file.hpp"
 #include "tvm/tvm_state.hpp"
@@ -211,6 +212,24 @@ const std::vector<std::string>& Library::skipped() const noexcept {
   return state_ ? state_->shared->blob.skipped : none;
 }
 
+namespace {
+// The last function this thread called, per opened file: what an asynchronous failure names.
+thread_local const detail::SharedLibrary* t_last_library = nullptr;
+thread_local std::string t_last_function;
+} // namespace
+
+Status Library::synchronize() const noexcept {
+  if (!state_) return make_error(ErrorCode::invalid_argument, "TVM library: empty Library");
+  const Device device = state_->kernels->device;
+  Status done = devrt::synchronize(current_stream(device));
+  if (done.ok()) return done;
+  const bool named = t_last_library == state_->shared && !t_last_function.empty();
+  return make_error(done.code(), "TVM library ", state_->shared->label, ": the work of ",
+                    named ? "function '" + t_last_function + "' (the last this thread called)"
+                          : std::string("its calls"),
+                    " failed on ", device, ": ", done.message());
+}
+
 Status Library::call(std::string_view name, std::span<const Argument> args) const noexcept {
   if (!state_) return make_error(ErrorCode::invalid_argument, "TVM library: empty Library");
   detail::SharedLibrary& shared = *state_->shared;
@@ -224,6 +243,8 @@ Status Library::call(std::string_view name, std::span<const Argument> args) cons
   if (!shared.library.resolve(symbol.c_str(), function)) {
     return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": function '", name, "' is not found");
   }
+  t_last_library = &shared;
+  t_last_function.assign(name);
   return detail::call_host(shared, state_->kernels->device, name, function, args);
 }
 

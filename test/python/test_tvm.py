@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: Apache-2.0
+"""devrt.tvm: libraries TVM built, as tvm.runtime.load_module(path)["f"](...) runs them, on the
+TVM-layout libraries this build makes (test/tvm/), against NumPy; DLPack producers as arguments;
+refusals."""
+import os
+
+import numpy as np
+import pytest
+
+import devrt
+
+N = 777
+
+
+def fixture(device):
+    path = os.environ.get(f"DEVRT_TEST_TVM_{device.upper()}", "")
+    if not path:
+        pytest.skip(f"no TVM-layout {device} library in this build")
+    return path
+
+
+def present(device):
+    if not device.exist:
+        pytest.skip(f"no {device}: {devrt.backend.availability(device.type) or 'no such device'}")
+    return device
+
+
+def test_a_cpu_library_runs_with_numpy_arrays_through_dlpack():
+    lib = devrt.tvm.load_library(fixture("cpu"), devrt.cpu(0))
+    assert lib.functions == ["cpu_vadd"] and lib.kernels == [] and lib.skipped == []
+    a = np.arange(N, dtype=np.float32)
+    b = np.full(N, 0.25, dtype=np.float32)
+    c = np.zeros(N, dtype=np.float32)
+    lib["cpu_vadd"](a, b, c)  # NumPy arrays, shared through DLPack: c is written in place
+    lib.synchronize()
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(devrt.InvalidArgumentError, match="unsatisfied constraint"):
+        lib["cpu_vadd"](a, b[:10], c)
+    with pytest.raises(KeyError, match="no function 'nothing'"):
+        lib["nothing"]
+    with pytest.raises(TypeError, match="tensors, ints and floats"):
+        lib["cpu_vadd"](a, b, "c")
+
+
+@pytest.mark.parametrize("kind", ["opencl", "vulkan", "webgpu"])
+def test_a_device_library_runs_its_kernels(kind):
+    device = present(devrt.device(kind, 0))
+    lib = devrt.tvm.load_library(fixture(kind), device)
+    assert lib.functions == ["missing", "scale", "sum_scalars", "vadd"]
+    assert ("vadd_kernel", ["blockIdx.x", "threadIdx.x"]) in lib.kernels
+    a = devrt.tensor(np.arange(N, dtype=np.float32), device)
+    b = devrt.tensor(np.full(N, 0.5, dtype=np.float32), device)
+    c = devrt.empty((N,), "float32", device)
+    lib["vadd"](a, b, c)
+    lib["scale"](c, 3.0)
+    lib.synchronize()
+    np.testing.assert_allclose(c.numpy(), (np.arange(N, dtype=np.float32) + 0.5) * 3.0)
+    sums = devrt.empty((N,), "int32", device)
+    scalars = list(range(-8, 9))
+    lib["sum_scalars"](sums, *scalars)  # 17 scalars: a uniform buffer on Vulkan
+    np.testing.assert_array_equal(sums.numpy(), np.full(N, sum(scalars), dtype=np.int32))
+    with pytest.raises(devrt.InvalidArgumentError, match="device_type"):
+        lib["vadd"](a, devrt.tensor(np.ones(N, np.float32)), c)  # a host tensor
+    with pytest.raises(devrt.NotFoundError, match="missing_kernel"):
+        lib["missing"]()
+
+
+def test_loading_refuses_what_it_cannot_run(tmp_path):
+    with pytest.raises(devrt.NotFoundError):
+        devrt.tvm.load_library(tmp_path / "absent.so", devrt.cpu(0))
+    text = tmp_path / "text.so"
+    text.write_text("not a library")
+    with pytest.raises(devrt.InvalidArgumentError, match="refused before dlopen"):
+        devrt.tvm.load_library(text, devrt.cpu(0))
+    path = os.environ.get("DEVRT_TEST_TVM_OPENCL", "")
+    if path:
+        with pytest.raises(devrt.InvalidArgumentError, match="its kernels are opencl code"):
+            devrt.tvm.load_library(path, devrt.cpu(0))
+
+
+@pytest.mark.skipif(not os.environ.get("DEVRT_TVM_LIBRARY"), reason="DEVRT_TVM_LIBRARY names no TVM-built library")
+def test_a_library_named_by_devrt_tvm_library_lists_and_loads():
+    """Opt-in, for a real library (MLC's, say): DEVRT_TVM_LIBRARY=path and DEVRT_TVM_DEVICE=vulkan:0
+    list its functions, kernels and what was skipped."""
+    device = devrt.device(os.environ.get("DEVRT_TVM_DEVICE", "cpu:0"))
+    lib = devrt.tvm.load_library(os.environ["DEVRT_TVM_LIBRARY"], present(device))
+    print(f"{lib}: {len(lib.functions)} functions, {len(lib.kernels)} kernels, skipped {lib.skipped}")
+    assert lib.functions
