@@ -121,6 +121,8 @@ TEST_CASE("time_evaluator makes TVM's calls: one untimed, then number per batch,
   CHECK(results->front() >= 0.1);
 }
 
+namespace {
+
 // The calls each repeat makes, from a preprocess that notes where each repeat starts; from the
 // second repeat on it makes each call last `later_ms`.
 struct RepeatLog {
@@ -141,6 +143,8 @@ struct RepeatLog {
     return counts;
   }
 };
+
+} // namespace
 
 TEST_CASE("time_evaluator keeps the grown number for later repeats and runs, as TVM's closure does", "[timing]") {
   // Repeat 0 grows the number from 1 with 1 ms calls (about 51); later repeats make 10 ms calls,
