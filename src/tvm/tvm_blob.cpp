@@ -35,6 +35,7 @@ public:
   bool bytes(void* out, std::size_t n, const char* what) noexcept {
     if (failed()) return false;
     if (n > left()) return truncated(what, n);
+    if (n == 0) return true; // `out` may be an empty vector's null data
     std::memcpy(out, bytes_.data() + at_, n);
     at_ += n;
     return true;
