@@ -300,6 +300,20 @@ TEST_CASE("a library is refused with the reason: no file, not ELF, truncated, an
   CHECK(truncated.status().code() == ErrorCode::invalid_argument);
   CHECK(contains(truncated.status().message(), "refused before dlopen"));
   std::remove(cut.c_str());
+  // A library built for another architecture (e_machine: AArch64).
+  std::vector<std::byte> foreign = whole;
+  foreign[18] = std::byte{183};
+  foreign[19] = std::byte{0};
+  const std::string arm = "/tmp/devrt-tvm-test-aarch64.so";
+  {
+    std::ofstream out(arm, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(foreign.data()), static_cast<std::streamsize>(foreign.size()));
+  }
+  devrt::Result<Library> other_machine = Library::load(arm.c_str(), cpu);
+  CHECK(other_machine.status().code() == ErrorCode::invalid_argument);
+  CHECK(contains(other_machine.status().message(), "refused before dlopen"));
+  CHECK(contains(other_machine.status().message(), "it is built for"));
+  std::remove(arm.c_str());
   for (const Fixture& fixture : device_fixtures()) {
     devrt::Result<Library> wrong = Library::load(fixture.path, cpu);
     CHECK(wrong.status().code() == ErrorCode::invalid_argument);
