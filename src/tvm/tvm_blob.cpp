@@ -210,6 +210,44 @@ bool read_webgpu(Reader& in, DeviceModule& module) {
   return check_kernel_code(in, module);
 }
 
+// NDArray::Save (SaveDLTensor): magic, reserved, a CPU DLDevice, ndim, dtype, shape, byte size,
+// bytes. Skipped: devrt reads the constants of no module.
+bool skip_ndarray(Reader& in) {
+  std::uint64_t magic = 0, reserved = 0;
+  unsigned char device[8], dtype[4];
+  std::uint32_t ndim = 0;
+  if (!in.u64(magic, "NDArray header") || !in.u64(reserved, "NDArray header") ||
+      !in.bytes(device, 8, "NDArray device") || !in.u32(ndim, "NDArray ndim") || !in.bytes(dtype, 4, "NDArray dtype")) {
+    return false;
+  }
+  if (magic != 0xDD5E40F096B4A13Full || ndim > 64) {
+    return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: a constant is not an NDArray (magic 0x",
+                              magic, ", ndim ", ndim, ")"));
+  }
+  for (std::uint32_t d = 0; d < ndim; ++d) {
+    std::uint64_t extent = 0;
+    if (!in.u64(extent, "NDArray shape")) return false;
+  }
+  return in.skip_string("NDArray data"); // an int64 byte count, then the bytes
+}
+
+// ConstLoaderModule::SaveToBinary (type key "metadata"): the constants of external (BYOC) code:
+// variable names, NDArrays, then the symbols and the variables each needs.
+bool skip_const_loader(Reader& in) {
+  std::vector<std::string> names;
+  std::uint64_t count = 0;
+  if (!read_strings(in, names, "constant names") || !in.count(count, 48, "constants")) return false;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!skip_ndarray(in)) return false;
+  }
+  std::vector<std::string> symbols;
+  if (!read_strings(in, symbols, "constant symbols") || !in.count(count, 8, "constant symbols")) return false;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!read_strings(in, names, "a symbol's constants")) return false;
+  }
+  return true;
+}
+
 // The import tree (CSR): one row per module of the tree plus one, each child a module's index.
 bool read_import_tree(Reader& in, std::uint64_t tree_modules) {
   std::vector<std::uint64_t> rows, children;
@@ -260,6 +298,15 @@ Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob) noexcept {
       if (!in.skip_string("relax.Executable")) return in.error();
       out.skipped.push_back(
           "relax.Executable: the Relax VM's program (devrt runs the library's operators, not the VM)");
+      continue;
+    }
+    if (key == "metadata_module") { // MetadataModuleNode::SaveToBinary writes nothing
+      out.skipped.push_back("metadata_module: AOT metadata (devrt runs no AOT executor)");
+      continue;
+    }
+    if (key == "metadata") {
+      if (!skip_const_loader(in)) return in.error();
+      out.skipped.push_back("metadata: constants of external (BYOC) code, which devrt does not run");
       continue;
     }
     DeviceModule module;

@@ -79,10 +79,27 @@ def test_loading_refuses_what_it_cannot_run(tmp_path):
 
 
 @pytest.mark.skipif(not os.environ.get("DEVRT_TVM_LIBRARY"), reason="DEVRT_TVM_LIBRARY names no TVM-built library")
-def test_a_library_named_by_devrt_tvm_library_lists_and_loads():
+def test_a_library_named_by_devrt_tvm_library_loads_and_runs():
     """Opt-in, for a real library (MLC's, say): DEVRT_TVM_LIBRARY=path and DEVRT_TVM_DEVICE=vulkan:0
-    list its functions, kernels and what was skipped."""
-    device = devrt.device(os.environ.get("DEVRT_TVM_DEVICE", "cpu:0"))
-    lib = devrt.tvm.load_library(os.environ["DEVRT_TVM_LIBRARY"], present(device))
+    list its functions, kernels and what was skipped, and run each function once on the shapes its
+    own assertions ask for (tools/tvm-probe.py): none may fail on devrt's side."""
+    import importlib.util
+    import pathlib
+
+    probe_path = pathlib.Path(__file__).resolve().parents[2] / "tools" / "tvm-probe.py"
+    spec = importlib.util.spec_from_file_location("tvm_probe", probe_path)
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    device = present(devrt.device(os.environ.get("DEVRT_TVM_DEVICE", "cpu:0")))
+    lib = devrt.tvm.load_library(os.environ["DEVRT_TVM_LIBRARY"], device)
     print(f"{lib}: {len(lib.functions)} functions, {len(lib.kernels)} kernels, skipped {lib.skipped}")
     assert lib.functions
+    ran = 0
+    for name in lib.functions:
+        specs, reason = probe.arguments_of(lib, name, device)
+        if specs is not None:
+            ran += 1
+        else:
+            assert "Assert" in reason or "constraint" in reason, f"{name}: {reason}"
+    print(f"{ran} of {len(lib.functions)} functions ran")
+    assert ran > 0

@@ -118,6 +118,46 @@ def save_opencl(stream, source, names):  # OpenCLModuleNode::SaveToBinary
     stream.string(source)
 
 
+def save_const_loader(stream):
+    """ConstLoaderModuleNode::SaveToBinary (type key "metadata"): variables, NDArrays (SaveDLTensor),
+    symbols and the variables each needs."""
+    stream.strings(["w0"])
+    stream.u64(1)
+    stream.u64(0xDD5E40F096B4A13F)  # kTVMNDArrayMagic
+    stream.u64(0)                   # reserved
+    stream.data += struct.pack("<ii", 1, 0)  # DLDevice: always saved as cpu:0
+    stream.data += struct.pack("<i", 2)      # ndim
+    stream.data += struct.pack("<BBH", 2, 32, 1)
+    stream.data += struct.pack("<qq", 2, 3)  # shape
+    values = struct.pack("<6f", *range(6))
+    stream.data += struct.pack("<q", len(values)) + values
+    stream.strings(["tvmgen_default_byoc_main_0"])
+    stream.u64(1)
+    stream.strings(["w0"])
+
+
+def serialize_with_metadata(device_key, save):
+    """A root DSO (_lib, index 3) importing a constant loader (0), an AOT metadata module (1, which
+    saves nothing) and the device module (2)."""
+    stream = Stream()
+    stream.u64(4 + 1)
+    stream.string("metadata")
+    save_const_loader(stream)
+    stream.string("metadata_module")
+    stream.string(device_key)
+    save(stream)
+    stream.string("_lib")
+    stream.string("_import_tree")
+    rows, children = [0, 0, 0, 0, 3], [0, 1, 2]
+    stream.u64(len(rows))
+    for value in rows:
+        stream.u64(value)
+    stream.u64(len(children))
+    for value in children:
+        stream.u64(value)
+    return bytes(stream.data)
+
+
 def serialize(device_key, save, relax=False):
     """ModuleSerializer with export_dso: the DSO module (root) imports one device module; groups
     in its DFS order: the device module (index 0), then the DSO's group ("_lib", index 1). With
@@ -162,10 +202,11 @@ def main():
     parser.add_argument("--opencl")
     parser.add_argument("--wgsl", action="append", default=[], help="KERNEL=FILE")
     parser.add_argument("--raw", help="also write the blob's bytes here")
-    parser.add_argument("--variant", choices=["missing-code", "relax", "cuda"],
+    parser.add_argument("--variant", choices=["missing-code", "relax", "cuda", "metadata"],
                         help="a blob for the parser's refusals: a kernel's code left out, a relax.Executable "
                              "module before the device module (as MLC's libraries have), the device module "
-                             "saved under the type key cuda")
+                             "saved under the type key cuda, a constant loader and an AOT metadata module "
+                             "before it (as Relay's BYOC and AOT builds have)")
     args = parser.parse_args()
     if args.device == "vulkan":
         shaders = {}
@@ -195,7 +236,10 @@ def main():
                 stream.string(name)
                 stream.string(text)
 
-        blob = serialize("cuda" if args.variant == "cuda" else "webgpu", save, relax=args.variant == "relax")
+        if args.variant == "metadata":
+            blob = serialize_with_metadata("webgpu", save)
+        else:
+            blob = serialize("cuda" if args.variant == "cuda" else "webgpu", save, relax=args.variant == "relax")
     else:
         blob = None  # a CPU library: host code only, no device blob
     with open(args.out, "w") as out:

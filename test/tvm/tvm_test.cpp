@@ -163,6 +163,15 @@ TEST_CASE("a blob as TVM writes it parses: modules, kernels, launch tags, shader
   REQUIRE(skipped->modules.size() == 1);
   CHECK(skipped->modules[0].type_key == "webgpu");
   CHECK(skipped->modules[0].kernel_code.size() == 2);
+
+  devrt::Result<devrt::tvm::DeviceBlob> relay = devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_METADATA));
+  INFO(relay.status().message());
+  REQUIRE(relay.ok());
+  REQUIRE(relay->skipped.size() == 2);
+  CHECK(contains(relay->skipped[0], "metadata: constants"));
+  CHECK(contains(relay->skipped[1], "metadata_module"));
+  REQUIRE(relay->modules.size() == 1);
+  CHECK(relay->modules[0].kernels.size() == 2);
 }
 
 TEST_CASE("every truncation and corruption of a blob is refused with its reason, never read past", "[tvm]") {
