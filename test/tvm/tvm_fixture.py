@@ -13,13 +13,14 @@ fmap, data; WebGPUModuleNode: fmap, smap of WGSL, in main()), ModuleSerializer::
 (module count incl. the tree, each group's type key and SaveToBinary, "_lib" where the host
 module stands, then "_import_tree" with its CSR rows), and PackImportsToBytes (a uint64 byte
 count first). SPIR-V entry points are renamed to the kernel's name, as TVM's code generator
-names them.
+names them, and WGSL entry points likewise.
 
 usage: tvm_fixture.py {vulkan,opencl,webgpu,cpu} OUT.c [--raw OUT.bin] [--spirv NAME=FILE[:ubo] ...]
                       [--opencl FILE] [--wgsl NAME=FILE ...]
 (--raw: the blob's bytes as `__tvm_dev_mblob` holds them, for the parser's tests)
 """
 import argparse
+import re
 import struct
 import sys
 
@@ -118,6 +119,15 @@ def save_opencl(stream, source, names):  # OpenCLModuleNode::SaveToBinary
     stream.string(source)
 
 
+def write_import_tree(stream, rows, children):
+    """The "_import_tree" entry: import_tree_row_ptr and import_tree_child_indices (CSR)."""
+    stream.string("_import_tree")
+    for values in (rows, children):
+        stream.u64(len(values))
+        for value in values:
+            stream.u64(value)
+
+
 def save_const_loader(stream):
     """ConstLoaderModuleNode::SaveToBinary (type key "metadata"): variables, NDArrays (SaveDLTensor),
     symbols and the variables each needs."""
@@ -147,14 +157,7 @@ def serialize_with_metadata(device_key, save):
     stream.string(device_key)
     save(stream)
     stream.string("_lib")
-    stream.string("_import_tree")
-    rows, children = [0, 0, 0, 0, 3], [0, 1, 2]
-    stream.u64(len(rows))
-    for value in rows:
-        stream.u64(value)
-    stream.u64(len(children))
-    for value in children:
-        stream.u64(value)
+    write_import_tree(stream, [0, 0, 0, 0, 3], [0, 1, 2])
     return bytes(stream.data)
 
 
@@ -171,15 +174,8 @@ def serialize(device_key, save, relax=False):
     stream.string(device_key)
     save(stream)
     stream.string("_lib")
-    stream.string("_import_tree")
-    # import_tree_row_ptr and child indices (CSR): the DSO imports the device module.
-    rows, children = ([0, 1, 1, 2], [2, 1]) if relax else ([0, 0, 1], [0])
-    stream.u64(len(rows))
-    for value in rows:
-        stream.u64(value)
-    stream.u64(len(children))
-    for value in children:
-        stream.u64(value)
+    # The DSO imports the device module (and the VM's program imports the DSO).
+    write_import_tree(stream, *(([0, 1, 1, 2], [2, 1]) if relax else ([0, 0, 1], [0])))
     return bytes(stream.data)
 
 
@@ -224,7 +220,8 @@ def main():
         shaders = {}
         for item in args.wgsl:
             name, path = item.split("=", 1)
-            shaders[name] = open(path).read()
+            # TVM's WebGPU code generator names the entry point after the kernel.
+            shaders[name] = re.sub(r"\bfn\s+\w+\s*\(", f"fn {name}(", open(path).read(), count=1)
         names = list(shaders)
         if args.variant == "missing-code":
             del shaders[names[-1]]
