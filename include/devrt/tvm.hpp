@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Running what TVM compiled: the libraries TVM <= 0.20 exports (export_library / MLC's model
-// libraries), their device code in the `__tvm_dev_mblob` blob, and their host functions called
-// through the part of TVM's runtime ABI that such a library reaches (docs/tvm-libraries.md).
+// Running what TVM compiled: the libraries TVM exports (export_library / MLC's model libraries),
+// TVM <= 0.20's (packed functions, device code in `__tvm_dev_mblob`) and TVM >= 0.21's (tvm-ffi
+// functions `__tvm_ffi_<name>`, device code in `__tvm_ffi[_]_library_bin`), their host functions
+// called through the part of TVM's runtimes such a library reaches (docs/tvm-libraries.md).
 //
 //   devrt::Result<devrt::tvm::Library> lib = devrt::tvm::Library::load("gpt2-vulkan.so", device);
 //   devrt::Status s = lib->call("layer_norm1", {x, gamma, beta, out});
@@ -28,13 +29,13 @@
 
 namespace devrt::tvm {
 
-// ---- The device blob (TVM's module tree, as TVM <= 0.20 serialises it) ----------------------
+// ---- The device blob (TVM's module tree) ------------------------------------------------------
 
 // One kernel of a device module: TVM's FunctionInfo.
 struct KernelInfo {
   std::string name;
   std::vector<DataType> arg_types;      // buffers are handles (code 3, 64 bits), then scalars
-  std::vector<std::string> launch_tags; // "blockIdx.x", "threadIdx.y", ..., "tir.use_dyn_shared_memory"
+  std::vector<std::string> launch_tags; // "blockIdx.x", "threadIdx.y", ..., "tir[x].use_dyn_shared_memory"
 };
 
 // One kernel's code where each kernel has its own (SPIR-V words, WGSL text).
@@ -44,9 +45,10 @@ struct KernelCode {
   std::vector<std::byte> code; // SPIR-V words' bytes, or WGSL text
 };
 
-// A device module of the blob: its TVM type key ("vulkan", "opencl", "webgpu", ...), format
-// ("vulkan", "cl", "wgsl", ...), kernels, and code: one `source` for the whole module (OpenCL) or
-// one entry of `kernel_code` per kernel (Vulkan, WebGPU).
+// A device module of the blob: its TVM type key ("vulkan", "opencl", "webgpu", "cuda", "hip"),
+// format ("vulkan", "cl", "wgsl", "ptx", "cubin", "fatbin", "hsaco"), kernels, and code: one
+// `source` for the whole module (OpenCL, CUDA, ROCm) or one entry of `kernel_code` per kernel
+// (Vulkan, WebGPU).
 struct DeviceModule {
   std::string type_key;
   std::string format;
@@ -64,11 +66,18 @@ struct DeviceBlob {
   std::vector<std::string> skipped;
 };
 
-// Parses a blob: the bytes at `__tvm_dev_mblob` (a little-endian uint64 byte count, then that many
+// Which TVM wrote a blob: TVM <= 0.20 (`__tvm_dev_mblob`), or TVM >= 0.21 with tvm-ffi
+// (`__tvm_ffi_library_bin`; `__tvm_ffi__library_bin` from 0.22), whose kernel descriptions carry
+// arg_extra_tags. (The layout, modules inline or each length-prefixed as TVM >= 0.22 writes them,
+// is read from the blob itself.)
+enum class BlobAbi { packed, ffi };
+
+// Parses a blob: the bytes at its symbol (a little-endian uint64 byte count, then that many
 // bytes). Every count and length is checked against the bytes that remain; a truncated or
-// corrupt blob is invalid_argument naming where it broke; device code devrt cannot run yet
-// (cuda, rocm: part 2; metal) is unsupported naming the type key. Thread-safe.
-Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob) noexcept;
+// corrupt blob is invalid_argument naming where it broke; device code devrt cannot run (metal,
+// CUDA source to compile, tensor-map arguments) is unsupported naming what. Modules that are not
+// device code are skipped with the reason. Thread-safe.
+Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob, BlobAbi abi = BlobAbi::packed) noexcept;
 
 // ---- A TVM-built library --------------------------------------------------------------------
 
@@ -101,13 +110,15 @@ namespace detail {
 struct LibraryState;
 } // namespace detail
 
-// A library TVM built (TVM <= 0.20's packed-function ABI), loaded for one device. Move-only;
-// the library stays mapped for the process (its host code may hold pointers devrt gave it).
-// Thread-safe to call from several threads.
+// A library TVM built (TVM <= 0.20's packed functions or TVM >= 0.21's tvm-ffi functions), loaded
+// for one device. Move-only; the library stays mapped for the process (its host code may hold
+// pointers devrt gave it). Thread-safe to call from several threads.
 class Library {
 public:
   // Checks the file (an ELF shared object for this machine, as plugins are checked), opens it
-  // (its constructors run: load only libraries you trust, as for plugins), parses its device blob
+  // (its constructors run: load only libraries you trust, as for plugins; one that imports TVM's
+  // runtime functions, libtvm_ffi's, is opened from a copy in memory bound to devrt's instead, so
+  // it runs where no libtvm_ffi exists and never touches one the process has), parses its device blob
   // and loads the device modules for `device`'s backend. The same path on another device shares
   // the opened library (dlopen returns the same handle): each device gets its own kernels, and a
   // call runs on the device the call's host code sets. Errors: not_found (no such file),

@@ -22,6 +22,8 @@ public:
   void* symbol(const char* name) const noexcept;
   const std::string& path() const noexcept { return path_; }
   bool is_open() const noexcept { return handle_ != nullptr; }
+  // dlopen's handle (for dlinfo), or nullptr.
+  void* native_handle() const noexcept { return handle_; }
 
   // Stores symbol `name` into a function-pointer slot of a backend's X-macro table; false when
   // the library lacks it.

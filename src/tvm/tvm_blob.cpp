@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// TVM's device blob (devrt/tvm.hpp): the module tree export_library packs into `__tvm_dev_mblob`,
-// read as TVM <= 0.20 writes it (library_module.cc's ProcessModuleBlob; each module's
-// SaveToBinary over dmlc::Stream): strings and vectors are a little-endian uint64 count then the
-// bytes or elements, maps a count then key/value pairs, DLDataType its 4 raw bytes.
+// TVM's device blob (devrt/tvm.hpp): the module tree export_library packs into the library, read
+// as TVM writes it. Strings and vectors are a little-endian uint64 count then the bytes or
+// elements, maps a count then key/value pairs, DLDataType its 4 raw bytes. Two layouts:
+//  - inline (TVM <= 0.21, library_module.cc's ProcessModuleBlob / ProcessLibraryBin): a module
+//    count, then per module its type key and its SaveToBinary bytes, unframed; "_import_tree"
+//    an entry of its own;
+//  - framed (TVM >= 0.22, tvm-ffi's ProcessLibraryBin): the import tree first, then per module its
+//    kind and (but for "_lib") its SaveToBytes as one length-prefixed string.
+// Device modules write fmt, fmap (kernel name -> FunctionInfo), then their code. FunctionInfo is
+// name, arg_types, launch_param_tags, and from TVM 0.21 (tvm-ffi) arg_extra_tags.
 #include <devrt/tvm.hpp>
 
 #include <cstring>
@@ -16,7 +22,15 @@ namespace {
 // is kept (later reads answer false at once).
 class Reader {
 public:
-  explicit Reader(std::span<const std::byte> bytes) noexcept : bytes_(bytes) {}
+  Reader(std::span<const std::byte> bytes, BlobAbi abi) noexcept : bytes_(bytes), abi_(abi) {}
+
+  BlobAbi abi() const noexcept { return abi_; }
+  // The next `n` bytes, consumed.
+  std::span<const std::byte> take(std::size_t n) noexcept {
+    const std::span<const std::byte> out = bytes_.subspan(at_, n);
+    at_ += n;
+    return out;
+  }
 
   std::size_t offset() const noexcept { return at_; }
   std::size_t left() const noexcept { return bytes_.size() - at_; }
@@ -89,6 +103,7 @@ public:
 
 private:
   std::span<const std::byte> bytes_;
+  BlobAbi abi_;
   std::size_t at_ = 0;
   Status error_;
 };
@@ -103,8 +118,13 @@ bool read_strings(Reader& in, std::vector<std::string>& out, const char* what) {
   return true;
 }
 
-// FunctionInfo::Save(dmlc::Stream*) of TVM <= 0.20: name, arg_types, launch_param_tags. (TVM 0.21
-// adds arg_extra_tags: tvm-ffi libraries, issue 55.)
+bool known_tag(const std::string& tag) {
+  if (tag == "tir.use_dyn_shared_memory" || tag == "tirx.use_dyn_shared_memory") return true;
+  return (tag.starts_with("blockIdx.") || tag.starts_with("threadIdx.")) &&
+         tag.size() == (tag[0] == 'b' ? 10u : 11u) && tag.back() >= 'x' && tag.back() <= 'z';
+}
+
+// FunctionInfo::Save: name, arg_types, launch_param_tags; from TVM 0.21 arg_extra_tags (int32s).
 bool read_function_info(Reader& in, KernelInfo& info) {
   std::string recorded_name; // empty in the blobs TVM writes: the map's key names the kernel
   if (!in.string(recorded_name, "FunctionInfo.name")) return false;
@@ -120,13 +140,29 @@ bool read_function_info(Reader& in, KernelInfo& info) {
   }
   if (!read_strings(in, info.launch_tags, "FunctionInfo.launch_param_tags")) return false;
   for (const std::string& tag : info.launch_tags) {
-    const bool known = tag == "tir.use_dyn_shared_memory" ||
-                       ((tag.starts_with("blockIdx.") || tag.starts_with("threadIdx.")) &&
-                        tag.size() == (tag[0] == 'b' ? 10u : 11u) && tag.back() >= 'x' && tag.back() <= 'z');
-    if (!known) {
+    if (tag.ends_with(".use_cooperative_launch") || tag.ends_with(".use_programtic_dependent_launch")) {
+      return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: kernel '", info.name, "' asks for ", tag,
+                                " (a cooperative or programmatic-dependent launch), which devrt does not make"));
+    }
+    if (!known_tag(tag)) {
       return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: kernel '", info.name,
                                 "' has launch parameter tag '", tag,
-                                "' (TVM's are blockIdx.x/y/z, threadIdx.x/y/z and tir.use_dyn_shared_memory)"));
+                                "' (TVM's are blockIdx.x/y/z, threadIdx.x/y/z and tir[x].use_dyn_shared_memory)"));
+    }
+  }
+  if (in.abi() == BlobAbi::packed) return true;
+  std::uint64_t tags = 0;
+  if (!in.count(tags, 4, "FunctionInfo.arg_extra_tags")) return false;
+  for (std::uint64_t i = 0; i < tags; ++i) {
+    std::uint32_t tag = 0;
+    if (!in.u32(tag, "FunctionInfo.arg_extra_tags")) return false;
+    if (tag == 1) {
+      return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: kernel '", info.name, "' takes argument ", i,
+                                " as a CUDA tensor map (arg_extra_tags kTensorMap), which devrt does not encode"));
+    }
+    if (tag != 0) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: kernel '", info.name,
+                                "' has arg_extra_tag ", tag, " for argument ", i, " (TVM's are 0 and 1)"));
     }
   }
   return true;
@@ -195,6 +231,24 @@ bool read_vulkan(Reader& in, DeviceModule& module) {
 bool read_opencl(Reader& in, DeviceModule& module) {
   return in.string(module.format, "opencl format") && read_fmap(in, module.kernels) &&
          in.blob(module.source, "opencl code");
+}
+
+// CUDAModuleNode / ROCMModuleNode::SaveToBinary: fmt ("ptx", "cubin", "fatbin"; "hsaco"), fmap,
+// data (the whole module's code).
+bool read_gpu(Reader& in, DeviceModule& module) {
+  if (!in.string(module.format, "format") || !read_fmap(in, module.kernels) || !in.blob(module.source, "code")) {
+    return false;
+  }
+  const bool cuda = module.type_key == "cuda";
+  const std::string& f = module.format;
+  if (cuda ? (f == "ptx" || f == "cubin" || f == "fatbin") : f == "hsaco") return true;
+  if (cuda && f == "cuda") {
+    return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: the cuda module holds CUDA C++ source "
+                                                      "(format \"cuda\"), which TVM compiles when it loads; devrt "
+                                                      "loads ptx, cubin and fatbin"));
+  }
+  return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: ", module.type_key, " code in format '", f,
+                            "' (devrt loads ", cuda ? "ptx, cubin and fatbin" : "hsaco", ")"));
 }
 
 // WebGPUModuleNode::SaveToBinary (web/emcc/webgpu_runtime.cc): fmap, smap (name -> WGSL).
@@ -269,70 +323,128 @@ bool read_import_tree(Reader& in, std::uint64_t tree_modules) {
   return true;
 }
 
+// One module of key `key` (neither "_lib" nor "_import_tree") from `in`: a device module into
+// out.modules, or a known non-device module into out.skipped. false: in.error() says why.
+bool read_module(Reader& in, const std::string& key, DeviceBlob& out) {
+  if (key == "relax.Executable") { // Executable::SaveToBinary writes one string of its sections
+    if (!in.skip_string("relax.Executable")) return false;
+    out.skipped.push_back("relax.Executable: the Relax VM's program (devrt runs the library's operators, not the VM)");
+    return true;
+  }
+  if (key == "metadata_module") { // MetadataModuleNode::SaveToBinary writes nothing
+    out.skipped.push_back("metadata_module: AOT metadata (devrt runs no AOT executor)");
+    return true;
+  }
+  if (key == "metadata") {
+    if (!skip_const_loader(in)) return false;
+    out.skipped.push_back("metadata: constants of external (BYOC) code, which devrt does not run");
+    return true;
+  }
+  DeviceModule module;
+  module.type_key = key;
+  bool read = false;
+  if (key == "vulkan") {
+    read = read_vulkan(in, module);
+  } else if (key == "opencl") {
+    read = read_opencl(in, module);
+  } else if (key == "webgpu") {
+    read = read_webgpu(in, module);
+  } else if (key == "cuda" || key == "hip" || key == "rocm" || key == "hsaco") {
+    read = read_gpu(in, module);
+  } else if (key == "metal") {
+    return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: metal kernels: devrt has no Metal backend"));
+  } else {
+    return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: module type '", key,
+                              "' is unknown to devrt, and TVM records no length to skip it by"));
+  }
+  if (!read) return false;
+  out.modules.push_back(std::move(module));
+  return true;
+}
+
+// The device modules devrt runs, or skips knowing their layout.
+bool known_kind(const std::string& key) {
+  for (const char* k : {"vulkan", "opencl", "webgpu", "cuda", "hip", "rocm", "hsaco", "metal", "relax.Executable",
+                        "metadata_module", "metadata"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// The framed layout (TVM >= 0.22): import tree, then per module its kind and its bytes.
+bool read_framed(Reader& in, DeviceBlob& out) {
+  std::uint64_t rows = 0;
+  {
+    Reader peek = in;
+    if (!peek.count(rows, 8, "import tree")) return in.fail(peek.error());
+  }
+  if (rows == 0) return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: an empty import tree"));
+  if (!read_import_tree(in, rows - 1)) return false;
+  for (std::uint64_t i = 0; i + 1 < rows; ++i) {
+    std::string kind;
+    if (!in.string(kind, "module kind")) return false;
+    if (kind == "_lib") {
+      out.has_host_module = true;
+      continue;
+    }
+    std::uint64_t n = 0;
+    if (!in.count(n, 1, "module bytes")) return false;
+    const std::size_t start = in.offset();
+    Reader module(in.take(static_cast<std::size_t>(n)), in.abi());
+    if (!known_kind(kind)) {
+      out.skipped.push_back(kind + ": not device code devrt runs (" + std::to_string(n) + " bytes)");
+      continue;
+    }
+    if (!read_module(module, kind, out)) return in.fail(module.error());
+    if (module.left() != 0) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: the ", kind, " module at byte ", start,
+                                " leaves ", module.left(), " of its ", n, " bytes unread (corrupt)"));
+    }
+  }
+  return true;
+}
+
+// The inline layout (TVM <= 0.21): a module count, then per module its key and its bytes.
+bool read_inline(Reader& in, DeviceBlob& out) {
+  std::uint64_t modules = 0;
+  if (!in.count(modules, 8, "module count")) return false;
+  for (std::uint64_t i = 0; i < modules; ++i) {
+    std::string key;
+    if (!in.string(key, "module type key")) return false;
+    if (key == "_import_tree") { // the modules it indexes: every entry but itself
+      if (!read_import_tree(in, modules - 1)) return false;
+    } else if (key == "_lib") {
+      out.has_host_module = true;
+    } else if (!read_module(in, key, out)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
-Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob) noexcept {
-  Reader outer(blob);
+Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob, BlobAbi abi) noexcept {
+  Reader outer(blob, abi);
   std::uint64_t nbytes = 0;
   if (!outer.u64(nbytes, "blob size")) return outer.error();
   if (nbytes > outer.left()) {
     return make_error(ErrorCode::invalid_argument, "TVM device blob: its header says ", nbytes, " bytes, ",
                       outer.left(), " follow (truncated or corrupt)");
   }
-  Reader in(blob.subspan(8, static_cast<std::size_t>(nbytes)));
-  DeviceBlob out;
-  std::uint64_t modules = 0;
-  if (!in.count(modules, 8, "module count")) return in.error();
-  for (std::uint64_t i = 0; i < modules; ++i) {
-    std::string key;
-    if (!in.string(key, "module type key")) return in.error();
-    if (key == "_import_tree") { // the modules it indexes: every entry but itself
-      if (!read_import_tree(in, modules - 1)) return in.error();
-      continue;
-    }
-    if (key == "_lib") {
-      out.has_host_module = true;
-      continue;
-    }
-    if (key == "relax.Executable") { // Executable::SaveToBinary writes one string of its sections
-      if (!in.skip_string("relax.Executable")) return in.error();
-      out.skipped.push_back(
-          "relax.Executable: the Relax VM's program (devrt runs the library's operators, not the VM)");
-      continue;
-    }
-    if (key == "metadata_module") { // MetadataModuleNode::SaveToBinary writes nothing
-      out.skipped.push_back("metadata_module: AOT metadata (devrt runs no AOT executor)");
-      continue;
-    }
-    if (key == "metadata") {
-      if (!skip_const_loader(in)) return in.error();
-      out.skipped.push_back("metadata: constants of external (BYOC) code, which devrt does not run");
-      continue;
-    }
-    DeviceModule module;
-    module.type_key = key;
-    bool read = false;
-    if (key == "vulkan") {
-      read = read_vulkan(in, module);
-    } else if (key == "opencl") {
-      read = read_opencl(in, module);
-    } else if (key == "webgpu") {
-      read = read_webgpu(in, module);
-    } else if (key == "cuda" || key == "rocm" || key == "hip") {
-      return make_error(ErrorCode::unsupported, "TVM device blob: ", key,
-                        " kernels are not run from TVM libraries yet (devrt runs vulkan, opencl and webgpu ones)");
-    } else if (key == "metal") {
-      return make_error(ErrorCode::unsupported, "TVM device blob: metal kernels: devrt has no Metal backend");
-    } else {
-      return make_error(ErrorCode::unsupported, "TVM device blob: module type '", key,
-                        "' is unknown to devrt, and TVM records no length to skip it by");
-    }
-    if (!read) return in.error();
-    out.modules.push_back(std::move(module));
+  Reader in(blob.subspan(8, static_cast<std::size_t>(nbytes)), abi);
+  // The framed layout opens with the import tree's row offsets, whose first is 0; the inline one
+  // with a module count then a type key's length, never 0.
+  bool framed = false;
+  {
+    Reader peek = in;
+    std::uint64_t first = 0, second = 0;
+    framed = peek.u64(first, "blob") && peek.u64(second, "blob") && second == 0;
   }
+  DeviceBlob out;
+  if (!(framed ? read_framed(in, out) : read_inline(in, out))) return in.error();
   if (in.left() != 0) {
-    return make_error(ErrorCode::invalid_argument, "TVM device blob: ", in.left(), " bytes after its ", modules,
-                      " modules (corrupt)");
+    return make_error(ErrorCode::invalid_argument, "TVM device blob: ", in.left(), " bytes after its modules (corrupt)");
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The runtime half of TVM's host ABI that devrt provides to a TVM-built library (devrt/tvm.hpp):
-// the context functions its data symbols point to, a call's frame, and the launch of its kernels
-// in TVM's convention (FunctionInfo: buffers, scalars, then one extent per launch tag).
+// The runtime half of TVM's host ABIs that devrt provides to a TVM-built library (devrt/tvm.hpp):
+// the context functions its data symbols point to or its imports name (TVM <= 0.20's packed
+// calls, tvm-ffi's), a call's frame, and the launch of its kernels in TVM's convention
+// (FunctionInfo: buffers, scalars, then one extent per launch tag).
+#include <atomic>
 #include <barrier>
 #include <cstring>
 #include <limits>
@@ -34,7 +36,7 @@ struct CallFrame {
   std::vector<KnownMemory> memory;
   std::mutex mutex;      // guards the errors below: parallel tasks may report them
   Status error;          // devrt's own, from a context function
-  std::string tvm_error; // the host code's (TVMAPISetLastError)
+  std::string tvm_error; // the host code's (TVMAPISetLastError, TVMFFIErrorSetRaisedFromCStr)
 };
 
 thread_local CallFrame* t_frame = nullptr;
@@ -207,7 +209,7 @@ int call_kernel(const FunctionHandle& handle, abi::Value* args, const int* codes
       return fail(
           kernel_error(handle.name, make_error(ErrorCode::out_of_range, "launch parameter ", tag, " is ", value)));
     }
-    if (tag == "tir.use_dyn_shared_memory") {
+    if (tag.ends_with(".use_dyn_shared_memory")) { // tir. (TVM <= 0.25), tirx. (later)
       config.dynamic_shared_bytes = value > 0 ? static_cast<std::size_t>(value) : 0;
       continue;
     }
@@ -236,7 +238,8 @@ int func_call(void* function, abi::Value* args, int* codes, int count, abi::Valu
     return 0;
   }
   case FunctionHandle::Kind::kernel: return call_kernel(*handle, args, codes, count);
-  case FunctionHandle::Kind::host: return handle->host(args, codes, count, ret, ret_code, nullptr);
+  case FunctionHandle::Kind::host:
+    return reinterpret_cast<abi::PackedCFunc>(handle->host)(args, codes, count, ret, ret_code, nullptr);
   }
   return -1;
 }
@@ -266,7 +269,8 @@ int get_func_from_env(void* module, const char* name, void** out) {
   }
   if (!kernel) {
     handle->kind = FunctionHandle::Kind::host;
-    if (!library->library.resolve(name, handle->host)) {
+    const std::string symbol = library->symbols.function_prefix + name;
+    if (!library->library.resolve(symbol.c_str(), handle->host)) {
       return fail(make_error(ErrorCode::not_found, "the host code asked for function '", name,
                              "', which is neither a kernel of the library's blob, nor one of its functions, nor one "
                              "devrt provides (__tvm_set_device)"));
@@ -282,6 +286,83 @@ void set_last_error(const char* message) {
     std::lock_guard<std::mutex> lock(frame->mutex);
     frame->tvm_error = message != nullptr ? message : "";
   }
+}
+
+// ---- tvm-ffi's ----------------------------------------------------------------------------------
+
+// TVMFFIFunctionCall: the values as TVM <= 0.20 passed them, for the same handles.
+int ffi_function_call(void* function, abi::FfiAny* args, std::int32_t count, abi::FfiAny* result) {
+  if (result != nullptr) *result = abi::FfiAny{abi::kFfiNone, 0, {0}};
+  auto* handle = static_cast<FunctionHandle*>(function);
+  if (handle == nullptr) return fail(make_error(ErrorCode::invalid_argument, "TVMFFIFunctionCall of a null function"));
+  if (count < 0 || (count > 0 && args == nullptr)) {
+    return fail(make_error(ErrorCode::invalid_argument, "TVMFFIFunctionCall of '", handle->name, "' with ", count,
+                           " arguments at ", static_cast<void*>(args)));
+  }
+  if (handle->kind == FunctionHandle::Kind::host) {
+    return reinterpret_cast<abi::FfiSafeCall>(handle->host)(nullptr, args, count, result);
+  }
+  std::vector<abi::Value> values(static_cast<std::size_t>(count));
+  std::vector<int> codes(static_cast<std::size_t>(count));
+  for (std::int32_t i = 0; i < count; ++i) {
+    const abi::FfiAny& a = args[i];
+    switch (a.type_index) {
+    case abi::kFfiInt:
+    case abi::kFfiBool:
+      values[i].v_int64 = a.v_int64;
+      codes[i] = abi::kInt;
+      break;
+    case abi::kFfiFloat:
+      values[i].v_float64 = a.v_float64;
+      codes[i] = abi::kFloat;
+      break;
+    case abi::kFfiOpaquePtr:
+    case abi::kFfiNone:
+      values[i].v_handle = a.type_index == abi::kFfiNone ? nullptr : a.v_ptr;
+      codes[i] = abi::kOpaqueHandle;
+      break;
+    default:
+      return fail(make_error(ErrorCode::invalid_argument, "'", handle->name, "' called with argument ", i,
+                             " of tvm-ffi type index ", a.type_index,
+                             " (devrt passes ints, bools, floats and pointers to kernels)"));
+    }
+  }
+  return func_call(handle, values.data(), codes.data(), count, nullptr, nullptr);
+}
+
+// TVMFFIHandleInitOnce: `*handle` set once, by `init`, whichever thread comes first.
+int ffi_handle_init_once(void** handle, abi::FfiHandleInitCallback init) {
+  if (handle == nullptr || init == nullptr) {
+    return fail(make_error(ErrorCode::invalid_argument, "TVMFFIHandleInitOnce: null handle or function"));
+  }
+  std::atomic_ref<void*> slot(*handle);
+  if (slot.load(std::memory_order_acquire) != nullptr) return 0;
+  static std::mutex init_mutex;
+  std::lock_guard<std::mutex> lock(init_mutex);
+  if (slot.load(std::memory_order_relaxed) != nullptr) return 0;
+  void* value = nullptr;
+  if (const int result = init(&value); result != 0) return result;
+  slot.store(value, std::memory_order_release);
+  return 0;
+}
+
+void ffi_error_set_raised_from_c_str_parts(const char* kind, const char** parts, std::int32_t count) {
+  std::string message = kind != nullptr ? kind : "Error";
+  message += ": ";
+  for (std::int32_t i = 0; parts != nullptr && i < count; ++i) {
+    if (parts[i] != nullptr) message += parts[i];
+  }
+  set_last_error(message.c_str());
+}
+
+void ffi_error_set_raised_from_c_str(const char* kind, const char* text) {
+  const char* parts[] = {text};
+  ffi_error_set_raised_from_c_str_parts(kind, parts, 1);
+}
+
+// TVMFFIEnvGetStream: the calling thread's current stream of the device (a CUstream on CUDA).
+void* ffi_env_get_stream(std::int32_t device_type, std::int32_t device_id) {
+  return current_stream(Device{static_cast<DeviceKind>(device_type), device_id}).handle;
 }
 
 void* alloc_workspace(int device_type, int device_id, std::uint64_t nbytes, int, int) {
@@ -350,10 +431,37 @@ int parallel_barrier(int, abi::ParallelGroupEnv* env) {
   return 0;
 }
 
+struct RuntimeFunction {
+  std::string_view name;
+  void* function;
+};
 template <class Function>
-void install(SharedLibrary& library, const char* symbol, Function function) {
-  Function* slot = nullptr;
-  if (library.library.resolve(symbol, slot) && slot != nullptr) *slot = function;
+void* address(Function function) noexcept {
+  void* out = nullptr;
+  static_assert(sizeof function == sizeof out);
+  std::memcpy(&out, &function, sizeof out);
+  return out;
+}
+// What devrt provides of TVM's runtimes, by the C names of TVM's functions.
+const RuntimeFunction* runtime_functions(std::size_t& count) noexcept {
+  static const RuntimeFunction table[] = {
+      {"TVMFuncCall", address<abi::FuncCall>(&func_call)},
+      {"TVMAPISetLastError", address<abi::APISetLastError>(&set_last_error)},
+      {"TVMBackendGetFuncFromEnv", address<abi::BackendGetFuncFromEnv>(&get_func_from_env)},
+      {"TVMBackendAllocWorkspace", address<abi::BackendAllocWorkspace>(&alloc_workspace)},
+      {"TVMBackendFreeWorkspace", address<abi::BackendFreeWorkspace>(&free_workspace)},
+      {"TVMBackendParallelLaunch", address<abi::BackendParallelLaunch>(&parallel_launch)},
+      {"TVMBackendParallelBarrier", address<abi::BackendParallelBarrier>(&parallel_barrier)},
+      {"TVMFFIFunctionCall", address<abi::FfiFunctionCall>(&ffi_function_call)},
+      {"TVMFFIEnvModLookupFromImports", address<abi::FfiModLookup>(&get_func_from_env)},
+      {"TVMFFIHandleInitOnce", address<abi::FfiHandleInitOnce>(&ffi_handle_init_once)},
+      {"TVMFFIErrorSetRaisedFromCStr", address<abi::FfiErrorSetRaisedFromCStr>(&ffi_error_set_raised_from_c_str)},
+      {"TVMFFIErrorSetRaisedFromCStrParts",
+       address<abi::FfiErrorSetRaisedFromCStrParts>(&ffi_error_set_raised_from_c_str_parts)},
+      {"TVMFFIEnvGetStream", address<abi::FfiEnvGetStream>(&ffi_env_get_stream)},
+  };
+  count = std::size(table);
+  return table;
 }
 
 // The byte extent of a DLTensor's elements from its data pointer.
@@ -376,19 +484,30 @@ std::size_t tensor_bytes(const DLTensor& t) noexcept {
 
 } // namespace
 
-void install_context(SharedLibrary& library) noexcept {
-  install(library, "__TVMFuncCall", &func_call);
-  install(library, "__TVMAPISetLastError", &set_last_error);
-  install(library, "__TVMBackendGetFuncFromEnv", &get_func_from_env);
-  install(library, "__TVMBackendAllocWorkspace", &alloc_workspace);
-  install(library, "__TVMBackendFreeWorkspace", &free_workspace);
-  install(library, "__TVMBackendParallelLaunch", &parallel_launch);
-  install(library, "__TVMBackendParallelBarrier", &parallel_barrier);
-  void** context = nullptr;
-  if (library.library.resolve("__tvm_module_ctx", context) && context != nullptr) *context = &library;
+void* runtime_function(std::string_view symbol) noexcept {
+  std::size_t count = 0;
+  const RuntimeFunction* table = runtime_functions(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (table[i].name == symbol) return table[i].function;
+  }
+  return nullptr;
 }
 
-Status call_host(SharedLibrary& library, Device device, std::string_view name, abi::PackedCFunc function,
+void install_context(SharedLibrary& library) noexcept {
+  std::size_t count = 0;
+  const RuntimeFunction* table = runtime_functions(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string symbol = "__" + std::string(table[i].name);
+    if (void* slot = library.library.symbol(symbol.c_str())) std::memcpy(slot, &table[i].function, sizeof(void*));
+  }
+  const std::string& context_symbol = library.symbols.context_symbol;
+  void** context = nullptr;
+  if (!context_symbol.empty() && library.library.resolve(context_symbol.c_str(), context) && context != nullptr) {
+    *context = &library;
+  }
+}
+
+Status call_host(SharedLibrary& library, Device device, std::string_view name, void* function,
                  std::span<const Argument> args) noexcept {
   CallFrame frame;
   frame.library = &library;
@@ -448,12 +567,35 @@ Status call_host(SharedLibrary& library, Device device, std::string_view name, a
     values[i].v_handle = const_cast<DLTensor*>(dl);
     frame.memory.push_back(KnownMemory{Device::from_dlpack(dl->device), dl->data, tensor_bytes(*dl)});
   }
-  abi::Value ret{};
-  int ret_code = abi::kNullptr;
   CallFrame* outer = t_frame;
   t_frame = &frame;
-  const int result = function(values.data(), codes.data(), static_cast<int>(n), &ret, &ret_code, nullptr);
+  int result = 0;
+  abi::FfiAny ffi_result{abi::kFfiNone, 0, {0}};
+  if (library.symbols.abi == HostAbi::ffi) {
+    // The same values as tvm-ffi's AnyView: ints, floats, DLTensor pointers.
+    std::vector<abi::FfiAny> ffi_args(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int32_t index = codes[i] == abi::kInt     ? abi::kFfiInt
+                                 : codes[i] == abi::kFloat ? abi::kFfiFloat
+                                                           : abi::kFfiDLTensorPtr;
+      ffi_args[i].type_index = index;
+      ffi_args[i].zero_padding = 0;
+      std::memcpy(&ffi_args[i].v_int64, &values[i], sizeof(std::int64_t));
+    }
+    result = reinterpret_cast<abi::FfiSafeCall>(function)(nullptr, ffi_args.data(), static_cast<std::int32_t>(n),
+                                                           &ffi_result);
+  } else {
+    abi::Value ret{};
+    int ret_code = abi::kNullptr;
+    result = reinterpret_cast<abi::PackedCFunc>(function)(values.data(), codes.data(), static_cast<int>(n), &ret,
+                                                          &ret_code, nullptr);
+  }
   t_frame = outer;
+  if (result == 0 && ffi_result.type_index >= abi::kFfiStaticObjectBegin) {
+    return make_error(ErrorCode::unsupported, "TVM library ", library.label, ", function ", name,
+                      ": returned a tvm-ffi object (type index ", ffi_result.type_index,
+                      "), which devrt cannot hold (it runs operators that write their outputs)");
+  }
   if (result == 0) return Status();
   if (!frame.error.ok()) {
     return make_error(frame.error.code(), "TVM library ", library.label, ", function ", name, ": ",

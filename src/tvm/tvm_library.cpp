@@ -8,6 +8,11 @@
 #include <new>
 #include <utility>
 
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <devrt/registry.hpp>
 #include <devrt/stream.hpp>
 
@@ -36,14 +41,71 @@ namespace {
 devrt::detail::Mutex g_libraries_mutex;
 std::vector<SharedLibrary*>* g_libraries = nullptr; // every opened file, never freed
 
-// The TVM type key of the device module a device kind runs, or null for the CPU (host code only).
-const char* module_key(DeviceKind kind) noexcept {
+// The device kind whose backend runs a device module of TVM type key `key`.
+bool runs(DeviceKind kind, std::string_view key) noexcept {
   switch (kind) {
-  case DeviceKind::vulkan: return "vulkan";
-  case DeviceKind::opencl: return "opencl";
-  case DeviceKind::webgpu: return "webgpu";
-  default: return nullptr;
+  case DeviceKind::vulkan: return key == "vulkan";
+  case DeviceKind::opencl: return key == "opencl";
+  case DeviceKind::webgpu: return key == "webgpu";
+  case DeviceKind::cuda: return key == "cuda";
+  case DeviceKind::rocm: return key == "hip" || key == "rocm" || key == "hsaco";
+  default: return false;
   }
+}
+
+// The devrt module format of a device module's code.
+Result<ModuleFormat> code_format(const SharedLibrary& shared, const DeviceModule& module) {
+  const std::string& f = module.format;
+  if (module.type_key == "opencl" && f == "cl") return ModuleFormat::opencl_c;
+  if (module.type_key == "vulkan") return ModuleFormat::spirv;
+  if (module.type_key == "webgpu") return ModuleFormat::wgsl;
+  if (module.type_key == "cuda" && f == "ptx") return ModuleFormat::ptx;
+  if (module.type_key == "cuda" && f == "cubin") return ModuleFormat::cubin;
+  if (module.type_key == "cuda" && f == "fatbin") return ModuleFormat::fatbin;
+  if (module.type_key != "cuda" && module.type_key != "opencl" && f == "hsaco") return ModuleFormat::hsaco;
+  return make_error(ErrorCode::unsupported, "TVM library ", shared.label, ": ", module.type_key,
+                    " code in format '", f, "' (devrt loads OpenCL C \"cl\", CUDA \"ptx\", \"cubin\" and \"fatbin\", ROCm \"hsaco\")");
+}
+
+// A copy of `path` that imports nothing of TVM's runtimes, opened from memory; its imports bound
+// to devrt's functions before any of its code runs (beyond its constructors, which TVM's host
+// code generator emits none of that call its runtime).
+Status open_detached(SharedLibrary& shared, const std::string& path) {
+  for (const std::string& symbol : shared.symbols.imports) {
+    if (runtime_function(symbol) == nullptr) {
+      return make_error(ErrorCode::unsupported, "TVM library ", path, ": it imports ", symbol,
+                        " from TVM's runtime, which devrt does not provide (it provides the C functions TVM's host "
+                        "code generator calls; docs/tvm-libraries.md)");
+    }
+  }
+  DEVRT_ASSIGN_OR_RETURN(std::vector<unsigned char> image, detached_image(path));
+  const int fd = ::memfd_create(("devrt-tvm:" + shared.label).c_str(), MFD_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::unsupported, "TVM library ", path, ": memfd_create failed");
+  std::size_t written = 0;
+  while (written < image.size()) {
+    const ssize_t n = ::write(fd, image.data() + written, image.size() - written);
+    if (n <= 0) {
+      ::close(fd);
+      return make_error(ErrorCode::internal, "TVM library ", path, ": cannot write its detached copy");
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  // The descriptor stays open for the process, as the library stays mapped: the dynamic linker
+  // knows a library by the name it was opened under, and a reused descriptor number would name
+  // this one again.
+  const std::string memory_path = "/proc/self/fd/" + std::to_string(fd);
+  std::string reason;
+  if (!shared.library.open({memory_path.c_str()}, reason)) {
+    ::close(fd);
+    return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": dlopen refused it: ", reason);
+  }
+  link_map* map = nullptr;
+  if (::dlinfo(shared.library.native_handle(), RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
+    return make_error(ErrorCode::internal, "TVM library ", path, ": no link map");
+  }
+  return bind_imports(shared.symbols, static_cast<std::uintptr_t>(map->l_addr), [](const std::string& symbol) {
+    return reinterpret_cast<std::uintptr_t>(runtime_function(symbol));
+  });
 }
 
 // Opens `path` (already checked) and parses its blob; errors leave nothing registered.
@@ -55,16 +117,23 @@ Result<SharedLibrary*> open_file(const std::string& path, const std::string& can
   const std::size_t slash = canonical.rfind('/');
   shared->label = slash == std::string::npos ? canonical : canonical.substr(slash + 1);
   shared->symbols = std::move(symbols);
-  std::string reason;
-  if (!shared->library.open({canonical.c_str()}, reason)) {
-    return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": dlopen refused it: ", reason);
-  }
-  if (shared->symbols.has_blob) {
-    const auto* blob = static_cast<const std::byte*>(shared->library.symbol("__tvm_dev_mblob"));
-    if (blob == nullptr) {
-      return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": __tvm_dev_mblob is listed but not found");
+  if (!shared->symbols.imports.empty() || !shared->symbols.runtime_needed.empty()) {
+    DEVRT_RETURN_IF_ERROR(open_detached(*shared, canonical));
+  } else {
+    std::string reason;
+    if (!shared->library.open({canonical.c_str()}, reason)) {
+      return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": dlopen refused it: ", reason);
     }
-    Result<DeviceBlob> parsed = parse_device_blob({blob, static_cast<std::size_t>(shared->symbols.blob_bytes)});
+  }
+  const std::string& blob_symbol = shared->symbols.blob_symbol;
+  if (!blob_symbol.empty()) {
+    const auto* blob = static_cast<const std::byte*>(shared->library.symbol(blob_symbol.c_str()));
+    if (blob == nullptr) {
+      return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": ", blob_symbol, " is listed but not found");
+    }
+    const BlobAbi blob_abi = shared->symbols.abi == HostAbi::ffi ? BlobAbi::ffi : BlobAbi::packed;
+    Result<DeviceBlob> parsed =
+        parse_device_blob({blob, static_cast<std::size_t>(shared->symbols.blob_bytes)}, blob_abi);
     if (!parsed.ok()) {
       return make_error(parsed.status().code(), "TVM library ", path, ": ", parsed.status().message());
     }
@@ -100,9 +169,8 @@ Result<SharedLibrary*> shared_library(const char* path) {
 Result<std::unique_ptr<DeviceKernels>> load_kernels(const SharedLibrary& shared, Device device) {
   auto loaded = std::make_unique<DeviceKernels>();
   loaded->device = device;
-  const char* key = module_key(device.kind);
   for (const DeviceModule& module : shared.blob.modules) {
-    if (key == nullptr || module.type_key != key) {
+    if (!runs(device.kind, module.type_key)) {
       return make_error(ErrorCode::invalid_argument, "TVM library ", shared.label, ": its kernels are ",
                         module.type_key, " code; load it on a ", module.type_key, " device, not ", device);
     }
@@ -120,15 +188,11 @@ Result<std::unique_ptr<DeviceKernels>> load_kernels(const SharedLibrary& shared,
       loaded->modules.push_back(std::move(made).value());
       return Status();
     };
-    if (module.type_key == "opencl") {
-      if (module.format != "cl") {
-        return make_error(ErrorCode::unsupported, "TVM library ", shared.label, ": OpenCL code in format '",
-                          module.format, "' (devrt loads OpenCL C source, format \"cl\")");
-      }
-      DEVRT_RETURN_IF_ERROR(load(ModuleFormat::opencl_c, module.source, "its OpenCL module"));
+    DEVRT_ASSIGN_OR_RETURN(ModuleFormat format, code_format(shared, module));
+    if (module.kernel_code.empty()) {
+      DEVRT_RETURN_IF_ERROR(load(format, module.source, "its " + module.type_key + " module"));
     } else {
       for (const KernelCode& code : module.kernel_code) {
-        const ModuleFormat format = module.type_key == "vulkan" ? ModuleFormat::spirv : ModuleFormat::wgsl;
         DEVRT_RETURN_IF_ERROR(load(format, code.code, "kernel '" + code.name + "'"));
       }
     }
@@ -238,8 +302,8 @@ Status Library::call(std::string_view name, std::span<const Argument> args) cons
     return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": no function '", name, "' (it exports ",
                       functions.size(), ")");
   }
-  abi::PackedCFunc function = nullptr;
-  const std::string symbol(name);
+  void* function = nullptr;
+  const std::string symbol = shared.symbols.function_prefix + std::string(name);
   if (!shared.library.resolve(symbol.c_str(), function)) {
     return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": function '", name, "' is not found");
   }

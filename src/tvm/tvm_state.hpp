@@ -23,15 +23,16 @@ namespace devrt::tvm::detail {
 
 struct SharedLibrary;
 
-// A TVMFunctionHandle devrt hands the host code (TVMBackendGetFuncFromEnv): the builtin
-// __tvm_set_device, a kernel of the blob (by name: it runs on the device the thread set), or
-// another host function of the library. Lives as long as the process: host code caches them in
-// static globals.
+// A function handle devrt hands the host code (TVMBackendGetFuncFromEnv,
+// TVMFFIEnvModLookupFromImports): the builtin __tvm_set_device, a kernel of the blob (by name: it
+// runs on the device the thread set), or another host function of the library (an
+// abi::PackedCFunc or an abi::FfiSafeCall, as the library's ABI). Lives as long as the process:
+// host code caches them in static globals.
 struct FunctionHandle {
   enum class Kind { set_device, kernel, host } kind = Kind::kernel;
   SharedLibrary* library = nullptr;
   std::string name;
-  abi::PackedCFunc host = nullptr;
+  void* host = nullptr;
 };
 
 // One kernel loaded on one device.
@@ -69,13 +70,19 @@ struct SharedLibrary {
   FunctionHandle set_device{FunctionHandle::Kind::set_device, this, "__tvm_set_device", nullptr};
 };
 
-// Fills the library's context data symbols (__TVMFuncCall, ..., __tvm_module_ctx) with devrt's
-// functions and `library`. Called once per opened file.
+// devrt's function for `symbol` of TVM's runtimes (TVMFFIFunctionCall, TVMBackendAllocWorkspace,
+// ...), or nullptr for one devrt does not provide. Thread-safe.
+void* runtime_function(std::string_view symbol) noexcept;
+
+// Fills the library's context data symbols ("__" + each runtime function's name, and its module
+// context: __tvm_module_ctx or __tvm_ffi[_]_library_ctx) with devrt's functions and `library`.
+// Called once per opened file, before any of its functions runs.
 void install_context(SharedLibrary& library) noexcept;
 
-// Runs host function `function` of `library` for `device` with `args`: the call's frame (the
-// memory its tensors name, the device its host code sets) is the calling thread's while it runs.
-Status call_host(SharedLibrary& library, Device device, std::string_view name, abi::PackedCFunc function,
+// Runs host function `function` of `library` (of the library's ABI) for `device` with `args`:
+// the call's frame (the memory its tensors name, the device its host code sets) is the calling
+// thread's while it runs.
+Status call_host(SharedLibrary& library, Device device, std::string_view name, void* function,
                  std::span<const Argument> args) noexcept;
 
 } // namespace devrt::tvm::detail

@@ -15,9 +15,18 @@ module stands, then "_import_tree" with its CSR rows), and PackImportsToBytes (a
 count first). SPIR-V entry points are renamed to the kernel's name, as TVM's code generator
 names them, and WGSL entry points likewise.
 
-usage: tvm_fixture.py {vulkan,opencl,webgpu,cpu} OUT.c [--raw OUT.bin] [--spirv NAME=FILE[:ubo] ...]
-                      [--opencl FILE] [--wgsl NAME=FILE ...]
-(--raw: the blob's bytes as `__tvm_dev_mblob` holds them, for the parser's tests)
+TVM >= 0.21 (tvm-ffi, --abi ffi-0.21 / ffi) differs in three ways, followed from its writer code:
+FunctionInfo also saves arg_extra_tags (a vector of int32; 0 for a plain argument); the symbol is
+`__tvm_ffi_library_bin` (0.21) or `__tvm_ffi__library_bin` (0.22 on); and from 0.22 the layout is
+framed (ModuleSerializer::SerializeModuleToBytes in src/target/codegen.cc: the import tree's two
+vectors first, then per module its kind and, but for "_lib", its SaveToBytes as one string).
+CUDA and ROCm modules (CUDAModuleNode / ROCMModuleNode::SaveToBinary: fmt, fmap, data) carry the
+test's PTX (entry points renamed as TVM names them) or code object.
+
+usage: tvm_fixture.py {vulkan,opencl,webgpu,cuda,rocm,cpu} OUT.c [--raw OUT.bin] [--abi packed|ffi-0.21|ffi]
+                      [--spirv NAME=FILE[:ubo] ...] [--opencl FILE] [--wgsl NAME=FILE ...]
+                      [--ptx FILE] [--hsaco FILE]
+(--raw: the blob's bytes as the blob symbol holds them, for the parser's tests)
 """
 import argparse
 import re
@@ -31,13 +40,19 @@ INT32 = (0, 32, 1)
 FLOAT32 = (2, 32, 1)
 KERNELS = {
     "vadd_kernel": ([HANDLE, HANDLE, HANDLE, INT32], ["blockIdx.x", "threadIdx.x"]),
+    # The conformance suite's CUDA/HIP reduce: the block's sum in dynamic shared memory.
+    "vadd": ([HANDLE, HANDLE, HANDLE, INT32], ["blockIdx.x", "threadIdx.x"]),  # a ROCm code object's name
+    "reduce_kernel": ([HANDLE, HANDLE, INT32], ["blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"]),
     "scale_kernel": ([HANDLE, FLOAT32, INT32], ["blockIdx.x", "threadIdx.x"]),
     "sum_scalars_kernel": ([HANDLE] + [INT32] * 17 + [INT32], ["blockIdx.x", "threadIdx.x"]),
 }
 
 
 class Stream:
-    """dmlc::Stream's Write for the types TVM's modules save."""
+    """dmlc::Stream's Write for the types TVM's modules save (support::Stream's from 0.23: the same
+    bytes). `extra_tags`: FunctionInfo saves arg_extra_tags (TVM >= 0.21)."""
+
+    extra_tags = False
 
     def __init__(self):
         self.data = bytearray()
@@ -64,6 +79,9 @@ class Stream:
         for code, bits, lanes in arg_types:
             self.data += struct.pack("<BBH", code, bits, lanes)
         self.strings(tags)
+        if Stream.extra_tags:
+            self.u64(len(arg_types))
+            self.data += struct.pack(f"<{len(arg_types)}i", *([0] * len(arg_types)))
 
     def fmap(self, names):
         self.u64(len(names))
@@ -179,11 +197,37 @@ def serialize(device_key, save, relax=False):
     return bytes(stream.data)
 
 
-def pack_imports_to_c(blob):
+def serialize_framed(device_key, save, relax=False):
+    """TVM >= 0.22's SerializeModuleToBytes: the same module tree, the import tree first, each
+    module's bytes one string. Other module kinds (here "relax.VMExecutable") are framed too."""
+    groups = ([("relax.VMExecutable", lambda s: s.data.extend(b"the VM's program"))] if relax else []) + \
+        [(device_key, save), ("_lib", None)]
+    stream = Stream()
+    rows, children = ([0, 1, 1, 2], [2, 1]) if relax else ([0, 0, 1], [0])
+    for values in (rows, children):
+        stream.u64(len(values))
+        for value in values:
+            stream.u64(value)
+    for kind, write in groups:
+        stream.string(kind)
+        if write is not None:
+            inner = Stream()
+            write(inner)
+            stream.string(bytes(inner.data))
+    return bytes(stream.data)
+
+
+def save_gpu(stream, fmt, code, names):  # CUDAModuleNode / ROCMModuleNode::SaveToBinary
+    stream.string(fmt)
+    stream.fmap(names)
+    stream.string(code)
+
+
+def pack_imports_to_c(blob, symbol="__tvm_dev_mblob"):
     """PackImportsToBytes (a uint64 byte count first) as PackImportsToC writes it."""
     data = struct.pack("<Q", len(blob)) + blob
-    lines = ["#define TVM_EXPORT", "TVM_EXPORT extern const unsigned char __tvm_dev_mblob[];",
-             f"const unsigned char __tvm_dev_mblob[{len(data)}] = {{"]
+    lines = ["#define TVM_EXPORT", f"TVM_EXPORT extern const unsigned char {symbol}[];",
+             f"const unsigned char {symbol}[{len(data)}] = {{"]
     for i in range(0, len(data), 20):
         lines.append("  " + "".join(f"0x{b:02x}," for b in data[i:i + 20]))
     lines.append("};")
@@ -192,18 +236,25 @@ def pack_imports_to_c(blob):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("device", choices=["vulkan", "opencl", "webgpu", "cpu"])
+    parser.add_argument("device", choices=["vulkan", "opencl", "webgpu", "cuda", "rocm", "cpu"])
+    parser.add_argument("--abi", choices=["packed", "ffi-0.21", "ffi"], default="packed")
+    parser.add_argument("--ptx")
+    parser.add_argument("--hsaco")
     parser.add_argument("out")
     parser.add_argument("--spirv", action="append", default=[], help="KERNEL=FILE[:ubo]")
     parser.add_argument("--opencl")
     parser.add_argument("--wgsl", action="append", default=[], help="KERNEL=FILE")
     parser.add_argument("--raw", help="also write the blob's bytes here")
-    parser.add_argument("--variant", choices=["missing-code", "relax", "cuda", "metadata"],
+    parser.add_argument("--variant", choices=["missing-code", "relax", "metal", "metadata"],
                         help="a blob for the parser's refusals: a kernel's code left out, a relax.Executable "
                              "module before the device module (as MLC's libraries have), the device module "
-                             "saved under the type key cuda, a constant loader and an AOT metadata module "
+                             "saved under the type key metal, a constant loader and an AOT metadata module "
                              "before it (as Relay's BYOC and AOT builds have)")
     args = parser.parse_args()
+    Stream.extra_tags = args.abi != "packed"
+    framed = args.abi == "ffi"
+    serialize_as = serialize_framed if framed else serialize
+    symbol = {"packed": "__tvm_dev_mblob", "ffi-0.21": "__tvm_ffi_library_bin", "ffi": "__tvm_ffi__library_bin"}[args.abi]
     if args.device == "vulkan":
         shaders = {}
         for item in args.spirv:
@@ -212,10 +263,20 @@ def main():
             raw = open(path, "rb").read()
             words = rename_entry_point(list(struct.unpack(f"<{len(raw) // 4}I", raw)), name)
             shaders[name] = (words, 1 if form == "ubo" else 0)  # bit 0: kUseUBO
-        blob = serialize("vulkan", lambda s: save_vulkan(s, shaders))
+        blob = serialize_as("vulkan", lambda s: save_vulkan(s, shaders))
     elif args.device == "opencl":
         source = open(args.opencl).read()
-        blob = serialize("opencl", lambda s: save_opencl(s, source, [k for k in KERNELS if k + "(" in source]))
+        blob = serialize_as("opencl", lambda s: save_opencl(s, source, [k for k in KERNELS if k + "(" in source]))
+    elif args.device == "cuda":
+        # TVM names a kernel after its function plus "_kernel"; the PTX's entries are renamed so.
+        ptx = open(args.ptx).read()
+        names = [k for k in KERNELS if re.search(rf"\.entry {k[:-7]}\(", ptx)]
+        for name in names:
+            ptx = re.sub(rf"\b{name[:-7]}(_param_\d+)?\b", lambda m: name + (m.group(1) or ""), ptx)
+        blob = serialize_as("cuda", lambda s: save_gpu(s, "ptx", ptx, names))
+    elif args.device == "rocm":  # a code object keeps its symbols' names: the fmap names them so
+        code = open(args.hsaco, "rb").read()
+        blob = serialize_as("hip", lambda s: save_gpu(s, "hsaco", code, ["vadd"]))
     elif args.device == "webgpu":
         shaders = {}
         for item in args.wgsl:
@@ -236,13 +297,13 @@ def main():
         if args.variant == "metadata":
             blob = serialize_with_metadata("webgpu", save)
         else:
-            blob = serialize("cuda" if args.variant == "cuda" else "webgpu", save, relax=args.variant == "relax")
+            blob = serialize_as("metal" if args.variant == "metal" else "webgpu", save, relax=args.variant == "relax")
     else:
         blob = None  # a CPU library: host code only, no device blob
     with open(args.out, "w") as out:
         out.write("/* Generated by test/tvm/tvm_fixture.py: a TVM-layout device blob. */\n")
         if blob is not None:
-            out.write(pack_imports_to_c(blob))
+            out.write(pack_imports_to_c(blob, symbol))
     if args.raw:
         with open(args.raw, "wb") as raw:
             raw.write(struct.pack("<Q", len(blob)) + blob if blob is not None else b"")

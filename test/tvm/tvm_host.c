@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The host half of a TVM-layout test library, shaped as TVM <= 0.20's LLVM host code generator
- * emits it for a shared library (codegen_cpu.cc): each operator a packed function
- *   int f(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource)
- * that checks its arguments (TVM's own assertion texts, through __TVMAPISetLastError), sets the
- * device with __tvm_set_device, looks its kernels up once through __TVMBackendGetFuncFromEnv
- * (cached in static globals) and calls them through __TVMFuncCall with the buffers' data
- * pointers, the scalars, then one extent per launch tag. The runtime reaches it only through the
- * weak data symbols below, which the loader fills. FIXTURE_DEVICE_TYPE is the DLPack device type
- * of the blob's kernels (1: a CPU library, whose operators compute on the host with
- * __TVMBackendAllocWorkspace and __TVMBackendParallelLaunch). */
+/* The host half of a TVM-layout test library, shaped as TVM's LLVM host code generator emits it
+ * for a shared library (codegen_cpu.cc), in either of its ABIs:
+ *  - TVM <= 0.20 (FIXTURE_FFI 0): each operator a packed function
+ *      int f(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource)
+ *    that checks its arguments (TVM's own assertion texts, through __TVMAPISetLastError), sets the
+ *    device with __tvm_set_device, looks its kernels up once through __TVMBackendGetFuncFromEnv
+ *    (cached in static globals) and calls them through __TVMFuncCall with the buffers' data
+ *    pointers, the scalars, then one extent per launch tag;
+ *  - TVM >= 0.22 (FIXTURE_FFI 1; tvm-ffi): each operator exported as __tvm_ffi_<name>,
+ *      int f(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
+ *    its kernels looked up through __TVMFFIHandleInitOnce and __TVMFFIEnvModLookupFromImports with
+ *    __tvm_ffi__library_ctx, called through __TVMFFIFunctionCall with TVMFFIAny values; assertion
+ *    failures raised through TVMFFIErrorSetRaisedFromCStrParts, which TVM's code imports by name
+ *    from libtvm_ffi (this library is linked against a link-time stub of it: DT_NEEDED
+ *    libtvm_ffi.so, which exists nowhere at run time). `stable_add_one` is tvm-ffi's own example
+ *    (examples/stable_c_abi: TVMFFIErrorSetRaisedFromCStr imported by name).
+ * Otherwise the runtime reaches it only through the weak data symbols below, which the loader
+ * fills. FIXTURE_DEVICE_TYPE is the DLPack device type of the blob's kernels (1: a CPU library,
+ * whose operators compute on the host with __TVMBackendAllocWorkspace and
+ * __TVMBackendParallelLaunch). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,10 +43,6 @@ typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* 
 #define TVM_DLL __attribute__((visibility("default")))
 #define TVM_CONTEXT __attribute__((weak, visibility("default")))
 
-TVM_CONTEXT void* __tvm_module_ctx = NULL;
-TVM_CONTEXT int (*__TVMFuncCall)(void*, TVMValue*, int*, int, TVMValue*, int*) = NULL;
-TVM_CONTEXT int (*__TVMBackendGetFuncFromEnv)(void*, const char*, void**) = NULL;
-TVM_CONTEXT void (*__TVMAPISetLastError)(const char*) = NULL;
 TVM_CONTEXT void* (*__TVMBackendAllocWorkspace)(int, int, uint64_t, int, int) = NULL;
 TVM_CONTEXT int (*__TVMBackendFreeWorkspace)(int, int, void*) = NULL;
 TVM_CONTEXT int (*__TVMBackendParallelLaunch)(FTVMParallelLambda, void*, int) = NULL;
@@ -44,10 +50,89 @@ TVM_CONTEXT int (*__TVMBackendParallelBarrier)(int, TVMParallelGroupEnv*) = NULL
 
 enum { kTVMArgInt = 0, kTVMArgFloat = 2, kTVMOpaqueHandle = 3, kTVMDLTensorHandle = 7, kTVMNDArrayHandle = 13 };
 
+#ifndef FIXTURE_FFI
+#define FIXTURE_FFI 0
+#endif
+
+#if FIXTURE_FFI
+/* tvm-ffi's c_api.h, as much as TVM's generated code uses. */
+typedef struct {
+  int32_t type_index;
+  uint32_t zero_padding;
+  union {
+    int64_t v_int64;
+    double v_float64;
+    void* v_ptr;
+    const char* v_c_str;
+  };
+} TVMFFIAny;
+typedef struct {
+  uint64_t combined_ref_count;
+  int32_t type_index;
+  uint32_t padding;
+  void* deleter;
+} TVMFFIObject;
+enum { kTVMFFINone = 0, kTVMFFIInt = 1, kTVMFFIFloat = 3, kTVMFFIOpaquePtr = 4, kTVMFFIDLTensorPtr = 7,
+       kTVMFFITensor = 70 };
+void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t n);
+void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
+
+TVM_CONTEXT void* __tvm_ffi__library_ctx = NULL;
+TVM_CONTEXT int (*__TVMFFIFunctionCall)(void*, TVMFFIAny*, int32_t, TVMFFIAny*) = NULL;
+TVM_CONTEXT int (*__TVMFFIEnvModLookupFromImports)(void*, const char*, void**) = NULL;
+TVM_CONTEXT int (*__TVMFFIHandleInitOnce)(void**, int (*)(void**)) = NULL;
+TVM_CONTEXT void (*__TVMFFIErrorSetRaisedFromCStr)(const char*, const char*) = NULL;
+
+/* An operator's arguments: TVMFFIAny values. */
+#define OPERATOR(name) TVM_DLL int __tvm_ffi_##name(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
+#define UNUSED_OPERATOR_ARGS (void)self, (void)result
+#define ARG_CODE(i) ffi_code(&args[i])
+#define ARG_TENSOR(i) ffi_tensor(&args[i])
+#define ARG_INT(i) args[i].v_int64
+#define ARG_FLOAT(i) args[i].v_float64
+
+/* tvm-ffi type indices as TVM <= 0.20's codes, for the shared checks below. */
+static int ffi_code(const TVMFFIAny* a) {
+  switch (a->type_index) {
+  case kTVMFFIInt: return kTVMArgInt;
+  case kTVMFFIFloat: return kTVMArgFloat;
+  case kTVMFFIDLTensorPtr: return kTVMDLTensorHandle;
+  case kTVMFFITensor: return kTVMNDArrayHandle;
+  default: return -1;
+  }
+}
+static DLTensor* ffi_tensor(const TVMFFIAny* a) {
+  return a->type_index == kTVMFFITensor ? (DLTensor*)((char*)a->v_ptr + sizeof(TVMFFIObject)) : (DLTensor*)a->v_ptr;
+}
+
+static int assert_fail(const char* message) {
+  const char* parts[] = {message};
+  TVMFFIErrorSetRaisedFromCStrParts("RuntimeError", parts, 1);
+  return -1;
+}
+#else
+TVM_CONTEXT void* __tvm_module_ctx = NULL;
+TVM_CONTEXT int (*__TVMFuncCall)(void*, TVMValue*, int*, int, TVMValue*, int*) = NULL;
+TVM_CONTEXT int (*__TVMBackendGetFuncFromEnv)(void*, const char*, void**) = NULL;
+TVM_CONTEXT void (*__TVMAPISetLastError)(const char*) = NULL;
+
+#define OPERATOR(name) \
+  TVM_DLL int name(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource)
+#define UNUSED_OPERATOR_ARGS (void)ret, (void)ret_code, (void)resource
+#define ARG_CODE(i) type_codes[i]
+#define ARG_TENSOR(i) ((DLTensor*)args[i].v_handle)
+#define ARG_INT(i) args[i].v_int64
+#define ARG_FLOAT(i) args[i].v_float64
+
 static int assert_fail(const char* message) {
   __TVMAPISetLastError(message);
   return -1;
 }
+#endif
+
+#ifndef VADD_KERNEL
+#define VADD_KERNEL "vadd_kernel"
+#endif
 
 /* TVM's checks of a 1-D compact tensor argument `name` of function `f`. */
 static int check_tensor(const char* f, const char* name, int code, const DLTensor* t, uint8_t type_code, int64_t n,
@@ -90,6 +175,40 @@ static int check_tensor(const char* f, const char* name, int code, const DLTenso
 
 static void* set_device_packed = NULL;
 
+#if FIXTURE_FFI
+/* CreatePackedFuncInit: one init function per looked-up name. */
+#define HANDLE_INIT(handle, name)                                                                                    \
+  static int handle##_init(void** out) { return __TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, out); }
+HANDLE_INIT(set_device_packed, "__tvm_set_device")
+
+/* The kernel call as TVM's host code packs it: buffers as opaque pointers, the rest as ints and floats. */
+static int ffi_call(void* function, const TVMValue* args, const int* codes, int count) {
+  TVMFFIAny packed[24];
+  TVMFFIAny ret;
+  for (int i = 0; i < count; ++i) {
+    packed[i].zero_padding = 0;
+    packed[i].type_index = codes[i] == kTVMOpaqueHandle ? kTVMFFIOpaquePtr : codes[i] == kTVMArgFloat ? kTVMFFIFloat
+                                                                                                       : kTVMFFIInt;
+    packed[i].v_int64 = args[i].v_int64;
+  }
+  ret.type_index = kTVMFFINone;
+  return __TVMFFIFunctionCall(function, packed, count, &ret);
+}
+
+static int set_device(int device_id) {
+  TVMValue args[2];
+  int codes[2] = {kTVMArgInt, kTVMArgInt};
+  args[0].v_int64 = FIXTURE_DEVICE_TYPE;
+  args[1].v_int64 = device_id;
+  if (__TVMFFIHandleInitOnce(&set_device_packed, set_device_packed_init) != 0) return -1;
+  return ffi_call(set_device_packed, args, codes, 2);
+}
+
+#define LAUNCH(handle, kernel, args, codes, count)                                                                    \
+  (__TVMFFIHandleInitOnce(&handle, handle##_init) != 0 ? -1 : ffi_call(handle, args, codes, count))
+#else
+#define HANDLE_INIT(handle, name)
+
 static int set_device(int device_id) {
   TVMValue args[2];
   int codes[2] = {kTVMArgInt, kTVMArgInt};
@@ -110,6 +229,8 @@ static int launch(void** cache, const char* kernel, TVMValue* args, int* codes, 
   if (*cache == NULL && __TVMBackendGetFuncFromEnv(__tvm_module_ctx, kernel, cache) != 0) return -1;
   return __TVMFuncCall(*cache, args, codes, count, &ret, &ret_code);
 }
+#define LAUNCH(handle, kernel, args, codes, count) launch(&handle, kernel, args, codes, count)
+#endif
 
 #if FIXTURE_DEVICE_TYPE != 1
 
@@ -117,18 +238,22 @@ static void* vadd_kernel_packed = NULL;
 static void* scale_kernel_packed = NULL;
 static void* sum_scalars_kernel_packed = NULL;
 static void* missing_kernel_packed = NULL;
+HANDLE_INIT(vadd_kernel_packed, VADD_KERNEL)
+HANDLE_INIT(scale_kernel_packed, "scale_kernel")
+HANDLE_INIT(sum_scalars_kernel_packed, "sum_scalars_kernel")
+HANDLE_INIT(missing_kernel_packed, "missing_kernel")
 
 /* c = a + b */
-TVM_DLL int vadd(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource) {
-  (void)ret, (void)ret_code, (void)resource;
+OPERATOR(vadd) {
+  UNUSED_OPERATOR_ARGS;
   if (num_args != 3) return assert_fail("vadd: num_args should be 3");
-  DLTensor* a = (DLTensor*)args[0].v_handle;
-  DLTensor* b = (DLTensor*)args[1].v_handle;
-  DLTensor* c = (DLTensor*)args[2].v_handle;
-  if (check_tensor("vadd", "A", type_codes[0], a, kDLFloat, 0, 0) != 0) return -1;
+  DLTensor* a = ARG_TENSOR(0);
+  DLTensor* b = ARG_TENSOR(1);
+  DLTensor* c = ARG_TENSOR(2);
+  if (check_tensor("vadd", "A", ARG_CODE(0), a, kDLFloat, 0, 0) != 0) return -1;
   const int64_t n = a->shape[0];
-  if (check_tensor("vadd", "B", type_codes[1], b, kDLFloat, n, 1) != 0 ||
-      check_tensor("vadd", "C", type_codes[2], c, kDLFloat, n, 1) != 0) {
+  if (check_tensor("vadd", "B", ARG_CODE(1), b, kDLFloat, n, 1) != 0 ||
+      check_tensor("vadd", "C", ARG_CODE(2), c, kDLFloat, n, 1) != 0) {
     return -1;
   }
   if (set_device(a->device.device_id) != 0) return -1;
@@ -140,37 +265,37 @@ TVM_DLL int vadd(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, i
   k[3].v_int64 = n;
   k[4].v_int64 = (n + 63) / 64; /* blockIdx.x */
   k[5].v_int64 = 64;            /* threadIdx.x */
-  return launch(&vadd_kernel_packed, "vadd_kernel", k, codes, 6);
+  return LAUNCH(vadd_kernel_packed, VADD_KERNEL, k, codes, 6);
 }
 
 /* x *= factor (a float64 argument, a float32 kernel scalar) */
-TVM_DLL int scale(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource) {
-  (void)ret, (void)ret_code, (void)resource;
+OPERATOR(scale) {
+  UNUSED_OPERATOR_ARGS;
   if (num_args != 2) return assert_fail("scale: num_args should be 2");
-  DLTensor* x = (DLTensor*)args[0].v_handle;
-  if (check_tensor("scale", "X", type_codes[0], x, kDLFloat, 0, 0) != 0) return -1;
-  if (type_codes[1] != kTVMArgFloat) return assert_fail("scale: Expect arg[1] to be float");
+  DLTensor* x = ARG_TENSOR(0);
+  if (check_tensor("scale", "X", ARG_CODE(0), x, kDLFloat, 0, 0) != 0) return -1;
+  if (ARG_CODE(1) != kTVMArgFloat) return assert_fail("scale: Expect arg[1] to be float");
   const int64_t n = x->shape[0];
   if (set_device(x->device.device_id) != 0) return -1;
   TVMValue k[5];
   int codes[5] = {kTVMOpaqueHandle, kTVMArgFloat, kTVMArgInt, kTVMArgInt, kTVMArgInt};
   k[0].v_handle = x->data;
-  k[1].v_float64 = args[1].v_float64;
+  k[1].v_float64 = ARG_FLOAT(1);
   k[2].v_int64 = n;
   k[3].v_int64 = (n + 63) / 64;
   k[4].v_int64 = 64;
-  return launch(&scale_kernel_packed, "scale_kernel", k, codes, 5);
+  return LAUNCH(scale_kernel_packed, "scale_kernel", k, codes, 5);
 }
 
 /* out[i] = s0 + ... + s16: 17 int scalars, then n: 18 scalars, past TVM's 128-byte push-constant
  * budget, so a Vulkan kernel takes them in a uniform buffer. */
-TVM_DLL int sum_scalars(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource) {
-  (void)ret, (void)ret_code, (void)resource;
+OPERATOR(sum_scalars) {
+  UNUSED_OPERATOR_ARGS;
   if (num_args != 18) return assert_fail("sum_scalars: num_args should be 18");
-  DLTensor* out = (DLTensor*)args[0].v_handle;
-  if (check_tensor("sum_scalars", "Out", type_codes[0], out, kDLInt, 0, 0) != 0) return -1;
+  DLTensor* out = ARG_TENSOR(0);
+  if (check_tensor("sum_scalars", "Out", ARG_CODE(0), out, kDLInt, 0, 0) != 0) return -1;
   for (int i = 1; i < 18; ++i) {
-    if (type_codes[i] != kTVMArgInt) return assert_fail("sum_scalars: Expect the scalars to be int");
+    if (ARG_CODE(i) != kTVMArgInt) return assert_fail("sum_scalars: Expect the scalars to be int");
   }
   const int64_t n = out->shape[0];
   if (set_device(out->device.device_id) != 0) return -1;
@@ -179,23 +304,27 @@ TVM_DLL int sum_scalars(TVMValue* args, int* type_codes, int num_args, TVMValue*
   k[0].v_handle = out->data;
   codes[0] = kTVMOpaqueHandle;
   for (int i = 1; i < 18; ++i) {
-    k[i].v_int64 = args[i].v_int64;
+    k[i].v_int64 = ARG_INT(i);
     codes[i] = kTVMArgInt;
   }
   k[18].v_int64 = n;
   k[19].v_int64 = (n + 63) / 64;
   k[20].v_int64 = 64;
   for (int i = 18; i < 21; ++i) codes[i] = kTVMArgInt;
-  return launch(&sum_scalars_kernel_packed, "sum_scalars_kernel", k, codes, 21);
+  return LAUNCH(sum_scalars_kernel_packed, "sum_scalars_kernel", k, codes, 21);
 }
 
 /* Asks for a kernel the blob does not hold: the runtime's refusal comes back as the call's error. */
-TVM_DLL int missing(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource) {
-  (void)args, (void)type_codes, (void)num_args, (void)ret, (void)ret_code, (void)resource;
+OPERATOR(missing) {
+  UNUSED_OPERATOR_ARGS;
+  (void)args, (void)num_args;
+#if !FIXTURE_FFI
+  (void)type_codes;
+#endif
   TVMValue k[1];
   int codes[1] = {kTVMArgInt};
   k[0].v_int64 = 0;
-  return launch(&missing_kernel_packed, "missing_kernel", k, codes, 1);
+  return LAUNCH(missing_kernel_packed, "missing_kernel", k, codes, 1);
 }
 
 #else /* a CPU library */
@@ -223,16 +352,16 @@ static int vadd_task(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
 }
 
 /* c = a + b in parallel tasks, each writing its partial sum into a workspace; returns 0. */
-TVM_DLL int cpu_vadd(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource) {
-  (void)ret, (void)ret_code, (void)resource;
+OPERATOR(cpu_vadd) {
+  UNUSED_OPERATOR_ARGS;
   if (num_args != 3) return assert_fail("cpu_vadd: num_args should be 3");
-  DLTensor* a = (DLTensor*)args[0].v_handle;
-  DLTensor* b = (DLTensor*)args[1].v_handle;
-  DLTensor* c = (DLTensor*)args[2].v_handle;
-  if (check_tensor("cpu_vadd", "A", type_codes[0], a, kDLFloat, 0, 0) != 0) return -1;
+  DLTensor* a = ARG_TENSOR(0);
+  DLTensor* b = ARG_TENSOR(1);
+  DLTensor* c = ARG_TENSOR(2);
+  if (check_tensor("cpu_vadd", "A", ARG_CODE(0), a, kDLFloat, 0, 0) != 0) return -1;
   const int64_t n = a->shape[0];
-  if (check_tensor("cpu_vadd", "B", type_codes[1], b, kDLFloat, n, 1) != 0 ||
-      check_tensor("cpu_vadd", "C", type_codes[2], c, kDLFloat, n, 1) != 0) {
+  if (check_tensor("cpu_vadd", "B", ARG_CODE(1), b, kDLFloat, n, 1) != 0 ||
+      check_tensor("cpu_vadd", "C", ARG_CODE(2), c, kDLFloat, n, 1) != 0) {
     return -1;
   }
   const int tasks = 4;
@@ -247,4 +376,23 @@ TVM_DLL int cpu_vadd(TVMValue* args, int* type_codes, int num_args, TVMValue* re
   return launched;
 }
 
+#endif
+
+#if FIXTURE_FFI
+/* tvm-ffi's examples/stable_c_abi/src/add_one_cpu.c, as it stands there: y = x + 1 on the host. */
+TVM_DLL int __tvm_ffi_stable_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)handle, (void)num_args, (void)result;
+  DLTensor* x;
+  if (args[0].type_index == kTVMFFIDLTensorPtr) x = (DLTensor*)(args[0].v_ptr);
+  else if (args[0].type_index == kTVMFFITensor) x = (DLTensor*)(args[0].v_c_str + sizeof(TVMFFIObject));
+  else { TVMFFIErrorSetRaisedFromCStr("ValueError", "Expects a Tensor input"); return -1; }
+  DLTensor* y;
+  if (args[1].type_index == kTVMFFIDLTensorPtr) y = (DLTensor*)(args[1].v_ptr);
+  else if (args[1].type_index == kTVMFFITensor) y = (DLTensor*)(args[1].v_c_str + sizeof(TVMFFIObject));
+  else { TVMFFIErrorSetRaisedFromCStr("ValueError", "Expects a Tensor output"); return -1; }
+  for (int64_t i = 0; i < x->shape[0]; ++i) {
+    ((float*)y->data)[i] = ((float*)x->data)[i] + 1.0f;
+  }
+  return 0;
+}
 #endif

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // devrt::tvm (devrt/tvm.hpp) on TVM-layout libraries built by this test build (test/tvm/): the
 // blob parser on what TVM's writer writes and on every truncation and corruption of it; the
-// libraries' functions on cpu, opencl, vulkan (push constants and a uniform buffer) and webgpu
-// against the expected values; refusals, coexistence with TVM's own runtime symbols, one file
-// loaded twice, calls from several threads.
+// libraries' functions on cpu, opencl, vulkan (push constants and a uniform buffer), webgpu and
+// cuda, in TVM <= 0.20's ABI and in tvm-ffi's (TVM >= 0.21), against the expected values;
+// refusals, coexistence with TVM's own runtime symbols (libtvm_runtime's and libtvm_ffi's), one
+// file loaded twice, calls from several threads.
 #include <devrt/devrt.hpp>
 #include <devrt/registry.hpp>
 #include <devrt/tvm.hpp>
@@ -48,6 +49,15 @@ extern "C" {
   return -1;
 }
 [[gnu::visibility("default")]] void TVMAPISetLastError(const char*) { ++g_tvm_runtime_calls; }
+// And libtvm_ffi's, as a process that imported tvm_ffi has them.
+[[gnu::visibility("default")]] void TVMFFIErrorSetRaisedFromCStr(const char*, const char*) { ++g_tvm_runtime_calls; }
+[[gnu::visibility("default")]] void TVMFFIErrorSetRaisedFromCStrParts(const char*, const char**, std::int32_t) {
+  ++g_tvm_runtime_calls;
+}
+[[gnu::visibility("default")]] int TVMFFIFunctionCall(void*, void*, std::int32_t, void*) {
+  ++g_tvm_runtime_calls;
+  return -1;
+}
 }
 
 namespace {
@@ -92,18 +102,26 @@ struct Fixture {
   const char* name;
   DeviceKind kind;
   const char* path;
+  bool ffi = false; // built as TVM >= 0.22 builds (tvm-ffi), importing libtvm_ffi
 };
 
 std::vector<Fixture> device_fixtures() {
   std::vector<Fixture> out;
 #ifdef DEVRT_TEST_TVM_OPENCL
   out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_OPENCL});
+  out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_OPENCL_FFI, true});
 #endif
 #ifdef DEVRT_TEST_TVM_VULKAN
   out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VULKAN});
+  out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VULKAN_FFI, true});
 #endif
 #ifdef DEVRT_TEST_TVM_WEBGPU
   out.push_back({"webgpu", DeviceKind::webgpu, DEVRT_TEST_TVM_WEBGPU});
+  out.push_back({"webgpu", DeviceKind::webgpu, DEVRT_TEST_TVM_WEBGPU_FFI, true});
+#endif
+#ifdef DEVRT_TEST_TVM_CUDA
+  out.push_back({"cuda", DeviceKind::cuda, DEVRT_TEST_TVM_CUDA});
+  out.push_back({"cuda", DeviceKind::cuda, DEVRT_TEST_TVM_CUDA_FFI, true});
 #endif
   return out;
 }
@@ -174,6 +192,68 @@ TEST_CASE("a blob as TVM writes it parses: modules, kernels, launch tags, shader
   CHECK(relay->modules[0].kernels.size() == 2);
 }
 
+TEST_CASE("blobs of TVM >= 0.21 parse: arg_extra_tags, the framed layout, CUDA and ROCm modules", "[tvm]") {
+  using devrt::tvm::BlobAbi;
+  // TVM 0.21: the inline layout, FunctionInfo with arg_extra_tags.
+  const std::vector<std::byte> v021 = read_file(DEVRT_TEST_TVM_BLOB_FFI_0_21);
+  devrt::Result<devrt::tvm::DeviceBlob> inline_ffi = devrt::tvm::parse_device_blob(v021, BlobAbi::ffi);
+  INFO(inline_ffi.status().message());
+  REQUIRE(inline_ffi.ok());
+  REQUIRE(inline_ffi->modules.size() == 1);
+  CHECK(inline_ffi->modules[0].kernels.size() == 2);
+  CHECK_FALSE(devrt::tvm::parse_device_blob(v021, BlobAbi::packed).ok()); // the tags are bytes it cannot place
+  // TVM >= 0.22: framed; a module kind devrt does not run is skipped by its length.
+  const std::vector<std::byte> framed = read_file(DEVRT_TEST_TVM_BLOB_FFI_FRAMED_RELAX);
+  devrt::Result<devrt::tvm::DeviceBlob> skipped = devrt::tvm::parse_device_blob(framed, BlobAbi::ffi);
+  INFO(skipped.status().message());
+  REQUIRE(skipped.ok());
+  CHECK(skipped->has_host_module);
+  REQUIRE(skipped->skipped.size() == 1);
+  CHECK(contains(skipped->skipped[0], "relax.VMExecutable: not device code devrt runs"));
+  REQUIRE(skipped->modules.size() == 1);
+  CHECK(skipped->modules[0].kernel_code.size() == 2);
+  for (std::size_t n = 0; n < framed.size(); ++n) {
+    std::vector<std::byte> cut(framed.begin(), framed.begin() + static_cast<std::ptrdiff_t>(n));
+    REQUIRE(devrt::tvm::parse_device_blob(cut, BlobAbi::ffi).status().code() == ErrorCode::invalid_argument);
+  }
+  for (std::size_t i = 8; i < framed.size(); ++i) {
+    std::vector<std::byte> flipped = framed;
+    flipped[i] ^= std::byte{0xff};
+    static_cast<void>(devrt::tvm::parse_device_blob(flipped, BlobAbi::ffi));
+  }
+#ifdef DEVRT_TEST_TVM_CUDA_BLOB
+  for (const auto& [path, abi] : {std::pair{DEVRT_TEST_TVM_CUDA_BLOB, BlobAbi::packed},
+                                  std::pair{DEVRT_TEST_TVM_CUDA_FFI_BLOB, BlobAbi::ffi}}) {
+    devrt::Result<devrt::tvm::DeviceBlob> cuda = devrt::tvm::parse_device_blob(read_file(path), abi);
+    INFO(cuda.status().message());
+    REQUIRE(cuda.ok());
+    REQUIRE(cuda->modules.size() == 1);
+    const devrt::tvm::DeviceModule& module = cuda->modules[0];
+    CHECK(module.type_key == "cuda");
+    CHECK(module.format == "ptx");
+    CHECK(contains(std::string(reinterpret_cast<const char*>(module.source.data()), module.source.size()),
+                   ".entry vadd_kernel("));
+    bool dynamic_shared = false;
+    for (const devrt::tvm::KernelInfo& kernel : module.kernels) {
+      if (kernel.name == "reduce_kernel") dynamic_shared = kernel.launch_tags.back() == "tir.use_dyn_shared_memory";
+    }
+    CHECK(dynamic_shared);
+  }
+#else
+  WARN("SKIP the CUDA blobs: no nvcc or no cuda backend in this build");
+#endif
+#ifdef DEVRT_TEST_TVM_BLOB_ROCM
+  devrt::Result<devrt::tvm::DeviceBlob> rocm = devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_ROCM), BlobAbi::ffi);
+  INFO(rocm.status().message());
+  REQUIRE(rocm.ok());
+  REQUIRE(rocm->modules.size() == 1);
+  CHECK(rocm->modules[0].type_key == "hip");
+  CHECK(rocm->modules[0].format == "hsaco");
+#else
+  WARN("SKIP the ROCm blob: no hipcc or no rocm backend in this build");
+#endif
+}
+
 TEST_CASE("every truncation and corruption of a blob is refused with its reason, never read past", "[tvm]") {
   const std::vector<std::byte> good = read_file(DEVRT_TEST_TVM_BLOB_RELAX);
   REQUIRE(devrt::tvm::parse_device_blob(good).ok());
@@ -205,17 +285,20 @@ TEST_CASE("every truncation and corruption of a blob is refused with its reason,
       devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_MISSING_CODE));
   CHECK(missing.status().code() == ErrorCode::invalid_argument);
   CHECK(contains(missing.status().message(), "describes kernel 'scale_kernel' but holds no code for it"));
-  devrt::Result<devrt::tvm::DeviceBlob> cuda = devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_CUDA));
-  CHECK(cuda.status().code() == ErrorCode::unsupported);
-  CHECK(contains(cuda.status().message(), "cuda kernels"));
+  devrt::Result<devrt::tvm::DeviceBlob> metal = devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_METAL));
+  CHECK(metal.status().code() == ErrorCode::unsupported);
+  CHECK(contains(metal.status().message(), "no Metal backend"));
 }
 
 TEST_CASE("a CPU library's operators run with devrt's workspace and parallel launch, not TVM's", "[tvm]") {
   const Device cpu = devrt::kHostDevice;
-  devrt::Result<Library> lib = Library::load(DEVRT_TEST_TVM_CPU, cpu);
+  const bool ffi = GENERATE(false, true);
+  INFO((ffi ? "tvm-ffi" : "TVM <= 0.20") << " library");
+  devrt::Result<Library> lib = Library::load(ffi ? DEVRT_TEST_TVM_CPU_FFI : DEVRT_TEST_TVM_CPU, cpu);
   INFO(lib.status().message());
   REQUIRE(lib.ok());
-  CHECK(lib->functions() == std::vector<std::string>{"cpu_vadd"});
+  CHECK(lib->functions() ==
+        (ffi ? std::vector<std::string>{"cpu_vadd", "stable_add_one"} : std::vector<std::string>{"cpu_vadd"}));
   CHECK(lib->kernels().empty());
   Tensor a = floats(cpu, iota(1.0f, 1.0f)), b = floats(cpu, iota(0.5f, 0.0f)), c = floats(cpu, iota(0.0f, 0.0f));
   devrt::Status called = lib->call("cpu_vadd", {a, b, c});
@@ -229,25 +312,44 @@ TEST_CASE("a CPU library's operators run with devrt's workspace and parallel lau
   CHECK(refused.code() == ErrorCode::invalid_argument);
   CHECK(contains(refused.message(), "cpu_vadd"));
   CHECK(contains(refused.message(), "unsatisfied constraint"));
-  CHECK(contains(refused.message(), "libtvm-fixture-cpu.so"));
+  CHECK(contains(refused.message(), ffi ? "libtvm-fixture-cpu-ffi.so" : "libtvm-fixture-cpu.so"));
+  if (ffi) CHECK(contains(refused.message(), "RuntimeError: ")); // TVMFFIErrorSetRaisedFromCStrParts's kind
   CHECK(lib->call("cpu_vadd", {a, b}).code() == ErrorCode::invalid_argument);
   CHECK(lib->call("no_such_function", {a}).code() == ErrorCode::not_found);
+  if (ffi) {
+    // tvm-ffi's own stable C ABI example, which imports TVMFFIErrorSetRaisedFromCStr by name.
+    REQUIRE(lib->call("stable_add_one", {a, c}).ok());
+    CHECK(host_values<float>(c) == iota(2.0f, 1.0f));
+    devrt::Status wrong = lib->call("stable_add_one", {std::int64_t{3}, c});
+    CHECK(wrong.code() == ErrorCode::invalid_argument);
+    CHECK(contains(wrong.message(), "ValueError: Expects a Tensor input"));
+  }
+  CHECK(g_tvm_runtime_calls.load() == 0);
+}
+
+TEST_CASE("a tvm-ffi library importing what devrt does not provide is refused, naming the import", "[tvm]") {
+  devrt::Result<Library> lib = Library::load(DEVRT_TEST_TVM_UNPROVIDED, devrt::kHostDevice);
+  CHECK(lib.status().code() == ErrorCode::unsupported);
+  CHECK(contains(lib.status().message(), "it imports TVMFFIObjectDecRef from TVM's runtime"));
 }
 
 TEST_CASE("a device library's operators run its kernels on the device in TVM's convention", "[tvm]") {
   for (const Fixture& fixture : device_fixtures()) {
     const Device device{fixture.kind, 0};
-    INFO("fixture " << fixture.name);
+    INFO("fixture " << fixture.name << (fixture.ffi ? " (tvm-ffi)" : ""));
     std::string reason;
     if (!present(device, reason)) {
-      WARN("SKIP " << fixture.name << ": " << reason);
+      WARN("SKIP " << fixture.name << (fixture.ffi ? " (tvm-ffi)" : "") << ": " << reason);
       continue;
     }
     devrt::Result<Library> lib = Library::load(fixture.path, device);
     INFO(lib.status().message());
     REQUIRE(lib.ok());
-    CHECK(lib->functions() == std::vector<std::string>{"missing", "scale", "sum_scalars", "vadd"});
-    CHECK(lib->kernels().size() == 3);
+    std::vector<std::string> functions{"missing", "scale", "sum_scalars", "vadd"};
+    if (fixture.ffi) functions.insert(functions.begin() + 2, "stable_add_one");
+    CHECK(lib->functions() == functions);
+    const bool gpu = fixture.kind == DeviceKind::cuda;
+    CHECK(lib->kernels().size() == 3); // CUDA: vadd, scale and reduce of the conformance suite's kernels
 
     Tensor a = floats(device, iota(1.0f, 1.0f)), b = floats(device, iota(0.5f, 0.0f)),
            c = floats(device, iota(0.0f, 0.0f));
@@ -261,6 +363,7 @@ TEST_CASE("a device library's operators run its kernels on the device in TVM's c
 
     devrt::Result<Tensor> sums = Tensor::empty({kCount}, devrt::DataType::int32(), device);
     REQUIRE(sums.ok());
+    if (gpu) continue; // no sum_scalars kernel in the CUDA conformance kernels
     std::vector<devrt::tvm::Argument> args{*sums};
     std::int64_t expected = 0;
     for (int i = 0; i < 17; ++i) {
