@@ -565,6 +565,53 @@ static void test_tvm_library(void) {
 #endif
 }
 
+/* The same CPU library as TVM >= 0.22 builds it (tvm-ffi; importing libtvm_ffi, which does not
+ * exist here): tvm-ffi's stable C ABI example called with DLTensors the caller owns, and errors. */
+static void test_tvm_ffi_library(void) {
+#ifdef DEVRT_TEST_TVM_CPU_FFI
+  devrt_tvm_library library = NULL;
+  devrt_tvm_arg args[2];
+  const char* name = NULL;
+  size_t count = 0;
+  int64_t shape[1] = {64};
+  float x[64], y[64];
+  DLTensor tx, ty;
+  int i, good = 1;
+  CHECK_OK(devrt_tvm_library_load(DEVRT_TEST_TVM_CPU_FFI, kCpu, &library));
+  if (library == NULL) return;
+  CHECK_OK(devrt_tvm_library_function(library, 1, &name, &count));
+  CHECK(count == 2 && name != NULL && strcmp(name, "stable_add_one") == 0);
+  for (i = 0; i < 64; ++i) x[i] = (float)i, y[i] = 0.0f;
+  memset(&tx, 0, sizeof tx);
+  tx.data = x;
+  tx.device.device_type = kDLCPU;
+  tx.ndim = 1;
+  tx.dtype.code = kDLFloat;
+  tx.dtype.bits = 32;
+  tx.dtype.lanes = 1;
+  tx.shape = shape;
+  ty = tx;
+  ty.data = y;
+  args[0].kind = DEVRT_TVM_ARG_DLTENSOR;
+  args[0].reserved = 0;
+  args[0].value.dl_tensor = &tx;
+  args[1] = args[0];
+  args[1].value.dl_tensor = &ty;
+  CHECK_OK(devrt_tvm_library_call(library, "stable_add_one", args, 2));
+  for (i = 0; i < 64; ++i) good &= y[i] == (float)i + 1.0f;
+  CHECK(good);
+  args[0].kind = DEVRT_TVM_ARG_INT;
+  args[0].value.i64 = 5;
+  CHECK(devrt_tvm_library_call(library, "stable_add_one", args, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "ValueError: Expects a Tensor input") != NULL);
+  CHECK(devrt_tvm_library_call(library, "cpu_vadd", args, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "RuntimeError: cpu_vadd: num_args should be 3") != NULL);
+  devrt_tvm_library_release(library);
+#else
+  printf("skip tvm-ffi libraries: this build has no TVM-layout test library\n");
+#endif
+}
+
 int main(void) {
   devrt_device vulkan = {7, 0};
   test_version_and_errors();
@@ -581,6 +628,7 @@ int main(void) {
   test_tensors();
   test_launch();
   test_tvm_library();
+  test_tvm_ffi_library();
 #if DEVRT_TEST_TOOLCHAIN
   test_toolchain();
 #else

@@ -42,11 +42,30 @@ def test_a_cpu_library_runs_with_numpy_arrays_through_dlpack():
         lib["cpu_vadd"](a, b, "c")
 
 
+def test_a_tvm_ffi_library_runs_where_no_libtvm_ffi_exists():
+    """The CPU library as TVM >= 0.22 builds it: tvm-ffi functions, libtvm_ffi's imports (absent
+    here) bound to devrt; tvm-ffi's stable C ABI example among its functions."""
+    lib = devrt.tvm.load_library(fixture("cpu_ffi"), devrt.cpu(0))
+    assert lib.functions == ["cpu_vadd", "stable_add_one"]
+    a = np.arange(N, dtype=np.float32)
+    b = np.full(N, 0.25, dtype=np.float32)
+    c = np.zeros(N, dtype=np.float32)
+    lib["cpu_vadd"](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    lib["stable_add_one"](a, c)
+    np.testing.assert_array_equal(c, a + 1)
+    with pytest.raises(devrt.InvalidArgumentError, match="RuntimeError: .*unsatisfied constraint"):
+        lib["cpu_vadd"](a, b[:10], c)
+    with pytest.raises(devrt.InvalidArgumentError, match="ValueError: Expects a Tensor input"):
+        lib["stable_add_one"](3, c)
+
+
+@pytest.mark.parametrize("abi", ["", "_ffi"])
 @pytest.mark.parametrize("kind", ["opencl", "vulkan", "webgpu"])
-def test_a_device_library_runs_its_kernels(kind):
+def test_a_device_library_runs_its_kernels(kind, abi):
     device = present(devrt.device(kind, 0))
-    lib = devrt.tvm.load_library(fixture(kind), device)
-    assert lib.functions == ["missing", "scale", "sum_scalars", "vadd"]
+    lib = devrt.tvm.load_library(fixture(kind + abi), device)
+    assert lib.functions == ["missing", "scale"] + (["stable_add_one"] if abi else []) + ["sum_scalars", "vadd"]
     assert ("vadd_kernel", ["blockIdx.x", "threadIdx.x"]) in lib.kernels
     a = devrt.tensor(np.arange(N, dtype=np.float32), device)
     b = devrt.tensor(np.full(N, 0.5, dtype=np.float32), device)
