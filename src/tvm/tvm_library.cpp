@@ -125,6 +125,10 @@ Result<SharedLibrary*> open_file(const std::string& path, const std::string& can
       return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": dlopen refused it: ", reason);
     }
   }
+  for (const std::string& function : shared->symbols.functions) {
+    const std::string symbol = shared->symbols.function_prefix + function;
+    shared->function_addresses.push_back(shared->library.symbol(symbol.c_str()));
+  }
   const std::string& blob_symbol = shared->symbols.blob_symbol;
   if (!blob_symbol.empty()) {
     const auto* blob = static_cast<const std::byte*>(shared->library.symbol(blob_symbol.c_str()));
@@ -298,13 +302,13 @@ Status Library::call(std::string_view name, std::span<const Argument> args) cons
   if (!state_) return make_error(ErrorCode::invalid_argument, "TVM library: empty Library");
   detail::SharedLibrary& shared = *state_->shared;
   const std::vector<std::string>& functions = shared.symbols.functions;
-  if (std::find(functions.begin(), functions.end(), name) == functions.end()) {
+  const auto found = std::lower_bound(functions.begin(), functions.end(), name);
+  if (found == functions.end() || *found != name) {
     return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": no function '", name, "' (it exports ",
                       functions.size(), ")");
   }
-  void* function = nullptr;
-  const std::string symbol = shared.symbols.function_prefix + std::string(name);
-  if (!shared.library.resolve(symbol.c_str(), function)) {
+  void* function = shared.function_addresses[static_cast<std::size_t>(found - functions.begin())];
+  if (function == nullptr) {
     return make_error(ErrorCode::not_found, "TVM library ", shared.label, ": function '", name, "' is not found");
   }
   t_last_library = &shared;

@@ -63,6 +63,7 @@ struct SharedLibrary {
   std::string label; // the file's name, for messages
   devrt::detail::DynamicLibrary library;
   ExportedSymbols symbols;
+  std::vector<void*> function_addresses; // of symbols.functions, resolved once when opened
   DeviceBlob blob;
   devrt::detail::Mutex mutex; // guards devices and handles
   std::vector<std::unique_ptr<DeviceKernels>> devices;
