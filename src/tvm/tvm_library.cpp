@@ -71,12 +71,15 @@ Result<ModuleFormat> code_format(const SharedLibrary& shared, const DeviceModule
 // to devrt's functions before any of its code runs (beyond its constructors, which TVM's host
 // code generator emits none of that call its runtime).
 Status open_detached(SharedLibrary& shared, const std::string& path) {
+  std::string missing;
   for (const std::string& symbol : shared.symbols.imports) {
-    if (runtime_function(symbol) == nullptr) {
-      return make_error(ErrorCode::unsupported, "TVM library ", path, ": it imports ", symbol,
-                        " from TVM's runtime, which devrt does not provide (it provides the C functions TVM's host "
-                        "code generator calls; docs/tvm-libraries.md)");
-    }
+    if (runtime_function(symbol) == nullptr) missing += (missing.empty() ? "" : ", ") + symbol;
+  }
+  if (!missing.empty()) {
+    return make_error(ErrorCode::unsupported, "TVM library ", path, ": it imports ", missing,
+                      " from TVM's runtime, which devrt does not provide (it provides the C functions TVM's host "
+                      "code generator and tvm-ffi's C examples call, not tvm-ffi's object system that C++ code over "
+                      "its headers uses; docs/tvm-libraries.md)");
   }
   DEVRT_ASSIGN_OR_RETURN(std::vector<unsigned char> image, detached_image(path));
   const int fd = ::memfd_create(("devrt-tvm:" + shared.label).c_str(), MFD_CLOEXEC);

@@ -7,6 +7,10 @@
  *    device with __tvm_set_device, looks its kernels up once through __TVMBackendGetFuncFromEnv
  *    (cached in static globals) and calls them through __TVMFuncCall with the buffers' data
  *    pointers, the scalars, then one extent per launch tag;
+ *  - TVM 0.21 (FIXTURE_FFI 2; tvm-ffi's calling convention, TVM's names): each operator exported
+ *    under its own name as a tvm-ffi safe call, kernels looked up through __TVMBackendGetFuncFromEnv
+ *    with __tvm_ffi_library_ctx and called through __TVMFFIFunctionCall, errors raised through
+ *    __TVMFFIErrorSetRaisedFromCStr;
  *  - TVM >= 0.22 (FIXTURE_FFI 1; tvm-ffi): each operator exported as __tvm_ffi_<name>,
  *      int f(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
  *    its kernels looked up through __TVMFFIHandleInitOnce and __TVMFFIEnvModLookupFromImports with
@@ -77,14 +81,20 @@ enum { kTVMFFINone = 0, kTVMFFIInt = 1, kTVMFFIFloat = 3, kTVMFFIOpaquePtr = 4, 
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t n);
 void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
 
-TVM_CONTEXT void* __tvm_ffi__library_ctx = NULL;
 TVM_CONTEXT int (*__TVMFFIFunctionCall)(void*, TVMFFIAny*, int32_t, TVMFFIAny*) = NULL;
+TVM_CONTEXT void (*__TVMFFIErrorSetRaisedFromCStr)(const char*, const char*) = NULL;
+#if FIXTURE_FFI == 1
+TVM_CONTEXT void* __tvm_ffi__library_ctx = NULL;
 TVM_CONTEXT int (*__TVMFFIEnvModLookupFromImports)(void*, const char*, void**) = NULL;
 TVM_CONTEXT int (*__TVMFFIHandleInitOnce)(void**, int (*)(void**)) = NULL;
-TVM_CONTEXT void (*__TVMFFIErrorSetRaisedFromCStr)(const char*, const char*) = NULL;
+#define OPERATOR(name) TVM_DLL int __tvm_ffi_##name(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
+#else
+TVM_CONTEXT void* __tvm_ffi_library_ctx = NULL;
+TVM_CONTEXT int (*__TVMBackendGetFuncFromEnv)(void*, const char*, void**) = NULL;
+#define OPERATOR(name) TVM_DLL int name(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
+#endif
 
 /* An operator's arguments: TVMFFIAny values. */
-#define OPERATOR(name) TVM_DLL int __tvm_ffi_##name(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
 #define UNUSED_OPERATOR_ARGS (void)self, (void)result
 #define ARG_CODE(i) ffi_code(&args[i])
 #define ARG_TENSOR(i) ffi_tensor(&args[i])
@@ -106,8 +116,12 @@ static DLTensor* ffi_tensor(const TVMFFIAny* a) {
 }
 
 static int assert_fail(const char* message) {
+#if FIXTURE_FFI == 1
   const char* parts[] = {message};
   TVMFFIErrorSetRaisedFromCStrParts("RuntimeError", parts, 1);
+#else
+  __TVMFFIErrorSetRaisedFromCStr("RuntimeError", message);
+#endif
   return -1;
 }
 #else
@@ -175,10 +189,21 @@ static int check_tensor(const char* f, const char* name, int code, const DLTenso
 
 static void* set_device_packed = NULL;
 
-#if FIXTURE_FFI
+#if FIXTURE_FFI == 1
 /* CreatePackedFuncInit: one init function per looked-up name. */
 #define HANDLE_INIT(handle, name)                                                                                    \
   static int handle##_init(void** out) { return __TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, out); }
+#define INIT_ONCE(handle) __TVMFFIHandleInitOnce(&handle, handle##_init)
+#elif FIXTURE_FFI == 2
+/* TVM 0.21: the handle looked up once through the environment, cached in a static global. */
+#define HANDLE_INIT(handle, name)                                                                                    \
+  static int handle##_init(void** out) {                                                                           \
+    return *out != NULL ? 0 : __TVMBackendGetFuncFromEnv(__tvm_ffi_library_ctx, name, out);                        \
+  }
+#define INIT_ONCE(handle) handle##_init(&handle)
+#endif
+
+#if FIXTURE_FFI
 HANDLE_INIT(set_device_packed, "__tvm_set_device")
 
 /* The kernel call as TVM's host code packs it: buffers as opaque pointers, the rest as ints and floats. */
@@ -200,12 +225,11 @@ static int set_device(int device_id) {
   int codes[2] = {kTVMArgInt, kTVMArgInt};
   args[0].v_int64 = FIXTURE_DEVICE_TYPE;
   args[1].v_int64 = device_id;
-  if (__TVMFFIHandleInitOnce(&set_device_packed, set_device_packed_init) != 0) return -1;
+  if (INIT_ONCE(set_device_packed) != 0) return -1;
   return ffi_call(set_device_packed, args, codes, 2);
 }
 
-#define LAUNCH(handle, kernel, args, codes, count)                                                                    \
-  (__TVMFFIHandleInitOnce(&handle, handle##_init) != 0 ? -1 : ffi_call(handle, args, codes, count))
+#define LAUNCH(handle, kernel, args, codes, count) (INIT_ONCE(handle) != 0 ? -1 : ffi_call(handle, args, codes, count))
 #else
 #define HANDLE_INIT(handle, name)
 
@@ -378,7 +402,7 @@ OPERATOR(cpu_vadd) {
 
 #endif
 
-#if FIXTURE_FFI
+#if FIXTURE_FFI == 1
 /* tvm-ffi's examples/stable_c_abi/src/add_one_cpu.c, as it stands there: y = x + 1 on the host. */
 TVM_DLL int __tvm_ffi_stable_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   (void)handle, (void)num_args, (void)result;

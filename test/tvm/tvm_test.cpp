@@ -102,7 +102,8 @@ struct Fixture {
   const char* name;
   DeviceKind kind;
   const char* path;
-  bool ffi = false; // built as TVM >= 0.22 builds (tvm-ffi), importing libtvm_ffi
+  bool ffi = false;      // built as TVM >= 0.22 builds (tvm-ffi), importing libtvm_ffi
+  bool ffi_0_21 = false; // built as TVM 0.21 builds (tvm-ffi's calling convention, TVM's names)
 };
 
 std::vector<Fixture> device_fixtures() {
@@ -110,18 +111,22 @@ std::vector<Fixture> device_fixtures() {
 #ifdef DEVRT_TEST_TVM_OPENCL
   out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_OPENCL});
   out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_OPENCL_FFI, true});
+  out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_OPENCL_FFI_0_21, false, true});
 #endif
 #ifdef DEVRT_TEST_TVM_VULKAN
   out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VULKAN});
   out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VULKAN_FFI, true});
+  out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VULKAN_FFI_0_21, false, true});
 #endif
 #ifdef DEVRT_TEST_TVM_WEBGPU
   out.push_back({"webgpu", DeviceKind::webgpu, DEVRT_TEST_TVM_WEBGPU});
   out.push_back({"webgpu", DeviceKind::webgpu, DEVRT_TEST_TVM_WEBGPU_FFI, true});
+  out.push_back({"webgpu", DeviceKind::webgpu, DEVRT_TEST_TVM_WEBGPU_FFI_0_21, false, true});
 #endif
 #ifdef DEVRT_TEST_TVM_CUDA
   out.push_back({"cuda", DeviceKind::cuda, DEVRT_TEST_TVM_CUDA});
   out.push_back({"cuda", DeviceKind::cuda, DEVRT_TEST_TVM_CUDA_FFI, true});
+  out.push_back({"cuda", DeviceKind::cuda, DEVRT_TEST_TVM_CUDA_FFI_0_21, false, true});
 #endif
   return out;
 }
@@ -292,9 +297,11 @@ TEST_CASE("every truncation and corruption of a blob is refused with its reason,
 
 TEST_CASE("a CPU library's operators run with devrt's workspace and parallel launch, not TVM's", "[tvm]") {
   const Device cpu = devrt::kHostDevice;
-  const bool ffi = GENERATE(false, true);
-  INFO((ffi ? "tvm-ffi" : "TVM <= 0.20") << " library");
-  devrt::Result<Library> lib = Library::load(ffi ? DEVRT_TEST_TVM_CPU_FFI : DEVRT_TEST_TVM_CPU, cpu);
+  const int generation = GENERATE(0, 1, 2); // TVM <= 0.20, tvm-ffi (>= 0.22), TVM 0.21
+  const bool ffi = generation == 1;
+  INFO((generation == 0 ? "TVM <= 0.20" : ffi ? "tvm-ffi" : "TVM 0.21") << " library");
+  devrt::Result<Library> lib = Library::load(
+      generation == 0 ? DEVRT_TEST_TVM_CPU : ffi ? DEVRT_TEST_TVM_CPU_FFI : DEVRT_TEST_TVM_CPU_FFI_0_21, cpu);
   INFO(lib.status().message());
   REQUIRE(lib.ok());
   CHECK(lib->functions() ==
@@ -312,8 +319,10 @@ TEST_CASE("a CPU library's operators run with devrt's workspace and parallel lau
   CHECK(refused.code() == ErrorCode::invalid_argument);
   CHECK(contains(refused.message(), "cpu_vadd"));
   CHECK(contains(refused.message(), "unsatisfied constraint"));
-  CHECK(contains(refused.message(), ffi ? "libtvm-fixture-cpu-ffi.so" : "libtvm-fixture-cpu.so"));
-  if (ffi) CHECK(contains(refused.message(), "RuntimeError: ")); // TVMFFIErrorSetRaisedFromCStrParts's kind
+  CHECK(contains(refused.message(), generation == 0 ? "libtvm-fixture-cpu.so"
+                                    : ffi             ? "libtvm-fixture-cpu-ffi.so"
+                                                      : "libtvm-fixture-cpu-ffi-0.21.so"));
+  if (generation != 0) CHECK(contains(refused.message(), "RuntimeError: ")); // tvm-ffi's error kind
   CHECK(lib->call("cpu_vadd", {a, b}).code() == ErrorCode::invalid_argument);
   CHECK(lib->call("no_such_function", {a}).code() == ErrorCode::not_found);
   if (ffi) {
@@ -336,10 +345,11 @@ TEST_CASE("a tvm-ffi library importing what devrt does not provide is refused, n
 TEST_CASE("a device library's operators run its kernels on the device in TVM's convention", "[tvm]") {
   for (const Fixture& fixture : device_fixtures()) {
     const Device device{fixture.kind, 0};
-    INFO("fixture " << fixture.name << (fixture.ffi ? " (tvm-ffi)" : ""));
+    const char* abi = fixture.ffi ? " (tvm-ffi)" : fixture.ffi_0_21 ? " (TVM 0.21)" : "";
+    INFO("fixture " << fixture.name << abi);
     std::string reason;
     if (!present(device, reason)) {
-      WARN("SKIP " << fixture.name << (fixture.ffi ? " (tvm-ffi)" : "") << ": " << reason);
+      WARN("SKIP " << fixture.name << abi << ": " << reason);
       continue;
     }
     devrt::Result<Library> lib = Library::load(fixture.path, device);
