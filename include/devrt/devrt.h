@@ -555,9 +555,10 @@ typedef struct devrt_tvm_arg {
   } value;
 } devrt_tvm_arg;
 
-/* Loads the library TVM built at `path` for `device` (devrt::tvm::Library::load): checked before
- * dlopen, its device blob parsed, its kernels loaded. Owned by the caller. Thread-safe.
- * DEVRT_STATUS_UNSUPPORTED in builds without -Dtvm. */
+/* Loads the library TVM built at `path` for `device` (devrt::tvm::Library::load; TVM <= 0.20's
+ * packed functions or tvm-ffi's, TVM >= 0.21): checked before dlopen, its device blob parsed, its
+ * kernels loaded. Owned by the caller. Thread-safe. DEVRT_STATUS_UNSUPPORTED in builds without
+ * -Dtvm, and for a library importing TVM runtime functions devrt does not provide. */
 DEVRT_C_API devrt_status devrt_tvm_library_load(const char* path, devrt_device device, devrt_tvm_library* out);
 /* NULL is a no-op. The library's file stays mapped for the process. */
 DEVRT_C_API void devrt_tvm_library_release(devrt_tvm_library library);

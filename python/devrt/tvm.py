@@ -5,9 +5,10 @@
 >>> lib["layer_norm1"](x, gamma, beta, out)      # devrt tensors, DLPack tensors, ints, floats
 >>> lib.synchronize()
 
-TVM <= 0.20's libraries (export_library, MLC's model libraries): their host functions (TVM's
-operators) run unchanged, their kernels (Vulkan, OpenCL, WebGPU) run on devrt's device; the
-Relax VM's program they may carry is not run. docs/tvm-libraries.md has what loads and how.
+Libraries of TVM <= 0.20 (export_library, MLC's model libraries), 0.21 and 0.22 to main
+(tvm-ffi; no libtvm_ffi needed): their host functions (TVM's operators) run unchanged, their
+kernels (Vulkan, OpenCL, WebGPU, CUDA, ROCm) run on devrt's device; the Relax VM's program they
+may carry is not run. docs/tvm-libraries.md has what loads and how.
 """
 import os
 
