@@ -115,16 +115,28 @@ void library_call_overhead(benchmark::State& state, Case c) {
 void register_all() {
   std::vector<std::pair<std::string, Case>> cases;
 #ifdef DEVRT_BENCH_TVM_OPENCL
-  cases.push_back({"opencl", {{devrt::DeviceKind::opencl, 0}, DEVRT_BENCH_TVM_OPENCL, DEVRT_BENCH_TVM_OPENCL_BLOB,
-                              devrt::tvm::BlobAbi::packed}});
-  cases.push_back({"opencl_ffi", {{devrt::DeviceKind::opencl, 0}, DEVRT_BENCH_TVM_OPENCL_FFI,
-                                  DEVRT_BENCH_TVM_OPENCL_FFI_BLOB, devrt::tvm::BlobAbi::ffi}});
+  cases.push_back({"opencl",
+                   {{devrt::DeviceKind::opencl, 0},
+                    DEVRT_BENCH_TVM_OPENCL,
+                    DEVRT_BENCH_TVM_OPENCL_BLOB,
+                    devrt::tvm::BlobAbi::packed}});
+  cases.push_back({"opencl_ffi",
+                   {{devrt::DeviceKind::opencl, 0},
+                    DEVRT_BENCH_TVM_OPENCL_FFI,
+                    DEVRT_BENCH_TVM_OPENCL_FFI_BLOB,
+                    devrt::tvm::BlobAbi::ffi}});
 #endif
 #ifdef DEVRT_BENCH_TVM_VULKAN
-  cases.push_back({"vulkan", {{devrt::DeviceKind::vulkan, 0}, DEVRT_BENCH_TVM_VULKAN, DEVRT_BENCH_TVM_VULKAN_BLOB,
-                              devrt::tvm::BlobAbi::packed}});
-  cases.push_back({"vulkan_ffi", {{devrt::DeviceKind::vulkan, 0}, DEVRT_BENCH_TVM_VULKAN_FFI,
-                                  DEVRT_BENCH_TVM_VULKAN_FFI_BLOB, devrt::tvm::BlobAbi::ffi}});
+  cases.push_back({"vulkan",
+                   {{devrt::DeviceKind::vulkan, 0},
+                    DEVRT_BENCH_TVM_VULKAN,
+                    DEVRT_BENCH_TVM_VULKAN_BLOB,
+                    devrt::tvm::BlobAbi::packed}});
+  cases.push_back({"vulkan_ffi",
+                   {{devrt::DeviceKind::vulkan, 0},
+                    DEVRT_BENCH_TVM_VULKAN_FFI,
+                    DEVRT_BENCH_TVM_VULKAN_FFI_BLOB,
+                    devrt::tvm::BlobAbi::ffi}});
 #endif
   for (const auto& [name, c] : cases) {
     benchmark::RegisterBenchmark(("tvm/vadd_library_vs_module/" + name).c_str(), library_against_module, c)

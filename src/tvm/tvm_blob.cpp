@@ -120,8 +120,8 @@ bool read_strings(Reader& in, std::vector<std::string>& out, const char* what) {
 
 bool known_tag(const std::string& tag) {
   if (tag == "tir.use_dyn_shared_memory" || tag == "tirx.use_dyn_shared_memory") return true;
-  return (tag.starts_with("blockIdx.") || tag.starts_with("threadIdx.")) &&
-         tag.size() == (tag[0] == 'b' ? 10u : 11u) && tag.back() >= 'x' && tag.back() <= 'z';
+  return (tag.starts_with("blockIdx.") || tag.starts_with("threadIdx.")) && tag.size() == (tag[0] == 'b' ? 10u : 11u) &&
+         tag.back() >= 'x' && tag.back() <= 'z';
 }
 
 // FunctionInfo::Save: name, arg_types, launch_param_tags; from TVM 0.21 arg_extra_tags (int32s).
@@ -444,7 +444,8 @@ Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob, BlobAbi ab
   DeviceBlob out;
   if (!(framed ? read_framed(in, out) : read_inline(in, out))) return in.error();
   if (in.left() != 0) {
-    return make_error(ErrorCode::invalid_argument, "TVM device blob: ", in.left(), " bytes after its modules (corrupt)");
+    return make_error(ErrorCode::invalid_argument, "TVM device blob: ", in.left(),
+                      " bytes after its modules (corrupt)");
   }
   return out;
 }

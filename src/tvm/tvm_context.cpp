@@ -583,7 +583,7 @@ Status call_host(SharedLibrary& library, Device device, std::string_view name, v
       std::memcpy(&ffi_args[i].v_int64, &values[i], sizeof(std::int64_t));
     }
     result = reinterpret_cast<abi::FfiSafeCall>(function)(nullptr, ffi_args.data(), static_cast<std::int32_t>(n),
-                                                           &ffi_result);
+                                                          &ffi_result);
   } else {
     abi::Value ret{};
     int ret_code = abi::kNullptr;

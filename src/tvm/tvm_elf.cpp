@@ -155,8 +155,8 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path) noexcept 
       plain.push_back(name);
     }
   }
-  const bool ffi = !prefixed.empty() || out.blob_symbol.starts_with("__tvm_ffi") ||
-                   out.context_symbol.starts_with("__tvm_ffi");
+  const bool ffi =
+      !prefixed.empty() || out.blob_symbol.starts_with("__tvm_ffi") || out.context_symbol.starts_with("__tvm_ffi");
   out.abi = ffi ? HostAbi::ffi : HostAbi::packed;
   if (!prefixed.empty()) {
     out.function_prefix = "__tvm_ffi_";
@@ -223,7 +223,8 @@ Result<std::vector<unsigned char>> detached_image(const std::string& path) noexc
     // The name's bytes must be its own: no symbol name may end inside them.
     for (const Elf64_Sym& symbol : t.symbols) {
       const std::uint64_t begin = symbol.st_name;
-      const std::uint64_t end = begin + std::strlen(reinterpret_cast<const char*>(bytes.data() + t.names.sh_offset + begin));
+      const std::uint64_t end =
+          begin + std::strlen(reinterpret_cast<const char*>(bytes.data() + t.names.sh_offset + begin));
       if (begin != offset && begin < offset + name.size() && end > offset) {
         return make_error(ErrorCode::unsupported, "TVM library ", path, ": its dependency ", name,
                           " shares its name's bytes with a symbol; devrt cannot detach it from TVM's runtime");
@@ -239,7 +240,8 @@ Result<std::vector<unsigned char>> detached_image(const std::string& path) noexc
   return bytes;
 }
 
-Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base, const std::vector<std::uintptr_t>& values) noexcept {
+Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base,
+                   const std::vector<std::uintptr_t>& values) noexcept {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const std::uintptr_t relro_begin = (base + symbols.relro_begin) & ~(page - 1);
   // As the dynamic linker protects it: whole pages from the segment's start, up to the last

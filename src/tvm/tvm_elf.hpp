@@ -34,7 +34,7 @@ struct ExportedSymbols {
   std::string function_prefix; // "__tvm_ffi_" (TVM >= 0.22) or ""
   std::string blob_symbol;     // "__tvm_dev_mblob", "__tvm_ffi_library_bin" or "__tvm_ffi__library_bin"; "" for none
   std::uint64_t blob_bytes = 0;
-  std::string context_symbol; // "__tvm_module_ctx", "__tvm_ffi_library_ctx" or "__tvm_ffi__library_ctx"
+  std::string context_symbol;              // "__tvm_module_ctx", "__tvm_ffi_library_ctx" or "__tvm_ffi__library_ctx"
   std::vector<std::string> imports;        // undefined symbols of TVM's runtimes, sorted
   std::vector<std::string> runtime_needed; // DT_NEEDED entries naming TVM's runtimes
   std::vector<ImportSlot> slots;
@@ -56,7 +56,8 @@ Result<std::vector<unsigned char>> detached_image(const std::string& path) noexc
 template <class AddressOf>
 Status bind_imports(const ExportedSymbols& symbols, std::uintptr_t base, AddressOf address_of) noexcept;
 
-Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base, const std::vector<std::uintptr_t>& values) noexcept;
+Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base,
+                   const std::vector<std::uintptr_t>& values) noexcept;
 
 template <class AddressOf>
 Status bind_imports(const ExportedSymbols& symbols, std::uintptr_t base, AddressOf address_of) noexcept {

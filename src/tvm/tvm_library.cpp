@@ -63,8 +63,8 @@ Result<ModuleFormat> code_format(const SharedLibrary& shared, const DeviceModule
   if (module.type_key == "cuda" && f == "cubin") return ModuleFormat::cubin;
   if (module.type_key == "cuda" && f == "fatbin") return ModuleFormat::fatbin;
   if (module.type_key != "cuda" && module.type_key != "opencl" && f == "hsaco") return ModuleFormat::hsaco;
-  return make_error(ErrorCode::unsupported, "TVM library ", shared.label, ": ", module.type_key,
-                    " code in format '", f, "' (devrt loads OpenCL C \"cl\", CUDA \"ptx\", \"cubin\" and \"fatbin\", ROCm \"hsaco\")");
+  return make_error(ErrorCode::unsupported, "TVM library ", shared.label, ": ", module.type_key, " code in format '", f,
+                    "' (devrt loads OpenCL C \"cl\", CUDA \"ptx\", \"cubin\" and \"fatbin\", ROCm \"hsaco\")");
 }
 
 // A copy of `path` that imports nothing of TVM's runtimes, opened from memory; its imports bound
@@ -136,7 +136,8 @@ Result<SharedLibrary*> open_file(const std::string& path, const std::string& can
   if (!blob_symbol.empty()) {
     const auto* blob = static_cast<const std::byte*>(shared->library.symbol(blob_symbol.c_str()));
     if (blob == nullptr) {
-      return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": ", blob_symbol, " is listed but not found");
+      return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": ", blob_symbol,
+                        " is listed but not found");
     }
     const BlobAbi blob_abi = shared->symbols.abi == HostAbi::ffi ? BlobAbi::ffi : BlobAbi::packed;
     Result<DeviceBlob> parsed =

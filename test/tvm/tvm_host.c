@@ -76,8 +76,14 @@ typedef struct {
   uint32_t padding;
   void* deleter;
 } TVMFFIObject;
-enum { kTVMFFINone = 0, kTVMFFIInt = 1, kTVMFFIFloat = 3, kTVMFFIOpaquePtr = 4, kTVMFFIDLTensorPtr = 7,
-       kTVMFFITensor = 70 };
+enum {
+  kTVMFFINone = 0,
+  kTVMFFIInt = 1,
+  kTVMFFIFloat = 3,
+  kTVMFFIOpaquePtr = 4,
+  kTVMFFIDLTensorPtr = 7,
+  kTVMFFITensor = 70
+};
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t n);
 void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
 
@@ -87,7 +93,8 @@ TVM_CONTEXT void (*__TVMFFIErrorSetRaisedFromCStr)(const char*, const char*) = N
 TVM_CONTEXT void* __tvm_ffi__library_ctx = NULL;
 TVM_CONTEXT int (*__TVMFFIEnvModLookupFromImports)(void*, const char*, void**) = NULL;
 TVM_CONTEXT int (*__TVMFFIHandleInitOnce)(void**, int (*)(void**)) = NULL;
-#define OPERATOR(name) TVM_DLL int __tvm_ffi_##name(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
+#define OPERATOR(name)                                                                                                 \
+  TVM_DLL int __tvm_ffi_##name(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result)
 #else
 TVM_CONTEXT void* __tvm_ffi_library_ctx = NULL;
 TVM_CONTEXT int (*__TVMBackendGetFuncFromEnv)(void*, const char*, void**) = NULL;
@@ -130,7 +137,7 @@ TVM_CONTEXT int (*__TVMFuncCall)(void*, TVMValue*, int*, int, TVMValue*, int*) =
 TVM_CONTEXT int (*__TVMBackendGetFuncFromEnv)(void*, const char*, void**) = NULL;
 TVM_CONTEXT void (*__TVMAPISetLastError)(const char*) = NULL;
 
-#define OPERATOR(name) \
+#define OPERATOR(name)                                                                                                 \
   TVM_DLL int name(TVMValue* args, int* type_codes, int num_args, TVMValue* ret, int* ret_code, void* resource)
 #define UNUSED_OPERATOR_ARGS (void)ret, (void)ret_code, (void)resource
 #define ARG_CODE(i) type_codes[i]
@@ -180,7 +187,8 @@ static int check_tensor(const char* f, const char* name, int code, const DLTenso
     return assert_fail(message);
   }
   if (t->device.device_type != FIXTURE_DEVICE_TYPE) {
-    snprintf(message, sizeof message, "Assert fail: %d == %s.device_type, Argument %s.%s.device_type has an unsatisfied constraint",
+    snprintf(message, sizeof message,
+             "Assert fail: %d == %s.device_type, Argument %s.%s.device_type has an unsatisfied constraint",
              FIXTURE_DEVICE_TYPE, name, f, name);
     return assert_fail(message);
   }
@@ -191,14 +199,14 @@ static void* set_device_packed = NULL;
 
 #if FIXTURE_FFI == 1
 /* CreatePackedFuncInit: one init function per looked-up name. */
-#define HANDLE_INIT(handle, name)                                                                                    \
+#define HANDLE_INIT(handle, name)                                                                                      \
   static int handle##_init(void** out) { return __TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, out); }
 #define INIT_ONCE(handle) __TVMFFIHandleInitOnce(&handle, handle##_init)
 #elif FIXTURE_FFI == 2
 /* TVM 0.21: the handle looked up once through the environment, cached in a static global. */
-#define HANDLE_INIT(handle, name)                                                                                    \
-  static int handle##_init(void** out) {                                                                           \
-    return *out != NULL ? 0 : __TVMBackendGetFuncFromEnv(__tvm_ffi_library_ctx, name, out);                        \
+#define HANDLE_INIT(handle, name)                                                                                      \
+  static int handle##_init(void** out) {                                                                               \
+    return *out != NULL ? 0 : __TVMBackendGetFuncFromEnv(__tvm_ffi_library_ctx, name, out);                            \
   }
 #define INIT_ONCE(handle) handle##_init(&handle)
 #endif
@@ -212,8 +220,9 @@ static int ffi_call(void* function, const TVMValue* args, const int* codes, int 
   TVMFFIAny ret;
   for (int i = 0; i < count; ++i) {
     packed[i].zero_padding = 0;
-    packed[i].type_index = codes[i] == kTVMOpaqueHandle ? kTVMFFIOpaquePtr : codes[i] == kTVMArgFloat ? kTVMFFIFloat
-                                                                                                       : kTVMFFIInt;
+    packed[i].type_index = codes[i] == kTVMOpaqueHandle ? kTVMFFIOpaquePtr
+                           : codes[i] == kTVMArgFloat   ? kTVMFFIFloat
+                                                        : kTVMFFIInt;
     packed[i].v_int64 = args[i].v_int64;
   }
   ret.type_index = kTVMFFINone;
@@ -403,17 +412,27 @@ OPERATOR(cpu_vadd) {
 #endif
 
 #if FIXTURE_FFI == 1
-/* tvm-ffi's examples/stable_c_abi/src/add_one_cpu.c, as it stands there: y = x + 1 on the host. */
+/* tvm-ffi's examples/stable_c_abi/src/add_one_cpu.c, its body unchanged: y = x + 1 on the host. */
 TVM_DLL int __tvm_ffi_stable_add_one(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   (void)handle, (void)num_args, (void)result;
   DLTensor* x;
-  if (args[0].type_index == kTVMFFIDLTensorPtr) x = (DLTensor*)(args[0].v_ptr);
-  else if (args[0].type_index == kTVMFFITensor) x = (DLTensor*)(args[0].v_c_str + sizeof(TVMFFIObject));
-  else { TVMFFIErrorSetRaisedFromCStr("ValueError", "Expects a Tensor input"); return -1; }
+  if (args[0].type_index == kTVMFFIDLTensorPtr)
+    x = (DLTensor*)(args[0].v_ptr);
+  else if (args[0].type_index == kTVMFFITensor)
+    x = (DLTensor*)(args[0].v_c_str + sizeof(TVMFFIObject));
+  else {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "Expects a Tensor input");
+    return -1;
+  }
   DLTensor* y;
-  if (args[1].type_index == kTVMFFIDLTensorPtr) y = (DLTensor*)(args[1].v_ptr);
-  else if (args[1].type_index == kTVMFFITensor) y = (DLTensor*)(args[1].v_c_str + sizeof(TVMFFIObject));
-  else { TVMFFIErrorSetRaisedFromCStr("ValueError", "Expects a Tensor output"); return -1; }
+  if (args[1].type_index == kTVMFFIDLTensorPtr)
+    y = (DLTensor*)(args[1].v_ptr);
+  else if (args[1].type_index == kTVMFFITensor)
+    y = (DLTensor*)(args[1].v_c_str + sizeof(TVMFFIObject));
+  else {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "Expects a Tensor output");
+    return -1;
+  }
   for (int64_t i = 0; i < x->shape[0]; ++i) {
     ((float*)y->data)[i] = ((float*)x->data)[i] + 1.0f;
   }

@@ -227,8 +227,8 @@ TEST_CASE("blobs of TVM >= 0.21 parse: arg_extra_tags, the framed layout, CUDA a
     static_cast<void>(devrt::tvm::parse_device_blob(flipped, BlobAbi::ffi));
   }
 #ifdef DEVRT_TEST_TVM_CUDA_BLOB
-  for (const auto& [path, abi] : {std::pair{DEVRT_TEST_TVM_CUDA_BLOB, BlobAbi::packed},
-                                  std::pair{DEVRT_TEST_TVM_CUDA_FFI_BLOB, BlobAbi::ffi}}) {
+  for (const auto& [path, abi] :
+       {std::pair{DEVRT_TEST_TVM_CUDA_BLOB, BlobAbi::packed}, std::pair{DEVRT_TEST_TVM_CUDA_FFI_BLOB, BlobAbi::ffi}}) {
     devrt::Result<devrt::tvm::DeviceBlob> cuda = devrt::tvm::parse_device_blob(read_file(path), abi);
     INFO(cuda.status().message());
     REQUIRE(cuda.ok());
@@ -248,7 +248,8 @@ TEST_CASE("blobs of TVM >= 0.21 parse: arg_extra_tags, the framed layout, CUDA a
   WARN("SKIP the CUDA blobs: no nvcc or no cuda backend in this build");
 #endif
 #ifdef DEVRT_TEST_TVM_BLOB_ROCM
-  devrt::Result<devrt::tvm::DeviceBlob> rocm = devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_ROCM), BlobAbi::ffi);
+  devrt::Result<devrt::tvm::DeviceBlob> rocm =
+      devrt::tvm::parse_device_blob(read_file(DEVRT_TEST_TVM_BLOB_ROCM), BlobAbi::ffi);
   INFO(rocm.status().message());
   REQUIRE(rocm.ok());
   REQUIRE(rocm->modules.size() == 1);
@@ -300,8 +301,10 @@ TEST_CASE("a CPU library's operators run with devrt's workspace and parallel lau
   const int generation = GENERATE(0, 1, 2); // TVM <= 0.20, tvm-ffi (>= 0.22), TVM 0.21
   const bool ffi = generation == 1;
   INFO((generation == 0 ? "TVM <= 0.20" : ffi ? "tvm-ffi" : "TVM 0.21") << " library");
-  devrt::Result<Library> lib = Library::load(
-      generation == 0 ? DEVRT_TEST_TVM_CPU : ffi ? DEVRT_TEST_TVM_CPU_FFI : DEVRT_TEST_TVM_CPU_FFI_0_21, cpu);
+  devrt::Result<Library> lib = Library::load(generation == 0 ? DEVRT_TEST_TVM_CPU
+                                             : ffi           ? DEVRT_TEST_TVM_CPU_FFI
+                                                             : DEVRT_TEST_TVM_CPU_FFI_0_21,
+                                             cpu);
   INFO(lib.status().message());
   REQUIRE(lib.ok());
   CHECK(lib->functions() ==
@@ -320,8 +323,8 @@ TEST_CASE("a CPU library's operators run with devrt's workspace and parallel lau
   CHECK(contains(refused.message(), "cpu_vadd"));
   CHECK(contains(refused.message(), "unsatisfied constraint"));
   CHECK(contains(refused.message(), generation == 0 ? "libtvm-fixture-cpu.so"
-                                    : ffi             ? "libtvm-fixture-cpu-ffi.so"
-                                                      : "libtvm-fixture-cpu-ffi-0.21.so"));
+                                    : ffi           ? "libtvm-fixture-cpu-ffi.so"
+                                                    : "libtvm-fixture-cpu-ffi-0.21.so"));
   if (generation != 0) CHECK(contains(refused.message(), "RuntimeError: ")); // tvm-ffi's error kind
   CHECK(lib->call("cpu_vadd", {a, b}).code() == ErrorCode::invalid_argument);
   CHECK(lib->call("no_such_function", {a}).code() == ErrorCode::not_found);

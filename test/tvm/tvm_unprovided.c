@@ -6,7 +6,7 @@
 int TVMFFIObjectDecRef(void* object);
 
 __attribute__((visibility("default"))) int __tvm_ffi_release(void* self, const void* args, int32_t num_args,
-                                                              void* result) {
+                                                             void* result) {
   (void)self, (void)num_args, (void)result;
   return TVMFFIObjectDecRef((void*)args);
 }

@@ -12,7 +12,7 @@ __attribute__((visibility("default"))) void TVMFFIErrorSetRaisedFromCStr(const c
 }
 
 __attribute__((visibility("default"))) void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts,
-                                                                                int32_t count) {
+                                                                              int32_t count) {
   (void)kind, (void)parts, (void)count;
   abort();
 }
