@@ -6,11 +6,14 @@
 #                  fails instead of skipping); the conformance suite for cuda, cuda_host, vulkan
 #                  (as is, and staged with descriptor pools) and opencl (every OpenCL device there: the
 #                  NVIDIA GPU, and PoCL's CPU device, opencl:0, on the lent machines)
-#                  and webgpu (Dawn on the GPU's Vulkan driver) when Dawn was staged
-#   bench          bench-cuda and bench-kernels (every device, GPUs first), bench/report.py
+#                  and webgpu (Dawn on the GPU's Vulkan driver) when Dawn was staged; test-tvm
+#                  (TVM-layout libraries, CUDA fixtures included); a staged TVM library's
+#                  operators against NumPy (tools/tvm-gpt2-check.py on cuda:0)
+#   bench          bench-cuda, bench-kernels (every device, GPUs first) and bench-tvm, bench/report.py
 #   shell CMD...   CMD in the staged tree with this environment
 # Results under $OUT (default /tmp/gpu-lane-out): machine.txt, gpu-tests.log, conformance.txt,
-# python.log, webgpu-adapter.txt, bench-cuda.json, bench-kernels.json, report.txt. Exits non-zero
+# python.log, webgpu-adapter.txt, tvm.log, tvm-gpt2.txt, bench-cuda.json, bench-kernels.json,
+# bench-tvm.json, report.txt. Exits non-zero
 # when anything failed.
 set -u
 lane=$(cd "$(dirname "$0")" && pwd)
@@ -89,9 +92,18 @@ print("ok: CUDA tensors both ways")
 PY
   fi
   tail -n 5 "$out/python.log"
+  # TVM-built libraries: the test build's fixtures (CUDA's included), then a real library when
+  # stage.sh carried one (GPU_LANE_TVM_LIBRARY): its operators on the GPU against NumPy.
+  "$b/test/tvm/test-tvm" >"$out/tvm.log" 2>&1 || status=1
+  tail -n 2 "$out/tvm.log"
+  for library in "$lane"/tvm/*.so; do
+    [ -e "$library" ] || continue
+    python3 /tmp/devrt-gpu-lane/tools/tvm-gpt2-check.py "$library" cuda:0 >>"$out/tvm-gpt2.txt" 2>&1 || status=1
+    tail -n 1 "$out/tvm-gpt2.txt"
+  done
 fi
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
-  for x in cuda kernels; do
+  for x in cuda kernels tvm; do
     [ -x "$b/bench/bench-$x" ] || continue
     timeout 280 "$b/bench/bench-$x" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
       --benchmark_out_format=json --benchmark_out="$out/bench-$x.json" >"$out/b.txt" 2>&1 ||

@@ -8,7 +8,7 @@
 # Meson, and the Vulkan/OpenCL loader packages into .gpu-lane/ (git-ignored; at most 64 MiB may
 # travel with the checkout).
 #
-# Usage, from the project root:   tools/gpu-lane/stage.sh
+# Usage, from the project root:   [GPU_LANE_TVM_LIBRARY=gpt2-q0f16-cuda.so] tools/gpu-lane/stage.sh
 # On the GPU machine, with .gpu-lane/ carried along:   bash .gpu-lane/run.sh [all|tests|bench|shell CMD]
 set -eu
 root=$(git rev-parse --show-toplevel)
@@ -36,6 +36,11 @@ done
 dawn=$root/.deps/npm/node_modules/bun-webgpu-linux-x64/libwebgpu_wrapper.so
 [ -f "$dawn" ] && cp "$dawn" "$lane/lib/"
 cp -a /usr/lib/python3/dist-packages/mesonbuild "$lane/py/"
+# A TVM-built library to run on the GPU (MLC's gpt2-q0f16-cuda.so, say: no licence, so fetched
+# locally and carried, never committed).
+if [ -n "${GPU_LANE_TVM_LIBRARY:-}" ]; then
+  mkdir -p "$lane/tvm" && cp "$GPU_LANE_TVM_LIBRARY" "$lane/tvm/"
+fi
 lists=/tmp/gpu-lane-apt
 mkdir -p $lists/partial
 o="-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=$lists"
