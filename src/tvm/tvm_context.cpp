@@ -507,6 +507,35 @@ void install_context(SharedLibrary& library) noexcept {
   }
 }
 
+namespace {
+
+// Calls host function `function` in its ABI with the call's values (ints, floats, DLTensor
+// pointers); tvm-ffi's result lands in `ffi_result`.
+int invoke(HostAbi abi, void* function, std::vector<abi::Value>& values, std::vector<int>& codes,
+           abi::FfiAny& ffi_result) {
+  const std::size_t n = values.size();
+  if (abi == HostAbi::ffi) {
+    // The same values as tvm-ffi's AnyView: ints, floats, DLTensor pointers.
+    std::vector<abi::FfiAny> ffi_args(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int32_t index = codes[i] == abi::kInt     ? abi::kFfiInt
+                                 : codes[i] == abi::kFloat ? abi::kFfiFloat
+                                                           : abi::kFfiDLTensorPtr;
+      ffi_args[i].type_index = index;
+      ffi_args[i].zero_padding = 0;
+      std::memcpy(&ffi_args[i].v_int64, &values[i], sizeof(std::int64_t));
+    }
+    return reinterpret_cast<abi::FfiSafeCall>(function)(nullptr, ffi_args.data(), static_cast<std::int32_t>(n),
+                                                        &ffi_result);
+  }
+  abi::Value ret{};
+  int ret_code = abi::kNullptr;
+  return reinterpret_cast<abi::PackedCFunc>(function)(values.data(), codes.data(), static_cast<int>(n), &ret, &ret_code,
+                                                      nullptr);
+}
+
+} // namespace
+
 Status call_host(SharedLibrary& library, Device device, std::string_view name, void* function,
                  std::span<const Argument> args) noexcept {
   CallFrame frame;
@@ -569,27 +598,8 @@ Status call_host(SharedLibrary& library, Device device, std::string_view name, v
   }
   CallFrame* outer = t_frame;
   t_frame = &frame;
-  int result = 0;
   abi::FfiAny ffi_result{abi::kFfiNone, 0, {0}};
-  if (library.symbols.abi == HostAbi::ffi) {
-    // The same values as tvm-ffi's AnyView: ints, floats, DLTensor pointers.
-    std::vector<abi::FfiAny> ffi_args(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::int32_t index = codes[i] == abi::kInt     ? abi::kFfiInt
-                                 : codes[i] == abi::kFloat ? abi::kFfiFloat
-                                                           : abi::kFfiDLTensorPtr;
-      ffi_args[i].type_index = index;
-      ffi_args[i].zero_padding = 0;
-      std::memcpy(&ffi_args[i].v_int64, &values[i], sizeof(std::int64_t));
-    }
-    result = reinterpret_cast<abi::FfiSafeCall>(function)(nullptr, ffi_args.data(), static_cast<std::int32_t>(n),
-                                                          &ffi_result);
-  } else {
-    abi::Value ret{};
-    int ret_code = abi::kNullptr;
-    result = reinterpret_cast<abi::PackedCFunc>(function)(values.data(), codes.data(), static_cast<int>(n), &ret,
-                                                          &ret_code, nullptr);
-  }
+  const int result = invoke(library.symbols.abi, function, values, codes, ffi_result);
   t_frame = outer;
   if (result == 0 && ffi_result.type_index >= abi::kFfiStaticObjectBegin) {
     return make_error(ErrorCode::unsupported, "TVM library ", library.label, ", function ", name,

@@ -119,6 +119,41 @@ int relocation_kind(std::uint16_t machine, std::uint32_t type) {
   return -1;
 }
 
+// The relocations that name the imports (`imported`, by symbol index), and the RELRO segment.
+Status read_import_slots(const std::string& path, const std::vector<unsigned char>& bytes, const Tables& t,
+                         const std::vector<bool>& imported, ExportedSymbols& out) {
+  // The relocations that name the imports.
+  for (const Elf64_Shdr& section : t.sections) {
+    if (section.sh_type != SHT_RELA || section.sh_link != t.dynsym || section.sh_entsize != sizeof(Elf64_Rela)) {
+      continue;
+    }
+    for (std::uint64_t at = section.sh_offset; at + sizeof(Elf64_Rela) <= section.sh_offset + section.sh_size;
+         at += sizeof(Elf64_Rela)) {
+      Elf64_Rela rela{};
+      if (!read_at(bytes, at, rela)) {
+        return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": relocations (truncated ELF)");
+      }
+      const std::uint64_t index = ELF64_R_SYM(rela.r_info);
+      if (index == 0 || index >= imported.size() || !imported[index]) continue;
+      const int kind = relocation_kind(t.header.e_machine, static_cast<std::uint32_t>(ELF64_R_TYPE(rela.r_info)));
+      if (kind < 0) {
+        return make_error(ErrorCode::unsupported, "TVM library ", path, ": its import ", t.symbol_names[index],
+                          " is named by a relocation of type ", ELF64_R_TYPE(rela.r_info),
+                          ", which devrt does not apply (it binds GOT, PLT and absolute addresses)");
+      }
+      out.slots.push_back(ImportSlot{t.symbol_names[index], rela.r_offset, rela.r_addend, kind == 1});
+    }
+  }
+  for (std::uint16_t i = 0; i < t.header.e_phnum; ++i) {
+    Elf64_Phdr segment{};
+    if (read_at(bytes, t.header.e_phoff + i * sizeof(Elf64_Phdr), segment) && segment.p_type == PT_GNU_RELRO) {
+      out.relro_begin = segment.p_vaddr;
+      out.relro_end = segment.p_vaddr + segment.p_memsz;
+    }
+  }
+  return Status();
+}
+
 } // namespace
 
 Result<ExportedSymbols> read_exported_symbols(const std::string& path) noexcept {
@@ -172,35 +207,7 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path) noexcept 
     if (is_runtime_library(name)) out.runtime_needed.push_back(name);
   }
   if (out.imports.empty()) return out;
-  // The relocations that name the imports.
-  for (const Elf64_Shdr& section : t.sections) {
-    if (section.sh_type != SHT_RELA || section.sh_link != t.dynsym || section.sh_entsize != sizeof(Elf64_Rela)) {
-      continue;
-    }
-    for (std::uint64_t at = section.sh_offset; at + sizeof(Elf64_Rela) <= section.sh_offset + section.sh_size;
-         at += sizeof(Elf64_Rela)) {
-      Elf64_Rela rela{};
-      if (!read_at(bytes, at, rela)) {
-        return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": relocations (truncated ELF)");
-      }
-      const std::uint64_t index = ELF64_R_SYM(rela.r_info);
-      if (index == 0 || index >= imported.size() || !imported[index]) continue;
-      const int kind = relocation_kind(t.header.e_machine, static_cast<std::uint32_t>(ELF64_R_TYPE(rela.r_info)));
-      if (kind < 0) {
-        return make_error(ErrorCode::unsupported, "TVM library ", path, ": its import ", t.symbol_names[index],
-                          " is named by a relocation of type ", ELF64_R_TYPE(rela.r_info),
-                          ", which devrt does not apply (it binds GOT, PLT and absolute addresses)");
-      }
-      out.slots.push_back(ImportSlot{t.symbol_names[index], rela.r_offset, rela.r_addend, kind == 1});
-    }
-  }
-  for (std::uint16_t i = 0; i < t.header.e_phnum; ++i) {
-    Elf64_Phdr segment{};
-    if (read_at(bytes, t.header.e_phoff + i * sizeof(Elf64_Phdr), segment) && segment.p_type == PT_GNU_RELRO) {
-      out.relro_begin = segment.p_vaddr;
-      out.relro_end = segment.p_vaddr + segment.p_memsz;
-    }
-  }
+  DEVRT_RETURN_IF_ERROR(read_import_slots(path, bytes, t, imported, out));
   return out;
 }
 
