@@ -204,6 +204,27 @@ Status timed_launch(Device device, const devrt::Function& scale, const Buffer& v
   return Status();
 }
 
+// Vulkan: a launch whose 18 scalars are past the push-constant budget (TVM's kUseUBO), so they go
+// in a uniform buffer from the stream's pool.
+Status uniform_buffer_launch(Device device, std::size_t n) {
+  DEVRT_ASSIGN_OR_RETURN(devrt::Module module, load_kernel(device, "sum_scalars"));
+  DEVRT_ASSIGN_OR_RETURN(devrt::Function sum, module.function("main"));
+  DEVRT_ASSIGN_OR_RETURN(Buffer sums, Buffer::allocate(device, n * sizeof(std::int32_t)));
+  std::vector<devrt::KernelArg> args{sums};
+  std::int32_t expected = 0;
+  for (std::int32_t i = 0; i < 17; ++i) {
+    args.emplace_back(std::int32_t{i - 5});
+    expected += i - 5;
+  }
+  args.emplace_back(static_cast<std::int32_t>(n));
+  DEVRT_RETURN_IF_ERROR(sum.launch({.grid = {static_cast<std::uint32_t>((n + 63) / 64)}, .block = {64}}, args));
+  std::vector<std::int32_t> got(n);
+  DEVRT_RETURN_IF_ERROR(devrt::copy(sums, devrt::host_span(got.data(), n * sizeof(std::int32_t))));
+  DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
+  if (got != std::vector<std::int32_t>(n, expected)) return mismatch("a launch with its scalars in a uniform buffer");
+  return Status();
+}
+
 // A captured graph (a host copy, a launch, a device copy) replayed, updated, replayed: the
 // backends' graph objects (OpenCL command buffers, Vulkan reusable command buffers) made,
 // submitted and freed under every fault. Small on purpose: every driver call it makes is one more
@@ -280,6 +301,7 @@ Status scenario(Device device) {
     if (back != floats(n, 12.0f)) return mismatch("a specialised launch");
     DEVRT_RETURN_IF_ERROR(timed_launch(device, scale, c));
     DEVRT_RETURN_IF_ERROR(graph_replay(device, scale, c));
+    if (g_backend == "vulkan") DEVRT_RETURN_IF_ERROR(uniform_buffer_launch(device, n));
   }
 
   {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #version 450
-// TVM's sum_scalars_kernel: 18 scalars take 144 bytes of 8-byte slots, past TVM's 128-byte
-// push-constant budget, so TVM's code generator puts them in a uniform buffer at the binding after
-// the buffers and sets the shader's kUseUBO flag.
+// TVM's sum_scalars_kernel (test/tvm/): 18 scalars take 144 bytes of 8-byte slots, past TVM's
+// 128-byte push-constant budget, so TVM's code generator puts them in a uniform buffer at the
+// binding after the buffers and sets the shader's kUseUBO flag. The fault sweep launches it too:
+// the Vulkan backend's uniform-buffer pool under every driver fault.
 layout(local_size_x = 64) in;
 layout(std430, set = 0, binding = 0) writeonly buffer Out { int out_values[]; };
 layout(std140, set = 0, binding = 1) uniform Args {
