@@ -81,11 +81,13 @@ private:
 };
 
 // Whether two ranges lie in one allocation, and if so their positions in a common numbering
-// (addresses, or offsets within one OpenCL/Vulkan handle). Both paths that care (the overlap
-// check and MPI's staging) use this one rule.
+// (addresses where the backend's spans are addresses, else offsets within one handle: OpenCL,
+// Vulkan, WebGPU). The backend's capabilities decide, never the device kind. Both paths that care
+// (the overlap check and MPI's staging) use this one rule.
 bool same_memory(const Range& a, const Range& b, std::uintptr_t& a_position, std::uintptr_t& b_position) noexcept;
 
-// Memory the host reads and writes through its address (cpu, cuda_host, rocm_host).
+// Memory the host reads and writes through its address: the kind's backend says
+// DEVRT_CAP_HOST_ACCESSIBLE (cpu, cuda_host).
 bool host_accessible(DeviceKind kind) noexcept;
 
 // Options::timeout resolved: a negative value becomes DEVRT_COMM_TIMEOUT_MS or kDefaultTimeout.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // devrt_comm in one process, without mpirun: what each engine says about itself here, the
 // errors before MPI is initialised, device lists, empty communicators, and a singleton
-// communicator (MPI's blocking path, timeout 0) through every operation.
+// communicator (MPI's blocking path, timeout 0) through every operation; the one rule for whether
+// two ranges are the same memory, by each kind's capabilities.
 //
 // usage: comm-engines-test                 (everything above)
 //        comm-engines-test --broken-nccl   (DEVRT_NCCL_LIBRARY names a library that is not NCCL)
@@ -13,6 +14,8 @@
 
 #include <devrt/comm.hpp>
 #include <devrt/devrt.hpp>
+
+#include "comm/engine.hpp"
 
 namespace {
 
@@ -113,6 +116,31 @@ void singleton_operations() {
 
 } // namespace
 
+// Handles (OpenCL, Vulkan, WebGPU) are compared as handles: two allocations whose handle values
+// lie within a buffer's size of each other are not one memory. Addresses (the CPU) are positions.
+void same_memory_rule() {
+  using devrt::comm::detail::Range;
+  auto fake = [](devrt::DeviceKind kind, std::uintptr_t value, std::size_t offset) {
+    return Range{devrt::MemorySpan{devrt::Device{kind, 0}, reinterpret_cast<void*>(value), 256}, offset, 64};
+  };
+  for (devrt::DeviceKind kind : {devrt::DeviceKind::opencl, devrt::DeviceKind::vulkan, devrt::DeviceKind::webgpu}) {
+    const std::string name(devrt::device_kind_name(kind));
+    std::uintptr_t a = 0, b = 0;
+    check(!devrt::comm::detail::same_memory(fake(kind, 0x1000, 0), fake(kind, 0x1040, 0), a, b),
+          name + ": two handles 64 apart are two allocations");
+    check(devrt::comm::detail::same_memory(fake(kind, 0x1000, 0), fake(kind, 0x1000, 32), a, b) && a == 0 && b == 32,
+          name + ": one handle, positions are its offsets");
+  }
+  std::uintptr_t a = 0, b = 0;
+  check(devrt::comm::detail::same_memory(fake(devrt::DeviceKind::cpu, 0x1000, 0),
+                                         fake(devrt::DeviceKind::cpu, 0x1040, 0), a, b) &&
+            b - a == 0x40,
+        "cpu: addresses are positions");
+  check(!devrt::comm::detail::same_memory(fake(devrt::DeviceKind::vulkan, 0x1000, 0),
+                                          fake(devrt::DeviceKind::opencl, 0x1000, 0), a, b),
+        "different devices are different memory");
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--broken-nccl") == 0) {
     auto probe = devrt::comm::probe_engine(Engine::nccl);
@@ -123,6 +151,8 @@ int main(int argc, char** argv) {
     std::printf("%d checks, %d failed\n", g_checks, g_failures);
     return g_failures == 0 ? 0 : 1;
   }
+
+  same_memory_rule();
 
   // Before MPI_Init.
   check_error(devrt::comm::probe_engine(Engine::mpi).status(), ErrorCode::unavailable, {"not initialised", "MPI_Init"},
