@@ -39,6 +39,11 @@ public:
   bool has_capability(std::uint32_t cap) const noexcept { return (table_->capabilities & cap) != 0; }
   bool has_events() const noexcept { return has_capability(DEVRT_CAP_EVENTS); }
   bool host_accessible() const noexcept { return has_capability(DEVRT_CAP_HOST_ACCESSIBLE); }
+  // Whether its MemorySpans hold addresses (addressable or host-accessible memory: offsets add to
+  // them and overlap is judged by address), not handles to allocations (OpenCL, Vulkan, WebGPU).
+  bool spans_are_addresses() const noexcept {
+    return has_capability(DEVRT_CAP_ADDRESSABLE) || has_capability(DEVRT_CAP_HOST_ACCESSIBLE);
+  }
   bool has_target_detection() const noexcept { return DEVRT_BACKEND_TABLE_HAS(table_, detect_target); }
 
   // Ok when the backend can be used here, else `unavailable` with the reason. May load drivers.

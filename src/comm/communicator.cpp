@@ -37,16 +37,10 @@ std::chrono::milliseconds resolve_timeout(std::chrono::milliseconds requested) n
   return kDefaultTimeout;
 }
 
-// Whether the kind's memory spans hold addresses (its backend says DEVRT_CAP_ADDRESSABLE or
-// DEVRT_CAP_HOST_ACCESSIBLE), not a handle to their allocation (OpenCL, Vulkan, WebGPU, ...).
-bool spans_are_addresses(DeviceKind kind) noexcept {
-  BackendRef backend = Registry::global().find(kind);
-  return backend && (backend.has_capability(DEVRT_CAP_ADDRESSABLE) || backend.host_accessible());
-}
-
 bool same_memory(const Range& a, const Range& b, std::uintptr_t& a_position, std::uintptr_t& b_position) noexcept {
   if (a.span.device != b.span.device) return false;
-  const bool addresses = spans_are_addresses(a.span.device.kind);
+  const BackendRef backend = Registry::global().find(a.span.device.kind);
+  const bool addresses = backend && backend.spans_are_addresses();
   if (!addresses && a.span.data != b.span.data) return false;
   a_position = (addresses ? reinterpret_cast<std::uintptr_t>(a.span.data) : 0) + a.offset;
   b_position = (addresses ? reinterpret_cast<std::uintptr_t>(b.span.data) : 0) + b.offset;

@@ -58,7 +58,7 @@ std::vector<TouchedRange>::iterator first_from(Device device, std::uintptr_t beg
 
 bool by_address(Device device) noexcept {
   BackendRef backend = Registry::global().find(device.kind);
-  return backend && (backend.has_capability(DEVRT_CAP_ADDRESSABLE) || backend.host_accessible());
+  return backend && backend.spans_are_addresses();
 }
 
 TouchedRange range_of(Device device, const void* data, std::size_t offset, std::size_t bytes, bool handle) noexcept {

@@ -103,7 +103,7 @@ Status validate(const DLTensor& dl, const ImportOptions& options, const char* ca
     return make_error(ErrorCode::invalid_argument, call, ": data is null for ", layout.numel, " elements on ",
                       v->device);
   }
-  const bool addressable = v->backend.host_accessible() || v->backend.has_capability(DEVRT_CAP_ADDRESSABLE);
+  const bool addressable = v->backend.spans_are_addresses();
   v->addressable = addressable;
   const std::size_t alignment = v->dtype.alignment();
   const std::uintptr_t first =

@@ -58,7 +58,7 @@ int fail(Status status) noexcept {
 
 bool by_address(Device device) noexcept {
   BackendRef backend = Registry::global().find(device.kind);
-  return backend && (backend.has_capability(DEVRT_CAP_ADDRESSABLE) || backend.host_accessible());
+  return backend && backend.spans_are_addresses();
 }
 
 bool contains(const KnownMemory& m, Device device, const void* pointer, bool addresses, std::size_t& offset) {
