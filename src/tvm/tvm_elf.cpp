@@ -16,21 +16,6 @@
 namespace devrt::tvm::detail {
 namespace {
 
-std::vector<unsigned char> read_file(const std::string& path, Status& status) {
-  std::vector<unsigned char> bytes;
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    status = make_error(ErrorCode::not_found, "TVM library ", path, ": cannot open the file");
-    return bytes;
-  }
-  unsigned char chunk[65536];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
-  if (std::ferror(file) != 0) status = make_error(ErrorCode::invalid_argument, "TVM library ", path, ": read error");
-  static_cast<void>(std::fclose(file));
-  return bytes;
-}
-
 template <class T>
 bool read_at(const std::vector<unsigned char>& bytes, std::uint64_t offset, T& out) {
   if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
@@ -156,10 +141,21 @@ Status read_import_slots(const std::string& path, const std::vector<unsigned cha
 
 } // namespace
 
-Result<ExportedSymbols> read_exported_symbols(const std::string& path) noexcept {
-  Status status;
-  const std::vector<unsigned char> bytes = read_file(path, status);
-  if (!status.ok()) return status;
+Result<std::vector<unsigned char>> read_library_file(const std::string& path) noexcept {
+  std::vector<unsigned char> bytes;
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return make_error(ErrorCode::not_found, "TVM library ", path, ": cannot open the file");
+  unsigned char chunk[65536];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+  const bool failed = std::ferror(file) != 0;
+  static_cast<void>(std::fclose(file));
+  if (failed) return make_error(ErrorCode::invalid_argument, "TVM library ", path, ": read error");
+  return bytes;
+}
+
+Result<ExportedSymbols> read_exported_symbols(const std::string& path,
+                                              const std::vector<unsigned char>& bytes) noexcept {
   Tables t;
   DEVRT_RETURN_IF_ERROR(parse_tables(path, bytes, t));
   ExportedSymbols out;
@@ -211,10 +207,7 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path) noexcept 
   return out;
 }
 
-Result<std::vector<unsigned char>> detached_image(const std::string& path) noexcept {
-  Status status;
-  std::vector<unsigned char> bytes = read_file(path, status);
-  if (!status.ok()) return status;
+Result<std::vector<unsigned char>> detached_image(const std::string& path, std::vector<unsigned char> bytes) noexcept {
   Tables t;
   DEVRT_RETURN_IF_ERROR(parse_tables(path, bytes, t));
   const Elf64_Shdr& table = t.sections[t.dynsym];
@@ -247,8 +240,8 @@ Result<std::vector<unsigned char>> detached_image(const std::string& path) noexc
   return bytes;
 }
 
-Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base,
-                   const std::vector<std::uintptr_t>& values) noexcept {
+Status bind_imports(const ExportedSymbols& symbols, std::uintptr_t base,
+                    void* (*address_of)(std::string_view symbol) noexcept) noexcept {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const std::uintptr_t relro_begin = (base + symbols.relro_begin) & ~(page - 1);
   // As the dynamic linker protects it: whole pages from the segment's start, up to the last
@@ -258,9 +251,8 @@ Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base,
   if (relro && ::mprotect(reinterpret_cast<void*>(relro_begin), relro_end - relro_begin, PROT_READ | PROT_WRITE) != 0) {
     return make_error(ErrorCode::internal, "TVM library: cannot lift the RELRO protection to bind its imports");
   }
-  for (std::size_t i = 0; i < symbols.slots.size(); ++i) {
-    const ImportSlot& slot = symbols.slots[i];
-    std::uintptr_t value = values[i];
+  for (const ImportSlot& slot : symbols.slots) {
+    auto value = reinterpret_cast<std::uintptr_t>(address_of(slot.symbol));
     if (slot.add_addend) value += static_cast<std::uintptr_t>(slot.addend);
     std::memcpy(reinterpret_cast<void*>(base + slot.offset), &value, sizeof value);
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <devrt/status.hpp>
@@ -41,31 +42,25 @@ struct ExportedSymbols {
   std::uint64_t relro_begin = 0, relro_end = 0; // PT_GNU_RELRO, from the load address
 };
 
-// The file must already have passed the plugin loader's check (devrt::detail::shared_object_problem).
-// invalid_argument for tables that are not inside the file, or a relocation of an import devrt
-// cannot apply. Thread-safe.
-Result<ExportedSymbols> read_exported_symbols(const std::string& path) noexcept;
+// The file's bytes, read once for the two readers below. not_found when it cannot be opened.
+// Thread-safe.
+Result<std::vector<unsigned char>> read_library_file(const std::string& path) noexcept;
 
-// The file's bytes with every import of TVM's runtimes made weak (so the dynamic linker binds
-// none of them to another library) and every DT_NEEDED naming one of TVM's runtimes renamed
-// "libc.so.6" (a library every process has). Thread-safe.
-Result<std::vector<unsigned char>> detached_image(const std::string& path) noexcept;
+// `bytes` are the file's (`path` names it in messages), which must already have passed the plugin
+// loader's check (devrt::detail::shared_object_problem). invalid_argument for tables that are not
+// inside the file, or a relocation of an import devrt cannot apply. Thread-safe.
+Result<ExportedSymbols> read_exported_symbols(const std::string& path,
+                                              const std::vector<unsigned char>& bytes) noexcept;
+
+// `bytes` with every import of TVM's runtimes made weak (so the dynamic linker binds none of them
+// to another library) and every DT_NEEDED naming one of TVM's runtimes renamed "libc.so.6" (a
+// library every process has). Thread-safe.
+Result<std::vector<unsigned char>> detached_image(const std::string& path, std::vector<unsigned char> bytes) noexcept;
 
 // Writes `address_of(symbol)` into each slot of the image loaded at `base`, lifting and restoring
 // the RELRO protection around the writes. Call once, before any of the library's code runs.
-template <class AddressOf>
-Status bind_imports(const ExportedSymbols& symbols, std::uintptr_t base, AddressOf address_of) noexcept;
-
-Status write_slots(const ExportedSymbols& symbols, std::uintptr_t base,
-                   const std::vector<std::uintptr_t>& values) noexcept;
-
-template <class AddressOf>
-Status bind_imports(const ExportedSymbols& symbols, std::uintptr_t base, AddressOf address_of) noexcept {
-  std::vector<std::uintptr_t> values;
-  values.reserve(symbols.slots.size());
-  for (const ImportSlot& slot : symbols.slots) values.push_back(address_of(slot.symbol));
-  return write_slots(symbols, base, values);
-}
+Status bind_imports(const ExportedSymbols& symbols, std::uintptr_t base,
+                    void* (*address_of)(std::string_view symbol) noexcept) noexcept;
 
 } // namespace devrt::tvm::detail
 

@@ -70,7 +70,7 @@ Result<ModuleFormat> code_format(const SharedLibrary& shared, const DeviceModule
 // A copy of `path` that imports nothing of TVM's runtimes, opened from memory; its imports bound
 // to devrt's functions before any of its code runs (beyond its constructors, which TVM's host
 // code generator emits none of that call its runtime).
-Status open_detached(SharedLibrary& shared, const std::string& path) {
+Status open_detached(SharedLibrary& shared, const std::string& path, std::vector<unsigned char> bytes) {
   std::string missing;
   for (const std::string& symbol : shared.symbols.imports) {
     if (runtime_function(symbol) == nullptr) missing += (missing.empty() ? "" : ", ") + symbol;
@@ -81,7 +81,7 @@ Status open_detached(SharedLibrary& shared, const std::string& path) {
                       "code generator and tvm-ffi's C examples call, not tvm-ffi's object system that C++ code over "
                       "its headers uses; docs/tvm-libraries.md)");
   }
-  DEVRT_ASSIGN_OR_RETURN(std::vector<unsigned char> image, detached_image(path));
+  DEVRT_ASSIGN_OR_RETURN(std::vector<unsigned char> image, detached_image(path, std::move(bytes)));
   const int fd = ::memfd_create(("devrt-tvm:" + shared.label).c_str(), MFD_CLOEXEC);
   if (fd < 0) return make_error(ErrorCode::unsupported, "TVM library ", path, ": memfd_create failed");
   std::size_t written = 0;
@@ -106,14 +106,13 @@ Status open_detached(SharedLibrary& shared, const std::string& path) {
   if (::dlinfo(shared.library.native_handle(), RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
     return make_error(ErrorCode::internal, "TVM library ", path, ": no link map");
   }
-  return bind_imports(shared.symbols, static_cast<std::uintptr_t>(map->l_addr), [](const std::string& symbol) {
-    return reinterpret_cast<std::uintptr_t>(runtime_function(symbol));
-  });
+  return bind_imports(shared.symbols, static_cast<std::uintptr_t>(map->l_addr), &runtime_function);
 }
 
 // Opens `path` (already checked) and parses its blob; errors leave nothing registered.
 Result<SharedLibrary*> open_file(const std::string& path, const std::string& canonical) {
-  DEVRT_ASSIGN_OR_RETURN(ExportedSymbols symbols, read_exported_symbols(path));
+  DEVRT_ASSIGN_OR_RETURN(std::vector<unsigned char> bytes, read_library_file(path));
+  DEVRT_ASSIGN_OR_RETURN(ExportedSymbols symbols, read_exported_symbols(path, bytes));
   auto shared = std::unique_ptr<SharedLibrary>(new (std::nothrow) SharedLibrary());
   if (!shared) return make_error(ErrorCode::out_of_memory, "TVM library ", path, ": no host memory");
   shared->path = canonical;
@@ -121,7 +120,7 @@ Result<SharedLibrary*> open_file(const std::string& path, const std::string& can
   shared->label = slash == std::string::npos ? canonical : canonical.substr(slash + 1);
   shared->symbols = std::move(symbols);
   if (!shared->symbols.imports.empty() || !shared->symbols.runtime_needed.empty()) {
-    DEVRT_RETURN_IF_ERROR(open_detached(*shared, canonical));
+    DEVRT_RETURN_IF_ERROR(open_detached(*shared, canonical, std::move(bytes)));
   } else {
     std::string reason;
     if (!shared->library.open({canonical.c_str()}, reason)) {
