@@ -324,8 +324,10 @@ bool read_import_tree(Reader& in, std::uint64_t tree_modules) {
 }
 
 // One module of key `key` (neither "_lib" nor "_import_tree") from `in`: a device module into
-// out.modules, or a known non-device module into out.skipped. false: in.error() says why.
-bool read_module(Reader& in, const std::string& key, DeviceBlob& out) {
+// out.modules, or a known non-device module into out.skipped. `framed`: `in` holds exactly this
+// module's bytes (TVM >= 0.22), so a kind devrt does not know is skipped by its length. false:
+// in.error() says why.
+bool read_module(Reader& in, const std::string& key, DeviceBlob& out, bool framed) {
   if (key == "relax.Executable") { // Executable::SaveToBinary writes one string of its sections
     if (!in.skip_string("relax.Executable")) return false;
     out.skipped.push_back("relax.Executable: the Relax VM's program (devrt runs the library's operators, not the VM)");
@@ -353,6 +355,10 @@ bool read_module(Reader& in, const std::string& key, DeviceBlob& out) {
     read = read_gpu(in, module);
   } else if (key == "metal") {
     return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: metal kernels: devrt has no Metal backend"));
+  } else if (framed) {
+    out.skipped.push_back(key + ": not device code devrt runs (" + std::to_string(in.left()) + " bytes)");
+    static_cast<void>(in.take(in.left()));
+    return true;
   } else {
     return in.fail(make_error(ErrorCode::unsupported, "TVM device blob: module type '", key,
                               "' is unknown to devrt, and TVM records no length to skip it by"));
@@ -360,15 +366,6 @@ bool read_module(Reader& in, const std::string& key, DeviceBlob& out) {
   if (!read) return false;
   out.modules.push_back(std::move(module));
   return true;
-}
-
-// The device modules devrt runs, or skips knowing their layout.
-bool known_kind(const std::string& key) {
-  for (const char* k : {"vulkan", "opencl", "webgpu", "cuda", "hip", "rocm", "hsaco", "metal", "relax.Executable",
-                        "metadata_module", "metadata"}) {
-    if (key == k) return true;
-  }
-  return false;
 }
 
 // The framed layout (TVM >= 0.22): import tree, then per module its kind and its bytes.
@@ -391,11 +388,7 @@ bool read_framed(Reader& in, DeviceBlob& out) {
     if (!in.count(n, 1, "module bytes")) return false;
     const std::size_t start = in.offset();
     Reader module(in.take(static_cast<std::size_t>(n)), in.abi());
-    if (!known_kind(kind)) {
-      out.skipped.push_back(kind + ": not device code devrt runs (" + std::to_string(n) + " bytes)");
-      continue;
-    }
-    if (!read_module(module, kind, out)) return in.fail(module.error());
+    if (!read_module(module, kind, out, true)) return in.fail(module.error());
     if (module.left() != 0) {
       return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: the ", kind, " module at byte ", start,
                                 " leaves ", module.left(), " of its ", n, " bytes unread (corrupt)"));
@@ -415,7 +408,7 @@ bool read_inline(Reader& in, DeviceBlob& out) {
       if (!read_import_tree(in, modules - 1)) return false;
     } else if (key == "_lib") {
       out.has_host_module = true;
-    } else if (!read_module(in, key, out)) {
+    } else if (!read_module(in, key, out, false)) {
       return false;
     }
   }
