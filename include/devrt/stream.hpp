@@ -67,9 +67,9 @@ Status sync_stream_from_to(StreamRef from, StreamRef to) noexcept;
 // each thread has its own.
 StreamRef current_stream(Device device) noexcept;
 // Sets the calling thread's current stream for stream.device (handle nullptr restores the
-// default). Up to 16 devices per thread may have a non-default current stream (out_of_range
-// beyond). The device is not looked up (the C API's devrt_set_current_stream refuses one that does
-// not exist). The stream must outlive its use as current.
+// default). Any number of devices may have one (a firmware build: up to 16, out_of_range
+// beyond); out_of_memory when there is no host memory to remember it. The device is not looked up (the C API's
+// devrt_set_current_stream refuses one that does not exist). The stream must outlive its use as current.
 Status set_current_stream(StreamRef stream) noexcept;
 
 // An owned event. Move-only; `unsupported` on backends without events.

@@ -5,6 +5,7 @@
 #include <devrt/detail/mutex.hpp>
 #include <devrt/log.hpp>
 
+#include <new>
 #include <optional>
 
 #include "core/graph_capture.hpp"
@@ -12,14 +13,41 @@
 namespace devrt {
 namespace {
 
+#if !DEVRT_BARE_METAL
+// Per-thread current streams, no cap: a table of kDirectIds handles per device kind, made at the
+// kind's first current stream on the thread, found by kind and id; devices with larger ids in a
+// list. `set` counts the non-default entries, so that a thread that never set one (the common
+// case) answers with one load. Freed when the thread exits.
+constexpr std::int32_t kDirectIds = 64;
+struct CurrentStreams {
+  struct Other {
+    StreamRef stream;
+    Other* next;
+  };
+  void** by_kind[kMaxDeviceKinds] = {};
+  Other* others = nullptr;
+  std::size_t set = 0;
+  CurrentStreams() noexcept = default;
+  CurrentStreams(const CurrentStreams&) = delete;
+  CurrentStreams& operator=(const CurrentStreams&) = delete;
+  ~CurrentStreams() {
+    for (void** handles : by_kind) delete[] handles;
+    while (Other* other = others) {
+      others = other->next;
+      delete other;
+    }
+  }
+};
+#else
 constexpr int kMaxCurrentStreams = 16;
 
-// Per-thread current streams: a small fixed table, no heap.
+// Per-thread current streams: a small fixed table, no heap (firmware).
 struct CurrentStreams {
   StreamRef entries[kMaxCurrentStreams];
   int count = 0;
 };
-DEVRT_DETAIL_THREAD_LOCAL CurrentStreams t_current; // see workspace.cpp
+#endif
+DEVRT_DETAIL_THREAD_LOCAL CurrentStreams t_current;
 
 Status mismatch(const char* call, Device expected, Device got) noexcept {
   return make_error(ErrorCode::invalid_argument, call, ": stream of ", got, " used with ", expected);
@@ -94,6 +122,68 @@ Status sync_stream_from_to(StreamRef from, StreamRef to) noexcept {
   return status.ok() ? destroyed : status;
 }
 
+#if !DEVRT_BARE_METAL
+namespace {
+bool valid_kind(Device device) noexcept {
+  auto kind = static_cast<std::uint32_t>(device.kind);
+  return kind < static_cast<std::uint32_t>(kMaxDeviceKinds) && device.id >= 0;
+}
+} // namespace
+
+StreamRef current_stream(Device device) noexcept {
+  const CurrentStreams& table = t_current;
+  if (table.set == 0 || !valid_kind(device)) [[likely]]
+    return StreamRef{device, nullptr};
+  if (device.id < kDirectIds) {
+    void* const* handles = table.by_kind[static_cast<std::int32_t>(device.kind)];
+    return StreamRef{device, handles != nullptr ? handles[device.id] : nullptr};
+  }
+  for (const CurrentStreams::Other* other = table.others; other != nullptr; other = other->next) {
+    if (other->stream.device == device) return other->stream;
+  }
+  return StreamRef{device, nullptr};
+}
+
+Status set_current_stream(StreamRef stream) noexcept {
+  if (!valid_kind(stream.device)) {
+    return make_error(ErrorCode::invalid_argument, "set_current_stream(", stream.device, "): no such device");
+  }
+  CurrentStreams& table = t_current;
+  if (stream.device.id < kDirectIds) {
+    void**& handles = table.by_kind[static_cast<std::int32_t>(stream.device.kind)];
+    if (handles == nullptr) {
+      if (stream.handle == nullptr) return Status();
+      handles = new (std::nothrow) void*[kDirectIds]();
+      if (handles == nullptr) {
+        return make_error(ErrorCode::out_of_memory, "set_current_stream(", stream.device, "): no host memory");
+      }
+    }
+    void*& slot = handles[stream.device.id];
+    table.set = table.set - (slot != nullptr ? 1 : 0) + (stream.handle != nullptr ? 1 : 0);
+    slot = stream.handle;
+    return Status();
+  }
+  CurrentStreams::Other** link = &table.others;
+  while (*link != nullptr && (*link)->stream.device != stream.device) link = &(*link)->next;
+  if (CurrentStreams::Other* other = *link) {
+    if (stream.handle != nullptr) {
+      other->stream = stream;
+      return Status();
+    }
+    *link = other->next;
+    delete other;
+    --table.set;
+    return Status();
+  }
+  if (stream.handle == nullptr) return Status();
+  auto* other = new (std::nothrow) CurrentStreams::Other{stream, table.others};
+  if (other == nullptr)
+    return make_error(ErrorCode::out_of_memory, "set_current_stream(", stream.device, "): no host memory");
+  table.others = other;
+  ++table.set;
+  return Status();
+}
+#else
 StreamRef current_stream(Device device) noexcept {
   for (int i = 0; i < t_current.count; ++i) {
     if (t_current.entries[i].device == device) return t_current.entries[i];
@@ -115,11 +205,12 @@ Status set_current_stream(StreamRef stream) noexcept {
   if (stream.handle == nullptr) return Status();
   if (table.count == kMaxCurrentStreams) {
     return make_error(ErrorCode::out_of_range, "set_current_stream(", stream.device, "): this thread already has ",
-                      kMaxCurrentStreams, " devices with a non-default current stream");
+                      kMaxCurrentStreams, " devices with a non-default current stream (a firmware build's most)");
   }
   table.entries[table.count++] = stream;
   return Status();
 }
+#endif
 
 // ---- Event -----------------------------------------------------------------------------------
 

@@ -97,16 +97,18 @@ TEST_CASE("the current stream is per thread and per device", "[conformance][stre
   }
 }
 
-TEST_CASE("a thread may set current streams on at most 16 devices", "[conformance][stream]") {
+TEST_CASE("a thread may set current streams on any number of devices", "[conformance][stream]") {
   devrt::Device device = conformance::devices().front();
   std::thread worker([&] {
-    for (int i = 0; i < 16; ++i) {
-      CHECK(devrt::set_current_stream(devrt::StreamRef{devrt::Device{device.kind, 100 + i}, &device}).ok());
+    // Ids beyond those the backend has: set_current_stream does not look devices up.
+    for (int i = 0; i < 80; ++i) {
+      CHECK(devrt::set_current_stream(devrt::StreamRef{devrt::Device{device.kind, 30 + i}, &device}).ok());
     }
-    devrt::Status full = devrt::set_current_stream(devrt::StreamRef{devrt::Device{device.kind, 200}, &device});
-    CHECK(full.code() == ErrorCode::out_of_range);
-    CHECK(devrt::set_current_stream(devrt::StreamRef{devrt::Device{device.kind, 100}, nullptr}).ok());
-    CHECK(devrt::set_current_stream(devrt::StreamRef{devrt::Device{device.kind, 200}, &device}).ok());
+    for (int i = 0; i < 80; ++i) CHECK(devrt::current_stream(devrt::Device{device.kind, 30 + i}).handle == &device);
+    for (int i = 0; i < 80; ++i) {
+      CHECK(devrt::set_current_stream(devrt::StreamRef{devrt::Device{device.kind, 30 + i}, nullptr}).ok());
+    }
+    CHECK(devrt::current_stream(devrt::Device{device.kind, 100}).handle == nullptr);
   });
   worker.join();
 }
