@@ -130,8 +130,8 @@ void release_device(const Api& api, ClDevice& d) {
   d.context = nullptr;
 }
 
-// A context and a default queue for one device, and its properties.
-Status open_device(const Api& api, ClDevice& d) {
+// A context and a default queue for one device.
+Status create_context(const Api& api, ClDevice& d) {
   cl_int err = CL_SUCCESS;
   d.context = api.clCreateContext(nullptr, 1, &d.id, nullptr, nullptr, &err);
   if (d.context == nullptr || err != CL_SUCCESS) {
@@ -143,7 +143,16 @@ Status open_device(const Api& api, ClDevice& d) {
     d.queue = nullptr;
     return cl_error("clCreateCommandQueue", err != CL_SUCCESS ? err : CL_INVALID_COMMAND_QUEUE);
   }
-  return describe_device(api, d);
+  return Status();
+}
+
+// The device's properties, read through a context made for the purpose and released afterwards
+// (open_device makes the device's own).
+Status describe_with_context(const Api& api, ClDevice& d) {
+  Status described = create_context(api, d);
+  if (described.ok()) described = describe_device(api, d);
+  release_device(api, d);
+  return described;
 }
 
 // The devices of one platform; a device that cannot be opened is skipped with its reason kept in
@@ -163,9 +172,8 @@ Status open_platform(const Api& api, cl_platform_id platform, std::vector<ClDevi
     d.platform = platform;
     d.id = ids[i];
     d.platform_name = platform_name;
-    Status s = open_device(api, d);
+    Status s = describe_with_context(api, d);
     if (!s.ok()) {
-      release_device(api, d);
       if (failure.ok()) failure = make_error(s.code(), "platform '", platform_name, "' device ", i, ": ", s.message());
       continue;
     }
@@ -305,7 +313,13 @@ Result<std::int32_t> OpenclBackend::device_count() noexcept {
 }
 
 Status OpenclBackend::open_device(BackendDevice& device) noexcept {
-  device.state = &device_of(device.index);
+  ClDevice& d = device_of(device.index);
+  const Api& api = runtime().api;
+  if (Status created = create_context(api, d); !created.ok()) {
+    release_device(api, d);
+    return created;
+  }
+  device.state = &d;
   return Status();
 }
 
@@ -321,7 +335,9 @@ Status OpenclBackend::close_device(BackendDevice& device) noexcept {
       d.profiling_queue = nullptr;
     }
   }
-  DEVRT_CL_CHECK("clFinish", api.clFinish(d.queue));
+  cl_int finished = api.clFinish(d.queue);
+  release_device(api, d);
+  DEVRT_CL_CHECK("clFinish", finished);
   return Status();
 }
 

@@ -24,8 +24,9 @@ public:
   Status availability() noexcept;
   Result<std::int32_t> device_count() noexcept;
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
-  // Each open device's state is its ClDevice (context and default queue, made at discovery);
-  // close_device waits for the default queue (clFinish), so nothing devrt queued is left running.
+  // Each open device's state is its ClDevice, described at discovery: open_device makes its context
+  // and default queue; close_device waits for that queue (clFinish), so nothing devrt queued is
+  // left running, and releases them with the profiling queue.
   Status open_device(BackendDevice& device) noexcept;
   Status close_device(BackendDevice& device) noexcept;
   // kind "opencl": device limits, OpenCL C version, fp16/fp64/subgroup support, extensions.

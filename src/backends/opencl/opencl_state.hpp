@@ -95,6 +95,7 @@ Runtime& runtime() noexcept;
 // launches before the driver sees a handle.
 detail::FreedBuffers& freed_buffers() noexcept;
 
+// The device discovery described (its context and queues are made by open_device).
 inline ClDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
 
 // An open device's state: its ClDevice (OpenclBackend::open_device).

@@ -114,8 +114,6 @@ Timeline::~Timeline() {
   retire(*device, make_retired<VkSemaphore, destroy_semaphore>(kept));
 }
 
-Result<DeviceState*> device_of(std::int32_t id) noexcept;
-
 namespace {
 
 bool has_extension(const std::vector<VkExtensionProperties>& all, const char* name) {
@@ -123,7 +121,7 @@ bool has_extension(const std::vector<VkExtensionProperties>& all, const char* na
                      [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
-Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_version, DeviceState& d) {
+Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_version, PhysicalDevice& d) {
   api.vkGetPhysicalDeviceProperties(d.physical, &d.properties);
   api.vkGetPhysicalDeviceMemoryProperties(d.physical, &d.memory);
   // The extension list decides features: a failed query is an error, never "none".
@@ -238,12 +236,12 @@ Status find_devices(Runtime& rt) {
   if (count == 0) return make_error(ErrorCode::unavailable, "the Vulkan driver reports no physical device");
   std::vector<VkPhysicalDevice> physical(count);
   DEVRT_VK_CHECK("vkEnumeratePhysicalDevices", api.vkEnumeratePhysicalDevices(rt.instance, &count, physical.data()));
+  rt.devices.resize(count);
   for (std::uint32_t i = 0; i < count; ++i) {
-    auto d = std::make_unique<DeviceState>();
-    d->index = static_cast<std::int32_t>(i);
-    d->physical = physical[i];
-    DEVRT_RETURN_IF_ERROR(describe_physical_device(api, rt.instance_version, *d));
-    rt.devices.push_back(std::move(d));
+    PhysicalDevice& d = rt.devices[i];
+    d.index = static_cast<std::int32_t>(i);
+    d.physical = physical[i];
+    DEVRT_RETURN_IF_ERROR(describe_physical_device(api, rt.instance_version, d));
   }
   return Status();
 }
@@ -252,9 +250,10 @@ Status find_devices(Runtime& rt) {
 // every device finishes the work devrt queued, so no driver thread still executes it while the
 // process tears the driver down; what was kept after a failed wait is destroyed then.
 void wait_idle_at_exit() noexcept {
-  for (const auto& device : runtime().devices) {
-    if (device->opened.load(std::memory_order_acquire) && !device->lost.load(std::memory_order_acquire))
-      static_cast<void>(wait_queue_idle(*device));
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.open_mutex);
+  for (DeviceState* device : rt.open) {
+    if (!device->lost.load(std::memory_order_acquire)) static_cast<void>(wait_queue_idle(*device));
   }
 }
 
@@ -365,45 +364,65 @@ detail::FreedBuffers& freed_buffers() noexcept {
 
 namespace {
 
-// Undoes a partly opened device, so that opening can be tried again.
-void close_device(DeviceState& d) noexcept {
+// Destroys what init_device made of `d` (all of it, or what a failed opening got to).
+void destroy_device_objects(DeviceState& d) noexcept {
   if (d.device == VK_NULL_HANDLE) return;
+  if (!d.lost.load(std::memory_order_acquire)) static_cast<void>(wait_queue_idle(d));
   if (d.default_stream != nullptr) {
     static_cast<void>(destroy_stream(d, d.default_stream));
     d.default_stream = nullptr;
   }
   destroy_query_pools(d);
+  // Kept after failed waits: the device is idle now, or lost (then nothing runs either).
+  for (const Retired& object : d.retired) object.destroy(d, object.object);
+  d.retired.clear();
   runtime().api.vkDestroyDevice(d.device, nullptr);
   d.device = VK_NULL_HANDLE;
 }
 
-[[gnu::cold, gnu::noinline]] Status lost_error(const DeviceState& d) {
+[[gnu::cold, gnu::noinline]] Status lost_error(DeviceState& d) {
+  std::lock_guard<std::mutex> lock(d.lost_mutex);
   return make_error(ErrorCode::driver_error, d.properties.deviceName, " was lost (VK_ERROR_DEVICE_LOST from ",
                     d.lost_call, "); every later call to it fails");
 }
 
-[[gnu::cold, gnu::noinline]] Result<DeviceState*> open_device(DeviceState& d) noexcept {
-  std::lock_guard<std::mutex> lock(d.open_mutex);
-  if (d.opened.load(std::memory_order_acquire)) return &d;
-  ErrorCode last = d.status.code();
-  if (!d.status.ok() && (last == ErrorCode::unavailable || last == ErrorCode::unsupported)) return d.status;
-  d.status = init_device(d);
-  if (!d.status.ok()) {
-    close_device(d);
-    return d.status;
+} // namespace
+
+Status VulkanBackend::open_device(BackendDevice& device) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(rt.status);
+  std::unique_ptr<DeviceState> d(new (std::nothrow) DeviceState);
+  if (!d) return make_error(ErrorCode::out_of_memory, "no host memory for the device's state");
+  static_cast<PhysicalDevice&>(*d) = rt.devices[static_cast<std::size_t>(device.index)];
+  if (Status opened = init_device(*d); !opened.ok()) {
+    destroy_device_objects(*d);
+    return opened;
   }
   static const bool registered = std::atexit(&wait_idle_at_exit) == 0;
   static_cast<void>(registered);
-  d.opened.store(true, std::memory_order_release);
-  return &d;
+  {
+    std::lock_guard<std::mutex> lock(rt.open_mutex);
+    rt.open.push_back(d.get());
+  }
+  device.state = d.release();
+  return Status();
 }
 
-} // namespace
+Status VulkanBackend::close_device(BackendDevice& device) noexcept {
+  auto* d = static_cast<DeviceState*>(device.state);
+  if (d == nullptr) return Status();
+  Runtime& rt = runtime();
+  {
+    std::lock_guard<std::mutex> lock(rt.open_mutex);
+    std::erase(rt.open, d);
+  }
+  destroy_device_objects(*d);
+  delete d;
+  device.state = nullptr;
+  return Status();
+}
 
-Result<DeviceState*> device_of(std::int32_t id) noexcept {
-  DeviceState& d = *runtime().devices[static_cast<std::size_t>(id)];
-  if (!d.opened.load(std::memory_order_acquire)) [[unlikely]]
-    return open_device(d);
+Result<DeviceState*> usable_device(DeviceState& d) noexcept {
   if (d.lost.load(std::memory_order_acquire)) [[unlikely]]
     return lost_error(d);
   return &d;
@@ -411,7 +430,7 @@ Result<DeviceState*> device_of(std::int32_t id) noexcept {
 
 Status device_error(DeviceState& d, const char* call, VkResult result) noexcept {
   if (result == VK_ERROR_DEVICE_LOST && !d.lost.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(d.open_mutex);
+    std::lock_guard<std::mutex> lock(d.lost_mutex);
     if (d.lost_call == nullptr) d.lost_call = call;
     d.lost.store(true, std::memory_order_release);
   }
@@ -427,7 +446,7 @@ Result<std::int32_t> VulkanBackend::device_count() noexcept {
 }
 
 Result<AttributeValue> VulkanBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
-  const DeviceState& d = *runtime().devices[static_cast<std::size_t>(device.index)];
+  const DeviceState& d = opened_device(device);
   const VkPhysicalDeviceLimits& limits = d.properties.limits;
   auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
   switch (attribute) {
@@ -460,7 +479,7 @@ Result<AttributeValue> VulkanBackend::get_attribute(const BackendDevice& device,
 }
 
 Result<Target> VulkanBackend::detect_target(const BackendDevice& device) noexcept {
-  const DeviceState& d = *runtime().devices[static_cast<std::size_t>(device.index)];
+  const DeviceState& d = opened_device(device);
   const VkPhysicalDeviceLimits& limits = d.properties.limits;
   std::uint32_t api = d.properties.apiVersion;
   // The newest SPIR-V the device's Vulkan version guarantees (as TVM encodes it).

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Vulkan backend: every physical device, compute queues, libvulkan.so.1 opened at first use.
 //
-// The instance is created on first use of the backend and a logical device on first use of a
-// device. Memory is a VkBuffer with its own bound memory, device-local when the device has it;
-// when that memory is host-visible it stays mapped and host copies are memcpy, otherwise copies go
+// The instance is created on first use of the backend and a logical device when devrt opens a
+// device (on its first use), destroyed when devrt closes it (devrt::shutdown, or after it the
+// destruction of the device's last object). Memory is a VkBuffer with its own bound memory, device-local when the
+// device has it; when that memory is host-visible it stays mapped and host copies are memcpy, otherwise copies go
 // through host-visible staging buffers. A stream records its work (dispatches, device copies, each
 // after a barrier on the previous one) into one command buffer that is submitted only at a
 // synchronisation point: stream_synchronize, event_record, a host copy, or 4096 commands.
@@ -26,6 +27,10 @@ public:
   // ICD) or there is no physical device; the message says which.
   Status availability() noexcept;
   Result<std::int32_t> device_count() noexcept;
+  // open_device makes the logical device (VkDevice, its compute queue, the default stream) and
+  // close_device destroys it with everything it still holds, after waiting for its queue.
+  Status open_device(BackendDevice& device) noexcept;
+  Status close_device(BackendDevice& device) noexcept;
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // kind "vulkan" with TVM's Vulkan properties (supports_*, limits, driver, SPIR-V version).
   Result<Target> detect_target(const BackendDevice& device) noexcept;

@@ -118,18 +118,18 @@ void destroy_query_pools(DeviceState& d) noexcept {
 }
 
 Result<void*> VulkanBackend::event_create_timed(const BackendDevice& device) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   DEVRT_ASSIGN_OR_RETURN(EventState * event, create_timed_event(d));
   return static_cast<void*>(event);
 }
 
 Result<std::int64_t> VulkanBackend::event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   return elapsed_between(d, *static_cast<EventState*>(start), *static_cast<EventState*>(end));
 }
 
 Result<void*> VulkanBackend::event_create(const BackendDevice& device) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   static_cast<void>(d);
   auto* event = new (std::nothrow) EventState();
   if (event == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for an event");
@@ -139,13 +139,13 @@ Result<void*> VulkanBackend::event_create(const BackendDevice& device) noexcept 
 Status VulkanBackend::event_destroy(const BackendDevice& device, void* handle) noexcept {
   auto* event = static_cast<EventState*>(handle);
   // A lost device's events are destroyed too, their query slots given back: nothing leaks.
-  if (event->pool != VK_NULL_HANDLE) release_query(opened_device(device.index), *event);
+  if (event->pool != VK_NULL_HANDLE) release_query(opened_device(device), *event);
   delete event;
   return Status();
 }
 
 Status VulkanBackend::event_record(const BackendDevice& device, void* handle, void* stream) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   StreamState& s = stream_of(d, stream);
   TimelineRef timeline;
   std::uint64_t value = 0;
@@ -171,7 +171,7 @@ Status VulkanBackend::event_record(const BackendDevice& device, void* handle, vo
 }
 
 Status VulkanBackend::event_synchronize(const BackendDevice& device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return Status();
   DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
@@ -179,7 +179,7 @@ Status VulkanBackend::event_synchronize(const BackendDevice& device, void* handl
 }
 
 Result<bool> VulkanBackend::event_query(const BackendDevice& device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return true;
   DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));
@@ -190,7 +190,7 @@ Result<bool> VulkanBackend::event_query(const BackendDevice& device, void* handl
 }
 
 Status VulkanBackend::stream_wait_event(const BackendDevice& device, void* stream, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   auto [timeline, value] = event_point(*static_cast<EventState*>(handle));
   if (!timeline || value == 0) return Status();
   DEVRT_RETURN_IF_ERROR(submit_through(timeline, value));

@@ -55,7 +55,7 @@ Status record_nodes(VulkanBackend& backend, const BackendDevice& device, StreamS
 
 Result<void*> VulkanBackend::graph_create(const BackendDevice& device, void*,
                                           std::span<const devrt_graph_node> nodes) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   if (!d.has_timeline) return make_error(ErrorCode::unsupported, "graphs need timeline semaphores");
   std::unique_ptr<GraphState> g(new (std::nothrow) GraphState());
   if (!g) return make_error(ErrorCode::out_of_memory, "no host memory for a graph");
@@ -74,7 +74,7 @@ Result<void*> VulkanBackend::graph_create(const BackendDevice& device, void*,
 }
 
 Status VulkanBackend::graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   auto& g = *static_cast<GraphState*>(graph);
   StreamState& s = stream_of(d, stream);
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -91,7 +91,7 @@ Status VulkanBackend::graph_launch(const BackendDevice& device, void* graph, voi
 }
 
 Status VulkanBackend::graph_destroy(const BackendDevice& device, void* graph) noexcept {
-  DeviceState& d = opened_device(device.index);
+  DeviceState& d = opened_device(device);
   destroy_when_idle(d, make_retired<GraphState, destroy_graph_objects>(static_cast<GraphState*>(graph)));
   return Status();
 }

@@ -324,7 +324,7 @@ Result<void*> made(DeviceState& d, TextureState& t, Status created, VkImageLayou
 } // namespace
 
 Result<ScopeLimits> VulkanBackend::scope_limits(const BackendDevice& device, MemoryScope scope) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   if (!is_texture_scope(scope)) {
     return make_error(ErrorCode::unsupported, "no memory scope '", to_string(scope), "' on a Vulkan device");
   }
@@ -338,7 +338,7 @@ Result<ScopeLimits> VulkanBackend::scope_limits(const BackendDevice& device, Mem
 }
 
 Result<void*> VulkanBackend::texture_allocate(const BackendDevice& device, const devrt_texture_desc& desc) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   const VkFormat format = texel_format(desc.type_code, desc.type_bits);
   if (format == VK_FORMAT_UNDEFINED || !format_usable(d, format)) {
     return make_error(ErrorCode::unsupported, "no RGBA storage-image format for DLPack type code ", desc.type_code,
@@ -350,7 +350,7 @@ Result<void*> VulkanBackend::texture_allocate(const BackendDevice& device, const
 }
 
 Result<void*> VulkanBackend::texture_view(const BackendDevice& device, devrt_texture_view_desc& view) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   const devrt_texture_desc& desc = *view.texture;
   const VkFormat format = texel_format(desc.type_code, desc.type_bits);
   VkImageFormatProperties limits{};
@@ -379,7 +379,7 @@ Result<void*> VulkanBackend::texture_view(const BackendDevice& device, devrt_tex
 Status VulkanBackend::texture_free(const BackendDevice& device, void* texture) noexcept {
   // As free(): recorded or submitted work may still use the image, so everything is waited for
   // (the queue too when that failed).
-  DeviceState& d = opened_device(device.index);
+  DeviceState& d = opened_device(device);
   auto* t = static_cast<TextureState*>(texture);
   Status status = device_synchronize(device);
   if (status.ok()) {
@@ -391,7 +391,7 @@ Status VulkanBackend::texture_free(const BackendDevice& device, void* texture) n
 }
 
 Status VulkanBackend::texture_copy(const devrt_texture_copy_desc& desc) noexcept {
-  DEVRT_VK_DEVICE(d, desc.device_id);
+  DEVRT_VK_DEVICE(d, *desc.device);
   const auto& t = *static_cast<const TextureState*>(desc.texture);
   StreamState& s = stream_of(d, desc.stream);
   if (desc.linear_kind == static_cast<std::int32_t>(VulkanBackend::kind)) {

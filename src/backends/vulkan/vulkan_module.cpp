@@ -120,7 +120,7 @@ Result<void*> VulkanBackend::module_load(const BackendDevice& device, ModuleForm
     return make_error(ErrorCode::invalid_argument, "SPIR-V must be whole 32-bit words; ", data.size(),
                       " bytes is not a multiple of 4");
   }
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   std::vector<std::uint32_t> words(data.size() / 4);
   std::memcpy(words.data(), data.data(), data.size());
   Result<SpirvModuleInfo> info = reflect_spirv(words);
@@ -394,7 +394,9 @@ Status record_bindings(StreamState& s, const ModuleState& m, VkPipeline pipeline
 Status VulkanBackend::launch(const BackendDevice&, void* handle, const LaunchDesc& desc) noexcept {
   auto& f = *static_cast<FunctionState*>(handle);
   ModuleState& m = *f.module;
-  DEVRT_VK_DEVICE(d, m.device->index); // a lost device records nothing more
+  Result<DeviceState*> usable = usable_device(*m.device); // a lost device records nothing more
+  if (!usable.ok()) return std::move(usable).status();
+  DeviceState& d = **usable;
   DEVRT_RETURN_IF_ERROR(check_launch(f, d, desc));
   VkPipeline pipeline = f.fixed_pipeline;
   if (pipeline == VK_NULL_HANDLE) {

@@ -186,7 +186,9 @@ struct StreamState {
   bool reusable = false;
 };
 
-struct DeviceState {
+// A physical device as discovery found it (Runtime::devices); open_device makes its DeviceState
+// from it.
+struct PhysicalDevice {
   std::int32_t index = 0;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties{};
@@ -203,15 +205,15 @@ struct DeviceState {
   bool use_push_descriptors = false; // has_push_descriptor, enabled on the device
   std::uint32_t compute_family = UINT32_MAX;
   std::uint32_t timestamp_valid_bits = 0; // the compute family's; 0: no timestamps
+};
 
-  // Opening (device_of): `opened` once it succeeded; a failure is kept in `status` and tried
-  // again on the next use unless final (code unavailable or unsupported).
-  std::mutex open_mutex;
-  std::atomic<bool> opened{false};
-  Status status;
+// An open device: made by VulkanBackend::open_device (its BackendDevice's state) and destroyed by
+// close_device, once none of its objects is left (devrt counts them).
+struct DeviceState : PhysicalDevice {
   // Set by the first VK_ERROR_DEVICE_LOST: every later call to the device fails with `lost_call`.
   std::atomic<bool> lost{false};
-  const char* lost_call = nullptr;
+  std::mutex lost_mutex;
+  const char* lost_call = nullptr; // under lost_mutex
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   std::mutex queue_mutex;
@@ -255,7 +257,10 @@ struct Runtime {
   GlobalApi api;
   VkInstance instance = VK_NULL_HANDLE;
   std::uint32_t instance_version = VK_API_VERSION_1_0;
-  std::vector<std::unique_ptr<DeviceState>> devices;
+  std::vector<PhysicalDevice> devices;
+  // The open devices (waited for at process exit).
+  std::mutex open_mutex;
+  std::vector<DeviceState*> open;
 };
 
 // The backend's process-wide state, discovered on first use.
@@ -263,15 +268,18 @@ Runtime& runtime() noexcept;
 // The allocations this backend freed lately (core/gpu_freed_buffers.hpp): copies and launches
 // check their handles here before dereferencing them.
 detail::FreedBuffers& freed_buffers() noexcept;
-// The device, opened on its first use; after a loss, the loss. Thread-safe.
-Result<DeviceState*> device_of(std::int32_t id) noexcept;
-// A device that device_of() opened, lost or not: for destroying what was made on it.
-inline DeviceState& opened_device(std::int32_t id) noexcept { return *runtime().devices[static_cast<std::size_t>(id)]; }
+// The device, lost or not: for destroying what was made on it.
+inline DeviceState& opened_device(const BackendDevice& device) noexcept { return backend_state<DeviceState>(device); }
+// The device; after a loss, the loss. Thread-safe.
+Result<DeviceState*> usable_device(DeviceState& d) noexcept;
+inline Result<DeviceState*> device_of(const BackendDevice& device) noexcept {
+  return usable_device(opened_device(device));
+}
 // vk_error for a call on `d`; VK_ERROR_DEVICE_LOST also marks the device lost for good.
 [[gnu::cold]] Status device_error(DeviceState& d, const char* call, VkResult result) noexcept;
 
-#define DEVRT_VK_DEVICE(var, id)                                                                                       \
-  Result<DeviceState*> var##_result = device_of(id);                                                                   \
+#define DEVRT_VK_DEVICE(var, device)                                                                                   \
+  Result<DeviceState*> var##_result = device_of(device);                                                               \
   if (!var##_result.ok()) return std::move(var##_result).status();                                                     \
   DeviceState& var = **var##_result
 

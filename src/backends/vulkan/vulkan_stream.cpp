@@ -491,7 +491,7 @@ Status recorded(StreamState& s) {
 // ---- Memory ----------------------------------------------------------------------------------
 
 Result<void*> VulkanBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   VkDeviceSize heap = d.memory.memoryHeaps[d.memory.memoryTypes[d.plan.device_type].heapIndex].size;
   if (nbytes > heap) {
     return make_error(ErrorCode::out_of_memory, "exceeds the ", heap, "-byte memory heap");
@@ -515,9 +515,9 @@ void forget_lost_work(DeviceState& d) noexcept {
 }
 
 Status VulkanBackend::device_synchronize(const BackendDevice& device) noexcept {
-  Result<DeviceState*> opened = device_of(device.index);
+  Result<DeviceState*> opened = device_of(device);
   if (!opened.ok()) {
-    DeviceState& d = opened_device(device.index);
+    DeviceState& d = opened_device(device);
     if (d.lost.load(std::memory_order_acquire)) forget_lost_work(d);
     return std::move(opened).status();
   }
@@ -538,7 +538,7 @@ Status VulkanBackend::device_synchronize(const BackendDevice& device) noexcept {
 
 Status VulkanBackend::free(const BackendDevice& device, void* ptr) noexcept {
   // A lost device still destroys what it holds (Vulkan allows it): nothing leaks.
-  DeviceState& d = opened_device(device.index);
+  DeviceState& d = opened_device(device);
   auto* allocation = static_cast<Allocation*>(ptr);
   // Recorded or submitted commands of any stream may still use the buffer (as with cuMemFree,
   // freeing waits for them): submit what is recorded and wait for it, then destroy. When that
@@ -559,25 +559,25 @@ Status VulkanBackend::copy(const CopyDesc& desc) noexcept {
   if (desc.src_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.src, "the source"));
   if (desc.dst_kind == kind) DEVRT_RETURN_IF_ERROR(freed_buffers().check(desc.dst, "the destination"));
   if (desc.src_kind != kind) {
-    DEVRT_VK_DEVICE(d, desc.dst_device_id);
+    DEVRT_VK_DEVICE(d, *desc.dst_device);
     return write_from_host(d, stream_of(d, desc.stream), *static_cast<Allocation*>(desc.dst), desc.dst_offset,
                            static_cast<const std::byte*>(desc.src) + desc.src_offset, desc.nbytes);
   }
   const auto& src = *static_cast<const Allocation*>(desc.src);
   if (desc.dst_kind != kind) {
-    DEVRT_VK_DEVICE(d, desc.src_device_id);
+    DEVRT_VK_DEVICE(d, *desc.src_device);
     return read_to_host(d, stream_of(d, desc.stream), src, desc.src_offset,
                         static_cast<std::byte*>(desc.dst) + desc.dst_offset, desc.nbytes);
   }
-  DEVRT_VK_DEVICE(d, desc.dst_device_id);
+  DEVRT_VK_DEVICE(d, *desc.dst_device);
   auto& dst = *static_cast<Allocation*>(desc.dst);
-  if (desc.src_device_id == desc.dst_device_id) {
+  if (desc.src_device == desc.dst_device) {
     StreamState& s = stream_of(d, desc.stream);
     std::lock_guard<std::mutex> lock(s.mutex);
     return record_copy(s, src.buffer, desc.src_offset, dst.buffer, desc.dst_offset, desc.nbytes);
   }
   // Between two Vulkan devices: through the host, after the source's default stream.
-  DEVRT_VK_DEVICE(source, desc.src_device_id);
+  DEVRT_VK_DEVICE(source, *desc.src_device);
   std::unique_ptr<std::byte[]> bounce(new (std::nothrow) std::byte[desc.nbytes]);
   if (!bounce) return make_error(ErrorCode::out_of_memory, "no host memory for a bounce buffer");
   DEVRT_RETURN_IF_ERROR(read_to_host(source, *source.default_stream, src, desc.src_offset, bounce.get(), desc.nbytes));
@@ -590,14 +590,14 @@ Status VulkanBackend::copy(const CopyDesc& desc) noexcept {
 // ---- Streams and events ----------------------------------------------------------------------
 
 Result<void*> VulkanBackend::stream_create(const BackendDevice& device) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   StreamState* stream = nullptr;
   DEVRT_RETURN_IF_ERROR(create_stream(d, stream));
   return static_cast<void*>(stream);
 }
 
 Status VulkanBackend::stream_destroy(const BackendDevice& device, void* handle) noexcept {
-  return destroy_stream(opened_device(device.index), static_cast<StreamState*>(handle));
+  return destroy_stream(opened_device(device), static_cast<StreamState*>(handle));
 }
 
 void destroy_stream_objects(DeviceState& d, StreamState* s) {
@@ -636,7 +636,7 @@ Status destroy_stream(DeviceState& d, StreamState* s) {
 }
 
 Status VulkanBackend::stream_synchronize(const BackendDevice& device, void* handle) noexcept {
-  DEVRT_VK_DEVICE(d, device.index);
+  DEVRT_VK_DEVICE(d, device);
   StreamState& s = stream_of(d, handle);
   std::lock_guard<std::mutex> lock(s.mutex);
   return drain(s);
