@@ -196,8 +196,10 @@ typedef struct devrt_backend_table {
   /* Opens device->index (device->state is NULL): may set device->state. The core calls it once
    * per device before any per-device function, and again after close_device. */
   int32_t (*open_device)(devrt_backend_device* device, devrt_error* err);
-  /* Closes the device: frees what open_device made. The core calls it last, at devrt::shutdown()
-   * (in the reverse order of opening), after releasing what it owned on the device. */
+  /* Closes the device: frees what open_device made. The core calls it last, after releasing what
+   * it owned on the device, once no object made on the device through this table (allocation,
+   * texture, stream, event, module, graph) is left: at devrt::shutdown() (in the reverse order of
+   * opening), or after it at the destruction of the device's last object. */
   int32_t (*close_device)(devrt_backend_device* device, devrt_error* err);
   int32_t (*get_attribute)(const devrt_backend_device* device, int32_t attribute, devrt_attribute_value* out,
                            devrt_error* err);

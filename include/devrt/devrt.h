@@ -408,8 +408,9 @@ DEVRT_C_API devrt_status devrt_set_memory_history(int enabled);
 /* The device's live allocations the history remembers, as JSON (devrt::memory_snapshot); free
  * *json with devrt_string_free. Thread-safe. */
 DEVRT_C_API devrt_status devrt_memory_snapshot(devrt_device device, char** json);
-/* Closes every device devrt opened (devrt::shutdown): safe twice and from atexit; later calls
- * open devices again. Not while other threads use devrt. */
+/* Closes every device devrt opened (devrt::shutdown), each once the application's last object on
+ * it is released: safe twice and from atexit; later calls open devices again. Not while other
+ * threads use devrt. */
 DEVRT_C_API devrt_status devrt_shutdown(void);
 
 /* ---- Modules and launches --------------------------------------------------------------------- */
@@ -565,18 +566,18 @@ DEVRT_C_API void devrt_tvm_library_release(devrt_tvm_library library);
 /* The host functions it exports, sorted; `index` past the count is DEVRT_STATUS_OUT_OF_RANGE.
  * The name is borrowed, valid while the library lives. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tvm_library_function(devrt_tvm_library library, size_t index, const char** name,
-                                                  size_t* count);
+                                                    size_t* count);
 /* Kernel `index` of its blob for this device: its name and launch tags joined by ',' (borrowed
  * while the library lives; tags as a new string to free with devrt_string_free). */
 DEVRT_C_API devrt_status devrt_tvm_library_kernel(devrt_tvm_library library, size_t index, const char** name,
-                                                char** launch_tags, size_t* count);
+                                                  char** launch_tags, size_t* count);
 /* What parsing its blob skipped, each with the reason (borrowed). */
 DEVRT_C_API devrt_status devrt_tvm_library_skipped(devrt_tvm_library library, size_t index, const char** reason,
-                                                 size_t* count);
+                                                   size_t* count);
 /* Calls host function `name` with `args` (devrt::tvm::Library::call): kernels run asynchronously on
  * the calling thread's current stream of the device. Thread-safe. */
-DEVRT_C_API devrt_status devrt_tvm_library_call(devrt_tvm_library library, const char* name,
-                                              const devrt_tvm_arg* args, size_t num_args);
+DEVRT_C_API devrt_status devrt_tvm_library_call(devrt_tvm_library library, const char* name, const devrt_tvm_arg* args,
+                                                size_t num_args);
 /* Waits for what this thread's calls queued on its current stream of the library's device; an
  * asynchronous failure names the last function this thread called. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tvm_library_synchronize(devrt_tvm_library library);

@@ -72,10 +72,11 @@ Result<std::string> memory_snapshot(Device device) noexcept;
 
 // Closes every device the core opened, the most recently opened first: waits for each device's
 // work, gives its cached Buffer and workspace memory back to the backend, drops its detected
-// target, statistics and history. Safe to call twice and from an atexit handler; a later call
-// that needs a device opens it again. Memory still held by live Buffers stays valid and goes back
-// to the backend when they are freed. Not to be called while other threads use devrt. Returns
-// the first failure; closes every device regardless.
+// target, statistics and history, and closes the device with its backend. A device on which the
+// application still holds objects (Buffers, Streams, Events, Modules, Graphs) stays open and
+// usable until the last of them is destroyed, which closes it. Safe to call twice and from an
+// atexit handler; a later call that needs a device opens it again. Not to be called while other
+// threads use devrt. Returns the first failure.
 Status shutdown() noexcept;
 
 } // namespace devrt

@@ -129,6 +129,36 @@ Status unsupported_modules(const devrt_backend_table* table, std::int32_t id, co
     name = *name##_opened;                                                                                             \
   }
 
+// Counts the object a call is about to make on `name` (declared by DEVRT_BACKEND_DEVICE) in its
+// record, so that the device stays open for it; when the record closed meanwhile, the device is
+// opened again. `counted` below uncounts it if the call fails. Firmware counts nothing.
+#if !DEVRT_BARE_METAL
+#define DEVRT_COUNT_OBJECT(name, id)                                                                                   \
+  if (!detail::count_object_on(*this, id, name)) [[unlikely]] {                                                        \
+    Result<const devrt_backend_device*> name##_reopened = detail::open_for_object(*this, id);                          \
+    if (!name##_reopened.ok()) return std::move(name##_reopened).status();                                             \
+    name = *name##_reopened;                                                                                           \
+  }
+#else
+#define DEVRT_COUNT_OBJECT(name, id)
+#endif
+
+namespace {
+// The result of a call that made an object counted by open_for_object: uncounted when it failed.
+template <class T>
+T counted(BackendRef backend, std::int32_t id, T result) noexcept {
+  if (!result.ok()) [[unlikely]]
+    detail::object_destroyed(backend, id);
+  return result;
+}
+// The answer of a call that destroyed a counted object: uncounted whatever the answer (the handle
+// is no longer the application's either way).
+Status uncounted(BackendRef backend, std::int32_t id, Status status) noexcept {
+  detail::object_destroyed(backend, id);
+  return status;
+}
+} // namespace
+
 // ---- BackendRef ------------------------------------------------------------------------------
 
 Status BackendRef::availability() const noexcept { return invoke(table_, -1, "availability", table_->availability); }
@@ -228,15 +258,18 @@ Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::siz
     return make_error(ErrorCode::out_of_memory, DeviceLabel{table_, id}, " allocate(", nbytes, " bytes, align ",
                       alignment, "): larger than any allocation can be");
   }
+  DEVRT_COUNT_OBJECT(device, id);
   void* ptr = nullptr;
   ErrorBuffer err;
   std::int32_t code = table_->allocate(device, nbytes, alignment, &ptr, err.get());
   if (code != 0) {
+    detail::object_destroyed(*this, id);
     detail::MessageBuilder call;
     detail::append_parts(call, "allocate(", nbytes, " bytes, align ", alignment, ")");
     return backend_error(table_, id, call.c_str(), code, err);
   }
   if (ptr == nullptr) {
+    detail::object_destroyed(*this, id);
     return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " allocate(", nbytes,
                       " bytes): backend returned null without an error");
   }
@@ -246,7 +279,7 @@ Result<void*> BackendRef::allocate(std::int32_t id, std::size_t nbytes, std::siz
 Status BackendRef::free(std::int32_t id, void* ptr) const noexcept {
   if (ptr == nullptr) return Status();
   DEVRT_BACKEND_DEVICE(device, id);
-  return invoke(table_, id, "free", table_->free, device, ptr);
+  return uncounted(*this, id, invoke(table_, id, "free", table_->free, device, ptr));
 }
 
 Status BackendRef::copy(std::int32_t id, devrt_copy_desc& desc) const noexcept {
@@ -277,16 +310,17 @@ Status BackendRef::device_synchronize(std::int32_t id) const noexcept {
 
 Result<void*> BackendRef::stream_create(std::int32_t id) const noexcept {
   DEVRT_BACKEND_DEVICE(device, id);
-
+  DEVRT_COUNT_OBJECT(device, id);
   void* stream = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "stream_create", table_->stream_create, device, &stream));
+  DEVRT_RETURN_IF_ERROR(
+      counted(*this, id, invoke(table_, id, "stream_create", table_->stream_create, device, &stream)));
   return stream;
 }
 
 Status BackendRef::stream_destroy(std::int32_t id, void* stream) const noexcept {
   if (stream == nullptr) return Status();
   DEVRT_BACKEND_DEVICE(device, id);
-  return invoke(table_, id, "stream_destroy", table_->stream_destroy, device, stream);
+  return uncounted(*this, id, invoke(table_, id, "stream_destroy", table_->stream_destroy, device, stream));
 }
 
 Status BackendRef::stream_synchronize(std::int32_t id, void* stream) const noexcept {
@@ -297,8 +331,9 @@ Status BackendRef::stream_synchronize(std::int32_t id, void* stream) const noexc
 Result<void*> BackendRef::event_create(std::int32_t id) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_create");
   DEVRT_BACKEND_DEVICE(device, id);
+  DEVRT_COUNT_OBJECT(device, id);
   void* event = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_create", table_->event_create, device, &event));
+  DEVRT_RETURN_IF_ERROR(counted(*this, id, invoke(table_, id, "event_create", table_->event_create, device, &event)));
   return event;
 }
 
@@ -306,7 +341,7 @@ Status BackendRef::event_destroy(std::int32_t id, void* event) const noexcept {
   if (!has_events()) return unsupported_events(table_, id, "event_destroy");
   if (event == nullptr) return Status();
   DEVRT_BACKEND_DEVICE(device, id);
-  return invoke(table_, id, "event_destroy", table_->event_destroy, device, event);
+  return uncounted(*this, id, invoke(table_, id, "event_destroy", table_->event_destroy, device, event));
 }
 
 Status BackendRef::event_record(std::int32_t id, void* event, void* stream) const noexcept {
@@ -335,8 +370,10 @@ Result<void*> BackendRef::event_create_timed(std::int32_t id) const noexcept {
                       " backend cannot time events");
   }
   DEVRT_BACKEND_DEVICE(device, id);
+  DEVRT_COUNT_OBJECT(device, id);
   void* event = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "event_create_timed", table_->event_create_timed, device, &event));
+  DEVRT_RETURN_IF_ERROR(
+      counted(*this, id, invoke(table_, id, "event_create_timed", table_->event_create_timed, device, &event)));
   return event;
 }
 
@@ -358,9 +395,11 @@ Result<void*> BackendRef::graph_create(std::int32_t id, void* stream,
                       " backend has no graphs of its own");
   }
   DEVRT_BACKEND_DEVICE(device, id);
+  DEVRT_COUNT_OBJECT(device, id);
   void* graph = nullptr;
-  DEVRT_RETURN_IF_ERROR(
-      invoke(table_, id, "graph_create", table_->graph_create, device, stream, nodes.data(), nodes.size(), &graph));
+  DEVRT_RETURN_IF_ERROR(counted(
+      *this, id,
+      invoke(table_, id, "graph_create", table_->graph_create, device, stream, nodes.data(), nodes.size(), &graph)));
   return graph;
 }
 
@@ -371,7 +410,7 @@ Status BackendRef::graph_launch(std::int32_t id, void* graph, void* stream) cons
 
 Status BackendRef::graph_destroy(std::int32_t id, void* graph) const noexcept {
   DEVRT_BACKEND_DEVICE(device, id);
-  return invoke(table_, id, "graph_destroy", table_->graph_destroy, device, graph);
+  return uncounted(*this, id, invoke(table_, id, "graph_destroy", table_->graph_destroy, device, graph));
 }
 
 Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event) const noexcept {
@@ -386,9 +425,9 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
                                       const char* options, std::string* log) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_load");
   DEVRT_BACKEND_DEVICE(device, id);
-
   DEVRT_RETURN_IF_ERROR(detail::check_module_format(table_->name, Device{kind(), id}, module_formats(),
                                                     static_cast<ModuleFormat>(format)));
+  DEVRT_COUNT_OBJECT(device, id);
   // Big enough for any build log a person reads; longer ones are cut.
   constexpr std::size_t kLogCapacity = 64 * 1024;
   std::string text(kLogCapacity, '\0');
@@ -398,11 +437,10 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
                                           text.data(), text.size(), err.get());
   text.resize(detail::bounded_length(text.data(), text.size()));
   if (log != nullptr) *log = text;
+  if (code == 0 && module != nullptr) return module;
+  detail::object_destroyed(*this, id);
   if (code == 0) {
-    if (module == nullptr) {
-      return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_load: backend returned no module");
-    }
-    return module;
+    return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_load: backend returned no module");
   }
   detail::MessageBuilder call;
   detail::append_parts(call, "module_load(", module_format_name(static_cast<ModuleFormat>(format)), ", ", size,
@@ -420,7 +458,7 @@ Status BackendRef::module_unload(std::int32_t id, void* module) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_unload");
   if (module == nullptr) return Status();
   DEVRT_BACKEND_DEVICE(device, id);
-  return invoke(table_, id, "module_unload", table_->module_unload, device, module);
+  return uncounted(*this, id, invoke(table_, id, "module_unload", table_->module_unload, device, module));
 }
 
 Result<void*> BackendRef::module_function(std::int32_t id, void* module, const char* name) const noexcept {
@@ -513,9 +551,11 @@ Result<void*> BackendRef::scope_allocate(std::int32_t id, MemoryScope scope, std
                       "): alignment must be a power of two no larger than 1048576");
   }
   if (nbytes == 0) return static_cast<void*>(nullptr);
+  DEVRT_COUNT_OBJECT(device, id);
   void* ptr = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "scope_allocate", table_->scope_allocate, device,
-                               static_cast<std::int32_t>(scope), nbytes, alignment, &ptr));
+  DEVRT_RETURN_IF_ERROR(counted(*this, id,
+                                invoke(table_, id, "scope_allocate", table_->scope_allocate, device,
+                                       static_cast<std::int32_t>(scope), nbytes, alignment, &ptr)));
   return ptr;
 }
 
@@ -526,8 +566,10 @@ Result<void*> BackendRef::texture_allocate(std::int32_t id, const devrt_texture_
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_allocate: the ", table_->name,
                       " backend has no textures");
   }
+  DEVRT_COUNT_OBJECT(device, id);
   void* texture = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "texture_allocate", table_->texture_allocate, device, &desc, &texture));
+  DEVRT_RETURN_IF_ERROR(
+      counted(*this, id, invoke(table_, id, "texture_allocate", table_->texture_allocate, device, &desc, &texture)));
   return texture;
 }
 
@@ -538,7 +580,7 @@ Status BackendRef::texture_free(std::int32_t id, void* texture) const noexcept {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_free: the ", table_->name,
                       " backend has no textures");
   }
-  return invoke(table_, id, "texture_free", table_->texture_free, device, texture);
+  return uncounted(*this, id, invoke(table_, id, "texture_free", table_->texture_free, device, texture));
 }
 
 Result<void*> BackendRef::texture_view(std::int32_t id, devrt_texture_view_desc& desc) const noexcept {
@@ -548,8 +590,10 @@ Result<void*> BackendRef::texture_view(std::int32_t id, devrt_texture_view_desc&
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_view: the ", table_->name,
                       " backend makes no textures over buffers");
   }
+  DEVRT_COUNT_OBJECT(device, id);
   void* texture = nullptr;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "texture_view", table_->texture_view, device, &desc, &texture));
+  DEVRT_RETURN_IF_ERROR(
+      counted(*this, id, invoke(table_, id, "texture_view", table_->texture_view, device, &desc, &texture)));
   return texture;
 }
 
@@ -566,3 +610,4 @@ Status BackendRef::texture_copy(devrt_texture_copy_desc& desc) const noexcept {
 } // namespace devrt
 
 #undef DEVRT_BACKEND_DEVICE
+#undef DEVRT_COUNT_OBJECT

@@ -8,6 +8,9 @@
 #include <devrt/direct.hpp>
 
 #include <new>
+#include <utility>
+
+#include <devrt/log.hpp>
 
 namespace devrt::detail {
 
@@ -85,6 +88,93 @@ Result<DeviceRecord*> open_device_record(Device device) noexcept {
   }
   return record;
 }
+
+#if !DEVRT_BARE_METAL
+namespace {
+DeviceRecord* g_closed_records = nullptr; // under g_records_mutex
+
+// The record of `backend`'s device `id` that counts its objects: the global registry's; null for
+// a table of another registry (its devices close at shutdown regardless).
+DeviceRecord* counting_record(BackendRef backend, std::int32_t id) noexcept {
+  DeviceRecord* record = find_device_record(Device{backend.kind(), id});
+  return record != nullptr && record->backend() == backend ? record : nullptr;
+}
+
+// Counts one more object on `record`; false when it was closed meanwhile (its count is final).
+bool count_object(DeviceRecord& record) noexcept {
+  std::int64_t objects = record.objects.load(std::memory_order_relaxed);
+  do {
+    if (objects == DeviceRecord::kClosedRecord) return false;
+  } while (!record.objects.compare_exchange_weak(objects, objects + 1, std::memory_order_acq_rel));
+  if (record.closing.load(std::memory_order_relaxed)) record.closing.store(false, std::memory_order_relaxed);
+  return true;
+}
+
+// Closes a record that shutdown() left open, now that its last object is gone.
+[[gnu::cold, gnu::noinline]] void close_unused_record(DeviceRecord* record) noexcept {
+  LockGuard lock(g_records_mutex);
+  std::int64_t none = 0;
+  if (!record->closing.load(std::memory_order_relaxed) ||
+      !record->objects.compare_exchange_strong(none, DeviceRecord::kClosedRecord, std::memory_order_acq_rel)) {
+    return; // used again meanwhile, or closed by another thread
+  }
+  unpublish_record(record);
+  Status closed = close_backend_device(record->backend(), record->backend_device);
+  if (!closed.ok()) DEVRT_LOG(error, "closing ", record->device(), " after its last object: ", closed.message());
+  record->next_closed = g_closed_records;
+  g_closed_records = record;
+}
+} // namespace
+
+bool count_object_on(BackendRef backend, std::int32_t id, const devrt_backend_device* device) noexcept {
+  DeviceRecord* record = counting_record(backend, id);
+  if (record == nullptr || &record->backend_device != device) return true; // not counted
+  return count_object(*record);
+}
+
+Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int32_t id) noexcept {
+  for (;;) {
+    Result<const devrt_backend_device*> device = open_backend_device(backend, id);
+    if (!device.ok()) return device;
+    DeviceRecord* record = counting_record(backend, id);
+    if (record == nullptr || &record->backend_device != *device) return device; // not counted
+    if (count_object(*record)) return device;
+    // Closed between the lookup and the count: the next lookup opens the device again.
+  }
+}
+
+void object_destroyed(BackendRef backend, std::int32_t id) noexcept {
+  DeviceRecord* record = counting_record(backend, id);
+  if (record == nullptr) return;
+  std::int64_t objects = record->objects.load(std::memory_order_relaxed);
+  do {
+    if (objects <= 0) return; // not counted here (made before the record, or by another path)
+  } while (!record->objects.compare_exchange_weak(objects, objects - 1, std::memory_order_acq_rel));
+  if (objects == 1 && record->closing.load(std::memory_order_acquire)) [[unlikely]]
+    close_unused_record(record);
+}
+
+DeviceRecord* take_closed_records() noexcept { return std::exchange(g_closed_records, nullptr); }
+
+void unpublish_record(DeviceRecord* record) noexcept {
+  const Device device = record->device();
+  if (device.id < kIndexedDeviceIds) {
+    std::atomic<DeviceRecord*>& slot = g_indexed_records[static_cast<std::int32_t>(device.kind)][device.id];
+    if (slot.load(std::memory_order_relaxed) == record) slot.store(nullptr, std::memory_order_release);
+    return;
+  }
+  // Unlinked, its own link kept: a walk that is on it goes on to the rest of the list.
+  std::atomic<DeviceRecord*>* link = &g_unindexed;
+  for (DeviceRecord* r = link->load(std::memory_order_relaxed); r != nullptr;
+       r = link->load(std::memory_order_relaxed)) {
+    if (r == record) {
+      link->store(r->next_unindexed.load(std::memory_order_relaxed), std::memory_order_release);
+      return;
+    }
+    link = &r->next_unindexed;
+  }
+}
+#endif
 
 Status close_backend_device(BackendRef backend, devrt_backend_device& device) noexcept {
   devrt_error err;

@@ -138,18 +138,38 @@ Status close_device_records() noexcept {
     if (first_error.ok()) first_error = std::move(status);
   };
   // What the core holds on each device first, the most recently opened first; then the devices
-  // themselves, in the same order, once no record can be found any more.
+  // themselves, in the same order, once no record can be found any more. A device whose objects the
+  // application still holds stays open (and usable) until the last of them is destroyed.
+  for (std::size_t i = 0; i < n; ++i) closing[i]->closing.store(false, std::memory_order_relaxed);
   for (std::size_t i = 0; i < n; ++i) keep(release_record(closing[i]));
+#if DEVRT_BARE_METAL
   for (auto& kind : g_indexed_records) {
     for (auto& slot : kind) slot.store(nullptr, std::memory_order_relaxed);
   }
   g_unindexed.store(nullptr, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i) delete closing[i];
+#else
   for (std::size_t i = 0; i < n; ++i) {
-#if !DEVRT_BARE_METAL
-    keep(close_backend_device(closing[i]->backend(), closing[i]->backend_device));
-#endif
-    delete closing[i];
+    DeviceRecord* record = closing[i];
+    record->closing.store(true, std::memory_order_release);
+    std::int64_t none = 0;
+    if (!record->objects.compare_exchange_strong(none, DeviceRecord::kClosedRecord, std::memory_order_acq_rel)) {
+      DEVRT_LOG(debug, "shutdown: ", record->device(), " stays open until its last ", none, " objects are destroyed");
+      continue;
+    }
+    unpublish_record(record);
+    keep(close_backend_device(record->backend(), record->backend_device));
+    delete record;
   }
+  // Records closed by their last object since the previous shutdown; what they still hold was made
+  // after that shutdown without an object of the device (a detected target).
+  for (DeviceRecord* closed = take_closed_records(); closed != nullptr;) {
+    DeviceRecord* next = closed->next_closed;
+    delete_target(closed->target.exchange(nullptr));
+    delete closed;
+    closed = next;
+  }
+#endif
   delete[] closing;
   keep(close_foreign_devices());
   sweep_kept();

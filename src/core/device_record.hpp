@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One record per device the core has opened: the single home of the core's per-device state (the
-// Buffer cache, the process-wide workspace pool, the detected target, the memory ledger). A
-// record is made on the device's first use that needs one, after its backend said the device
-// exists, and lives until devrt::shutdown(); the hot path reaches it with two loads, no lock and
-// no search.
+// Buffer cache, the process-wide workspace pool, the detected target, the memory ledger, the count
+// of the device's objects). A record is made on the device's first use that needs one, after its
+// backend said the device exists (open_device), and lives until devrt::shutdown() finds none of
+// the device's objects left, or else until the last of them is destroyed (close_device then); the
+// hot path reaches it with two loads, no lock and no search.
 #ifndef DEVRT_SRC_CORE_DEVICE_RECORD_HPP
 #define DEVRT_SRC_CORE_DEVICE_RECORD_HPP
 
@@ -55,6 +56,16 @@ public:
   devrt_backend_device backend_device{0, 0, nullptr};
   // The next record of the list of those with ids of kIndexedDeviceIds and above.
   std::atomic<DeviceRecord*> next_unindexed{nullptr};
+  // The device's objects made through BackendRef and not destroyed yet (allocations, textures,
+  // streams, events, modules, backend graphs); kClosedRecord once the record is closed, which
+  // nothing counts on again.
+  std::atomic<std::int64_t> objects{0};
+  static constexpr std::int64_t kClosedRecord = -1;
+  // Set by shutdown() on a record whose device still had objects: the last one closes the device.
+  // Cleared by the next object made on it (the application went on using the device).
+  std::atomic<bool> closing{false};
+  // The next of the records closed by object_destroyed (take_closed_records).
+  DeviceRecord* next_closed = nullptr;
 
   static WorkspacePool* no_cache() noexcept;
   // Which generation of records this is (a shutdown starts the next): a tag from ledger_allocated
@@ -111,6 +122,28 @@ Result<DeviceRecord*> open_device_record(Device device) noexcept;
 // another registry, one opened on first use and closed at shutdown. The error names backend and
 // device. Thread-safe; lock-free once open.
 Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std::int32_t id) noexcept;
+#if !DEVRT_BARE_METAL
+// The device object for a call that makes an object of the device (an allocation, texture,
+// stream, event, module or backend graph): as open_backend_device, with the object counted in the
+// device's record until object_destroyed, so that the device stays open for it. Thread-safe.
+Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int32_t id) noexcept;
+// Counts an object about to be made on `device`, which open_backend_device returned for backend's
+// device `id`; false when its record was closed meanwhile (then open_for_object opens it again).
+bool count_object_on(BackendRef backend, std::int32_t id, const devrt_backend_device* device) noexcept;
+// An object counted by open_for_object was destroyed, or its making failed: the last object of a
+// device that shutdown() left open closes it. Thread-safe.
+void object_destroyed(BackendRef backend, std::int32_t id) noexcept;
+// Records closed after shutdown() by their last object's destruction: kept (a lookup may still
+// read them) until the next shutdown deletes them. Under g_records_mutex.
+DeviceRecord* take_closed_records() noexcept;
+// Takes `record` out of the index, so that lookups no longer find it. Under g_records_mutex.
+void unpublish_record(DeviceRecord* record) noexcept;
+#else // firmware counts nothing: its devices close at shutdown
+inline Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int32_t id) noexcept {
+  return open_backend_device(backend, id);
+}
+inline void object_destroyed(BackendRef, std::int32_t) noexcept {}
+#endif
 // Closes a device with its backend (close_device); its state is null afterwards.
 Status close_backend_device(BackendRef backend, devrt_backend_device& device) noexcept;
 // Closes the devices open_backend_device opened for tables outside the global registry.

@@ -11,14 +11,15 @@
 // (DEVRT_FAULT): the failure names the call and code, and discovery succeeds when tried again.
 // With --releases, the calls that release driver objects (a refused release leaks its object, so
 // LeakSanitizer is off there). With --device-lost (Vulkan): a lost device fails every later call, and the process
-// survives.
+// survives. With --shutdown: no driver object is left after devrt::shutdown() (devices included).
 //
-// Usage: test-fault-sweep <backend> [--releases | --discovery | --device-lost]; exit 77 skips with
+// Usage: test-fault-sweep <backend> [--releases | --discovery | --device-lost | --shutdown]; exit 77 skips with
 // the reason. DEVRT_SWEEP_ONLY=<symbol> limits a sweep to one entry point.
 #include <devrt/backend.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/dlpack.hpp>
 #include <devrt/graph.hpp>
+#include <devrt/memory_stats.hpp>
 
 #include <link.h>
 #include <sys/wait.h>
@@ -745,6 +746,44 @@ int discovery_sweep(const char* self, Device device) {
   return g_failures == 0 ? 0 : 1;
 }
 
+// ---- Shutdown --------------------------------------------------------------------------------
+
+// What devrt::shutdown() promises at the driver: once the application's objects are gone, no
+// driver object devrt made is left (its devices' included: VkDevice, cl_context), and the devices
+// open again; an object kept across shutdown keeps its device open until it is destroyed, which
+// then closes it. Counted through the seam from the start of the process.
+int shutdown_check(Device device) {
+  for (int round = 1; round <= 2; ++round) {
+    if (Status ran = scenario(device); !ran.ok()) {
+      fail("round " + std::to_string(round) + ": " + std::string(ran.message()));
+      return 1;
+    }
+    if (Status shut = devrt::shutdown(); !shut.ok()) fail("shutdown: " + std::string(shut.message()));
+    if (std::string left = unreleased(""); !left.empty())
+      fail("round " + std::to_string(round) + ": alive after shutdown: " + left);
+  }
+  {
+    devrt::Result<Buffer> kept = Buffer::allocate(device, 4096);
+    if (!kept.ok()) {
+      fail("allocate after shutdown: " + std::string(kept.status().message()));
+      return 1;
+    }
+    if (Status shut = devrt::shutdown(); !shut.ok()) fail("shutdown: " + std::string(shut.message()));
+    if (unreleased("").empty()) fail("a Buffer held across shutdown: its device was closed under it");
+    std::vector<float> values = floats(1024, 3.0f), back;
+    if (Status used = devrt::copy(devrt::host_span(values.data(), 4096), *kept); !used.ok())
+      fail(std::string(used.message()));
+    if (Status read = read_back(*kept, back); !read.ok() || back != values) fail("the kept Buffer lost its data");
+  }
+  if (std::string left = unreleased(""); !left.empty())
+    fail("the kept Buffer's destruction did not close its device: " + left);
+  if (g_failures != 0) return 1;
+  std::printf("%s shutdown: no driver object alive after shutdown, twice; a Buffer kept across it closed its device "
+              "when freed\n",
+              g_backend.c_str());
+  return 0;
+}
+
 // ---- Device loss ----------------------------------------------------------------------------
 
 // The calls that report a loss: each fails with VK_ERROR_DEVICE_LOST at every occurrence, in a
@@ -839,6 +878,7 @@ int main(int argc, char** argv) {
   }
   Device device{backend.kind(), 0};
   if (mode == "--discovery") return discovery_sweep(argv[0], device);
+  if (mode == "--shutdown") return shutdown_check(device);
   if (mode == "--device-lost") return device_lost_sweep(argv[0], device);
   if (mode == "--device-lost-child") {
     return argc > 4 ? device_lost_child(device, argv[3], std::strtoull(argv[4], nullptr, 10)) : 2;
