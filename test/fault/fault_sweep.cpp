@@ -378,6 +378,8 @@ std::vector<Pairing> pairings() {
         {"WGPUCommandEncoder", {"wgpuDeviceCreateCommandEncoder"}, {"wgpuCommandEncoderRelease"}},
         {"WGPUComputePassEncoder", {"wgpuCommandEncoderBeginComputePass"}, {"wgpuComputePassEncoderRelease"}},
         {"WGPUCommandBuffer", {"wgpuCommandEncoderFinish"}, {"wgpuCommandBufferRelease"}},
+        {"WGPUDevice", {"wgpuAdapterRequestDevice"}, {"wgpuDeviceRelease"}},
+        {"WGPUQueue", {"wgpuDeviceGetQueue"}, {"wgpuQueueRelease"}},
     };
   }
   if (g_backend == "opencl") {
@@ -749,7 +751,7 @@ int discovery_sweep(const char* self, Device device) {
 // ---- Shutdown --------------------------------------------------------------------------------
 
 // What devrt::shutdown() promises at the driver: once the application's objects are gone, no
-// driver object devrt made is left (its devices' included: VkDevice, cl_context), and the devices
+// driver object devrt made is left (its devices' included: VkDevice, cl_context, WGPUDevice), and the devices
 // open again; an object kept across shutdown keeps its device open until it is destroyed, which
 // then closes it. Counted through the seam from the start of the process.
 int shutdown_check(Device device) {

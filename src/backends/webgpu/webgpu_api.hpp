@@ -48,6 +48,8 @@ inline constexpr WGPUEnum kFeatureLevelCompatibility = 1, kFeatureLevelCore = 2;
 inline constexpr WGPUEnum kCallbackModeAllowProcessEvents = 2;
 inline constexpr WGPUEnum kSuccess = 1; // every status enum: WGPUStatus, RequestAdapter, MapAsync, QueueWorkDone, ...
 inline constexpr WGPUEnum kRequestAdapterUnavailable = 3; // no adapter of that kind (not an error)
+// WGPUDeviceLostReason: the device was released (Destroyed), the instance went (CallbackCancelled).
+inline constexpr WGPUEnum kDeviceLostDestroyed = 2, kDeviceLostCallbackCancelled = 3;
 inline constexpr WGPUEnum kErrorNone = 1, kErrorValidation = 2, kErrorOutOfMemory = 3, kErrorInternal = 4;
 inline constexpr WGPUEnum kErrorFilterValidation = 1, kErrorFilterOutOfMemory = 2, kErrorFilterInternal = 3;
 inline constexpr WGPUEnum kSTypeShaderSourceWGSL = 2;
@@ -257,6 +259,8 @@ using WGPUCompilationInfoCallbackInfo = WGPUCallbackInfo<WGPUCompilationInfoCall
   X(wgpuAdapterRequestDevice, WGPUFuture, (WGPUAdapter, const WGPUDeviceDescriptor*, WGPURequestDeviceCallbackInfo))   \
   X(wgpuAdapterRelease, void, (WGPUAdapter))                                                                           \
   X(wgpuDeviceGetQueue, WGPUQueue, (WGPUDevice))                                                                       \
+  X(wgpuQueueRelease, void, (WGPUQueue))                                                                               \
+  X(wgpuDeviceRelease, void, (WGPUDevice))                                                                             \
   X(wgpuDevicePushErrorScope, void, (WGPUDevice, WGPUEnum))                                                            \
   X(wgpuDevicePopErrorScope, WGPUFuture, (WGPUDevice, WGPUPopErrorScopeCallbackInfo))                                  \
   X(wgpuDeviceCreateBuffer, WGPUBuffer, (WGPUDevice, const WGPUBufferDescriptor*))                                     \

@@ -158,7 +158,8 @@ WGPUAdapter request_adapter(const Runtime& rt, WGPUEnum backend, WGPUEnum level,
   return answer.adapter;
 }
 
-Status open_device(Runtime& rt, DeviceState& d) {
+// What the adapter is and offers (its info, limits and features), into `d`.
+Status describe_adapter(Runtime& rt, DeviceState& d) {
   const Api& api = rt.api;
   WGPUAdapterInfo info{};
   if (WGPUEnum got = api.wgpuAdapterGetInfo(d.adapter, &info); got != kSuccess) {
@@ -176,6 +177,17 @@ Status open_device(Runtime& rt, DeviceState& d) {
   }
   d.shader_f16 = api.wgpuAdapterHasFeature(d.adapter, kFeatureShaderF16) != 0;
   d.subgroups = api.wgpuAdapterHasFeature(d.adapter, kFeatureSubgroups) != 0;
+  return Status();
+}
+
+// The adapter's device (with every feature and limit it offers) and its queue, into `d`.
+Status request_device(Runtime& rt, DeviceState& d) {
+  const Api& api = rt.api;
+  d.lost.store(false, std::memory_order_relaxed);
+  d.lost_message.clear();
+  d.pending_code = ErrorCode::ok;
+  d.pending_error.clear();
+  d.idle_through.store(0, std::memory_order_relaxed);
   std::vector<WGPUEnum> features;
   if (d.shader_f16) features.push_back(kFeatureShaderF16);
   if (d.subgroups) features.push_back(kFeatureSubgroups);
@@ -190,8 +202,11 @@ Status open_device(Runtime& rt, DeviceState& d) {
   descriptor.requiredFeatures = features.data();
   descriptor.requiredLimits = &d.limits; // everything the adapter offers, not the defaults
   descriptor.deviceLostCallbackInfo.mode = kCallbackModeAllowProcessEvents;
-  descriptor.deviceLostCallbackInfo.callback = [](const WGPUDevice*, WGPUEnum, WGPUStringView message, void* data,
-                                                  void*) {
+  descriptor.deviceLostCallbackInfo.callback = [](const WGPUDevice*, WGPUEnum reason, WGPUStringView message,
+                                                  void* data, void*) {
+    // Destroyed (2) and CallbackCancelled (3): devrt released the device (close_device) or the
+    // instance went; nothing was lost.
+    if (reason == kDeviceLostDestroyed || reason == kDeviceLostCallbackCancelled) return;
     auto* state = static_cast<DeviceState*>(data);
     state->lost_message = text(message);
     state->lost.store(true, std::memory_order_release);
@@ -225,6 +240,30 @@ Status open_device(Runtime& rt, DeviceState& d) {
   d.device = answer.device;
   d.queue = api.wgpuDeviceGetQueue(d.device);
   return Status();
+}
+
+// Releases the device and what it holds (the uniform ring, the read staging buffer, the queue).
+// On the worker thread, with nothing of the device's left in flight.
+void release_device(Runtime& rt, DeviceState& d) {
+  const Api& api = rt.api;
+  if (d.ring.buffer != nullptr) release_buffer(api, d.ring.buffer);
+  d.ring = UniformRing{};
+  if (d.staging != nullptr) release_buffer(api, d.staging);
+  d.staging = nullptr;
+  d.staging_bytes = 0;
+  if (d.queue != nullptr) api.wgpuQueueRelease(d.queue);
+  d.queue = nullptr;
+  if (d.device != nullptr) api.wgpuDeviceRelease(d.device);
+  d.device = nullptr;
+}
+
+// Whether the adapter's device opens: described, requested, and released again (open_device
+// makes the device devrt uses).
+Status try_adapter(Runtime& rt, DeviceState& d) {
+  DEVRT_RETURN_IF_ERROR(describe_adapter(rt, d));
+  Status requested = request_device(rt, d);
+  release_device(rt, d);
+  return requested;
 }
 
 #if DEVRT_FAULT_INJECTION
@@ -321,7 +360,7 @@ Status discover(Runtime& rt) {
     }
     auto state = std::make_unique<DeviceState>();
     state->adapter = adapter;
-    Status opened_device = open_device(rt, *state);
+    Status opened_device = try_adapter(rt, *state);
     if (!opened_device.ok() || state->backend_type == kBackendNull) {
       failed = failed || !opened_device.ok();
       tried += (tried.empty() ? "" : "; ") + std::string(backend_type_name(choice.backend)) + ": " +
@@ -350,7 +389,6 @@ using Discovery = detail::LazyRuntime<Runtime, discover_on_worker>;
 
 Runtime& runtime() noexcept { return Discovery::get(); }
 
-DeviceState& state_of(std::int32_t index) { return *runtime().devices[static_cast<std::size_t>(index)]; }
 
 // The errors of the calls between push_scope() and pop_scope(), as a Status naming `call`.
 void push_scope(const Api& api, DeviceState& d) {
@@ -445,7 +483,7 @@ Result<std::int32_t> WebgpuBackend::device_count() noexcept {
 }
 
 Result<AttributeValue> WebgpuBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
-  const DeviceState& d = state_of(device.index);
+  const DeviceState& d = state_of(device);
   auto integer = [](auto value) { return AttributeValue(static_cast<std::int64_t>(value)); };
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
@@ -481,13 +519,37 @@ AdapterFacts adapter_facts(const DeviceState& d) {
   return facts;
 }
 
+Status WebgpuBackend::open_device(BackendDevice& device) noexcept {
+  Runtime& rt = runtime();
+  DEVRT_RETURN_IF_ERROR(rt.status);
+  DeviceState& d = *rt.devices[static_cast<std::size_t>(device.index)];
+  DEVRT_RETURN_IF_ERROR(worker().run([&] {
+    Status requested = request_device(rt, d);
+    if (!requested.ok()) release_device(rt, d);
+    return requested;
+  }));
+  device.state = &d;
+  return Status();
+}
+
+Status WebgpuBackend::close_device(BackendDevice& device) noexcept {
+  Runtime& rt = runtime();
+  DeviceState& d = state_of(device);
+  device.state = nullptr;
+  return worker().run([&] {
+    Status idle = wait_idle(rt, d);
+    release_device(rt, d);
+    return idle;
+  });
+}
+
 Result<Target> WebgpuBackend::detect_target(const BackendDevice& device) noexcept {
-  return webgpu_target(adapter_facts(state_of(device.index)));
+  return webgpu_target(adapter_facts(state_of(device)));
 }
 
 Result<void*> WebgpuBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t) noexcept {
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   if (nbytes > d.limits.maxBufferSize) {
     return make_error(ErrorCode::out_of_memory, "exceeds the device's largest buffer of ", d.limits.maxBufferSize,
                       " bytes (maxBufferSize)");
@@ -514,7 +576,7 @@ Status WebgpuBackend::free(const BackendDevice& device, void* ptr) noexcept {
   // a submission that uses it after: the batch goes first.
   freed_buffers().freed(allocation);
   worker().run([&] {
-    submit(rt, state_of(device.index)); // the batch's errors stay pending for the next call
+    submit(rt, state_of(device)); // the batch's errors stay pending for the next call
     release_buffer(rt.api, allocation->buffer);
     return 0;
   });
@@ -530,7 +592,7 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
   if (desc.src_kind != kind) {
     // Host -> device: queued to the worker without waiting (the copy rule keeps the source until
     // the stream is synchronized); what fails is reported by the device's next call that waits.
-    DeviceState& d = state_of(desc.dst_device_id);
+    DeviceState& d = state_of(*desc.dst_device);
     const auto* target = static_cast<const Allocation*>(desc.dst);
     const auto* source = static_cast<const std::byte*>(desc.src) + desc.src_offset;
     const std::uint64_t offset = desc.dst_offset, bytes = desc.nbytes;
@@ -544,13 +606,13 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
   return worker().run([&]() -> Status {
     const auto& src = *static_cast<const Allocation*>(desc.src);
     if (desc.dst_kind != kind) { // device -> host: complete on return
-      return read_bytes(rt, state_of(desc.src_device_id), src, desc.src_offset,
+      return read_bytes(rt, state_of(*desc.src_device), src, desc.src_offset,
                         static_cast<std::byte*>(desc.dst) + desc.dst_offset, desc.nbytes);
     }
     const auto& dst = *static_cast<const Allocation*>(desc.dst);
     if (desc.src_device_id == desc.dst_device_id && desc.src_offset % 4 == 0 && desc.dst_offset % 4 == 0 &&
         desc.nbytes % 4 == 0) {
-      DeviceState& d = state_of(desc.dst_device_id);
+      DeviceState& d = state_of(*desc.dst_device);
       rt.api.wgpuCommandEncoderCopyBufferToBuffer(batch_encoder(rt, d), src.buffer, desc.src_offset, dst.buffer,
                                                   desc.dst_offset, desc.nbytes);
       return check_device(d);
@@ -558,8 +620,8 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
     // Unaligned, or between two devices: through host memory.
     std::vector<std::byte> bounce(desc.nbytes);
     DEVRT_RETURN_IF_ERROR(
-        read_bytes(rt, state_of(desc.src_device_id), src, desc.src_offset, bounce.data(), desc.nbytes));
-    return write_bytes(rt, state_of(desc.dst_device_id), dst, desc.dst_offset, bounce.data(), desc.nbytes);
+        read_bytes(rt, state_of(*desc.src_device), src, desc.src_offset, bounce.data(), desc.nbytes));
+    return write_bytes(rt, state_of(*desc.dst_device), dst, desc.dst_offset, bounce.data(), desc.nbytes);
   });
 }
 
@@ -582,7 +644,7 @@ Status WebgpuBackend::stream_synchronize(const BackendDevice& device, void*) noe
 
 Status WebgpuBackend::device_synchronize(const BackendDevice& device) noexcept {
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   if (known_idle(d)) return Status(); // nothing queued since the device was last seen idle
   return worker().run([&] { return wait_idle(rt, d); });
 }
@@ -604,7 +666,7 @@ Status WebgpuBackend::event_destroy(const BackendDevice&, void* event) noexcept 
 
 Status WebgpuBackend::event_record(const BackendDevice& device, void* event, void*) noexcept {
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   auto* flag = new (std::nothrow) EventFlag();
   if (flag == nullptr) return make_error(ErrorCode::out_of_memory, "no host memory for an event record");
   return worker().run([&]() -> Status {
@@ -632,7 +694,7 @@ Status WebgpuBackend::event_record(const BackendDevice& device, void* event, voi
 
 Status WebgpuBackend::event_synchronize(const BackendDevice& device, void* event) noexcept {
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   return worker().run([&]() -> Status {
     const EventFlag* flag = static_cast<EventState*>(event)->flag;
     if (flag == nullptr) return Status();
@@ -644,7 +706,7 @@ Status WebgpuBackend::event_synchronize(const BackendDevice& device, void* event
 
 Result<bool> WebgpuBackend::event_query(const BackendDevice& device, void* event) noexcept {
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   return worker().run([&]() -> Result<bool> {
     const EventFlag* flag = static_cast<EventState*>(event)->flag;
     if (flag == nullptr) return true;

@@ -15,7 +15,8 @@
 
 namespace devrt::webgpu {
 
-// Stateless; the process-wide runtime (webgpu_state.hpp) holds the instance and the devices.
+// Stateless; the process-wide runtime (webgpu_state.hpp) holds the instance and the adapters; each
+// open device's state is its adapter's DeviceState.
 // Every member is thread-safe: calls into the implementation are serialised per device.
 class WebgpuBackend {
 public:
@@ -24,6 +25,11 @@ public:
 
   Status availability() noexcept;
   Result<std::int32_t> device_count() noexcept;
+  // Discovery describes each adapter and tries its device; open_device requests the device devrt
+  // uses (every feature and limit the adapter offers) and close_device waits for it and releases
+  // it with its queue and the buffers it kept.
+  Status open_device(BackendDevice& device) noexcept;
+  Status close_device(BackendDevice& device) noexcept;
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   // The device as TVM's `webgpu` target: keys webgpu and gpu, the workgroup limits, subgroups,
   // shader-f16 as float16 support.

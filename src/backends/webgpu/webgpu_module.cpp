@@ -50,7 +50,7 @@ struct FunctionState {
 };
 
 struct ModuleState {
-  std::int32_t device = 0;
+  DeviceState* device = nullptr;
   WGPUShaderModule shader = nullptr;
   std::string source;
   WgslInterface interface;
@@ -145,7 +145,7 @@ Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleForm
     return make_error(ErrorCode::invalid_argument, "WGSL takes no compiler options (got '", options, "')");
   }
   auto module = std::make_unique<ModuleState>();
-  module->device = device.index;
+  module->device = &state_of(device);
   module->source.assign(reinterpret_cast<const char*>(data.data()), data.size());
   Result<WgslInterface> interface = scan_wgsl(module->source);
   if (!interface.ok()) {
@@ -155,7 +155,7 @@ Result<void*> WebgpuBackend::module_load(const BackendDevice& device, ModuleForm
   module->interface = std::move(interface).value();
   module->signature = signature_of(module->interface);
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   Status status = worker().run([&]() -> Status {
     WGPUShaderSourceWGSL source{};
     source.chain.sType = kSTypeShaderSourceWGSL;
@@ -186,7 +186,7 @@ Status WebgpuBackend::module_unload(const BackendDevice&, void* handle) noexcept
   const Runtime& rt = runtime();
   auto* module = static_cast<ModuleState*>(handle);
   worker().run([&] {
-    submit(rt, state_of(module->device)); // the batch may use the module's pipelines
+    submit(rt, *module->device); // the batch may use the module's pipelines
     for (const auto& function : module->functions) {
       if (function->last.group != nullptr) rt.api.wgpuBindGroupRelease(function->last.group);
       for (auto& [block, pipeline] : function->pipelines) release_pipeline(rt.api, pipeline);
@@ -209,7 +209,7 @@ Result<void*> WebgpuBackend::module_function(const BackendDevice& device, void* 
                       "' (it has: ", names.empty() ? std::string("none") : names, ")");
   }
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   return worker().run([&]() -> Result<void*> {
     for (const auto& existing : module->functions) {
       if (existing->entry.name == name) return static_cast<void*>(existing.get());
@@ -408,7 +408,7 @@ Status record_launch(const Runtime& rt, DeviceState& d, FunctionState& function,
 Status WebgpuBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   auto* function = static_cast<FunctionState*>(handle);
   const Runtime& rt = runtime();
-  DeviceState& d = state_of(device.index);
+  DeviceState& d = state_of(device);
   if (d.lost.load(std::memory_order_acquire)) return make_error(ErrorCode::driver_error, "the WebGPU device was lost");
   DEVRT_RETURN_IF_ERROR(
       detail::check_kernel_args(function->entry.name, function->module->signature, desc.args, desc.num_args));

@@ -242,7 +242,8 @@ detail::FreedBuffers& freed_buffers() noexcept;
 // The runtime, discovered (on the worker thread) on first use. Thread-safe.
 Runtime& runtime() noexcept;
 // The device of a valid index. Thread-safe.
-DeviceState& state_of(std::int32_t index);
+// An open device's state (WebgpuBackend::open_device).
+inline DeviceState& state_of(const BackendDevice& device) noexcept { return backend_state<DeviceState>(device); }
 
 // What target detection reads of the device's adapter.
 AdapterFacts adapter_facts(const DeviceState& d);
