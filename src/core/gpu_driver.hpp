@@ -13,7 +13,9 @@
 //   kTimedEventFlags, kInvalidHandle            events with timing; an event not recorded
 //   kAllocationAlignment                        what its allocator guarantees
 //   api(), over_aligned()                       the loaded table; the over-alignment map
-//   activate(device)                            makes the device current on this thread
+//   open(index) -> Result<void*>                 the device's state, made or referenced (a primary
+//                                               context retained); close(state) undoes it
+//   activate(device)                            makes the open device current on this thread
 //   error(call, code)                           the Status of a failed call
 //   one DriverCall per operation below: {"cuStreamCreate", &Api::cuStreamCreate}, ...
 // Every member is thread-safe as the driver's calls are.
@@ -40,8 +42,23 @@ DriverCall(const char*, Slot) -> DriverCall<Slot>;
 template <class Driver>
 class GpuDriverOperations {
 public:
+  // The device's state is the driver's (Driver::open); closing waits for the device's work first.
+  Status open_device(BackendDevice& device) noexcept {
+    Result<void*> state = Driver::open(device.index);
+    if (!state.ok()) return std::move(state).status();
+    device.state = *state;
+    return Status();
+  }
+  Status close_device(BackendDevice& device) noexcept {
+    if (device.state == nullptr) return Status();
+    Status synchronized = on_device(device, Driver::device_synchronize);
+    Status closed = Driver::close(device.state);
+    device.state = nullptr;
+    return synchronized.ok() ? closed : synchronized;
+  }
+
   Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     std::size_t extra = alignment > Driver::kAllocationAlignment ? alignment - 1 : 0;
     if (nbytes > SIZE_MAX - extra) {
       return make_error(ErrorCode::out_of_memory, Driver::malloc.name, ": size overflows");
@@ -53,52 +70,52 @@ public:
     return reinterpret_cast<void*>(address);
   }
   Status free(const BackendDevice& device, void* ptr) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     std::uintptr_t base = Driver::over_aligned().release(reinterpret_cast<std::uintptr_t>(ptr));
     return invoke(Driver::release, from_address(base));
   }
 
   Result<void*> stream_create(const BackendDevice& device) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     typename Driver::Stream stream = nullptr;
     DEVRT_RETURN_IF_ERROR(invoke(Driver::stream_create, &stream, Driver::kStreamFlags));
     return static_cast<void*>(stream);
   }
   Status stream_destroy(const BackendDevice& device, void* stream) noexcept {
-    return on_device(device.index, Driver::stream_destroy, stream_of(stream));
+    return on_device(device, Driver::stream_destroy, stream_of(stream));
   }
   Status stream_synchronize(const BackendDevice& device, void* stream) noexcept {
-    return on_device(device.index, Driver::stream_synchronize, stream_of(stream));
+    return on_device(device, Driver::stream_synchronize, stream_of(stream));
   }
   // Every stream of the device, blocking or not.
   Status device_synchronize(const BackendDevice& device) noexcept {
-    return on_device(device.index, Driver::device_synchronize);
+    return on_device(device, Driver::device_synchronize);
   }
 
   Result<void*> event_create(const BackendDevice& device) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     typename Driver::Event event = nullptr;
     DEVRT_RETURN_IF_ERROR(invoke(Driver::event_create, &event, Driver::kEventFlags));
     return static_cast<void*>(event);
   }
   Status event_destroy(const BackendDevice& device, void* event) noexcept {
-    return on_device(device.index, Driver::event_destroy, event_of(event));
+    return on_device(device, Driver::event_destroy, event_of(event));
   }
   Status event_record(const BackendDevice& device, void* event, void* stream) noexcept {
-    return on_device(device.index, Driver::event_record, event_of(event), stream_of(stream));
+    return on_device(device, Driver::event_record, event_of(event), stream_of(stream));
   }
   Status event_synchronize(const BackendDevice& device, void* event) noexcept {
-    return on_device(device.index, Driver::event_synchronize, event_of(event));
+    return on_device(device, Driver::event_synchronize, event_of(event));
   }
   Result<bool> event_query(const BackendDevice& device, void* event) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     typename Driver::Error code = (Driver::api().*Driver::event_query.slot)(event_of(event));
     if (code == Driver::kNotReady) return false;
     if (code != Driver::kSuccess) return Driver::error(Driver::event_query.name, code);
     return true;
   }
   Status stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept {
-    return on_device(device.index, Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
+    return on_device(device, Driver::stream_wait_event, stream_of(stream), event_of(event), 0u);
   }
 
   // Timed events: the driver's timing events (milliseconds as a float, about 0.5 us resolution).
@@ -106,13 +123,13 @@ public:
     if (Driver::api().*Driver::event_elapsed.slot == nullptr) {
       return make_error(ErrorCode::unsupported, "the driver has no ", Driver::event_elapsed.name);
     }
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     typename Driver::Event event = nullptr;
     DEVRT_RETURN_IF_ERROR(invoke(Driver::event_create, &event, Driver::kTimedEventFlags));
     return static_cast<void*>(event);
   }
   Result<std::int64_t> event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
-    DEVRT_RETURN_IF_ERROR(Driver::activate(device.index));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     float milliseconds = 0;
     typename Driver::Error code =
         (Driver::api().*Driver::event_elapsed.slot)(&milliseconds, event_of(start), event_of(end));
@@ -138,7 +155,7 @@ protected:
   }
   // invoke() with the device made current first.
   template <class Slot, class... Args>
-  static Status on_device(std::int32_t device, const DriverCall<Slot>& call, Args... args) noexcept {
+  static Status on_device(const BackendDevice& device, const DriverCall<Slot>& call, Args... args) noexcept {
     DEVRT_RETURN_IF_ERROR(Driver::activate(device));
     return invoke(call, args...);
   }

@@ -21,6 +21,14 @@ std::vector<std::string> g_calls;
 ShapeError g_next_error = kOk;
 int g_current = -1;
 
+// A device's state as a driver keeps it (CUDA: the retained primary context): its number, which
+// activate makes current, and how often it is retained.
+struct ShapeDevice {
+  int number;
+  int retains = 0;
+};
+ShapeDevice g_devices[4] = {{100}, {101}, {102}, {103}};
+
 ShapeError take_error() {
   ShapeError e = g_next_error;
   g_next_error = kOk;
@@ -83,8 +91,20 @@ struct ShapeDriver {
     static devrt::detail::OverAlignedMap map;
     return map;
   }
-  static devrt::Status activate(std::int32_t device) noexcept {
-    g_current = device;
+  static devrt::Status activate(const devrt::BackendDevice& device) noexcept {
+    g_current = devrt::backend_state<ShapeDevice>(device).number;
+    return devrt::Status();
+  }
+  static devrt::Result<void*> open(std::int32_t index) noexcept {
+    g_calls.push_back("retain " + std::to_string(index));
+    if (g_next_error != kOk) return error("shapeRetain", take_error());
+    ++g_devices[index].retains;
+    return static_cast<void*>(&g_devices[index]);
+  }
+  static devrt::Status close(void* state) noexcept {
+    auto* device = static_cast<ShapeDevice*>(state);
+    g_calls.push_back("release " + std::to_string(device->number));
+    --device->retains;
     return devrt::Status();
   }
   static devrt::Status error(const char* call, Error code) noexcept {
@@ -109,15 +129,43 @@ using Operations = devrt::detail::GpuDriverOperations<ShapeDriver>;
 
 } // namespace
 
-// Device `index` as the core would pass it (a backend of this kind keeps no state per device).
-devrt::BackendDevice on(std::int32_t index) { return devrt::BackendDevice{index, 0, nullptr}; }
+// Device `index` as the core passes it once opened: with the driver's state.
+devrt::BackendDevice on(std::int32_t index) { return devrt::BackendDevice{index, 0, &g_devices[index]}; }
+
+TEST_CASE("shared GPU driver operations open a device's state and close it after its work", "[gpu_driver]") {
+  Operations ops;
+  g_calls.clear();
+  devrt::BackendDevice device{2, 0, nullptr};
+  REQUIRE(ops.open_device(device).ok());
+  CHECK(device.state == &g_devices[2]);
+  CHECK(g_devices[2].retains == 1);
+  REQUIRE(ops.stream_create(device).ok());
+  CHECK(g_current == 102); // the operations make the open state's device current
+  // Closing waits for the device, then releases it; a failed wait is reported, and it is released still.
+  g_next_error = static_cast<ShapeError>(999);
+  devrt::Status closed = ops.close_device(device);
+  CHECK(closed.message().find("shapeDeviceSynchronize failed: 999") != std::string::npos);
+  CHECK(g_calls.back() == "release 102");
+  CHECK(g_devices[2].retains == 0);
+  CHECK(device.state == nullptr);
+  CHECK(ops.close_device(device).ok()); // closing a closed device does nothing
+  CHECK(g_calls.back() == "release 102");
+  // A failed open leaves no state and retains nothing.
+  g_next_error = kOutOfMemory;
+  devrt::BackendDevice refused{1, 0, nullptr};
+  devrt::Status opened = ops.open_device(refused);
+  CHECK(opened.code() == devrt::ErrorCode::out_of_memory);
+  CHECK(opened.message().find("shapeRetain failed") != std::string::npos);
+  CHECK(refused.state == nullptr);
+  CHECK(g_devices[1].retains == 0);
+}
 
 TEST_CASE("shared GPU driver operations over-align, name failed calls and map not-ready", "[gpu_driver]") {
   Operations ops;
   g_calls.clear();
   devrt::Result<void*> plain = ops.allocate(on(3), 100, 16);
   REQUIRE(plain.ok());
-  CHECK(g_current == 3);
+  CHECK(g_current == 103);
   CHECK(g_calls.back() == "malloc 100"); // the allocator's own alignment: no padding
   devrt::Result<void*> aligned = ops.allocate(on(1), 100, 4096);
   REQUIRE(aligned.ok());

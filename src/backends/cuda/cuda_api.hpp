@@ -22,6 +22,7 @@ namespace devrt::cuda {
   X(cuDeviceTotalMem)                                                                                                  \
   X(cuDeviceCanAccessPeer)                                                                                             \
   X(cuDevicePrimaryCtxRetain)                                                                                          \
+  X(cuDevicePrimaryCtxRelease)                                                                                         \
   X(cuCtxGetCurrent)                                                                                                   \
   X(cuCtxSetCurrent)                                                                                                   \
   X(cuCtxEnablePeerAccess)                                                                                             \

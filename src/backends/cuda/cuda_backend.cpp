@@ -30,12 +30,13 @@ constexpr std::size_t kHostAlignment = 4096;
 // Above this, dynamic shared memory needs the function's opt-in attribute.
 constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
 
+// A device as discovery described it; its primary context is retained while devrt has it open
+// (by the cuda kind and by cuda_host, which allocates through device 0: `opens` counts both).
 struct CuDevice : detail::GpuDeviceInfo {
   CUdevice handle = 0;
-  std::once_flag context_once;
-  std::atomic<bool> context_retained{false}; // context is set and retained (the fast path's check)
-  CUcontext context = nullptr;
-  CUresult context_error = CUDA_SUCCESS;
+  std::mutex open_mutex;
+  int opens = 0;                 // under open_mutex
+  CUcontext context = nullptr;   // the retained primary context while opens > 0
   int major = 0, minor = 0, shared_optin = 0;
 };
 
@@ -147,15 +148,11 @@ CuDevice& device_of(std::int32_t id) noexcept { return *runtime().devices[static
 // current; those retry once after a full activate(). Everything else queries the driver.
 thread_local CUcontext t_current_context = nullptr;
 
-// Makes the device's primary context current on this thread (retaining it on first use).
+// The open device's state (CudaDriver::open).
+CuDevice& state_of(const BackendDevice& device) noexcept { return backend_state<CuDevice>(device); }
+
+// Makes the open device's primary context current on this thread.
 Status activate(const Api& api, CuDevice& d) noexcept {
-  if (!d.context_retained.load(std::memory_order_acquire)) [[unlikely]] {
-    std::call_once(d.context_once, [&] {
-      d.context_error = api.cuDevicePrimaryCtxRetain(&d.context, d.handle);
-      d.context_retained.store(d.context_error == CUDA_SUCCESS, std::memory_order_release);
-    });
-    if (d.context_error != CUDA_SUCCESS) return cu_error(api, "cuDevicePrimaryCtxRetain", d.context_error);
-  }
   CUcontext current = nullptr;
   if (api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != d.context) {
     DEVRT_CU_CHECK(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(d.context));
@@ -184,7 +181,30 @@ CUresult with_context(const Api& api, CuDevice& d, Status& status, Call call) no
   return status.ok() ? call() : CUDA_SUCCESS;
 }
 
-Status activate(std::int32_t device) noexcept { return activate(runtime().api, device_of(device)); }
+Status activate(const BackendDevice& device) noexcept { return activate(runtime().api, state_of(device)); }
+
+// Opens device `index`: its primary context retained on the first open.
+Result<void*> open_device(std::int32_t index) noexcept {
+  const Api& api = runtime().api;
+  CuDevice& d = device_of(index);
+  std::lock_guard<std::mutex> lock(d.open_mutex);
+  if (d.opens == 0) DEVRT_CU_CHECK(api, "cuDevicePrimaryCtxRetain", api.cuDevicePrimaryCtxRetain(&d.context, d.handle));
+  ++d.opens;
+  return static_cast<void*>(&d);
+}
+
+// Closes what open_device opened: the last close releases the primary context (the driver then
+// destroys it, with what devrt made in it, once no one else holds it).
+Status close_device(void* state) noexcept {
+  const Api& api = runtime().api;
+  auto& d = *static_cast<CuDevice*>(state);
+  std::lock_guard<std::mutex> lock(d.open_mutex);
+  if (d.opens == 0 || --d.opens > 0) return Status();
+  if (t_current_context == d.context) t_current_context = nullptr;
+  d.context = nullptr;
+  DEVRT_CU_CHECK(api, "cuDevicePrimaryCtxRelease", api.cuDevicePrimaryCtxRelease(d.handle));
+  return Status();
+}
 
 CUdeviceptr address_of(const void* pointer, std::size_t offset) noexcept {
   return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(pointer) + offset);
@@ -243,7 +263,9 @@ struct CudaDriver {
   static constexpr std::size_t kAllocationAlignment = kDeviceAlignment;
   static const Api& api() noexcept { return runtime().api; }
   static detail::OverAlignedMap& over_aligned() noexcept { return runtime().over_aligned_device; }
-  static Status activate(std::int32_t device) noexcept { return cuda::activate(device); }
+  static Status activate(const BackendDevice& device) noexcept { return cuda::activate(device); }
+  static Result<void*> open(std::int32_t index) noexcept { return cuda::open_device(index); }
+  static Status close(void* state) noexcept { return cuda::close_device(state); }
   static Status error(const char* call, Error code) noexcept { return cu_error(runtime().api, call, code); }
   static constexpr detail::DriverCall malloc{"cuMemAlloc", &Api::cuMemAlloc};
   static constexpr detail::DriverCall release{"cuMemFree", &Api::cuMemFree};
@@ -272,7 +294,7 @@ Result<std::int32_t> CudaBackend::device_count() noexcept {
 
 Result<AttributeValue> CudaBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
   const Runtime& rt = runtime();
-  CuDevice& d = device_of(device.index);
+  CuDevice& d = state_of(device);
   switch (attribute) {
   case Attribute::compute_version: return AttributeValue(std::to_string(d.major) + "." + std::to_string(d.minor));
   case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
@@ -280,7 +302,7 @@ Result<AttributeValue> CudaBackend::get_attribute(const BackendDevice& device, A
     return AttributeValue(std::to_string(rt.driver_version / 1000) + "." +
                           std::to_string(rt.driver_version % 1000 / 10));
   case Attribute::available_global_memory: {
-    DEVRT_RETURN_IF_ERROR(activate(rt.api, d));
+    DEVRT_RETURN_IF_ERROR(activate(device));
     std::size_t free_bytes = 0, total_bytes = 0;
     DEVRT_CU_CHECK(rt.api, "cuMemGetInfo", rt.api.cuMemGetInfo(&free_bytes, &total_bytes));
     return AttributeValue(static_cast<std::int64_t>(free_bytes));
@@ -290,7 +312,7 @@ Result<AttributeValue> CudaBackend::get_attribute(const BackendDevice& device, A
 }
 
 Result<Target> CudaBackend::detect_target(const BackendDevice& device) noexcept {
-  const CuDevice& d = device_of(device.index);
+  const CuDevice& d = state_of(device);
   Target target("cuda");
   target.set("keys", std::vector<std::string>{"cuda", "gpu"});
   target.set("arch", "sm_" + std::to_string(d.major) + std::to_string(d.minor));
@@ -310,23 +332,23 @@ Status CudaBackend::copy(const CopyDesc& desc) noexcept {
   void* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
   CUstream stream = stream_of(desc.stream);
   if (desc.src_kind != cuda) { // host (pageable or cuda_host) -> device
-    DEVRT_RETURN_IF_ERROR(activate(desc.dst_device_id));
+    DEVRT_RETURN_IF_ERROR(activate(*desc.dst_device));
     DEVRT_CU_CHECK(api, "cuMemcpyHtoDAsync", api.cuMemcpyHtoDAsync(address_of(dst, 0), src, desc.nbytes, stream));
     return Status();
   }
   if (desc.dst_kind != cuda) { // device -> host
-    DEVRT_RETURN_IF_ERROR(activate(desc.src_device_id));
+    DEVRT_RETURN_IF_ERROR(activate(*desc.src_device));
     DEVRT_CU_CHECK(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(dst, address_of(src, 0), desc.nbytes, stream));
     return Status();
   }
-  DEVRT_RETURN_IF_ERROR(activate(desc.dst_device_id));
-  if (desc.src_device_id == desc.dst_device_id) {
+  DEVRT_RETURN_IF_ERROR(activate(*desc.dst_device));
+  if (desc.src_device == desc.dst_device) {
     DEVRT_CU_CHECK(api, "cuMemcpyDtoDAsync",
                    api.cuMemcpyDtoDAsync(address_of(dst, 0), address_of(src, 0), desc.nbytes, stream));
     return Status();
   }
-  CuDevice& source = device_of(desc.src_device_id);
-  CuDevice& destination = device_of(desc.dst_device_id);
+  CuDevice& source = state_of(*desc.src_device);
+  CuDevice& destination = state_of(*desc.dst_device);
   DEVRT_RETURN_IF_ERROR(activate(api, source));
   DEVRT_RETURN_IF_ERROR(activate(api, destination));
   DEVRT_CU_CHECK(api, "cuMemcpyPeerAsync",
@@ -341,13 +363,13 @@ Status CudaBackend::stream_synchronize(const BackendDevice& device, void* stream
   const Api& api = runtime().api;
   if (stream == nullptr) {
     // The legacy default stream is the current context's: a stale context would be no error.
-    DEVRT_RETURN_IF_ERROR(activate(device.index));
+    DEVRT_RETURN_IF_ERROR(activate(device));
     DEVRT_CU_CHECK(api, "cuStreamSynchronize", api.cuStreamSynchronize(nullptr));
     return Status();
   }
   Status status;
   CUresult code =
-      with_context(api, device_of(device.index), status, [&] { return api.cuStreamSynchronize(stream_of(stream)); });
+      with_context(api, state_of(device), status, [&] { return api.cuStreamSynchronize(stream_of(stream)); });
   DEVRT_RETURN_IF_ERROR(status);
   DEVRT_CU_CHECK(api, "cuStreamSynchronize", code);
   return Status();
@@ -358,7 +380,7 @@ Status CudaBackend::stream_synchronize(const BackendDevice& device, void* stream
 Result<void*> CudaBackend::module_load(const BackendDevice& device, ModuleFormat format,
                                        std::span<const std::byte> data, const char* options, BuildLog& log) noexcept {
   const Api& api = runtime().api;
-  CuDevice& d = device_of(device.index);
+  CuDevice& d = state_of(device);
   if (options[0] != '\0') {
     return make_error(ErrorCode::invalid_argument, "the cuda backend takes no load options (got '", options,
                       "'); pass compiler options to devrt::nvrtc::compile");
@@ -402,7 +424,7 @@ Result<void*> CudaBackend::module_load(const BackendDevice& device, ModuleFormat
 Status CudaBackend::module_unload(const BackendDevice& device, void* handle) noexcept {
   const Api& api = runtime().api;
   auto* module = static_cast<CuModule*>(handle);
-  DEVRT_RETURN_IF_ERROR(activate(device.index));
+  DEVRT_RETURN_IF_ERROR(activate(device));
   CUresult code = api.cuModuleUnload(module->module);
   delete module;
   DEVRT_CU_CHECK(api, "cuModuleUnload", code);
@@ -411,7 +433,7 @@ Status CudaBackend::module_unload(const BackendDevice& device, void* handle) noe
 
 Result<void*> CudaBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
   const Api& api = runtime().api;
-  CuDevice& d = device_of(device.index);
+  CuDevice& d = state_of(device);
   auto* module = static_cast<CuModule*>(handle);
   std::lock_guard<std::mutex> lock(module->mutex);
   for (const auto& function : module->functions) {
@@ -440,7 +462,7 @@ Result<void*> CudaBackend::module_function(const BackendDevice& device, void* ha
 
 Status CudaBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;
-  CuDevice& d = device_of(device.index);
+  CuDevice& d = state_of(device);
   auto& f = *static_cast<CuFunction*>(handle);
   DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
   detail::PackedGpuArgs packed;
@@ -490,7 +512,7 @@ Result<void*> CudaBackend::graph_create(const BackendDevice& device, void*,
                                         std::span<const devrt_graph_node> nodes) noexcept {
   const Api& api = runtime().api;
   if (!has_graph_api(api)) return make_error(ErrorCode::unsupported, "the driver has no stream capture (CUDA 11.4)");
-  CuDevice& d = device_of(device.index);
+  CuDevice& d = state_of(device);
   DEVRT_RETURN_IF_ERROR(activate(api, d));
   CUstream stream = nullptr;
   DEVRT_CU_CHECK(api, "cuStreamCreate", api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
@@ -516,7 +538,7 @@ Result<void*> CudaBackend::graph_create(const BackendDevice& device, void*,
 Status CudaBackend::graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept {
   const Api& api = runtime().api;
   Status status;
-  CUresult code = with_context(api, device_of(device.index), status,
+  CUresult code = with_context(api, state_of(device), status,
                                [&] { return api.cuGraphLaunch(static_cast<CUgraphExec>(graph), stream_of(stream)); });
   DEVRT_RETURN_IF_ERROR(status);
   DEVRT_CU_CHECK(api, "cuGraphLaunch", code);
@@ -526,7 +548,7 @@ Status CudaBackend::graph_launch(const BackendDevice& device, void* graph, void*
 Status CudaBackend::graph_destroy(const BackendDevice& device, void* graph) noexcept {
   // In-flight replays are not cut short: the driver frees the graph once they have finished.
   const Api& api = runtime().api;
-  DEVRT_RETURN_IF_ERROR(activate(api, device_of(device.index)));
+  DEVRT_RETURN_IF_ERROR(activate(device));
   DEVRT_CU_CHECK(api, "cuGraphExecDestroy", api.cuGraphExecDestroy(static_cast<CUgraphExec>(graph)));
   return Status();
 }
@@ -541,19 +563,33 @@ Result<std::int32_t> CudaHostBackend::device_count() noexcept {
   return detail::discovered_device_count(rt);
 }
 
-Result<AttributeValue> CudaHostBackend::get_attribute(const BackendDevice&, Attribute attribute) noexcept {
+Result<AttributeValue> CudaHostBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
   case Attribute::device_name: return AttributeValue(std::string("CUDA page-locked host memory"));
-  case Attribute::driver_version: return CudaBackend().get_attribute(BackendDevice{0, 0, nullptr}, attribute);
-  case Attribute::api_version: return CudaBackend().get_attribute(BackendDevice{0, 0, nullptr}, attribute);
+  case Attribute::driver_version: return CudaBackend().get_attribute(device, attribute);
+  case Attribute::api_version: return CudaBackend().get_attribute(device, attribute);
   default: return AttributeValue();
   }
 }
 
-Result<void*> CudaHostBackend::allocate(const BackendDevice&, std::size_t nbytes, std::size_t alignment) noexcept {
+// cuda_host's one device is CUDA device 0's primary context, opened (retained) for it.
+Status CudaHostBackend::open_device(BackendDevice& device) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(device.state, cuda::open_device(0));
+  return Status();
+}
+
+Status CudaHostBackend::close_device(BackendDevice& device) noexcept {
+  if (device.state == nullptr) return Status();
+  Status closed = cuda::close_device(device.state);
+  device.state = nullptr;
+  return closed;
+}
+
+Result<void*> CudaHostBackend::allocate(const BackendDevice& device, std::size_t nbytes,
+                                        std::size_t alignment) noexcept {
   Runtime& rt = runtime();
-  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(0)));
+  DEVRT_RETURN_IF_ERROR(activate(device));
   std::size_t extra = alignment > kHostAlignment ? alignment - 1 : 0;
   if (nbytes > SIZE_MAX - extra) return make_error(ErrorCode::out_of_memory, "cuMemHostAlloc: size overflows");
   void* base = nullptr;
@@ -563,9 +599,9 @@ Result<void*> CudaHostBackend::allocate(const BackendDevice&, std::size_t nbytes
   return reinterpret_cast<void*>(address);
 }
 
-Status CudaHostBackend::free(const BackendDevice&, void* ptr) noexcept {
+Status CudaHostBackend::free(const BackendDevice& device, void* ptr) noexcept {
   Runtime& rt = runtime();
-  DEVRT_RETURN_IF_ERROR(activate(rt.api, device_of(0)));
+  DEVRT_RETURN_IF_ERROR(activate(device));
   std::uintptr_t base = rt.over_aligned_host.release(reinterpret_cast<std::uintptr_t>(ptr));
   DEVRT_CU_CHECK(rt.api, "cuMemFreeHost", rt.api.cuMemFreeHost(reinterpret_cast<void*>(base)));
   return Status();

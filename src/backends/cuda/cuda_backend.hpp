@@ -20,6 +20,7 @@ namespace devrt::cuda {
 
 struct CudaDriver; // cuda_backend.cpp
 
+// open_device/close_device (the primary context retained while open, released at close),
 // allocate, free, streams, events and device_synchronize (cuCtxSynchronize on the primary
 // context) come from GpuDriverOperations; stream_synchronize is CUDA's own.
 class CudaBackend : public detail::GpuDriverOperations<CudaDriver> {
@@ -76,6 +77,9 @@ public:
 
   Status availability() noexcept;
   Result<std::int32_t> device_count() noexcept;
+  // Its device holds CUDA device 0's primary context retained (opened as the cuda kind's are).
+  Status open_device(BackendDevice& device) noexcept;
+  Status close_device(BackendDevice& device) noexcept;
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept;
   Status free(const BackendDevice& device, void* ptr) noexcept;
@@ -86,9 +90,9 @@ public:
   Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 };
 
-static_assert(Backend<CudaBackend> && BackendEvents<CudaBackend> && BackendTargetDetection<CudaBackend> &&
+static_assert(Backend<CudaBackend> && BackendDeviceLifecycle<CudaBackend> && BackendEvents<CudaBackend> && BackendTargetDetection<CudaBackend> &&
               BackendModules<CudaBackend> && AddressableMemory<CudaBackend> && BackendGraphs<CudaBackend>);
-static_assert(Backend<CudaHostBackend> && HostAccessibleMemory<CudaHostBackend>);
+static_assert(Backend<CudaHostBackend> && BackendDeviceLifecycle<CudaHostBackend> && HostAccessibleMemory<CudaHostBackend>);
 
 } // namespace devrt::cuda
 

@@ -106,7 +106,9 @@ Status discover(Runtime& rt) {
 using Discovery = detail::LazyRuntime<Runtime, discover>;
 Runtime& runtime() noexcept { return Discovery::get(); }
 
-const HipDevice& device_of(std::int32_t id) noexcept { return runtime().devices[static_cast<std::size_t>(id)]; }
+// The open device's state: its HipDevice as discovery described it (RocmDriver::open). HIP has no
+// context to hold: the device is made current by number.
+const HipDevice& state_of(const BackendDevice& device) noexcept { return backend_state<const HipDevice>(device); }
 
 // Makes `device` the calling thread's HIP device.
 Status activate(const Api& api, std::int32_t device) noexcept {
@@ -149,7 +151,11 @@ struct RocmDriver {
   static constexpr std::size_t kAllocationAlignment = kDeviceAlignment;
   static const Api& api() noexcept { return runtime().api; }
   static detail::OverAlignedMap& over_aligned() noexcept { return runtime().over_aligned; }
-  static Status activate(std::int32_t device) noexcept { return rocm::activate(runtime().api, device); }
+  static Status activate(const BackendDevice& device) noexcept { return rocm::activate(runtime().api, device.index); }
+  static Result<void*> open(std::int32_t index) noexcept {
+    return static_cast<void*>(&runtime().devices[static_cast<std::size_t>(index)]);
+  }
+  static Status close(void*) noexcept { return Status(); }
   static Status error(const char* call, Error code) noexcept { return hip_error(runtime().api, call, code); }
   static constexpr detail::DriverCall malloc{"hipMalloc", &Api::hipMalloc};
   static constexpr detail::DriverCall release{"hipFree", &Api::hipFree};
@@ -178,7 +184,7 @@ Result<std::int32_t> RocmBackend::device_count() noexcept {
 
 Result<AttributeValue> RocmBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
   const Runtime& rt = runtime();
-  const HipDevice& d = device_of(device.index);
+  const HipDevice& d = state_of(device);
   switch (attribute) {
   case Attribute::gcn_arch: return AttributeValue(detail::gcn_arch_number(d.gcn_arch_name));
   case Attribute::api_version: return AttributeValue(std::int64_t{rt.driver_version});
@@ -194,7 +200,7 @@ Result<AttributeValue> RocmBackend::get_attribute(const BackendDevice& device, A
 }
 
 Result<Target> RocmBackend::detect_target(const BackendDevice& device) noexcept {
-  const HipDevice& d = device_of(device.index);
+  const HipDevice& d = state_of(device);
   Target target("rocm");
   target.set("keys", std::vector<std::string>{"rocm", "gpu"});
   target.set("mtriple", std::string("amdgcn-amd-amdhsa-hcc"));
@@ -247,7 +253,7 @@ Result<void*> RocmBackend::module_load(const BackendDevice& device, ModuleFormat
     return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format),
                       ", not an AMD GPU code object");
   }
-  DEVRT_RETURN_IF_ERROR(detail::check_rocm_image_fits(*image, device_of(device.index).processor));
+  DEVRT_RETURN_IF_ERROR(detail::check_rocm_image_fits(*image, state_of(device).processor));
   DEVRT_RETURN_IF_ERROR(activate(api, device.index));
   hipModule_t module = nullptr;
   DEVRT_HIP_CHECK(api, "hipModuleLoadData", api.hipModuleLoadData(&module, data.data()));
@@ -272,7 +278,7 @@ Status RocmBackend::module_unload(const BackendDevice& device, void* handle) noe
 
 Result<void*> RocmBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
   const Api& api = runtime().api;
-  const HipDevice& d = device_of(device.index);
+  const HipDevice& d = state_of(device);
   auto* module = static_cast<HipModule*>(handle);
   std::lock_guard<std::mutex> lock(module->mutex);
   for (const auto& function : module->functions) {
@@ -299,7 +305,7 @@ Result<void*> RocmBackend::module_function(const BackendDevice& device, void* ha
 
 Status RocmBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;
-  const HipDevice& d = device_of(device.index);
+  const HipDevice& d = state_of(device);
   auto& f = *static_cast<HipFunction*>(handle);
   DEVRT_RETURN_IF_ERROR(detail::check_gpu_extents(desc, f.limits));
   std::size_t shared_limit = static_cast<std::size_t>(d.shared_per_block) - static_cast<std::size_t>(f.static_shared);
