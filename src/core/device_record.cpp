@@ -44,6 +44,9 @@ Status release_record(DeviceRecord* record) noexcept {
   };
   BackendRef backend = record->backend();
   if (backend.can_synchronize_device()) keep(backend.device_synchronize(record->device().id));
+#if !DEVRT_BARE_METAL
+  close_stream_pool(*record);
+#endif
   keep(close_pool(record->buffer_cache.exchange(nullptr)));
   keep(close_pool(record->workspace_pool.exchange(nullptr)));
   delete_target(record->target.exchange(nullptr));

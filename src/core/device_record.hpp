@@ -27,6 +27,8 @@ class WorkspacePool;
 
 namespace devrt::detail {
 
+class StreamPool;
+struct GraphState;
 std::uint32_t current_generation() noexcept;
 
 class DeviceRecord {
@@ -66,6 +68,19 @@ public:
   std::atomic<bool> closing{false};
   // The next of the records closed by object_destroyed (take_closed_records).
   DeviceRecord* next_closed = nullptr;
+  // Stream-ordered allocation (stream_pool.cpp): the device's pool, made at the first
+  // stream-ordered allocation (the record holds a reference), and the private pools of the
+  // device's live graphs, linked through the pools under pools_mutex.
+  std::atomic<StreamPool*> stream_pool{nullptr};
+  Mutex pools_mutex;
+  StreamPool* graph_pools = nullptr;
+  // The capture in progress on the device (graph.cpp; under its captures mutex): the stream
+  // captured and the graph it records into, both null when none. A graph counts as an object of
+  // its device, so the record outlives it.
+  struct Capture {
+    void* stream = nullptr;
+    GraphState* graph = nullptr;
+  } capture;
 
   static WorkspacePool* no_cache() noexcept;
   // Which generation of records this is (a shutdown starts the next): a tag from ledger_allocated
@@ -155,6 +170,10 @@ extern Mutex g_records_mutex;
 extern std::uint64_t g_openings; // under g_records_mutex
 // Which generation of records is open; a shutdown starts the next.
 extern std::atomic<std::uint32_t> g_generation;
+
+// Closes the record's stream-ordered pool (stream_pool.cpp): its free blocks go back to the backend
+// and the record lets go of it; blocks still held go back when freed, the pool with the last one.
+void close_stream_pool(DeviceRecord& record) noexcept;
 
 // Deletes a target the record kept (target.cpp). Null is a no-op.
 void delete_target(const Target* target) noexcept;

@@ -15,6 +15,7 @@
 #include <devrt/log.hpp>
 #include <devrt/registry.hpp>
 
+#include "core/device_record.hpp"
 #include "core/graph_capture.hpp"
 #include "core/graph_state.hpp"
 #include "core/stream_pool.hpp"
@@ -26,23 +27,26 @@ std::atomic<int> g_active_captures{0};
 
 namespace {
 
-struct Capture {
-  Device device;
-  void* stream;
-  GraphState* graph;
-};
+// A device's capture in progress, in its record.
+using Capture = DeviceRecord::Capture;
 
+// Guards every record's capture (captures are rare; their calls are not hot).
 Mutex g_captures_mutex;
-std::vector<Capture>* g_captures = nullptr; // under g_captures_mutex; made at the first capture
 Mutex g_graphs_mutex;
 std::vector<GraphState*>* g_graphs = nullptr; // every live graph, under g_graphs_mutex
 
+// The capture on `device`, if one is in progress, else null. Caller holds g_captures_mutex.
 Capture* capture_on(Device device) noexcept {
-  if (g_captures == nullptr) return nullptr;
-  for (Capture& c : *g_captures) {
-    if (c.device == device) return &c;
-  }
-  return nullptr;
+  DeviceRecord* record = find_device_record(device);
+  return record != nullptr && record->capture.graph != nullptr ? &record->capture : nullptr;
+}
+
+// Ends the capture of `graph`'s device. Caller holds g_captures_mutex.
+void end_capture_of(const GraphState& graph) noexcept {
+  DeviceRecord* record = find_device_record(graph.device);
+  if (record == nullptr || record->capture.graph != &graph) return;
+  record->capture = Capture{};
+  g_active_captures.fetch_sub(1, std::memory_order_relaxed);
 }
 
 Status other_stream_error(const char* call, StreamRef stream, const Capture& c) noexcept {
@@ -249,8 +253,7 @@ void capture_stream_destroyed(StreamRef stream) noexcept {
     Capture* c = capture_on(stream.device);
     if (c == nullptr || c->stream != stream.handle) return;
     dropped = c->graph;
-    std::erase_if(*g_captures, [&](const Capture& k) { return k.graph == dropped; });
-    g_active_captures.fetch_sub(1, std::memory_order_relaxed);
+    end_capture_of(*dropped);
   }
   DEVRT_LOG(warning, stream.device, " stream ", stream.handle, " destroyed while capturing: the capture is dropped");
   delete dropped;
@@ -296,18 +299,22 @@ Status begin_capture(StreamRef stream) noexcept {
   graph->backend = backend->table();
   graph->device = stream.device;
   graph->captured_stream = stream.handle;
-  detail::LockGuard lock(detail::g_captures_mutex);
-  if (detail::g_captures == nullptr) detail::g_captures = new (std::nothrow) std::vector<detail::Capture>();
-  if (detail::g_captures == nullptr) {
+  // The graph is an object of the device: the device stays open while it lives.
+  Result<const devrt_backend_device*> counted = detail::open_for_object(*backend, stream.device.id);
+  if (!counted.ok()) {
     delete graph;
-    return make_error(ErrorCode::out_of_memory, stream.device, " begin_capture: no host memory");
+    return std::move(counted).status();
   }
-  if (const detail::Capture* c = detail::capture_on(stream.device)) {
+  graph->counted = true;
+  detail::LockGuard lock(detail::g_captures_mutex);
+  detail::DeviceRecord* record = detail::find_device_record(stream.device);
+  if (record == nullptr || record->capture.graph != nullptr) {
+    void* other = record != nullptr ? record->capture.stream : nullptr;
     delete graph;
     return make_error(ErrorCode::invalid_argument, stream.device, " begin_capture(stream ", stream.handle,
-                      "): the device is already capturing stream ", c->stream, " (one capture per device)");
+                      "): the device is already capturing stream ", other, " (one capture per device)");
   }
-  detail::g_captures->push_back(detail::Capture{stream.device, stream.handle, graph});
+  record->capture = detail::DeviceRecord::Capture{stream.handle, graph};
   detail::g_active_captures.fetch_add(1, std::memory_order_relaxed);
   return Status();
 }
@@ -329,8 +336,7 @@ Result<Graph> end_capture(StreamRef stream) noexcept {
                         "): the stream is not capturing");
     }
     state = c->graph;
-    std::erase_if(*detail::g_captures, [&](const detail::Capture& k) { return k.graph == state; });
-    detail::g_active_captures.fetch_sub(1, std::memory_order_relaxed);
+    detail::end_capture_of(*state);
   }
   std::unique_ptr<GraphState> owned(state);
   if (!state->first_error.ok()) return std::move(state->first_error);

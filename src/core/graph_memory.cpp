@@ -16,6 +16,7 @@
 #include <devrt/log.hpp>
 #include <devrt/registry.hpp>
 
+#include "core/device_record.hpp"
 #include "core/graph_capture.hpp"
 #include "core/graph_state.hpp"
 #include "core/stream_pool.hpp"
@@ -183,6 +184,7 @@ void graph_retouch(GraphState& graph) noexcept {
 GraphState::~GraphState() {
   free_holds(*this, graph_untouch(*this));
   if (pool != nullptr) release_graph_pool(pool);
+  if (counted) object_destroyed(BackendRef(backend), device.id);
 }
 
 bool graph_keeps(Buffer& buffer) noexcept {

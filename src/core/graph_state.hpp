@@ -76,6 +76,7 @@ struct GraphState {
   std::atomic<bool> orphaned{false}; // a module it launches was unloaded
   const char* orphan_kernel = nullptr;
   StreamPool* pool = nullptr; // the private pool of allocations made while capturing, if any
+  bool counted = false;       // counted as an object of its device (open_for_object) until destroyed
   GraphHolds holds;           // under the touched-memory lock (graph_memory.cpp)
 
   GraphState() noexcept = default;

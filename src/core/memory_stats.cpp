@@ -139,11 +139,6 @@ Result<std::string> memory_snapshot(Device device) noexcept {
   return json;
 }
 
-Status shutdown() noexcept {
-#if !DEVRT_BARE_METAL
-  detail::close_stream_pools(); // their free blocks go back while the devices are open
-#endif
-  return detail::close_device_records();
-}
+Status shutdown() noexcept { return detail::close_device_records(); }
 
 } // namespace devrt

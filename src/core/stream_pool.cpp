@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/stream_pool.hpp"
 
+#include "core/device_record.hpp"
+
 #include <atomic>
 #include <bit>
 #include <new>
@@ -38,6 +40,8 @@ public:
       : backend_(backend), device_(device), graph_private_(graph_private) {}
 
   BackendRef backend() const noexcept { return backend_; }
+  // The next graph pool of the device (DeviceRecord::graph_pools), under the record's pools_mutex.
+  StreamPool* next_graph_pool = nullptr;
   Device device() const noexcept { return device_; }
   bool graph_private() const noexcept { return graph_private_; }
 
@@ -180,43 +184,19 @@ private:
 
 namespace {
 
-Mutex g_pools_mutex;
-std::vector<StreamPool*>* g_pools = nullptr; // every live pool, devices' and graphs', under g_pools_mutex
-
-void remember(StreamPool* pool) noexcept {
-  LockGuard lock(g_pools_mutex);
-  if (g_pools == nullptr) g_pools = new (std::nothrow) std::vector<StreamPool*>();
-  if (g_pools != nullptr) g_pools->push_back(pool);
-}
-
-// The device's own pool, made at its first stream-ordered allocation (never deleted: Buffers may
-// hold blocks of it across a shutdown, which only closes it).
+// The device's own pool, made at its first stream-ordered allocation and kept by its record, which
+// closes it when it closes (Buffers may still hold blocks of it: it goes with the last of them).
 Result<StreamPool*> device_pool(Device device) noexcept {
-  Result<BackendRef> backend = backend_for(device);
-  if (!backend.ok()) return std::move(backend).status();
-  {
-    LockGuard lock(g_pools_mutex);
-    if (g_pools != nullptr) {
-      for (StreamPool* pool : *g_pools) {
-        if (pool->device() == device && !pool->graph_private()) return pool;
-      }
-    }
-  }
-  auto* pool = new (std::nothrow) StreamPool(*backend, device, false);
+  DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, open_device_record(device));
+  if (StreamPool* pool = record->stream_pool.load(std::memory_order_acquire)) [[likely]]
+    return pool;
+  auto* pool = new (std::nothrow) StreamPool(record->backend(), device, false);
   if (pool == nullptr) return make_error(ErrorCode::out_of_memory, device, " allocate: no host memory for its pool");
-  LockGuard lock(g_pools_mutex);
-  if (g_pools == nullptr) g_pools = new (std::nothrow) std::vector<StreamPool*>();
-  if (g_pools == nullptr) {
-    pool->drop();
-    return make_error(ErrorCode::out_of_memory, device, " allocate: no host memory for its pool");
+  StreamPool* none = nullptr;
+  if (!record->stream_pool.compare_exchange_strong(none, pool, std::memory_order_acq_rel)) {
+    pool->drop(); // made meanwhile by another thread
+    return none;
   }
-  for (StreamPool* other : *g_pools) { // made meanwhile by another thread
-    if (other->device() == device && !other->graph_private()) {
-      pool->drop();
-      return other;
-    }
-  }
-  g_pools->push_back(pool);
   return pool;
 }
 
@@ -243,46 +223,52 @@ void stream_pool_free(StreamPool* pool, void* data, std::size_t rounded, void* s
 }
 
 StreamPool* make_graph_pool(BackendRef backend, Device device) noexcept {
+  DeviceRecord* record = find_device_record(device); // open: the capturing graph holds it
+  if (record == nullptr) return nullptr;
   auto* pool = new (std::nothrow) StreamPool(backend, device, true);
-  if (pool != nullptr) remember(pool);
+  if (pool == nullptr) return nullptr;
+  LockGuard lock(record->pools_mutex);
+  pool->next_graph_pool = record->graph_pools;
+  record->graph_pools = pool;
   return pool;
 }
 
 bool is_graph_pool(const StreamPool* pool) noexcept { return pool->graph_private(); }
 
 void release_graph_pool(StreamPool* pool) noexcept {
-  {
-    LockGuard lock(g_pools_mutex);
-    if (g_pools != nullptr) std::erase(*g_pools, pool);
+  if (DeviceRecord* record = find_device_record(pool->device())) {
+    LockGuard lock(record->pools_mutex);
+    for (StreamPool** link = &record->graph_pools; *link != nullptr; link = &(*link)->next_graph_pool) {
+      if (*link == pool) {
+        *link = pool->next_graph_pool;
+        break;
+      }
+    }
   }
   pool->drop();
 }
 
 StreamPoolFigures stream_pool_figures(Device device) noexcept {
   StreamPoolFigures figures;
-  LockGuard lock(g_pools_mutex);
-  if (g_pools == nullptr) return figures;
-  for (StreamPool* pool : *g_pools) {
-    if (pool->device() == device) pool->add_to(figures);
-  }
+  DeviceRecord* record = find_device_record(device);
+  if (record == nullptr) return figures;
+  if (StreamPool* pool = record->stream_pool.load(std::memory_order_acquire)) pool->add_to(figures);
+  LockGuard lock(record->pools_mutex);
+  for (StreamPool* pool = record->graph_pools; pool != nullptr; pool = pool->next_graph_pool) pool->add_to(figures);
   return figures;
 }
 
 Status release_stream_pool(Device device) noexcept {
-  LockGuard lock(g_pools_mutex);
-  if (g_pools == nullptr) return Status();
-  for (StreamPool* pool : *g_pools) {
-    if (pool->device() == device && !pool->graph_private()) return pool->release(false);
-  }
-  return Status();
+  DeviceRecord* record = find_device_record(device);
+  StreamPool* pool = record != nullptr ? record->stream_pool.load(std::memory_order_acquire) : nullptr;
+  return pool != nullptr ? pool->release(false) : Status();
 }
 
-void close_stream_pools() noexcept {
-  LockGuard lock(g_pools_mutex);
-  if (g_pools == nullptr) return;
-  for (StreamPool* pool : *g_pools) {
-    if (!pool->graph_private()) pool->close();
-  }
+void close_stream_pool(DeviceRecord& record) noexcept {
+  StreamPool* pool = record.stream_pool.exchange(nullptr, std::memory_order_acq_rel);
+  if (pool == nullptr) return;
+  pool->close();
+  pool->drop();
 }
 
 } // namespace devrt::detail

@@ -46,8 +46,6 @@ struct StreamPoolFigures {
 StreamPoolFigures stream_pool_figures(Device device) noexcept;
 // Gives the device pool's free blocks whose frees have completed back to the backend (empty_cache).
 Status release_stream_pool(Device device) noexcept;
-// devrt::shutdown: every pool gives its free blocks back; blocks still held go back when freed.
-void close_stream_pools() noexcept;
 
 } // namespace devrt::detail
 

@@ -5,6 +5,7 @@
 // closes, and the objects it makes.
 #include <devrt/backend.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/graph.hpp>
 #include <devrt/memory_stats.hpp>
 
 #include <catch2/catch.hpp>
@@ -139,4 +140,24 @@ TEST_CASE("shutdown closes each device once its last object is gone; a later cal
   again = devrt::Buffer();
   REQUIRE(devrt::shutdown().ok());
   CHECK(g_counts.open == 0);
+}
+
+TEST_CASE("a graph keeps its device open across shutdown, as the device's other objects do", "[lifetime]") {
+  register_many();
+  REQUIRE(devrt::shutdown().ok());
+  devrt::Graph graph;
+  {
+    devrt::Stream stream = std::move(devrt::Stream::create(many(7))).value();
+    devrt::Buffer a = std::move(devrt::Buffer::allocate(many(7), 100 << 10)).value();
+    devrt::Buffer b = std::move(devrt::Buffer::allocate(many(7), 100 << 10)).value();
+    REQUIRE(devrt::begin_capture(stream.ref()).ok());
+    REQUIRE(devrt::copy(a, b, stream.ref()).ok());
+    graph = std::move(devrt::end_capture(stream.ref())).value();
+  }
+  CHECK(g_counts.open == 1);
+  REQUIRE(devrt::shutdown().ok());
+  CHECK(g_counts.open == 1); // the graph (and the memory it touched, which it keeps) hold device 7
+  graph = devrt::Graph();
+  CHECK(g_counts.open == 0);
+  CHECK(g_counts.objects == 0);
 }

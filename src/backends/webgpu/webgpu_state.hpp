@@ -285,6 +285,11 @@ Result<Handle> create_scoped(const Runtime& rt, DeviceState& d, const char* call
 Result<WGPUBuffer> create_buffer(const Runtime& rt, DeviceState& d, std::uint64_t bytes, WGPUFlags usage);
 void release_buffer(const Api& api, WGPUBuffer buffer);
 
+// The adapter's device (with every feature and limit it offers) and its queue, into `d`; and their
+// release with the buffers the device kept (webgpu_device.cpp). On the worker thread.
+Status request_device(Runtime& rt, DeviceState& d);
+void release_device(Runtime& rt, DeviceState& d);
+
 // The queue (webgpu_queue.cpp); all on the worker thread.
 // Submits the batch, if any; errors stay pending.
 void submit(const Runtime& rt, DeviceState& d);
