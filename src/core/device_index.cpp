@@ -64,13 +64,22 @@ DeviceRecord* find_unindexed_record(Device device) noexcept {
   return nullptr;
 }
 
+namespace {
+// A record closed after shutdown by its last object stays published for a moment (until its
+// closer unpublishes it): it is not used again, the device is opened anew.
+bool usable(const DeviceRecord* record) noexcept {
+  return record != nullptr && record->objects.load(std::memory_order_relaxed) >= 0;
+}
+} // namespace
+
 Result<DeviceRecord*> open_device_record(Device device) noexcept {
-  if (DeviceRecord* record = find_device_record(device)) return record;
+  if (DeviceRecord* record = find_device_record(device); usable(record)) [[likely]]
+    return record;
   static_cast<void>(history_enabled()); // DEVRT_MEMORY_HISTORY, before the first allocation
   Result<BackendRef> backend = backend_for(device);
   if (!backend.ok()) return std::move(backend).status();
   LockGuard lock(g_records_mutex);
-  if (DeviceRecord* record = find_device_record(device)) return record; // another thread's
+  if (DeviceRecord* record = find_device_record(device); usable(record)) return record; // another thread's
   auto* record = new (std::nothrow) DeviceRecord(device, *backend, g_openings + 1);
   if (record == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
 #if !DEVRT_BARE_METAL // firmware opens backend devices in open_backend_device's table instead
@@ -100,13 +109,14 @@ DeviceRecord* counting_record(BackendRef backend, std::int32_t id) noexcept {
   return record != nullptr && record->backend() == backend ? record : nullptr;
 }
 
-// Counts one more object on `record`; false when it was closed meanwhile (its count is final).
+// Counts one more object on `record`; false when it was closed meanwhile (its count is final). One
+// read-modify-write: a closed record's count is far below zero, so that adding to it leaves it
+// negative.
 bool count_object(DeviceRecord& record) noexcept {
-  std::int64_t objects = record.objects.load(std::memory_order_relaxed);
-  do {
-    if (objects == DeviceRecord::kClosedRecord) return false;
-  } while (!record.objects.compare_exchange_weak(objects, objects + 1, std::memory_order_acq_rel));
-  if (record.closing.load(std::memory_order_relaxed)) record.closing.store(false, std::memory_order_relaxed);
+  if (record.objects.fetch_add(1, std::memory_order_relaxed) < 0) [[unlikely]]
+    return false;
+  if (record.closing.load(std::memory_order_relaxed)) [[unlikely]]
+    record.closing.store(false, std::memory_order_relaxed);
   return true;
 }
 
@@ -128,17 +138,18 @@ bool count_object(DeviceRecord& record) noexcept {
 
 bool count_object_on(BackendRef backend, std::int32_t id, const devrt_backend_device* device) noexcept {
   DeviceRecord* record = counting_record(backend, id);
-  if (record == nullptr || &record->backend_device != device) return true; // not counted
-  return count_object(*record);
+  if (record != nullptr && &record->backend_device == device) [[likely]]
+    return count_object(*record);
+  // No record of the global registry's is `device`'s: a foreign table's device (not counted), or a
+  // record closed since the lookup (opened again by the caller).
+  return Registry::global().find(backend.kind()) != backend;
 }
 
 Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int32_t id) noexcept {
   for (;;) {
     Result<const devrt_backend_device*> device = open_backend_device(backend, id);
     if (!device.ok()) return device;
-    DeviceRecord* record = counting_record(backend, id);
-    if (record == nullptr || &record->backend_device != *device) return device; // not counted
-    if (count_object(*record)) return device;
+    if (count_object_on(backend, id, *device)) return device;
     // Closed between the lookup and the count: the next lookup opens the device again.
   }
 }
@@ -146,10 +157,11 @@ Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int
 void object_destroyed(BackendRef backend, std::int32_t id) noexcept {
   DeviceRecord* record = counting_record(backend, id);
   if (record == nullptr) return;
-  std::int64_t objects = record->objects.load(std::memory_order_relaxed);
-  do {
-    if (objects <= 0) return; // not counted here (made before the record, or by another path)
-  } while (!record->objects.compare_exchange_weak(objects, objects - 1, std::memory_order_acq_rel));
+  const std::int64_t objects = record->objects.fetch_sub(1, std::memory_order_acq_rel);
+  if (objects <= 0) [[unlikely]] { // not counted (made through another path): undone
+    record->objects.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   if (objects == 1 && record->closing.load(std::memory_order_acquire)) [[unlikely]]
     close_unused_record(record);
 }

@@ -144,6 +144,19 @@ Status close_device_records() noexcept {
   // themselves, in the same order, once no record can be found any more. A device whose objects the
   // application still holds stays open (and usable) until the last of them is destroyed.
   for (std::size_t i = 0; i < n; ++i) closing[i]->closing.store(false, std::memory_order_relaxed);
+#if !DEVRT_BARE_METAL
+  // Records closed by their last object since the previous shutdown: what the core made on them
+  // after that (pools, whose blocks are counted on the records open now; a target) goes first.
+  for (DeviceRecord* closed = take_closed_records(); closed != nullptr;) {
+    DeviceRecord* next = closed->next_closed;
+    close_stream_pool(*closed);
+    keep(close_pool(closed->buffer_cache.exchange(nullptr)));
+    keep(close_pool(closed->workspace_pool.exchange(nullptr)));
+    delete_target(closed->target.exchange(nullptr));
+    delete closed;
+    closed = next;
+  }
+#endif
   for (std::size_t i = 0; i < n; ++i) keep(release_record(closing[i]));
 #if DEVRT_BARE_METAL
   for (auto& kind : g_indexed_records) {
@@ -163,14 +176,6 @@ Status close_device_records() noexcept {
     unpublish_record(record);
     keep(close_backend_device(record->backend(), record->backend_device));
     delete record;
-  }
-  // Records closed by their last object since the previous shutdown; what they still hold was made
-  // after that shutdown without an object of the device (a detected target).
-  for (DeviceRecord* closed = take_closed_records(); closed != nullptr;) {
-    DeviceRecord* next = closed->next_closed;
-    delete_target(closed->target.exchange(nullptr));
-    delete closed;
-    closed = next;
   }
 #endif
   delete[] closing;

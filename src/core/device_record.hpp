@@ -59,10 +59,10 @@ public:
   // The next record of the list of those with ids of kIndexedDeviceIds and above.
   std::atomic<DeviceRecord*> next_unindexed{nullptr};
   // The device's objects made through BackendRef and not destroyed yet (allocations, textures,
-  // streams, events, modules, backend graphs); kClosedRecord once the record is closed, which
-  // nothing counts on again.
+  // streams, events, modules, backend graphs, Graphs); kClosedRecord once the record is closed, so
+  // far below zero that what is added or taken off later leaves it negative.
   std::atomic<std::int64_t> objects{0};
-  static constexpr std::int64_t kClosedRecord = -1;
+  static constexpr std::int64_t kClosedRecord = INT64_MIN / 2;
   // Set by shutdown() on a record whose device still had objects: the last one closes the device.
   // Cleared by the next object made on it (the application went on using the device).
   std::atomic<bool> closing{false};

@@ -161,3 +161,34 @@ TEST_CASE("a graph keeps its device open across shutdown, as the device's other 
   CHECK(g_counts.open == 0);
   CHECK(g_counts.objects == 0);
 }
+
+TEST_CASE("after shutdown, threads that free a device's last objects race threads that use it again",
+          "[lifetime][concurrency]") {
+  register_many();
+  for (int round = 0; round < 20; ++round) {
+    std::vector<devrt::Buffer> held;
+    for (int i = 0; i < 4; ++i) held.push_back(std::move(devrt::Buffer::allocate(many(11), 100 << 10)).value());
+    REQUIRE(devrt::shutdown().ok()); // device 11 stays open for `held`
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) { // each frees two of the held Buffers: the last one closes the device
+      threads.emplace_back([&, t] {
+        held[static_cast<std::size_t>(2 * t)] = devrt::Buffer();
+        held[static_cast<std::size_t>(2 * t + 1)] = devrt::Buffer();
+      });
+    }
+    for (int t = 0; t < 2; ++t) { // meanwhile others allocate and free on it: it opens again if it closed
+      threads.emplace_back([&] {
+        for (int i = 0; i < 20; ++i) {
+          devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(many(11), 100 << 10);
+          if (!buffer.ok()) ++failures;
+        }
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    CHECK(failures == 0);
+    REQUIRE(devrt::shutdown().ok());
+    CHECK(g_counts.open == 0);
+    CHECK(g_counts.objects == 0);
+  }
+}
