@@ -34,7 +34,8 @@ public:
   // ---- Devices (optional: BackendDeviceLifecycle). Every per-device operation gets the device
   // as devrt opened it; open_device may set device.state to this backend's object for the device
   // (read it with backend_state<T>(device)) and close_device frees it (devrt calls it at
-  // shutdown()). Delete both when a device needs no state of its own.
+  // shutdown(), or after it at the destruction of the device's last object: none is left then).
+  // Delete both when a device needs no state of its own.
   Status open_device(BackendDevice&) noexcept { return Status(); }
   Status close_device(BackendDevice& device) noexcept {
     device.state = {};
