@@ -62,7 +62,7 @@ void call_table(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(table);
     benchmark::DoNotOptimize(&desc);
-    benchmark::DoNotOptimize(table->copy(&desc, &err));
+    benchmark::DoNotOptimize(table->copy(table->context, &desc, &err));
     benchmark::ClobberMemory();
   }
 }

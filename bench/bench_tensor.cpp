@@ -75,7 +75,7 @@ void tensor_copy_raw(benchmark::State& state) {
   desc.nbytes = n;
   devrt_error err;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(table->copy(&desc, &err));
+    benchmark::DoNotOptimize(table->copy(table->context, &desc, &err));
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));
@@ -104,7 +104,7 @@ BENCHMARK(tensor_copy_devrt)->Name("tensor_copy/devrt") TENSOR_COPY_SIZES;
 void target_detect_uncached(benchmark::State& state) {
   devrt::cpu::CpuBackend backend;
   for (auto _ : state) {
-    devrt::Result<devrt::Target> target = backend.detect_target(devrt::BackendDevice{0, 0, nullptr});
+    devrt::Result<devrt::Target> target = backend.detect_target(devrt::BackendDevice{0, 0, nullptr, nullptr});
     benchmark::DoNotOptimize(target->kind().data());
   }
   state.SetLabel("cpuid + attributes, no cache");

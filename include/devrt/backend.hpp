@@ -326,7 +326,9 @@ template <class B>
 struct Thunks {
   static B& self() noexcept { return backend_instance<B>(); }
 
-  static std::int32_t availability(devrt_error* err) noexcept { return export_status(self().availability(), err); }
+  static std::int32_t availability(void*, devrt_error* err) noexcept {
+    return export_status(self().availability(), err);
+  }
   static std::int32_t open_device(devrt_backend_device* device, devrt_error* err) noexcept {
     if constexpr (BackendDeviceLifecycle<B>) return export_status(self().open_device(*device), err);
     static_cast<void>(device);
@@ -339,7 +341,7 @@ struct Thunks {
     static_cast<void>(err);
     return 0;
   }
-  static std::int32_t device_count(std::int32_t* out, devrt_error* err) noexcept {
+  static std::int32_t device_count(void*, std::int32_t* out, devrt_error* err) noexcept {
     return export_result(self().device_count(), out, err);
   }
   static std::int32_t get_attribute(const devrt_backend_device* device, std::int32_t attribute,
@@ -356,7 +358,7 @@ struct Thunks {
   static std::int32_t free(const devrt_backend_device* device, void* ptr, devrt_error* err) noexcept {
     return export_status(self().free(*device, ptr), err);
   }
-  static std::int32_t copy(const devrt_copy_desc* desc, devrt_error* err) noexcept {
+  static std::int32_t copy(void*, const devrt_copy_desc* desc, devrt_error* err) noexcept {
     return export_status(self().copy(*desc), err);
   }
   static std::int32_t stream_create(const devrt_backend_device* device, void** out, devrt_error* err) noexcept {
@@ -457,7 +459,7 @@ struct Thunks {
   static std::int32_t texture_free(const devrt_backend_device* device, void* texture, devrt_error* err) noexcept {
     return export_status(self().texture_free(*device, texture), err);
   }
-  static std::int32_t texture_copy(const devrt_texture_copy_desc* desc, devrt_error* err) noexcept {
+  static std::int32_t texture_copy(void*, const devrt_texture_copy_desc* desc, devrt_error* err) noexcept {
     return export_status(self().texture_copy(*desc), err);
   }
   static std::int32_t texture_view(const devrt_backend_device* device, devrt_texture_view_desc* desc, void** out,

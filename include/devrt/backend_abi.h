@@ -26,8 +26,10 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; a table with another version is refused. Version 2: devices
- * are objects (devrt_backend_device) that the core opens and closes through the table. */
-#define DEVRT_BACKEND_ABI_VERSION 2u
+ * are objects (devrt_backend_device) that the core opens and closes through the table. Version 3:
+ * the table carries a context of the backend's, passed to its table-level functions and set in
+ * each device object. */
+#define DEVRT_BACKEND_ABI_VERSION 3u
 
 #define DEVRT_ERROR_MESSAGE_CAPACITY 384
 
@@ -68,6 +70,7 @@ typedef struct devrt_backend_device {
   int32_t index; /* the device's index among the backend's devices, in [0, device_count) */
   int32_t reserved;
   void* state;
+  void* context; /* the table's context (devrt_backend_table.context), set by the core */
 } devrt_backend_device;
 
 /* One copy. Exactly one side belongs to this backend's kind or both do; the other side may be
@@ -189,10 +192,14 @@ typedef struct devrt_backend_table {
   const char* name;     /* lower-case identifier, e.g. "cpu"; static storage */
   int32_t device_kind;  /* DLPack device type number */
   uint32_t capabilities;
+  /* The backend's own: passed to the functions that take no device (availability, device_count,
+   * copy, texture_copy) and set in every device object the core opens (device->context), so that
+   * one body of code may serve several tables. NULL for a backend that needs none. */
+  void* context;
 
   /* Cheap until first called; may load the vendor runtime. Not ok: reason in err. */
-  int32_t (*availability)(devrt_error* err);
-  int32_t (*device_count)(int32_t* out_count, devrt_error* err);
+  int32_t (*availability)(void* context, devrt_error* err);
+  int32_t (*device_count)(void* context, int32_t* out_count, devrt_error* err);
   /* Opens device->index (device->state is NULL): may set device->state. The core calls it once
    * per device before any per-device function, and again after close_device. */
   int32_t (*open_device)(devrt_backend_device* device, devrt_error* err);
@@ -207,7 +214,7 @@ typedef struct devrt_backend_table {
   int32_t (*allocate)(const devrt_backend_device* device, size_t nbytes, size_t alignment, void** out,
                       devrt_error* err);
   int32_t (*free)(const devrt_backend_device* device, void* ptr, devrt_error* err);
-  int32_t (*copy)(const devrt_copy_desc* desc, devrt_error* err);
+  int32_t (*copy)(void* context, const devrt_copy_desc* desc, devrt_error* err);
 
   int32_t (*stream_create)(const devrt_backend_device* device, void** out_stream, devrt_error* err);
   int32_t (*stream_destroy)(const devrt_backend_device* device, void* stream, devrt_error* err);
@@ -256,7 +263,7 @@ typedef struct devrt_backend_table {
   int32_t (*texture_allocate)(const devrt_backend_device* device, const devrt_texture_desc* desc, void** out,
                               devrt_error* err);
   int32_t (*texture_free)(const devrt_backend_device* device, void* texture, devrt_error* err);
-  int32_t (*texture_copy)(const devrt_texture_copy_desc* desc, devrt_error* err);
+  int32_t (*texture_copy)(void* context, const devrt_texture_copy_desc* desc, devrt_error* err);
   /* Optional: flat memory in a scope other than "global" and the textures (Hexagon's VTCM), freed
    * with `free`. Called with nbytes >= 1 and a power-of-two alignment, like allocate. */
   int32_t (*scope_allocate)(const devrt_backend_device* device, int32_t scope, size_t nbytes, size_t alignment,

@@ -66,7 +66,7 @@ inline auto device_object(std::int32_t id) noexcept {
       return Result<BackendDevice>(std::move(opened).status());
     return Result<BackendDevice>(**opened);
   } else {
-    return BackendDevice{id, 0, nullptr};
+    return BackendDevice{id, 0, nullptr, nullptr};
   }
 }
 constexpr bool opened(const BackendDevice&) noexcept { return true; }

@@ -161,11 +161,13 @@ Status uncounted(BackendRef backend, std::int32_t id, Status status) noexcept {
 
 // ---- BackendRef ------------------------------------------------------------------------------
 
-Status BackendRef::availability() const noexcept { return invoke(table_, -1, "availability", table_->availability); }
+Status BackendRef::availability() const noexcept {
+  return invoke(table_, -1, "availability", table_->availability, table_->context);
+}
 
 Result<std::int32_t> BackendRef::device_count() const noexcept {
   std::int32_t count = 0;
-  DEVRT_RETURN_IF_ERROR(invoke(table_, -1, "device_count", table_->device_count, &count));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, -1, "device_count", table_->device_count, table_->context, &count));
   return count;
 }
 
@@ -175,7 +177,7 @@ namespace {
   if (code != 0) return backend_error(table, id, "device_count", code, err);
   if (count == 0) { // an unavailable backend: say why rather than "no device"
     ErrorBuffer reason;
-    std::int32_t unavailable = table->availability(reason.get());
+    std::int32_t unavailable = table->availability(table->context, reason.get());
     if (unavailable != 0) return backend_error(table, id, "availability", unavailable, reason);
   }
   return make_error(ErrorCode::invalid_argument, "no device ", DeviceLabel{table, id}, " (the ", table->name,
@@ -193,7 +195,7 @@ Status BackendRef::check_device(std::int32_t id) const noexcept {
 #endif
   std::int32_t count = 0;
   ErrorBuffer err;
-  std::int32_t code = table_->device_count(&count, err.get());
+  std::int32_t code = table_->device_count(table_->context, &count, err.get());
   if (code == 0 && id >= 0 && id < count) [[likely]]
     return Status();
   return device_error(table_, id, code, count, err);
@@ -294,7 +296,7 @@ Status BackendRef::copy(std::int32_t id, devrt_copy_desc& desc) const noexcept {
     DEVRT_BACKEND_DEVICE(dst, desc.dst_device_id);
     desc.dst_device = dst;
   }
-  return invoke(table_, id, "copy", table_->copy, &desc);
+  return invoke(table_, id, "copy", table_->copy, table_->context, &desc);
 }
 
 Status BackendRef::device_synchronize(std::int32_t id) const noexcept {
@@ -604,7 +606,7 @@ Status BackendRef::texture_copy(devrt_texture_copy_desc& desc) const noexcept {
     return make_error(ErrorCode::unsupported, DeviceLabel{table_, desc.device_id}, " texture_copy: the ", table_->name,
                       " backend has no textures");
   }
-  return invoke(table_, desc.device_id, "texture_copy", table_->texture_copy, &desc);
+  return invoke(table_, desc.device_id, "texture_copy", table_->texture_copy, table_->context, &desc);
 }
 
 } // namespace devrt

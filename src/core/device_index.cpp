@@ -225,7 +225,7 @@ Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std:
                       " devices are open, the most a firmware build keeps");
   }
   BareDevice& slot = g_bare[g_bare_count];
-  slot = BareDevice{backend.table(), devrt_backend_device{id, 0, nullptr}};
+  slot = BareDevice{backend.table(), devrt_backend_device{id, 0, nullptr, backend.table()->context}};
   DEVRT_RETURN_IF_ERROR(open_with_backend(backend, &slot.device));
   ++g_bare_count;
   return &slot.device;
@@ -257,7 +257,8 @@ Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std:
   for (ForeignDevice* foreign = g_foreign; foreign != nullptr; foreign = foreign->next) {
     if (foreign->backend == backend && foreign->device.index == id) return &foreign->device;
   }
-  auto* foreign = new (std::nothrow) ForeignDevice{backend, devrt_backend_device{id, 0, nullptr}, g_foreign};
+  auto* foreign = new (std::nothrow)
+      ForeignDevice{backend, devrt_backend_device{id, 0, nullptr, backend.table()->context}, g_foreign};
   if (foreign == nullptr) return make_error(ErrorCode::out_of_memory, "opening ", device, ": no host memory");
   if (Status opened = open_with_backend(backend, &foreign->device); !opened.ok()) {
     delete foreign;

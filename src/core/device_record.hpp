@@ -34,8 +34,8 @@ std::uint32_t current_generation() noexcept;
 class DeviceRecord {
 public:
   DeviceRecord(Device device, BackendRef backend, std::uint64_t opening) noexcept
-      : backend_device{device.id, 0, nullptr}, device_(device), backend_(backend), opening_(opening),
-        generation_(current_generation()) {}
+      : backend_device{device.id, 0, nullptr, backend.table()->context}, device_(device), backend_(backend),
+        opening_(opening), generation_(current_generation()) {}
   DeviceRecord(const DeviceRecord&) = delete;
   DeviceRecord& operator=(const DeviceRecord&) = delete;
 
@@ -55,7 +55,7 @@ public:
   // The device as its backend opened it (open_device), which every per-device call of the backend
   // takes; closed (close_device) when the record is. Hosted builds only: firmware keeps its open
   // devices in a table of its own (device_index.cpp).
-  devrt_backend_device backend_device{0, 0, nullptr};
+  devrt_backend_device backend_device{0, 0, nullptr, nullptr};
   // The next record of the list of those with ids of kIndexedDeviceIds and above.
   std::atomic<DeviceRecord*> next_unindexed{nullptr};
   // The device's objects made through BackendRef and not destroyed yet (allocations, textures,

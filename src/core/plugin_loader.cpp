@@ -43,7 +43,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "libdevrt_";
 constexpr std::string_view kSuffix = ".so";
-constexpr std::size_t kMaxPlaceholders = 8;
 
 struct LoaderState {
   std::mutex mutex;
@@ -56,15 +55,27 @@ LoaderState& state() {
   return *s;
 }
 
+// What changed since the ABI a plugin was built for, said when it is refused.
+const char* abi_difference(std::uint32_t version) noexcept {
+  switch (version) {
+  case 1: return " (its devices are indexes, not objects: ABI 2 made them objects)";
+  case 2: return " (its table-level functions take no context: ABI 3 passes the table's)";
+  default: return "";
+  }
+}
+
 // ---- Placeholders: a built-in plugin that is not loaded answers "unavailable: <why>" ----------
 
+// One stand-in per backend not loaded: its table and its reason, the table's context. Made on the
+// heap as needed (no cap) and kept for the process in a list (the registry holds the table until a
+// plugin replaces it). Added under the loader's lock.
 struct Placeholder {
   devrt_backend_table table{};
   char name[32] = {};
   char reason[DEVRT_ERROR_MESSAGE_CAPACITY] = {};
+  Placeholder* next = nullptr;
 };
-Placeholder g_placeholders[kMaxPlaceholders];
-std::size_t g_placeholder_count = 0;
+Placeholder* g_placeholders = nullptr;
 
 // Copies as much of `text` as fits into out[0..capacity) and terminates it.
 void copy_bounded(char* out, std::size_t capacity, std::string_view text) noexcept {
@@ -77,70 +88,75 @@ void write_error(devrt_error* err, const char* text) noexcept {
   if (err != nullptr) copy_bounded(err->message, DEVRT_ERROR_MESSAGE_CAPACITY, text);
 }
 
-template <std::size_t I>
+// The placeholders' one set of functions: each reads its placeholder from the context.
 struct PlaceholderOps {
-  static std::int32_t availability(devrt_error* err) noexcept {
-    write_error(err, g_placeholders[I].reason);
+  static std::int32_t availability(void* context, devrt_error* err) noexcept {
+    write_error(err, static_cast<const Placeholder*>(context)->reason);
     return static_cast<std::int32_t>(ErrorCode::unavailable);
   }
-  static std::int32_t device_count(std::int32_t* out, devrt_error*) noexcept {
+  static std::int32_t device_count(void*, std::int32_t* out, devrt_error*) noexcept {
     *out = 0;
     return 0;
   }
-  static std::int32_t unavailable(devrt_error* err) noexcept { return availability(err); }
-  static std::int32_t open_device(devrt_backend_device*, devrt_error* err) noexcept { return unavailable(err); }
+  static std::int32_t unavailable(const devrt_backend_device* device, devrt_error* err) noexcept {
+    return availability(device->context, err);
+  }
+  static std::int32_t open_device(devrt_backend_device* device, devrt_error* err) noexcept {
+    return unavailable(device, err);
+  }
   static std::int32_t close_device(devrt_backend_device*, devrt_error*) noexcept { return 0; }
-  static std::int32_t get_attribute(const devrt_backend_device*, std::int32_t, devrt_attribute_value*,
+  static std::int32_t get_attribute(const devrt_backend_device* device, std::int32_t, devrt_attribute_value*,
                                     devrt_error* err) noexcept {
-    return unavailable(err);
+    return unavailable(device, err);
   }
-  static std::int32_t allocate(const devrt_backend_device*, std::size_t, std::size_t, void**,
+  static std::int32_t allocate(const devrt_backend_device* device, std::size_t, std::size_t, void**,
                                devrt_error* err) noexcept {
-    return unavailable(err);
+    return unavailable(device, err);
   }
-  static std::int32_t free(const devrt_backend_device*, void*, devrt_error* err) noexcept { return unavailable(err); }
-  static std::int32_t copy(const devrt_copy_desc*, devrt_error* err) noexcept { return unavailable(err); }
-  static std::int32_t stream_create(const devrt_backend_device*, void**, devrt_error* err) noexcept {
-    return unavailable(err);
+  static std::int32_t free(const devrt_backend_device* device, void*, devrt_error* err) noexcept {
+    return unavailable(device, err);
   }
-  static std::int32_t stream_op(const devrt_backend_device*, void*, devrt_error* err) noexcept {
-    return unavailable(err);
+  static std::int32_t copy(void* context, const devrt_copy_desc*, devrt_error* err) noexcept {
+    return availability(context, err);
   }
-
-  static void fill(devrt_backend_table& t) noexcept {
-    t.availability = &availability;
-    t.device_count = &device_count;
-    t.open_device = &open_device;
-    t.close_device = &close_device;
-    t.get_attribute = &get_attribute;
-    t.allocate = &allocate;
-    t.free = &free;
-    t.copy = &copy;
-    t.stream_create = &stream_create;
-    t.stream_destroy = &stream_op;
-    t.stream_synchronize = &stream_op;
+  static std::int32_t stream_create(const devrt_backend_device* device, void**, devrt_error* err) noexcept {
+    return unavailable(device, err);
+  }
+  static std::int32_t stream_op(const devrt_backend_device* device, void*, devrt_error* err) noexcept {
+    return unavailable(device, err);
   }
 };
 
-template <std::size_t... I>
-void fill_placeholder(std::size_t index, devrt_backend_table& table, std::index_sequence<I...>) noexcept {
-  ((index == I ? PlaceholderOps<I>::fill(table) : void()), ...);
-}
-
 // Registers a stand-in for backend `name` that explains `reason`.
 void add_placeholder(Registry& registry, const detail::BuiltinPlugin& plugin, std::string_view reason) noexcept {
-  if (g_placeholder_count == kMaxPlaceholders) return;
-  std::size_t index = g_placeholder_count;
-  Placeholder& p = g_placeholders[index];
-  copy_bounded(p.name, sizeof p.name, plugin.name);
-  copy_bounded(p.reason, sizeof p.reason, reason);
-  p.table.abi_version = DEVRT_BACKEND_ABI_VERSION;
-  p.table.struct_size = sizeof(devrt_backend_table);
-  p.table.name = p.name;
-  p.table.device_kind = plugin.kind;
-  p.table.capabilities = DEVRT_CAP_PLACEHOLDER;
-  fill_placeholder(index, p.table, std::make_index_sequence<kMaxPlaceholders>());
-  if (registry.add(&p.table).ok()) ++g_placeholder_count;
+  auto* p = new (std::nothrow) Placeholder;
+  if (p == nullptr) return;
+  copy_bounded(p->name, sizeof p->name, plugin.name);
+  copy_bounded(p->reason, sizeof p->reason, reason);
+  devrt_backend_table& t = p->table;
+  t.abi_version = DEVRT_BACKEND_ABI_VERSION;
+  t.struct_size = sizeof(devrt_backend_table);
+  t.name = p->name;
+  t.device_kind = plugin.kind;
+  t.capabilities = DEVRT_CAP_PLACEHOLDER;
+  t.context = p;
+  t.availability = &PlaceholderOps::availability;
+  t.device_count = &PlaceholderOps::device_count;
+  t.open_device = &PlaceholderOps::open_device;
+  t.close_device = &PlaceholderOps::close_device;
+  t.get_attribute = &PlaceholderOps::get_attribute;
+  t.allocate = &PlaceholderOps::allocate;
+  t.free = &PlaceholderOps::free;
+  t.copy = &PlaceholderOps::copy;
+  t.stream_create = &PlaceholderOps::stream_create;
+  t.stream_destroy = &PlaceholderOps::stream_op;
+  t.stream_synchronize = &PlaceholderOps::stream_op;
+  if (!registry.add(&p->table).ok()) {
+    delete p;
+    return;
+  }
+  p->next = g_placeholders;
+  g_placeholders = p;
 }
 
 // ---- Search path -----------------------------------------------------------------------------
@@ -388,7 +404,8 @@ Status load_file(Registry& registry, const std::string& path, std::string_view e
   if (info == nullptr) return refuse(make_error(ErrorCode::invalid_argument, "plugin ", path, ": entry returned null"));
   if (info->abi_version != DEVRT_BACKEND_ABI_VERSION) {
     return refuse(make_error(ErrorCode::abi_mismatch, "plugin ", path, " speaks backend ABI version ",
-                             info->abi_version, ", this devrt speaks ", DEVRT_BACKEND_ABI_VERSION));
+                             info->abi_version, ", this devrt speaks ", DEVRT_BACKEND_ABI_VERSION,
+                             abi_difference(info->abi_version), ": rebuild it against this devrt's headers"));
   }
   if (info->struct_size < sizeof(devrt_plugin_info)) {
     return refuse(make_error(ErrorCode::abi_mismatch, "plugin ", path, ": its devrt_plugin_info is ", info->struct_size,

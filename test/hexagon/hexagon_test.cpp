@@ -81,7 +81,8 @@ void test_scopes() {
   // An address inside VTCM that no allocation starts at is refused, not freed.
   auto vtcm = devrt::hexagon::allocate(kDsp, 4096, devrt::MemoryScope::vtcm);
   CHECK(vtcm.ok());
-  devrt::Status bad = dsp.free(devrt::BackendDevice{0, 0, nullptr}, static_cast<unsigned char*>(vtcm->data()) + 64);
+  devrt::Status bad =
+      dsp.free(devrt::BackendDevice{0, 0, nullptr, nullptr}, static_cast<unsigned char*>(vtcm->data()) + 64);
   CHECK(!bad.ok() && bad.code() == devrt::ErrorCode::invalid_argument);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Broken plugins for the loader's fault matrix, one per DEVRT_FAULT value (test/meson.build):
 //   no_entry       a shared object without devrt_plugin_entry
-//   abi_version    an entry that speaks backend ABI version 1 (devices by index), not this one
+//   abi_version    an entry that speaks backend ABI version 2 (table-level functions without context)
 //   table_size     a backend table smaller than any devrt ever had
 //   bad_table      a table the registry refuses (invalid name, no allocate)
 //   duplicate      backend "twin", also provided by the `twin` variant: the second loaded fails
@@ -71,7 +71,7 @@ extern "C" [[gnu::visibility("default")]] const devrt_plugin_info* devrt_plugin_
   static const devrt_backend_table* one[] = {&table};
   static const devrt_backend_table* half[] = {devrt_backend_anchor_half_first(), devrt_backend_anchor_half_second()};
   static devrt_plugin_info info = {DEVRT_BACKEND_ABI_VERSION, sizeof(devrt_plugin_info), 1, one};
-  if (DEVRT_FAULT_IS(abi_version)) info.abi_version = 1; // a plugin built for ABI 1 (devices by index)
+  if (DEVRT_FAULT_IS(abi_version)) info.abi_version = 2; // a plugin built for ABI 2 (no context)
   if (DEVRT_FAULT_IS(half_group)) {
     info.table_count = 2;
     info.tables = half;

@@ -130,12 +130,12 @@ using Operations = devrt::detail::GpuDriverOperations<ShapeDriver>;
 } // namespace
 
 // Device `index` as the core passes it once opened: with the driver's state.
-devrt::BackendDevice on(std::int32_t index) { return devrt::BackendDevice{index, 0, &g_devices[index]}; }
+devrt::BackendDevice on(std::int32_t index) { return devrt::BackendDevice{index, 0, &g_devices[index], nullptr}; }
 
 TEST_CASE("shared GPU driver operations open a device's state and close it after its work", "[gpu_driver]") {
   Operations ops;
   g_calls.clear();
-  devrt::BackendDevice device{2, 0, nullptr};
+  devrt::BackendDevice device{2, 0, nullptr, nullptr};
   REQUIRE(ops.open_device(device).ok());
   CHECK(device.state == &g_devices[2]);
   CHECK(g_devices[2].retains == 1);
@@ -152,7 +152,7 @@ TEST_CASE("shared GPU driver operations open a device's state and close it after
   CHECK(g_calls.back() == "release 102");
   // A failed open leaves no state and retains nothing.
   g_next_error = kOutOfMemory;
-  devrt::BackendDevice refused{1, 0, nullptr};
+  devrt::BackendDevice refused{1, 0, nullptr, nullptr};
   devrt::Status opened = ops.open_device(refused);
   CHECK(opened.code() == devrt::ErrorCode::out_of_memory);
   CHECK(opened.message().find("shapeRetain failed") != std::string::npos);

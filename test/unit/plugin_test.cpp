@@ -99,7 +99,7 @@ TEST_CASE("broken plugins are refused with their cause and change nothing", "[pl
   expect_refused(fault_path("no_entry"), ErrorCode::invalid_argument, "has no devrt_plugin_entry");
   // Built for ABI 1 (before devices were objects): refused, naming both versions.
   expect_refused(fault_path("abi_version"), ErrorCode::abi_mismatch,
-                 "speaks backend ABI version 1, this devrt speaks 2");
+                 "speaks backend ABI version 2, this devrt speaks 3 (its table-level functions take no context");
   expect_refused(fault_path("table_size"), ErrorCode::abi_mismatch, "16 bytes");
   expect_refused(fault_path("bad_table"), ErrorCode::invalid_argument, "invalid backend name");
   // A plugin's backend whose kind is taken: refused, naming the backend that has it.

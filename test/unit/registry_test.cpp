@@ -149,8 +149,8 @@ TEST_CASE("malformed tables are refused with the reason and leave the registry u
     const char* mentions;
   };
   const Case cases[] = {
-      {"abi version 1", [](devrt_backend_table& t) { t.abi_version = 1; }, ErrorCode::abi_mismatch,
-       "backend table has ABI version 1, this devrt speaks 2"},
+      {"abi version 2", [](devrt_backend_table& t) { t.abi_version = 2; }, ErrorCode::abi_mismatch,
+       "backend table has ABI version 2, this devrt speaks 3"},
       {"no open_device", [](devrt_backend_table& t) { t.open_device = nullptr; }, ErrorCode::invalid_argument,
        "lacks function open_device"},
       {"no close_device", [](devrt_backend_table& t) { t.close_device = nullptr; }, ErrorCode::invalid_argument,
@@ -263,7 +263,7 @@ TEST_CASE("the global registry holds every backend this build enabled", "[regist
 namespace {
 // A table whose copy returns the code in desc->nbytes, with a reason, so every DEVRT_STATUS_* can
 // cross the C ABI.
-std::int32_t copy_returning(const devrt_copy_desc* desc, devrt_error* err) {
+std::int32_t copy_returning(void*, const devrt_copy_desc* desc, devrt_error* err) {
   std::snprintf(err->message, DEVRT_ERROR_MESSAGE_CAPACITY, "the reason for %zu", desc->nbytes);
   return static_cast<std::int32_t>(desc->nbytes);
 }
@@ -311,7 +311,7 @@ TEST_CASE("a built-in backend's error reaches the caller whole, without the text
 
 TEST_CASE("a caller that does not accept a handed-over message gets text, truncated to the buffer", "[registry]") {
   devrt_error err{};
-  CHECK(kLongReasonTable.availability(&err) == DEVRT_STATUS_UNAVAILABLE);
+  CHECK(kLongReasonTable.availability(nullptr, &err) == DEVRT_STATUS_UNAVAILABLE);
   std::string_view text(err.message);
   CHECK(text.size() == DEVRT_ERROR_MESSAGE_CAPACITY - 1);
   CHECK(text.find_first_not_of('r') == std::string_view::npos);
@@ -320,7 +320,7 @@ TEST_CASE("a caller that does not accept a handed-over message gets text, trunca
 TEST_CASE("a caller that accepts a handed-over message owns it", "[registry]") {
   devrt_error err{};
   err.message[1] = DEVRT_ERROR_ACCEPTS_HANDOVER;
-  CHECK(kLongReasonTable.availability(&err) == DEVRT_STATUS_UNAVAILABLE);
+  CHECK(kLongReasonTable.availability(nullptr, &err) == DEVRT_STATUS_UNAVAILABLE);
   REQUIRE(err.message[0] == '\0');
   REQUIRE(err.message[1] == DEVRT_ERROR_HANDED_OVER);
   char* message = nullptr;
