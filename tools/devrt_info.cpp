@@ -283,9 +283,12 @@ struct BackendState {
   std::int32_t devices = 0;
 };
 
+// An implementation that stands by (another serves its device kind) reads as unavailable, with
+// the reason.
 BackendState probe(BackendRef backend) {
   BackendState state;
   state.status = backend.availability();
+  if (state.status.ok()) state.status = devrt::Registry::global().standing_by(backend);
   if (!state.status.ok()) return state;
   devrt::Result<std::int32_t> count = backend.device_count();
   if (count.ok()) {

@@ -161,7 +161,7 @@ struct RegistryAccess;
 
 class Registry {
 public:
-  // One backend per device kind; kind 0 is not a kind.
+  // Backends in all; kind 0 is not a kind.
   static constexpr std::size_t kCapacity = kMaxDeviceKinds - 1;
 
   constexpr Registry() noexcept = default;
@@ -172,16 +172,25 @@ public:
   static Registry& global() noexcept;
 
   // Validates and stores a table (not copied: it must outlive the registry). Adding the same
-  // table again is a no-op; another table with a taken name or kind is `already_exists`; a bad
-  // ABI version or struct size is `abi_mismatch`; missing functions are `invalid_argument`.
+  // table again is a no-op; another table with a taken name is `already_exists`; a bad ABI
+  // version or struct size is `abi_mismatch`; missing functions are `invalid_argument`. A second
+  // implementation of a taken kind is kept beside the first: the first lookup of the kind chooses
+  // the one that serves it (the first named in DEVRT_PREFER=<name>[,<name>...], else the first
+  // available in registration order, else the first registered); the others stand by.
   Status add(const devrt_backend_table* table) noexcept;
   // Adds several tables (a plugin's) all or none: any failure leaves the registry as it was. A
   // table may take the place of a placeholder (DEVRT_CAP_PLACEHOLDER) of the same name and kind.
   Status add_group(std::span<const devrt_backend_table* const> tables) noexcept;
 
+  // The backend that serves `kind`; the first lookup of a kind with several implementations
+  // chooses it (add(), above). Thread-safe; lock-free once chosen.
   BackendRef find(DeviceKind kind) const noexcept {
     auto k = static_cast<std::int32_t>(kind);
     if (k < 0 || k >= kMaxDeviceKinds) return BackendRef();
+#if !DEVRT_BARE_METAL
+    if (unchosen_[k].load(std::memory_order_acquire)) [[unlikely]]
+      choose(k);
+#endif
     return BackendRef(by_kind_[k].load(std::memory_order_acquire));
   }
   BackendRef find(std::string_view name) const noexcept;
@@ -191,14 +200,21 @@ public:
   std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
   // Backends in registration order; i < size().
   BackendRef at(std::size_t i) const noexcept { return BackendRef(entries_[i].load(std::memory_order_acquire)); }
+  // Ok when `backend` serves its kind; else `unavailable`, naming the implementation that does and
+  // why (DEVRT_PREFER, or the first available): it stands by. Thread-safe.
+  Status standing_by(BackendRef backend) const noexcept;
 
 private:
   friend struct detail::RegistryAccess;
+  // Chooses the implementation that serves `kind` among those registered (add()).
+  void choose(std::int32_t kind) const noexcept;
 
   std::atomic<const devrt_backend_table*> entries_[kCapacity]{};
-  std::atomic<const devrt_backend_table*> by_kind_[kMaxDeviceKinds]{};
+  // The serving table per kind; unchosen_ while a kind with several has not been looked up yet.
+  mutable std::atomic<const devrt_backend_table*> by_kind_[kMaxDeviceKinds]{};
+  mutable std::atomic<bool> unchosen_[kMaxDeviceKinds]{};
   std::atomic<std::size_t> count_{0};
-  detail::Mutex add_mutex_;
+  mutable detail::Mutex add_mutex_;
 };
 
 // Shorthand for Registry::global().get(device.kind) followed by check_device(device.id).

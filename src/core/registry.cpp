@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace devrt {
@@ -137,11 +138,13 @@ Status Registry::add_group(std::span<const devrt_backend_table* const> tables) n
         return make_error(ErrorCode::already_exists, "registry: a backend named '", table->name,
                           "' is already registered");
       }
+#if DEVRT_BARE_METAL // firmware keeps one implementation per kind (no choice at run time)
       if (existing->device_kind == table->device_kind) {
         return make_error(ErrorCode::already_exists, "registry: backend '", table->name, "' claims device kind ",
                           static_cast<DeviceKind>(table->device_kind), ", already served by backend '", existing->name,
                           "'");
       }
+#endif
     }
     if (replace[t] == kCapacity) ++added;
   }
@@ -152,8 +155,16 @@ Status Registry::add_group(std::span<const devrt_backend_table* const> tables) n
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const devrt_backend_table* table = tables[t];
     std::size_t slot = replace[t] == kCapacity ? count++ : replace[t];
+    const devrt_backend_table* replaced = entries_[slot].load(std::memory_order_relaxed);
     entries_[slot].store(table, std::memory_order_release);
-    by_kind_[table->device_kind].store(table, std::memory_order_release);
+    // A kind's first implementation serves it at once; with a second, the first lookup chooses.
+    std::atomic<const devrt_backend_table*>& serving = by_kind_[table->device_kind];
+    const devrt_backend_table* before = serving.load(std::memory_order_relaxed);
+    if (before == nullptr || before == replaced || before == table) {
+      serving.store(table, std::memory_order_release);
+    } else {
+      unchosen_[table->device_kind].store(true, std::memory_order_release);
+    }
     DEVRT_LOG(debug, "registry: added backend '", table->name, "'");
   }
   count_.store(count, std::memory_order_release);
@@ -168,6 +179,63 @@ BackendRef Registry::find(std::string_view name) const noexcept {
   }
   return BackendRef();
 }
+
+#if !DEVRT_BARE_METAL
+namespace {
+// Whether `name` is one of DEVRT_PREFER's comma-separated names.
+bool preferred(std::string_view list, std::string_view name) noexcept {
+  while (!list.empty()) {
+    std::size_t comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+} // namespace
+
+void Registry::choose(std::int32_t kind) const noexcept {
+  const devrt_backend_table* candidates[kCapacity];
+  std::size_t n = 0;
+  {
+    detail::LockGuard lock(add_mutex_);
+    if (!unchosen_[kind].load(std::memory_order_relaxed)) return;
+    std::size_t count = count_.load(std::memory_order_relaxed);
+    for (std::size_t i = 0; i < count; ++i) {
+      const devrt_backend_table* table = entries_[i].load(std::memory_order_relaxed);
+      if (table->device_kind == kind) candidates[n++] = table;
+    }
+  }
+  // Outside the lock: availability may load a driver.
+  const char* prefer = std::getenv("DEVRT_PREFER"); // NOLINT(concurrency-mt-unsafe)
+  const devrt_backend_table* chosen = nullptr;
+  for (std::size_t i = 0; prefer != nullptr && i < n && chosen == nullptr; ++i) {
+    if (preferred(prefer, candidates[i]->name)) chosen = candidates[i];
+  }
+  for (std::size_t i = 0; i < n && chosen == nullptr; ++i) {
+    if (!is_placeholder(candidates[i]) && BackendRef(candidates[i]).availability().ok()) chosen = candidates[i];
+  }
+  if (chosen == nullptr && n > 0) chosen = candidates[0];
+  detail::LockGuard lock(add_mutex_);
+  if (!unchosen_[kind].load(std::memory_order_relaxed)) return; // another thread chose
+  if (chosen != nullptr) by_kind_[kind].store(chosen, std::memory_order_release);
+  unchosen_[kind].store(false, std::memory_order_release);
+  DEVRT_LOG(debug, "registry: device kind ", static_cast<DeviceKind>(kind), " is served by '",
+            chosen != nullptr ? chosen->name : "", "' of ", n, " implementations");
+}
+
+Status Registry::standing_by(BackendRef backend) const noexcept {
+  BackendRef serving = find(backend.kind());
+  if (serving == backend || !serving) return Status();
+  const char* prefer = std::getenv("DEVRT_PREFER"); // NOLINT(concurrency-mt-unsafe)
+  const bool named = prefer != nullptr && preferred(prefer, serving.name());
+  return make_error(ErrorCode::unavailable, "stands by: device kind ", backend.kind(), " is served by '",
+                    serving.name(), named ? "' (named in DEVRT_PREFER)" : "' (registered first, or available first)");
+}
+#else
+void Registry::choose(std::int32_t) const noexcept {}
+Status Registry::standing_by(BackendRef) const noexcept { return Status(); }
+#endif
 
 Result<BackendRef> Registry::get(DeviceKind kind) const noexcept {
   if (BackendRef backend = find(kind)) return backend;

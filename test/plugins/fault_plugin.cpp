@@ -5,7 +5,7 @@
 //   table_size     a backend table smaller than any devrt ever had
 //   bad_table      a table the registry refuses (invalid name, no allocate)
 //   duplicate      backend "twin", also provided by the `twin` variant: the second loaded fails
-//   half_group     two tables, the second claiming the cpu device kind: neither may be registered
+//   half_group     two tables, the second implementing the cpu device kind: both registered, it stands by
 //   twin           a good backend "twin"; its copy returns the status code it is given as nbytes,
 //                  so that every DEVRT_STATUS_* crosses a real plugin boundary
 #include <devrt/backend.hpp>
@@ -35,7 +35,8 @@ struct Twin {
   devrt::Status stream_synchronize(const devrt::BackendDevice&, void*) noexcept { return devrt::Status(); }
 };
 
-// A second backend of the half group: the name is new, the device kind (cpu) is taken.
+// A second backend of the half group: the name is new, the device kind (cpu) is taken: a second
+// implementation of the cpu kind, which stands by.
 struct ClaimsCpu : Twin {
   static constexpr std::string_view name = "half_second";
   static constexpr devrt::DeviceKind kind = devrt::DeviceKind::cpu;

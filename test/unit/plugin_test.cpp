@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <devrt/devrt.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/registry.hpp>
 
@@ -97,15 +98,28 @@ TEST_CASE("broken plugins are refused with their cause and change nothing", "[pl
   expect_refused(write_temp("libdevrt_arm.so", arm), ErrorCode::invalid_argument,
                  "it is a 32-bit ELF file and this process is 64-bit");
   expect_refused(fault_path("no_entry"), ErrorCode::invalid_argument, "has no devrt_plugin_entry");
-  // Built for ABI 1 (before devices were objects): refused, naming both versions.
+  // Built for ABI 2 (before tables had a context): refused, naming both versions and why.
   expect_refused(fault_path("abi_version"), ErrorCode::abi_mismatch,
                  "speaks backend ABI version 2, this devrt speaks 3 (its table-level functions take no context");
   expect_refused(fault_path("table_size"), ErrorCode::abi_mismatch, "16 bytes");
   expect_refused(fault_path("bad_table"), ErrorCode::invalid_argument, "invalid backend name");
-  // A plugin's backend whose kind is taken: refused, naming the backend that has it.
-  expect_refused(fault_path("half_group"), ErrorCode::already_exists,
-                 "claims device kind cpu, already served by backend 'cpu'");
-  CHECK_FALSE(devrt::Registry::global().find("half_first"));
+}
+
+TEST_CASE("a plugin's second implementation of a taken kind stands by beside the first", "[plugins]") {
+  // half_group's second backend implements the cpu kind, which the built-in cpu backend serves.
+  devrt::Result<PluginLoad> half = devrt::load_plugin(fault_path("half_group"));
+  INFO(half.status().message());
+  REQUIRE(half.ok());
+  devrt::BackendRef second = devrt::Registry::global().find("half_second");
+  REQUIRE(second);
+  CHECK(devrt::Registry::global().find(devrt::DeviceKind::cpu).name() == "cpu"); // registered and available first
+  devrt::Status standing = devrt::Registry::global().standing_by(second);
+  CHECK(standing.code() == ErrorCode::unavailable);
+  CHECK_THAT(std::string(standing.message()), Catch::Contains("stands by") && Catch::Contains("served by 'cpu'"));
+  CHECK(devrt::Registry::global().standing_by(devrt::Registry::global().find("cpu")).ok());
+  // Everything on the kind still goes to the serving implementation.
+  devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(devrt::kHostDevice, 64);
+  CHECK(buffer.ok());
 }
 
 TEST_CASE("a second plugin with a taken backend name is refused", "[plugins]") {

@@ -119,13 +119,34 @@ TEST_CASE("an instantiated registry starts empty and finds what it is given", "[
     CHECK(contains(s.message(), "'null'"));
     CHECK(registry.size() == 1);
   }
-  SECTION("a second table with a taken kind is refused") {
-    devrt_backend_table copy = kNullTable;
-    copy.name = "other";
-    devrt::Status s = registry.add(&copy);
-    CHECK(s.code() == ErrorCode::already_exists);
-    CHECK(contains(s.message(), "ext_dev"));
-    CHECK(registry.find(DeviceKind::ext_dev).name() == "null");
+  SECTION("two implementations of one kind: the first available serves, DEVRT_PREFER chooses") {
+    // "null" (registered first) is unavailable; "other" is the CPU backend on the same kind.
+    devrt_backend_table other = kCpuTable;
+    other.name = "other";
+    other.device_kind = static_cast<int32_t>(DeviceKind::ext_dev);
+    REQUIRE(registry.add(&other).ok());
+    CHECK(registry.size() == 2);
+    CHECK(registry.find(DeviceKind::ext_dev).name() == "other");
+    CHECK(registry.find("null")); // listed still, standing by with the reason
+    devrt::Status standing = registry.standing_by(registry.find("null"));
+    CHECK(standing.code() == ErrorCode::unavailable);
+    CHECK(contains(standing.message(), "stands by: device kind ext_dev is served by 'other'"));
+    CHECK(registry.standing_by(registry.find("other")).ok());
+
+    ::setenv("DEVRT_PREFER", "vulkan,null", 1);
+    devrt::Registry preferring;
+    REQUIRE(preferring.add(&kNullTable).ok());
+    REQUIRE(preferring.add(&other).ok());
+    CHECK(preferring.find(DeviceKind::ext_dev).name() == "null");
+    CHECK(contains(preferring.standing_by(preferring.find("other")).message(), "(named in DEVRT_PREFER)"));
+    ::unsetenv("DEVRT_PREFER");
+
+    devrt::Registry unavailable_only; // none available: the first registered serves
+    devrt_backend_table second = kNullTable;
+    second.name = "second";
+    REQUIRE(unavailable_only.add(&kNullTable).ok());
+    REQUIRE(unavailable_only.add(&second).ok());
+    CHECK(unavailable_only.find(DeviceKind::ext_dev).name() == "null");
   }
   SECTION("a missing kind is reported with what is built in") {
     devrt::Result<BackendRef> r = registry.get(DeviceKind::cuda);
