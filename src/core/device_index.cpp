@@ -102,24 +102,6 @@ Result<DeviceRecord*> open_device_record(Device device) noexcept {
 namespace {
 DeviceRecord* g_closed_records = nullptr; // under g_records_mutex
 
-// The record of `backend`'s device `id` that counts its objects: the global registry's; null for
-// a table of another registry (its devices close at shutdown regardless).
-DeviceRecord* counting_record(BackendRef backend, std::int32_t id) noexcept {
-  DeviceRecord* record = find_device_record(Device{backend.kind(), id});
-  return record != nullptr && record->backend() == backend ? record : nullptr;
-}
-
-// Counts one more object on `record`; false when it was closed meanwhile (its count is final). One
-// read-modify-write: a closed record's count is far below zero, so that adding to it leaves it
-// negative.
-bool count_object(DeviceRecord& record) noexcept {
-  if (record.objects.fetch_add(1, std::memory_order_relaxed) < 0) [[unlikely]]
-    return false;
-  if (record.closing.load(std::memory_order_relaxed)) [[unlikely]]
-    record.closing.store(false, std::memory_order_relaxed);
-  return true;
-}
-
 // Closes a record that shutdown() left open, now that its last object is gone.
 [[gnu::cold, gnu::noinline]] void close_unused_record(DeviceRecord* record) noexcept {
   LockGuard lock(g_records_mutex);
@@ -136,14 +118,7 @@ bool count_object(DeviceRecord& record) noexcept {
 }
 } // namespace
 
-bool count_object_on(BackendRef backend, std::int32_t id, const devrt_backend_device* device) noexcept {
-  DeviceRecord* record = counting_record(backend, id);
-  if (record != nullptr && &record->backend_device == device) [[likely]]
-    return count_object(*record);
-  // No record of the global registry's is `device`'s: a foreign table's device (not counted), or a
-  // record closed since the lookup (opened again by the caller).
-  return Registry::global().find(backend.kind()) != backend;
-}
+bool count_unrecorded_object(BackendRef backend) noexcept { return Registry::global().find(backend.kind()) != backend; }
 
 Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int32_t id) noexcept {
   for (;;) {
@@ -154,16 +129,12 @@ Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int
   }
 }
 
-void object_destroyed(BackendRef backend, std::int32_t id) noexcept {
-  DeviceRecord* record = counting_record(backend, id);
-  if (record == nullptr) return;
-  const std::int64_t objects = record->objects.fetch_sub(1, std::memory_order_acq_rel);
-  if (objects <= 0) [[unlikely]] { // not counted (made through another path): undone
+void object_count_fell(DeviceRecord* record, std::int64_t objects) noexcept {
+  if (objects <= 0) { // not counted (made through another path): undone
     record->objects.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  if (objects == 1 && record->closing.load(std::memory_order_acquire)) [[unlikely]]
-    close_unused_record(record);
+  close_unused_record(record);
 }
 
 DeviceRecord* take_closed_records() noexcept { return std::exchange(g_closed_records, nullptr); }
@@ -243,7 +214,7 @@ Status close_foreign_devices() noexcept {
 #else
 Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std::int32_t id) noexcept {
   const Device device{backend.kind(), id};
-  if (DeviceRecord* record = find_device_record(device)) {
+  if (DeviceRecord* record = find_device_record(device); usable(record)) {
     if (record->backend() == backend) [[likely]]
       return &record->backend_device;
   }

@@ -34,6 +34,18 @@ Status close_pool(WorkspacePool* pool) noexcept {
   return status;
 }
 
+// Closes the pools the core made on a record's device and drops its target; the first error.
+Status release_holdings(DeviceRecord& record) noexcept {
+#if !DEVRT_BARE_METAL
+  close_stream_pool(record);
+#endif
+  Status first_error = close_pool(record.buffer_cache.exchange(nullptr));
+  Status workspace = close_pool(record.workspace_pool.exchange(nullptr));
+  if (first_error.ok()) first_error = std::move(workspace);
+  delete_target(record.target.exchange(nullptr));
+  return first_error;
+}
+
 // Gives back what the core holds on a record's device: waits for the device, closes its pools,
 // drops its target. The record stays published meanwhile, so that the backend calls this makes
 // (through BackendRef, by index) find it without opening anything.
@@ -44,12 +56,7 @@ Status release_record(DeviceRecord* record) noexcept {
   };
   BackendRef backend = record->backend();
   if (backend.can_synchronize_device()) keep(backend.device_synchronize(record->device().id));
-#if !DEVRT_BARE_METAL
-  close_stream_pool(*record);
-#endif
-  keep(close_pool(record->buffer_cache.exchange(nullptr)));
-  keep(close_pool(record->workspace_pool.exchange(nullptr)));
-  delete_target(record->target.exchange(nullptr));
+  keep(release_holdings(*record));
   return first_error;
 }
 
@@ -149,10 +156,7 @@ Status close_device_records() noexcept {
   // after that (pools, whose blocks are counted on the records open now; a target) goes first.
   for (DeviceRecord* closed = take_closed_records(); closed != nullptr;) {
     DeviceRecord* next = closed->next_closed;
-    close_stream_pool(*closed);
-    keep(close_pool(closed->buffer_cache.exchange(nullptr)));
-    keep(close_pool(closed->workspace_pool.exchange(nullptr)));
-    delete_target(closed->target.exchange(nullptr));
+    keep(release_holdings(*closed));
     delete closed;
     closed = next;
   }

@@ -142,12 +142,38 @@ Result<const devrt_backend_device*> open_backend_device(BackendRef backend, std:
 // stream, event, module or backend graph): as open_backend_device, with the object counted in the
 // device's record until object_destroyed, so that the device stays open for it. Thread-safe.
 Result<const devrt_backend_device*> open_for_object(BackendRef backend, std::int32_t id) noexcept;
+// count_object_on for a device of no record of the global registry's: a foreign table's device (not
+// counted; true), or a record closed since the lookup (false).
+bool count_unrecorded_object(BackendRef backend) noexcept;
+// object_destroyed's rare cases: the count was `objects` before it fell, 0 or less (an object
+// counted by no record), or 1 on a record that shutdown() left open (its last object is gone).
+void object_count_fell(DeviceRecord* record, std::int64_t objects) noexcept;
+
 // Counts an object about to be made on `device`, which open_backend_device returned for backend's
-// device `id`; false when its record was closed meanwhile (then open_for_object opens it again).
-bool count_object_on(BackendRef backend, std::int32_t id, const devrt_backend_device* device) noexcept;
+// device `id`; false when its record was closed meanwhile (then open_for_object opens it again). One
+// read-modify-write: a closed record's count is far below zero, so adding to it leaves it negative.
+// Thread-safe.
+inline bool count_object_on(BackendRef backend, std::int32_t id, const devrt_backend_device* device) noexcept {
+  DeviceRecord* record = find_device_record(Device{backend.kind(), id});
+  if (record == nullptr || &record->backend_device != device) [[unlikely]]
+    return count_unrecorded_object(backend);
+  if (record->objects.fetch_add(1, std::memory_order_relaxed) < 0) [[unlikely]]
+    return false;
+  if (record->closing.load(std::memory_order_relaxed)) [[unlikely]] // the application went on using it
+    record->closing.store(false, std::memory_order_relaxed);
+  return true;
+}
+
 // An object counted by open_for_object was destroyed, or its making failed: the last object of a
 // device that shutdown() left open closes it. Thread-safe.
-void object_destroyed(BackendRef backend, std::int32_t id) noexcept;
+inline void object_destroyed(BackendRef backend, std::int32_t id) noexcept {
+  DeviceRecord* record = find_device_record(Device{backend.kind(), id});
+  if (record == nullptr || record->backend() != backend) [[unlikely]]
+    return; // a foreign table's device: not counted
+  const std::int64_t objects = record->objects.fetch_sub(1, std::memory_order_acq_rel);
+  if (objects <= 0 || (objects == 1 && record->closing.load(std::memory_order_acquire))) [[unlikely]]
+    object_count_fell(record, objects);
+}
 // Records closed after shutdown() by their last object's destruction: kept (a lookup may still
 // read them) until the next shutdown deletes them. Under g_records_mutex.
 DeviceRecord* take_closed_records() noexcept;
