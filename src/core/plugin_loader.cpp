@@ -166,18 +166,31 @@ std::string directory_of(std::string path) {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-// The directory of the binary that holds this code (the executable, or a shared libdevrt).
-std::string binary_directory() {
+// The path of the binary that holds this code (the executable, or a shared libdevrt); empty when
+// unknown. Code inside the main executable's text needs no dladdr (which would touch the dynamic
+// loader's pages), and the path the kernel executed (AT_EXECFN), when absolute and not itself a
+// symlink, names the same directory as readlink("/proc/self/exe") (symlinks among its directories
+// lead to the same place) without the first access to /proc/self, ~40 us on the reference VM.
+// `buffer` holds the path when it must be read. No heap.
+DEVRT_STARTUP_CODE std::string_view binary_path(std::span<char> buffer) noexcept {
+  const auto here = reinterpret_cast<std::uintptr_t>(&plugin_search_path);
+  const bool in_executable = &__executable_start != nullptr && &etext != nullptr &&
+                             here >= reinterpret_cast<std::uintptr_t>(&__executable_start) &&
+                             here < reinterpret_cast<std::uintptr_t>(&etext);
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
-    std::string name = info.dli_fname;
-    if (name.find(".so") != std::string::npos && name.find('/') != std::string::npos) return directory_of(name);
+  if (!in_executable && dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
+    std::string_view name = info.dli_fname;
+    if (name.find(".so") != std::string_view::npos && name.find('/') != std::string_view::npos) return name;
   }
-  char exe[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return {};
-  exe[n] = '\0';
-  return directory_of(exe);
+  if (in_executable) {
+    const auto* executed = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
+    struct stat status {};
+    if (executed != nullptr && executed[0] == '/' && ::lstat(executed, &status) == 0 && S_ISREG(status.st_mode)) {
+      return executed;
+    }
+  }
+  ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
+  return n > 0 ? std::string_view(buffer.data(), static_cast<std::size_t>(n)) : std::string_view();
 }
 
 using detail::split_list;
@@ -191,8 +204,22 @@ bool in_build_tree(std::string_view directory) noexcept {
          (directory.size() == root.size() || directory[root.size()] == '/');
 }
 
-bool is_disabled(std::string_view name) {
-  for (const std::string& item : split_list(std::getenv("DEVRT_DISABLE"), ',')) {
+// ---- The environment: each variable read and parsed in one place ----------------------------
+
+// Calls visit(entry) for each DEVRT_PLUGIN_PATH entry, relative ones included, until it returns
+// true; true then. secure_getenv: a set-user-ID or set-group-ID program ignores the caller's
+// search path. No heap.
+template <class Visit>
+bool visit_plugin_path_variable(Visit visit) noexcept {
+  return detail::visit_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':', visit); // NOLINT(concurrency-mt-unsafe)
+}
+
+// DEVRT_DISABLE's text (null when unset) and its names, the plugins not to load.
+const char* disable_variable() noexcept { return std::getenv("DEVRT_DISABLE"); } // NOLINT(concurrency-mt-unsafe)
+std::vector<std::string> disabled_names() { return split_list(disable_variable(), ','); }
+
+bool is_disabled(const std::vector<std::string>& disabled, std::string_view name) {
+  for (const std::string& item : disabled) {
     if (item == name) return true;
   }
   return false;
@@ -221,11 +248,30 @@ std::string find_plugin(std::string_view stem, const std::vector<std::string>& d
   return {};
 }
 
-// True when some directory on the search path holds a file named libdevrt_<something>.so. The
-// same directories as plugin_search_path(), walked in stack buffers: with no plugin anywhere (a
-// static build's usual case) autoload then costs a few system calls and no heap, and start-up
-// touches no more pages than it must (each first touch is a page fault, ~10 us on the reference
-// VM).
+// The plugin search order, its one definition: DEVRT_PLUGIN_PATH's absolute entries (relative ones
+// are refused: refuse_relative_entries), the folder devrt beside the binary holding this code, the
+// build tree's plugin folder when that binary lies in the build tree, the install folder. Calls
+// visit(directory, suffix) for each (the folder is the two joined) until it returns true; true
+// then. No heap: start-up walks it before anything is allocated.
+template <class Visit>
+bool visit_search_path(Visit visit) noexcept {
+  if (visit_plugin_path_variable([&](std::string_view entry) { return entry.front() == '/' && visit(entry, ""); }))
+    return true;
+  char buffer[1024]; // a longer path than this is found by dladdr or AT_EXECFN, or not at all
+  std::string_view binary = binary_path(buffer);
+  if (!binary.empty()) {
+    std::size_t slash = binary.rfind('/');
+    std::string_view directory = slash == std::string_view::npos ? std::string_view(".") : binary.substr(0, slash);
+    if (visit(directory, "/devrt")) return true;
+    if (in_build_tree(directory) && visit(detail::kPluginBuildDir, "")) return true;
+  }
+  return visit(detail::kPluginInstallDir, "");
+}
+
+// True when some directory on the search path holds a file named libdevrt_<something>.so, walked
+// in stack buffers: with no plugin anywhere (a static build's usual case) autoload then costs a few
+// system calls and no heap, and start-up touches no more pages than it must (each first touch is
+// a page fault, ~10 us on the reference VM).
 DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
   // getdents64 into a stack buffer: opendir's 32 KiB heap buffer alone is several new pages.
   auto holds_plugin = [](const char* directory) noexcept {
@@ -247,59 +293,14 @@ DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
     ::close(fd);
     return found;
   };
-  char path[1024]; // a longer path makes this answer "maybe", and the full scan decides
-  auto holds_plugin_in = [&](std::string_view directory, std::string_view suffix) noexcept {
+  return visit_search_path([&](std::string_view directory, std::string_view suffix) noexcept {
+    char path[1024]; // a longer path makes this answer "maybe", and the full scan decides
     if (directory.size() + suffix.size() >= sizeof path) return true;
     std::memmove(path, directory.data(), directory.size());
     if (!suffix.empty()) std::memcpy(path + directory.size(), suffix.data(), suffix.size());
     path[directory.size() + suffix.size()] = '\0';
     return holds_plugin(path);
-  };
-  // secure_getenv: a set-user-ID or set-group-ID program ignores the caller's search path.
-  if (const char* list = ::secure_getenv("DEVRT_PLUGIN_PATH")) { // NOLINT(concurrency-mt-unsafe)
-    std::string_view rest = list;
-    while (!rest.empty()) {
-      std::size_t end = rest.find(':');
-      std::string_view item = rest.substr(0, end);
-      if (!item.empty() && item.front() == '/' && holds_plugin_in(item, "")) return true;
-      if (end == std::string_view::npos) break;
-      rest.remove_prefix(end + 1);
-    }
-  }
-  // The binary's directory, as binary_directory() finds it. Code inside the main executable's
-  // text needs no dladdr (which would touch the dynamic loader's pages), and the path the kernel
-  // executed (AT_EXECFN), when absolute and not itself a symlink, names the same directory as
-  // readlink("/proc/self/exe") (symlinks among its directories lead to the same place) without
-  // the first access to /proc/self, ~40 us on the reference VM.
-  std::string_view binary;
-  const auto here = reinterpret_cast<std::uintptr_t>(&plugin_search_path);
-  const bool in_executable = &__executable_start != nullptr && &etext != nullptr &&
-                             here >= reinterpret_cast<std::uintptr_t>(&__executable_start) &&
-                             here < reinterpret_cast<std::uintptr_t>(&etext);
-  Dl_info info{};
-  if (!in_executable && dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
-    std::string_view name = info.dli_fname;
-    if (name.find(".so") != std::string_view::npos && name.find('/') != std::string_view::npos) binary = name;
-  }
-  if (binary.empty() && in_executable) {
-    const auto* executed = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
-    struct stat status {};
-    if (executed != nullptr && executed[0] == '/' && ::lstat(executed, &status) == 0 && S_ISREG(status.st_mode)) {
-      binary = executed;
-    }
-  }
-  if (binary.empty()) {
-    // Into `path` itself (one buffer keeps the stack small): holds_plugin_in moves it.
-    ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n > 0) binary = std::string_view(path, static_cast<std::size_t>(n));
-  }
-  if (!binary.empty()) {
-    std::size_t slash = binary.rfind('/');
-    std::string_view directory = slash == std::string_view::npos ? std::string_view(".") : binary.substr(0, slash);
-    if (holds_plugin_in(directory, "/devrt")) return true;
-    if (in_build_tree(directory) && holds_plugin(detail::kPluginBuildDir)) return true;
-  }
-  return holds_plugin(detail::kPluginInstallDir);
+  });
 }
 
 // Why the plugin at `path` must not be loaded, or "" when it may: the file (after symbolic links)
@@ -344,15 +345,24 @@ void record_failure(const std::string& path, std::string_view reason) {
   state().failures.push_back(PluginFailure{path, std::string(reason)});
 }
 
-// Records a refusal for each relative DEVRT_PLUGIN_PATH entry (plugin_search_path() leaves them
+// Records a refusal for each relative DEVRT_PLUGIN_PATH entry (visit_search_path leaves them
 // out). Caller holds the mutex.
 void refuse_relative_entries() {
-  for (const std::string& entry : split_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':')) {
+  visit_plugin_path_variable([](std::string_view entry) {
     if (entry.front() != '/') {
-      record_failure(entry, "DEVRT_PLUGIN_PATH entry '" + entry +
-                                "' is relative (it would name another directory in each working directory): refused");
+      record_failure(std::string(entry), "DEVRT_PLUGIN_PATH entry '" + std::string(entry) +
+                                             "' is relative (it would name another directory in each working "
+                                             "directory): refused");
     }
-  }
+    return false;
+  });
+}
+
+// The search path's directories, with a refusal recorded for each relative DEVRT_PLUGIN_PATH
+// entry. Caller holds the mutex.
+std::vector<std::string> searched_directories() {
+  refuse_relative_entries();
+  return plugin_search_path();
 }
 
 bool loaded_from(std::string_view path) {
@@ -448,8 +458,7 @@ Result<PluginLoad> load_stem(std::string_view stem, std::string_view expected) {
   if (recorded(expected)) return PluginLoad::already_loaded;
   BackendRef existing = registry.find(expected);
   if (existing && (existing.table()->capabilities & DEVRT_CAP_PLACEHOLDER) == 0) return PluginLoad::built_in;
-  std::vector<std::string> directories = plugin_search_path();
-  refuse_relative_entries();
+  std::vector<std::string> directories = searched_directories();
   std::string path = find_plugin(stem, directories);
   if (path.empty()) {
     return make_error(ErrorCode::not_found, "load_backend(", expected, "): no ", kPrefix, stem, kSuffix,
@@ -463,13 +472,10 @@ Result<PluginLoad> load_stem(std::string_view stem, std::string_view expected) {
 
 std::vector<std::string> plugin_search_path() {
   std::vector<std::string> directories;
-  for (std::string& entry : split_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':')) {
-    if (entry.front() == '/') directories.push_back(std::move(entry));
-  }
-  std::string binary = binary_directory();
-  if (!binary.empty()) directories.push_back(binary + "/devrt");
-  if (in_build_tree(binary)) directories.emplace_back(detail::kPluginBuildDir);
-  directories.emplace_back(detail::kPluginInstallDir);
+  visit_search_path([&directories](std::string_view directory, std::string_view suffix) {
+    directories.emplace_back(directory).append(suffix);
+    return false;
+  });
   return directories;
 }
 
@@ -513,7 +519,8 @@ bool is_builtin_stem(std::string_view stem) {
 
 // Out-of-tree plugins: every libdevrt_*.so on the search path that is not a built-in plugin's
 // file (the first one of a name wins). Returns how many were loaded now. Caller holds the mutex.
-std::size_t load_out_of_tree(Registry& registry, const std::vector<std::string>& directories) {
+std::size_t load_out_of_tree(Registry& registry, const std::vector<std::string>& directories,
+                             const std::vector<std::string>& disabled) {
   std::size_t count = 0;
   std::vector<std::string> seen;
   for (const std::string& directory : directories) {
@@ -531,7 +538,7 @@ std::size_t load_out_of_tree(Registry& registry, const std::vector<std::string>&
       std::string stem(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
       bool duplicate = false;
       for (const std::string& name : seen) duplicate |= name == stem;
-      if (is_builtin_stem(stem) || duplicate || is_disabled(stem)) continue;
+      if (is_builtin_stem(stem) || duplicate || is_disabled(disabled, stem)) continue;
       seen.push_back(stem);
       std::string path = directory + "/" + std::string(file);
       if (loaded_from(path)) continue;
@@ -557,12 +564,12 @@ std::vector<PluginFailure> plugin_failures() {
 Result<std::size_t> load_all_backends() noexcept {
   Registry& registry = Registry::global(); // autoload first, outside the loader's lock
   std::lock_guard<std::mutex> lock(state().mutex);
-  std::vector<std::string> directories = plugin_search_path();
-  refuse_relative_entries();
+  std::vector<std::string> directories = searched_directories();
+  const std::vector<std::string> disabled = disabled_names();
   std::size_t count = 0;
   for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
     const detail::BuiltinPlugin& plugin = detail::kBuiltinPlugins[i];
-    if (recorded(plugin.name) || is_disabled(plugin.file_stem)) continue;
+    if (recorded(plugin.name) || is_disabled(disabled, plugin.file_stem)) continue;
     std::string path = find_plugin(plugin.file_stem, directories);
     if (path.empty()) continue; // missing: skipped, its placeholder says why
     Status loaded = load_file(registry, path, plugin.name);
@@ -572,7 +579,7 @@ Result<std::size_t> load_all_backends() noexcept {
       record_failure(path, loaded.message());
     }
   }
-  return count + load_out_of_tree(registry, directories);
+  return count + load_out_of_tree(registry, directories, disabled);
 }
 
 namespace detail {
@@ -584,8 +591,7 @@ namespace {
 // which DEVRT_DISABLE cannot remove (it skips plugins only). Recorded as plugin failures under
 // the name "DEVRT_DISABLE", so devrt-info and devrt.plugin_failures() show them. Caller holds the
 // mutex.
-void check_disable_list(const std::vector<std::string>& directories) {
-  const std::vector<std::string> names = split_list(std::getenv("DEVRT_DISABLE"), ',');
+void check_disable_list(const std::vector<std::string>& names, const std::vector<std::string>& directories) {
   if (names.empty()) return;
   auto contains = [](const std::vector<std::string>& list, std::string_view name) {
     for (const std::string& item : list) {
@@ -639,14 +645,14 @@ void check_disable_list(const std::vector<std::string>& directories) {
 
 void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
   std::lock_guard<std::mutex> lock(state().mutex);
-  std::vector<std::string> directories = plugin_search_path();
-  refuse_relative_entries();
+  std::vector<std::string> directories = searched_directories();
+  const std::vector<std::string> disabled = disabled_names();
   // Built-in plugins: loaded, or a placeholder per backend saying why not.
   for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) {
     const BuiltinPlugin& plugin = kBuiltinPlugins[i];
     if (i > 0 && std::string_view(kBuiltinPlugins[i - 1].file_stem) == plugin.file_stem) continue;
     std::string reason;
-    if (is_disabled(plugin.file_stem)) {
+    if (is_disabled(disabled, plugin.file_stem)) {
       reason = "disabled by DEVRT_DISABLE";
     } else if (!autoload) {
       reason = "plugin autoload is off (DEVRT_BACKEND_AUTOLOAD=0); devrt::load_backend(\"" +
@@ -668,8 +674,8 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
       add_placeholder(registry, kBuiltinPlugins[j], reason);
     }
   }
-  if (autoload) load_out_of_tree(registry, directories);
-  check_disable_list(directories);
+  if (autoload) load_out_of_tree(registry, directories, disabled);
+  check_disable_list(disabled, directories);
 }
 
 } // namespace
@@ -678,7 +684,7 @@ DEVRT_STARTUP_CODE void autoload_plugins(Registry& registry) noexcept {
   bool autoload = read_boolean_env("DEVRT_BACKEND_AUTOLOAD", true);
   // No built-in plugins to load or stand in for, and nothing out of tree: done, without the heap.
   // DEVRT_DISABLE is checked on the slow path: a name there is worth the few allocations.
-  const char* disabled = std::getenv("DEVRT_DISABLE"); // NOLINT(concurrency-mt-unsafe)
+  const char* disabled = disable_variable();
   const bool check_disabled = disabled != nullptr && disabled[0] != '\0';
   if (kBuiltinPluginCount == 0 && !check_disabled && (!autoload || !search_path_has_plugins())) return;
   autoload_found_plugins(registry, autoload);

@@ -44,15 +44,10 @@ bool read_boolean_env(const char* name, bool fallback) noexcept {
 
 std::vector<std::string> split_list(const char* text, char separator) {
   std::vector<std::string> items;
-  if (text == nullptr) return items;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    std::size_t end = rest.find(separator);
-    std::string_view item = rest.substr(0, end);
-    if (!item.empty()) items.emplace_back(item);
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end + 1);
-  }
+  visit_list(text, separator, [&items](std::string_view item) {
+    items.emplace_back(item);
+    return false;
+  });
   return items;
 }
 

@@ -25,7 +25,23 @@ bool parse_boolean(std::string_view text, bool& out) noexcept;
 // rule for every boolean DEVRT_* variable). Thread-safe.
 bool read_boolean_env(const char* name, bool fallback) noexcept;
 
-// The non-empty items of `text` between `separator`s ("a::b:" gives a, b); none for null. Thread-safe.
+// Calls visit(item) for each non-empty item of `text` between `separator`s ("a::b:" gives a, b;
+// none for null), in order, until visit returns true; true then. No heap. Thread-safe.
+template <class Visit>
+bool visit_list(const char* text, char separator, Visit visit) noexcept {
+  if (text == nullptr) return false;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    std::size_t end = rest.find(separator);
+    std::string_view item = rest.substr(0, end);
+    if (!item.empty() && visit(item)) return true;
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+// The non-empty items of `text` between `separator`s, as visit_list walks them. Thread-safe.
 std::vector<std::string> split_list(const char* text, char separator);
 
 } // namespace devrt::detail
