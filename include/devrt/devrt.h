@@ -174,6 +174,12 @@ DEVRT_C_API devrt_status devrt_plugin_failure(size_t index, char* path, size_t p
                                               size_t reason_capacity);
 /* The plugin search path, ':'-separated; free *text with devrt_string_free. Thread-safe. */
 DEVRT_C_API devrt_status devrt_plugin_search_path(char** text);
+/* Environment variable `name` as devrt reads its boolean DEVRT_* variables, into *value: 1 for
+ * 1, true, on or yes; 0 for 0, false, off or no; `fallback` (0 or 1) when unset or empty, and for
+ * any other text, with a warning naming the variable. The one rule of the C++ library, the C API
+ * and the Python package. DEVRT_STATUS_INVALID_ARGUMENT for a null name or value, or a fallback
+ * other than 0 or 1. Thread-safe (as getenv). */
+DEVRT_C_API devrt_status devrt_environment_flag(const char* name, int fallback, int* value);
 
 /* ---- Memory and copies ------------------------------------------------------------------------ */
 

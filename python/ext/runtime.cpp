@@ -208,6 +208,17 @@ PyObject* plugin_search_path(PyObject*, PyObject*) noexcept {
   return take_text(status, text);
 }
 
+// environment_flag(name, fallback): the boolean DEVRT_* variable as the C++ library reads it.
+PyObject* environment_flag(PyObject*, PyObject* args) noexcept {
+  const char* name = nullptr;
+  int fallback = 0;
+  if (PyArg_ParseTuple(args, "sp", &name, &fallback) == 0) return nullptr;
+  int value = 0;
+  devrt_status status = devrt_environment_flag(name, fallback, &value);
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  return PyBool_FromLong(value);
+}
+
 } // namespace
 
 PyMethodDef kRuntimeFunctions[] = {
@@ -215,7 +226,8 @@ PyMethodDef kRuntimeFunctions[] = {
     {"describe", describe, METH_NOARGS, "devrt-info's table of build facts, backends and devices."},
     {"build_info_json", build_info_json, METH_NOARGS, "The build's facts as JSON (devrt-info --json's \"build\")."},
     {"detect_target", detect_target, METH_O, "detect_target(device) -> the device as a compiler target, JSON."},
-    {"attributes", attributes, METH_NOARGS, "{name: (number, type)} of every attribute (0 bool, 1 int, 2 str, 3 dim3)."},
+    {"attributes", attributes, METH_NOARGS,
+     "{name: (number, type)} of every attribute (0 bool, 1 int, 2 str, 3 dim3)."},
     {"device_count", device_count, METH_O, "device_count(device type number) -> devices of that type here."},
     {"device_synchronize", device_synchronize, METH_O,
      "Waits for the device (for this thread's current stream where the backend cannot wait for all)."},
@@ -231,6 +243,8 @@ PyMethodDef kRuntimeFunctions[] = {
     {"loaded_plugins", loaded_plugins, METH_NOARGS, "[(path, comma-separated backends)] of the plugins loaded."},
     {"plugin_failures", plugin_failures, METH_NOARGS, "[(path, reason)] of the plugin files that failed to load."},
     {"plugin_search_path", plugin_search_path, METH_NOARGS, "The plugin search path, ':'-separated."},
+    {"environment_flag", environment_flag, METH_VARARGS,
+     "environment_flag(name, fallback) -> the boolean DEVRT_* variable as devrt's C++ reads it."},
     {nullptr, nullptr, 0, nullptr},
 };
 

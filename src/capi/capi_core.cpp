@@ -7,6 +7,7 @@
 #include <string>
 #include <variant>
 
+#include "support/environment.hpp"
 #include "support/json.hpp"
 
 namespace devrt::capi {
@@ -262,6 +263,17 @@ devrt_status devrt_plugin_search_path(char** text) {
   std::string joined;
   for (const std::string& directory : plugin_search_path()) joined += (joined.empty() ? "" : ":") + directory;
   return give_string(joined, text, "devrt_plugin_search_path");
+}
+
+devrt_status devrt_environment_flag(const char* name, int fallback, int* value) {
+  if (name == nullptr) return null_argument("devrt_environment_flag", "name");
+  if (value == nullptr) return null_argument("devrt_environment_flag", "value");
+  if (fallback != 0 && fallback != 1) {
+    return fail(make_error(ErrorCode::invalid_argument, "devrt_environment_flag(", name, "): fallback is ", fallback,
+                           ", not 0 or 1"));
+  }
+  *value = detail::read_boolean_env(name, fallback == 1) ? 1 : 0;
+  return DEVRT_STATUS_OK;
 }
 
 devrt_status devrt_build_info_json(char** json) {

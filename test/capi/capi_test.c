@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* The C API from C99: every group of functions, with real devices (cpu, and opencl/vulkan where
  * present), bad input, ownership of DLPack tensors, and the thread-local last error. */
 #include <devrt/devrt.h>
@@ -76,6 +77,30 @@ static void test_devices_and_backends(void) {
   devrt_string_free(json);
   CHECK_OK(devrt_plugin_search_path(&json));
   devrt_string_free(json);
+  {
+    /* Boolean variables: the rule of the C++ library (and, through this call, of Python). */
+    static const char* const kTrue[] = {"1", "true", "on", "yes"};
+    static const char* const kFalse[] = {"0", "false", "off", "no"};
+    int flag = -1;
+    for (int i = 0; i < 4; ++i) {
+      CHECK(setenv("DEVRT_CAPI_TEST_FLAG", kTrue[i], 1) == 0);
+      CHECK_OK(devrt_environment_flag("DEVRT_CAPI_TEST_FLAG", 0, &flag));
+      CHECK(flag == 1);
+      CHECK(setenv("DEVRT_CAPI_TEST_FLAG", kFalse[i], 1) == 0);
+      CHECK_OK(devrt_environment_flag("DEVRT_CAPI_TEST_FLAG", 1, &flag));
+      CHECK(flag == 0);
+    }
+    CHECK(setenv("DEVRT_CAPI_TEST_FLAG", "maybe", 1) == 0); /* not a boolean: the fallback, warned */
+    CHECK_OK(devrt_environment_flag("DEVRT_CAPI_TEST_FLAG", 1, &flag));
+    CHECK(flag == 1);
+    CHECK(unsetenv("DEVRT_CAPI_TEST_FLAG") == 0);
+    CHECK_OK(devrt_environment_flag("DEVRT_CAPI_TEST_FLAG", 0, &flag));
+    CHECK(flag == 0);
+    CHECK(devrt_environment_flag(NULL, 0, &flag) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_environment_flag("DEVRT_CAPI_TEST_FLAG", 0, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_environment_flag("DEVRT_CAPI_TEST_FLAG", 2, &flag) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(devrt_last_error(), "fallback is 2") != NULL);
+  }
   CHECK(devrt_plugin_failure(devrt_plugin_failure_count(), NULL, 0, NULL, 0) == DEVRT_STATUS_OUT_OF_RANGE);
   CHECK(devrt_backend_load("no_such_backend", NULL) != DEVRT_STATUS_OK);
 }

@@ -26,16 +26,18 @@ def test_import_autoloads_the_built_plugins():
         assert loaded == []
 
 
-def test_autoload_off_loads_nothing_until_asked():
+@pytest.mark.parametrize("off", ["0", "false", "off", "no"])
+def test_autoload_off_loads_nothing_until_asked(off):
     code = textwrap.dedent("""
         import devrt
+        assert not devrt.backend.autoload_enabled()
         print(len(devrt.backend.loaded_plugins()), len(devrt.backend.loaded_entry_points()))
         reasons = [devrt.backend.availability(n) for n in devrt.backend.names()]
         print(sum(1 for r in reasons if r and "autoload is off" in r))
         devrt.backend.load_all()
         print(len(devrt.backend.loaded_plugins()))
     """)
-    lines = run_python(code, {"DEVRT_BACKEND_AUTOLOAD": "0"}).stdout.split("\n")
+    lines = run_python(code, {"DEVRT_BACKEND_AUTOLOAD": off}).stdout.split("\n")
     assert lines[0] == "0 0"
     assert int(lines[1]) >= len(PLUGIN_BACKENDS)  # a placeholder per backend of each plugin
     assert int(lines[2]) == len(PLUGIN_BACKENDS)

@@ -14,7 +14,6 @@ and every other public name. ``DEVRT_BACKEND_AUTOLOAD=0`` turns all of that off,
 nothing is loaded until ``load_all()`` or ``load(name)`` is called.
 """
 import importlib
-import os
 import threading
 import warnings
 
@@ -38,8 +37,9 @@ class BackendLoadWarning(UserWarning):
 
 
 def autoload_enabled():
-    """False when DEVRT_BACKEND_AUTOLOAD=0 is set (the C++ library reads the same variable)."""
-    return os.environ.get("DEVRT_BACKEND_AUTOLOAD", "1") != "0"
+    """False when DEVRT_BACKEND_AUTOLOAD is set to a false value (0, false, off, no): the C++
+    library's rule for boolean variables, read through it, so that both faces agree."""
+    return _ext.environment_flag("DEVRT_BACKEND_AUTOLOAD", True)
 
 
 def names():

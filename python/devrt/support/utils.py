@@ -4,7 +4,8 @@
 Every TempDirectory not kept is removed when the program exits (an atexit hook), and creating one
 after that hook ran raises DirectoryCreatedPastAtExit. Kept directories (keep_for_debug, or
 TempDirectory.set_keep_for_debug) live under <tmp>/devrt-debug-mode-tempdirs/<time>___<random>/,
-numbered in creation order. DEVRT_KEEP_TEMPDIR=1 keeps them all, as in devrt_toolchain's C++.
+numbered in creation order. DEVRT_KEEP_TEMPDIR keeps them all when set to a true value (1, true, on,
+yes), read by the C++ library's rule for boolean variables, as in devrt_toolchain.
 """
 import atexit
 import ctypes
@@ -15,6 +16,7 @@ import shutil
 import tempfile
 import threading
 
+from devrt import _ext
 from devrt._capi import check
 from devrt.support._toolchain import require
 
@@ -47,7 +49,7 @@ class TempDirectory:
     holds, None follows set_keep_for_debug. Thread-safe to create.
     """
 
-    _KEEP_FOR_DEBUG = os.environ.get("DEVRT_KEEP_TEMPDIR", "") == "1"
+    _KEEP_FOR_DEBUG = _ext.environment_flag("DEVRT_KEEP_TEMPDIR", False)
     _lock = threading.Lock()
     _debug_parent = None
     _debug_count = 0
