@@ -381,17 +381,23 @@ TEST_CASE("the CPU has only global memory, and says so naming scope and device",
         devrt::ErrorCode::invalid_argument);
 }
 
-TEST_CASE("only the backends with textures carry the texture entries", "[scope]") {
-  // CUDA and ROCm have no scope besides "global": their tables leave the entries empty, so that on
-  // a device they answer `unsupported` through the path the CPU test above takes (and the
-  // conformance suite checks it on every present device).
+TEST_CASE("a backend's texture entries are all there or all absent, as has_textures() says", "[scope]") {
+  // Expectations come from each table's own declarations, never from backend names: a backend
+  // with textures (OpenCL, Vulkan, the null template) carries every texture entry and scope_limits;
+  // one without (CUDA, ROCm) leaves them all empty and answers `unsupported` for texture scopes
+  // through the path the CPU test above takes.
   const devrt::Registry& registry = devrt::Registry::global();
   for (std::size_t i = 0; i < registry.size(); ++i) {
     devrt::BackendRef backend = registry.at(i);
     INFO(backend.name());
-    const bool textures = backend.name() == "opencl" || backend.name() == "vulkan";
     if (backend.has_capability(DEVRT_CAP_PLACEHOLDER)) continue; // a plugin not loaded: no table yet
+    const devrt_backend_table* table = backend.table();
+    const bool textures = DEVRT_BACKEND_TABLE_HAS(table, texture_allocate);
+    CHECK(DEVRT_BACKEND_TABLE_HAS(table, texture_free) == textures);
+    CHECK(DEVRT_BACKEND_TABLE_HAS(table, texture_copy) == textures);
     CHECK(backend.has_textures() == textures);
-    CHECK(DEVRT_BACKEND_TABLE_HAS(backend.table(), scope_limits) == textures);
+    if (textures) CHECK(DEVRT_BACKEND_TABLE_HAS(table, scope_limits));
+    if (backend.has_capability(DEVRT_CAP_TEXTURE_ARGUMENTS)) CHECK(textures);
+    if (!textures && DEVRT_BACKEND_TABLE_HAS(table, texture_view)) FAIL("texture_view without textures");
   }
 }
