@@ -237,8 +237,6 @@ Status RocmBackend::copy(const CopyDesc& desc) noexcept {
   return Status();
 }
 
-// ---- Streams and events ----------------------------------------------------------------------
-
 // ---- Modules ---------------------------------------------------------------------------------
 
 Result<void*> RocmBackend::module_load(const BackendDevice& device, ModuleFormat, std::span<const std::byte> data,
