@@ -168,7 +168,6 @@ Status describe_adapter(Runtime& rt, DeviceState& d) {
   d.name = text(info.device);
   d.description = text(info.description);
   d.backend_type = info.backendType;
-  d.adapter_type = info.adapterType;
   d.subgroup_min_size = info.subgroupMinSize;
   api.wgpuAdapterInfoFreeMembers(info);
   d.backend_name = backend_type_name(d.backend_type);
