@@ -8,8 +8,8 @@
 
 The names follow TVM's (tvm.device, tvm.runtime.tensor, tvm.support, tvm.backend, tvm.target);
 docs/python.md lists each with its TVM counterpart. Everything runs in a compiled module over
-CPython's stable ABI (devrt._ext, typed in _ext.pyi) except devrt.support's toolchain calls, which
-still talk to libdevrt_c.so through ctypes (devrt._capi, which also finds and loads the library). Importing the package loads the
+CPython's stable ABI (devrt._ext, typed in _ext.pyi; devrt._capi finds libdevrt_c.so and opens it
+with devrt._loader first), devrt.support's toolchain calls included. Importing the package loads the
 available backends once every public name below is defined (see devrt.backend).
 """
 import atexit as _atexit

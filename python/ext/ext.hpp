@@ -110,6 +110,9 @@ extern PyMethodDef kKernelFunctions[];
 extern PyMethodDef kTimingFunctions[];
 extern PyMethodDef kGraphFunctions[];
 extern PyMethodDef kTvmFunctions[];
+extern PyMethodDef kToolchainFunctions[];
+// HAS_TOOLCHAIN: whether the tc_* functions are there (toolchain.cpp).
+bool add_toolchain_constants(PyObject* module) noexcept;
 // ModuleHandle and FunctionHandle (kernel.cpp).
 bool add_kernel_types(PyObject* module) noexcept;
 // PLUGIN_LOADED, PLUGIN_ALREADY_LOADED, PLUGIN_BUILT_IN (runtime.cpp).

@@ -1,12 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Host compilers (TVM's tvm.contrib.cc), over devrt_toolchain."""
-import ctypes
 import json
 import os
 import shutil
 
 from devrt import _capi
-from devrt._capi import check
 from devrt.support._toolchain import require
 
 
@@ -26,7 +24,7 @@ def _inputs(objects):
 def get_cc():
     """The C++ compiler's path ($CXX, else c++, g++, clang++ on PATH), or None when there is none."""
     try:
-        return _capi.call_string(require().devrt_tc_find_cxx_compiler)
+        return require().tc_find_cxx_compiler()
     except _capi.UnavailableError:
         return None
 
@@ -47,21 +45,7 @@ def _ccache(ccache_env):
 
 def _build(kind, output, objects, options, cc, cwd, ccache_env):
     launcher, env = _ccache(ccache_env)
-    keep = []  # the encoded strings and arrays, alive for the call
-
-    def strings(items):
-        array, count = _capi.string_list(items)
-        keep.append(array)
-        return ctypes.cast(array, ctypes.c_void_p), count
-
-    inputs, num_inputs = strings(_inputs(objects))
-    flags, num_flags = strings(_options(options))
-    launchers, num_launchers = strings(launcher)
-    variables, num_variables = strings(env)
-    request = _capi.CCompileOptions(kind, os.fsencode(output), inputs, num_inputs, flags, num_flags,
-                                    os.fsencode(cc) if cc else None, launchers, num_launchers, variables,
-                                    num_variables, os.fsencode(cwd) if cwd else None)
-    check(require().devrt_tc_compile(ctypes.byref(request)))
+    require().tc_compile(kind, output, _inputs(objects), _options(options), cc or None, launcher, env, cwd or None)
 
 
 def create_shared(output, objects, options=None, cc=None, cwd=None, ccache_env=None):
@@ -87,8 +71,7 @@ create_executable.output_format = ""
 
 def create_staticlib(output, inputs, ar=None):
     """`ar crs output inputs...` (`ar`: the archiver, default $AR or ar)."""
-    files, count = _capi.string_list(_inputs(inputs))
-    check(require().devrt_tc_create_staticlib(os.fsencode(output), files, count, os.fsencode(ar) if ar else None))
+    require().tc_create_staticlib(output, _inputs(inputs), ar or None)
 
 
 create_staticlib.output_format = "a"
@@ -98,7 +81,7 @@ def get_target_by_dump_machine(compiler):
     """A function returning `<compiler> -dumpmachine` ("x86_64-linux-gnu"), or None when it fails."""
     def get_target_triple():
         try:
-            return _capi.call_string(require().devrt_tc_target_triple, os.fsencode(compiler) if compiler else None)
+            return require().tc_target_triple(compiler or None)
         except _capi.DevrtError:
             return None
     return get_target_triple
@@ -139,4 +122,4 @@ def get_global_symbol_section_map(path, *, nm=None):
     compatibility and ignored).
     """
     del nm
-    return json.loads(_capi.call_string(require().devrt_tc_global_symbol_sections, os.fsencode(path)))
+    return json.loads(require().tc_global_symbol_sections(path))

@@ -4,11 +4,7 @@
 compile_cuda(compiler="nvrtc") uses devrt's own NVRTC path (libnvrtc opened with dlopen); no
 cuda-python is needed.
 """
-import ctypes
-import os
 
-from devrt import _capi
-from devrt._capi import check
 from devrt.support._toolchain import require
 
 
@@ -25,17 +21,7 @@ def compile_cuda(code, target_format=None, arch=None, options=None, path_target=
         target_format = "cubin" if compiler == "nvrtc" else "ptx"
     archs = [] if arch is None else [arch] if isinstance(arch, str) else list(arch)
     flags = [] if options is None else options.split() if isinstance(options, str) else list(options)
-    arch_list, arch_count = _capi.string_list(archs)
-    flag_list, flag_count = _capi.string_list(flags)
-    data = ctypes.c_void_p()
-    size = ctypes.c_size_t()
-    check(library.devrt_tc_compile_cuda(code.encode(), target_format.encode(), arch_list, arch_count,
-                                        flag_list, flag_count, compiler.encode(), ctypes.byref(data),
-                                        ctypes.byref(size)))
-    try:
-        result = ctypes.string_at(data, size.value)
-    finally:
-        library.devrt_string_free(data)
+    result = library.tc_compile_cuda(code, target_format, archs, flags, compiler)
     if path_target:
         with open(path_target, "wb") as out:
             out.write(result)
@@ -46,17 +32,14 @@ def find_cuda_path():
     """The CUDA toolkit's root ($CUDA_PATH, $CUDA_HOME, nvcc's parent, /usr/local/cuda).
 
     Raises UnavailableError (saying what was tried) when there is none."""
-    return _capi.call_string(require().devrt_tc_find_cuda_path)
+    return require().tc_find_cuda_path()
 
 
 def get_cuda_version(cuda_path=None):
     """The toolkit version as a tuple of ints, (13, 0), comparable with (10, 0) (TVM's convention).
 
     Raises UnavailableError when no toolkit is found."""
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    check(require().devrt_tc_cuda_version(os.fsencode(cuda_path) if cuda_path else None, ctypes.byref(major),
-                                          ctypes.byref(minor)))
-    return (major.value, minor.value)
+    return require().tc_cuda_version(cuda_path or None)
 
 
 def _target_arch(target):
@@ -116,17 +99,12 @@ def parse_compute_version(compute_version):
     a RuntimeError, as TVM raises) otherwise."""
     if not isinstance(compute_version, str):
         raise TypeError(f"nvcc: a compute version is a str, not {type(compute_version).__name__}")
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    check(require().devrt_tc_parse_compute_version(compute_version.encode(), ctypes.byref(major),
-                                                   ctypes.byref(minor)))
-    return major.value, minor.value
+    return require().tc_parse_compute_version(compute_version)
 
 
 def _has(feature, compute_version):
     parse_compute_version(compute_version)  # the type and form checks, with their messages
-    result = ctypes.c_int()
-    check(require().devrt_tc_cuda_has_feature(feature.encode(), compute_version.encode(), ctypes.byref(result)))
-    return bool(result.value)
+    return require().tc_cuda_has_feature(feature, compute_version)
 
 
 def have_fp16(compute_version):
@@ -175,4 +153,4 @@ def have_fp4(compute_version):
 
 def have_cudagraph():
     """True when the CUDA toolkit found supports CUDA graphs (>= 10.0)."""
-    return bool(require().devrt_tc_have_cudagraph())
+    return require().tc_have_cudagraph()

@@ -8,7 +8,6 @@ numbered in creation order. DEVRT_KEEP_TEMPDIR keeps them all when set to a true
 yes), read by the C++ library's rule for boolean variables, as in devrt_toolchain.
 """
 import atexit
-import ctypes
 import datetime
 import os
 import pathlib
@@ -17,7 +16,6 @@ import tempfile
 import threading
 
 from devrt import _ext
-from devrt._capi import check
 from devrt.support._toolchain import require
 
 
@@ -173,14 +171,12 @@ class FileLock:
     def __init__(self, path, blocking=True):
         self._handle = None
         self.path = os.fspath(path)
-        handle = ctypes.c_void_p()
-        check(require().devrt_tc_filelock_acquire(os.fsencode(self.path), 1 if blocking else 0, ctypes.byref(handle)))
-        self._handle = handle
+        self._handle = require().tc_filelock_acquire(self.path, bool(blocking))
 
     def release(self):
         """Releases the lock (idempotent)."""
-        if self._handle:
-            require().devrt_tc_filelock_release(self._handle)
+        if self._handle is not None:
+            require().tc_filelock_release(self._handle)
             self._handle = None
 
     def __enter__(self):
