@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Adding a backend takes the steps src/backends/null/README.md lists, and no others: copy null/ to
 # a new backend `foo` in a scratch tree and rename it, then the README's steps (the option, the
-# name in all_backends, foo's own device kind), with -Dnull=enabled beside it. Before step 1 the
+# name in all_backends, foo's own device kind), selected with -Dbackends=cpu,foo,null (null beside
+# it): the list accepts a backend as soon as all_backends names it. Before step 1 the
 # copy still has null's kind: configure must refuse that, naming both. Then configure, build and
 # run the conformance suite against foo. The copied backend answers "unsupported", so the suite
 # must report foo as registered and dispatching into the copied code: skipped with foo's own
@@ -31,8 +32,17 @@ grep -q "DEVRT_REGISTER_BACKEND(foo," "$tree/src/backends/foo/foo_backend.cpp" |
   { echo "FAIL: the copied sources do not end in foo's registrar"; exit 1; }
 # Unoptimised and in unity mode: the test is the README's steps, and -O2 would double its compile
 # time, one unit per source (the plain build's way) double it again.
-options="-Dfoo=enabled -Dnull=enabled -Dopencl=disabled -Dvulkan=disabled -Dcuda=disabled -Drocm=disabled -Dwebgpu=disabled \
-  -Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled --buildtype=debug -Dunity=on -Dunity_size=16"
+common="-Dtoolchain=disabled -Dcomm=disabled -Dbench=disabled -Dtests=enabled --buildtype=debug -Dunity=on -Dunity_size=16"
+options="-Dbackends=cpu,foo,null $common"
+
+# A name that is no backend is refused by -Dbackends, naming the backends there are.
+# shellcheck disable=SC2086
+if meson setup "$work/unknown" "$tree" -Dbackends=cpu,fooo $common >"$work/unknown.log" 2>&1; then
+  echo "FAIL: configure accepted -Dbackends=cpu,fooo"; exit 1
+fi
+grep -q '"fooo" is no backend of devrt; the backends are auto or any of cpu, foo, null' "$work/unknown.log" ||
+  { echo "FAIL: the refusal of fooo does not list the backends:"; tail -5 "$work/unknown.log"; exit 1; }
+echo "ok: -Dbackends refuses a name that is no backend"
 
 # Without step 1 the copy keeps null's kind: refused at configure time, naming both backends.
 # shellcheck disable=SC2086
