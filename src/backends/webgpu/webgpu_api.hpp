@@ -303,6 +303,114 @@ struct Api {
 #undef DEVRT_WEBGPU_SLOT
 };
 
+// ---- Layouts, as webgpu.h has them -----------------------------------------------------------
+// Every size and field offset above, measured by tools/webgpu-layouts.py against webgpu.h of
+// webgpu-native/webgpu-headers c51643d3225f037f8a55bb2108fa5fbe9f4ea982 (2025-05-30; unchanged
+// through b3f67b8, 2026-07-10) and printed with --emit. A declaration edited by mistake fails to
+// compile here; one changed on purpose is measured again with the tool first.
+static_assert(sizeof(WGPUStringView) == 16);
+static_assert(offsetof(WGPUStringView, data) == 0);
+static_assert(offsetof(WGPUStringView, length) == 8);
+static_assert(sizeof(WGPUChainedStruct) == 16);
+static_assert(offsetof(WGPUChainedStruct, next) == 0);
+static_assert(offsetof(WGPUChainedStruct, sType) == 8);
+static_assert(sizeof(WGPUFuture) == 8);
+static_assert(offsetof(WGPUFuture, id) == 0);
+static_assert(sizeof(WGPURequestAdapterOptions) == 32);
+static_assert(offsetof(WGPURequestAdapterOptions, nextInChain) == 0);
+static_assert(offsetof(WGPURequestAdapterOptions, featureLevel) == 8);
+static_assert(offsetof(WGPURequestAdapterOptions, powerPreference) == 12);
+static_assert(offsetof(WGPURequestAdapterOptions, forceFallbackAdapter) == 16);
+static_assert(offsetof(WGPURequestAdapterOptions, backendType) == 20);
+static_assert(offsetof(WGPURequestAdapterOptions, compatibleSurface) == 24);
+static_assert(sizeof(WGPUAdapterInfo) == 96);
+static_assert(offsetof(WGPUAdapterInfo, nextInChain) == 0);
+static_assert(offsetof(WGPUAdapterInfo, vendor) == 8);
+static_assert(offsetof(WGPUAdapterInfo, architecture) == 24);
+static_assert(offsetof(WGPUAdapterInfo, device) == 40);
+static_assert(offsetof(WGPUAdapterInfo, description) == 56);
+static_assert(offsetof(WGPUAdapterInfo, backendType) == 72);
+static_assert(offsetof(WGPUAdapterInfo, adapterType) == 76);
+static_assert(offsetof(WGPUAdapterInfo, vendorID) == 80);
+static_assert(offsetof(WGPUAdapterInfo, deviceID) == 84);
+static_assert(offsetof(WGPUAdapterInfo, subgroupMinSize) == 88);
+static_assert(offsetof(WGPUAdapterInfo, subgroupMaxSize) == 92);
+static_assert(sizeof(WGPULimits) == 152);
+static_assert(offsetof(WGPULimits, nextInChain) == 0);
+static_assert(offsetof(WGPULimits, maxTextureArrayLayers) == 20);
+static_assert(offsetof(WGPULimits, maxBindingsPerBindGroup) == 32);
+static_assert(offsetof(WGPULimits, maxDynamicStorageBuffersPerPipelineLayout) == 40);
+static_assert(offsetof(WGPULimits, maxStorageBuffersPerShaderStage) == 52);
+static_assert(offsetof(WGPULimits, maxUniformBuffersPerShaderStage) == 60);
+static_assert(offsetof(WGPULimits, maxStorageBufferBindingSize) == 72);
+static_assert(offsetof(WGPULimits, minStorageBufferOffsetAlignment) == 84);
+static_assert(offsetof(WGPULimits, maxVertexBuffers) == 88);
+static_assert(offsetof(WGPULimits, maxBufferSize) == 96);
+static_assert(offsetof(WGPULimits, maxInterStageShaderVariables) == 112);
+static_assert(offsetof(WGPULimits, maxColorAttachmentBytesPerSample) == 120);
+static_assert(offsetof(WGPULimits, maxComputeInvocationsPerWorkgroup) == 128);
+static_assert(offsetof(WGPULimits, maxComputeWorkgroupSizeZ) == 140);
+static_assert(offsetof(WGPULimits, maxComputeWorkgroupsPerDimension) == 144);
+static_assert(offsetof(WGPULimits, maxImmediateSize) == 148);
+static_assert(sizeof(WGPUQueueDescriptor) == 24);
+static_assert(offsetof(WGPUQueueDescriptor, nextInChain) == 0);
+static_assert(offsetof(WGPUQueueDescriptor, label) == 8);
+static_assert(sizeof(WGPUDeviceDescriptor) == 144);
+static_assert(offsetof(WGPUDeviceDescriptor, nextInChain) == 0);
+static_assert(offsetof(WGPUDeviceDescriptor, label) == 8);
+static_assert(offsetof(WGPUDeviceDescriptor, requiredFeatureCount) == 24);
+static_assert(offsetof(WGPUDeviceDescriptor, requiredFeatures) == 32);
+static_assert(offsetof(WGPUDeviceDescriptor, requiredLimits) == 40);
+static_assert(offsetof(WGPUDeviceDescriptor, defaultQueue) == 48);
+static_assert(offsetof(WGPUDeviceDescriptor, deviceLostCallbackInfo) == 72);
+static_assert(offsetof(WGPUDeviceDescriptor, uncapturedErrorCallbackInfo) == 112);
+static_assert(sizeof(WGPUBufferDescriptor) == 48);
+static_assert(offsetof(WGPUBufferDescriptor, nextInChain) == 0);
+static_assert(offsetof(WGPUBufferDescriptor, label) == 8);
+static_assert(offsetof(WGPUBufferDescriptor, usage) == 24);
+static_assert(offsetof(WGPUBufferDescriptor, size) == 32);
+static_assert(offsetof(WGPUBufferDescriptor, mappedAtCreation) == 40);
+static_assert(sizeof(WGPUShaderSourceWGSL) == 32);
+static_assert(offsetof(WGPUShaderSourceWGSL, chain) == 0);
+static_assert(offsetof(WGPUShaderSourceWGSL, code) == 16);
+static_assert(sizeof(WGPUShaderModuleDescriptor) == 24);
+static_assert(offsetof(WGPUShaderModuleDescriptor, nextInChain) == 0);
+static_assert(offsetof(WGPUShaderModuleDescriptor, label) == 8);
+static_assert(sizeof(WGPUComputeState) == 48);
+static_assert(offsetof(WGPUComputeState, nextInChain) == 0);
+static_assert(offsetof(WGPUComputeState, module) == 8);
+static_assert(offsetof(WGPUComputeState, entryPoint) == 16);
+static_assert(offsetof(WGPUComputeState, constantCount) == 32);
+static_assert(offsetof(WGPUComputeState, constants) == 40);
+static_assert(sizeof(WGPUComputePipelineDescriptor) == 80);
+static_assert(offsetof(WGPUComputePipelineDescriptor, nextInChain) == 0);
+static_assert(offsetof(WGPUComputePipelineDescriptor, label) == 8);
+static_assert(offsetof(WGPUComputePipelineDescriptor, layout) == 24);
+static_assert(offsetof(WGPUComputePipelineDescriptor, compute) == 32);
+static_assert(sizeof(WGPUBindGroupEntry) == 56);
+static_assert(offsetof(WGPUBindGroupEntry, nextInChain) == 0);
+static_assert(offsetof(WGPUBindGroupEntry, binding) == 8);
+static_assert(offsetof(WGPUBindGroupEntry, buffer) == 16);
+static_assert(offsetof(WGPUBindGroupEntry, offset) == 24);
+static_assert(offsetof(WGPUBindGroupEntry, size) == 32);
+static_assert(offsetof(WGPUBindGroupEntry, sampler) == 40);
+static_assert(offsetof(WGPUBindGroupEntry, textureView) == 48);
+static_assert(sizeof(WGPUBindGroupDescriptor) == 48);
+static_assert(offsetof(WGPUBindGroupDescriptor, nextInChain) == 0);
+static_assert(offsetof(WGPUBindGroupDescriptor, label) == 8);
+static_assert(offsetof(WGPUBindGroupDescriptor, layout) == 24);
+static_assert(offsetof(WGPUBindGroupDescriptor, entryCount) == 32);
+static_assert(offsetof(WGPUBindGroupDescriptor, entries) == 40);
+static_assert(sizeof(WGPUCompilationMessage) == 64);
+static_assert(offsetof(WGPUCompilationMessage, nextInChain) == 0);
+static_assert(offsetof(WGPUCompilationMessage, message) == 8);
+static_assert(offsetof(WGPUCompilationMessage, type) == 24);
+static_assert(offsetof(WGPUCompilationMessage, length) == 56);
+static_assert(sizeof(WGPUCompilationInfo) == 24);
+static_assert(offsetof(WGPUCompilationInfo, nextInChain) == 0);
+static_assert(offsetof(WGPUCompilationInfo, messageCount) == 8);
+static_assert(offsetof(WGPUCompilationInfo, messages) == 16);
+
 } // namespace devrt::webgpu
 
 #endif // DEVRT_SRC_BACKENDS_WEBGPU_WEBGPU_API_HPP
