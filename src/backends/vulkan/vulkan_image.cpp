@@ -11,6 +11,7 @@
 #include <new>
 
 #include "vulkan_backend.hpp"
+#include "vulkan_staging.hpp"
 #include "vulkan_state.hpp"
 
 namespace devrt::vulkan {
@@ -215,46 +216,21 @@ Status for_each_band(const TextureState& t, VkDeviceSize chunk, Each&& each) {
 // submitted so that the device copies it while the host fills the next; the host's bytes are
 // taken when this returns. Caller holds the lock.
 Status write_texture(StreamState& s, const TextureState& t, const std::byte* rows) {
-  DeviceState& d = *s.device;
-  std::size_t done = 0;
-  return for_each_band(t, d.staging_chunk, [&](const Band& band) -> Status {
-    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.upload, MemoryUsage::upload));
-    std::memcpy(slot->allocation->mapped, rows + done, band.bytes);
-    flush_mapping(d, *slot->allocation, true);
-    DEVRT_RETURN_IF_ERROR(record_image_copy(s, t, slot->allocation->buffer, band, true));
-    slot->busy_until = staging_busy_until(s);
-    done += band.bytes;
-    return done < t.bytes() ? flush(s) : Status();
+  return upload_in_bands(s, rows, t.bytes(), [&](auto&& each) {
+    return for_each_band(t, s.device->staging_chunk, [&](const Band& band) {
+      return each(band.bytes, [&](VkBuffer staging) { return record_image_copy(s, t, staging, band, true); });
+    });
   });
 }
 
 // The texture into host rows through the stream's readback ring, complete on return: band i is
 // copied by the device while the host copies band i-1 out. Caller holds the lock.
 Status read_texture(StreamState& s, const TextureState& t, std::byte* rows) {
-  DeviceState& d = *s.device;
-  StagingSlot* previous = nullptr;
-  std::size_t previous_at = 0, previous_bytes = 0, done = 0;
-  auto drain_previous = [&]() -> Status {
-    DEVRT_RETURN_IF_ERROR(wait_value(d, s.timeline->semaphore, previous->busy_until));
-    flush_mapping(d, *previous->allocation, false);
-    std::memcpy(rows + previous_at, previous->allocation->mapped, previous_bytes);
-    return Status();
-  };
-  DEVRT_RETURN_IF_ERROR(for_each_band(t, d.staging_chunk, [&](const Band& band) -> Status {
-    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.readback, MemoryUsage::readback));
-    DEVRT_RETURN_IF_ERROR(record_image_copy(s, t, slot->allocation->buffer, band, false));
-    DEVRT_RETURN_IF_ERROR(flush(s));
-    slot->busy_until = s.submitted;
-    if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
-    previous = slot;
-    previous_at = done;
-    previous_bytes = band.bytes;
-    done += band.bytes;
-    return Status();
-  }));
-  if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
-  retire(s);
-  return Status();
+  return read_back_in_bands(s, rows, [&](auto&& each) {
+    return for_each_band(t, s.device->staging_chunk, [&](const Band& band) {
+      return each(band.bytes, [&](VkBuffer staging) { return record_image_copy(s, t, staging, band, false); });
+    });
+  });
 }
 
 // A linear image bound to `buffer`'s memory at view.offset, its first row there (else unsupported),

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "vulkan_backend.hpp"
+#include "vulkan_staging.hpp"
 #include "vulkan_state.hpp"
 
 namespace devrt::vulkan {
@@ -317,17 +318,10 @@ Status write_from_host(DeviceState& d, StreamState& s, Allocation& dst, std::siz
     d.api.vkCmdUpdateBuffer(s.recording, dst.buffer, offset, n, src);
     return recorded(s);
   }
-  for (std::size_t done = 0; done < n;) {
-    const std::size_t chunk = std::min<std::size_t>(n - done, d.staging_chunk);
-    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.upload, MemoryUsage::upload));
-    std::memcpy(slot->allocation->mapped, src + done, chunk);
-    flush_mapping(d, *slot->allocation, true);
-    DEVRT_RETURN_IF_ERROR(record_copy(s, slot->allocation->buffer, 0, dst.buffer, offset + done, chunk));
-    slot->busy_until = staging_busy_until(s);
-    done += chunk;
-    if (done < n) DEVRT_RETURN_IF_ERROR(flush(s));
-  }
-  return Status();
+  return upload_in_bands(s, src, n,
+                         chunked_bands(n, d.staging_chunk, [&](VkBuffer staging, std::size_t at, std::size_t bytes) {
+                           return record_copy(s, staging, 0, dst.buffer, offset + at, bytes);
+                         }));
 }
 
 // Device -> host, complete on return. Mapped (unified) memory: a memcpy after the stream's work.
@@ -342,29 +336,10 @@ Status read_to_host(DeviceState& d, StreamState& s, const Allocation& src, std::
     std::memcpy(dst, src.mapped + offset, n);
     return Status();
   }
-  StagingSlot* previous = nullptr;
-  std::size_t previous_at = 0, previous_size = 0;
-  auto drain_previous = [&]() -> Status {
-    DEVRT_RETURN_IF_ERROR(wait_value(d, s.timeline->semaphore, previous->busy_until));
-    flush_mapping(d, *previous->allocation, false);
-    std::memcpy(dst + previous_at, previous->allocation->mapped, previous_size);
-    return Status();
-  };
-  for (std::size_t done = 0; done < n;) {
-    const std::size_t chunk = std::min<std::size_t>(n - done, d.staging_chunk);
-    DEVRT_ASSIGN_OR_RETURN(StagingSlot * slot, acquire_staging(s, s.readback, MemoryUsage::readback));
-    DEVRT_RETURN_IF_ERROR(record_copy(s, src.buffer, offset + done, slot->allocation->buffer, 0, chunk));
-    DEVRT_RETURN_IF_ERROR(flush(s));
-    slot->busy_until = s.submitted;
-    if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
-    previous = slot;
-    previous_at = done;
-    previous_size = chunk;
-    done += chunk;
-  }
-  if (previous != nullptr) DEVRT_RETURN_IF_ERROR(drain_previous());
-  retire(s);
-  return Status();
+  return read_back_in_bands(s, dst,
+                            chunked_bands(n, d.staging_chunk, [&](VkBuffer staging, std::size_t at, std::size_t bytes) {
+                              return record_copy(s, src.buffer, offset + at, staging, 0, bytes);
+                            }));
 }
 
 } // namespace
