@@ -18,15 +18,28 @@
 //   activate(device)                            makes the open device current on this thread
 //   error(call, code)                           the Status of a failed call
 //   one DriverCall per operation below: {"cuStreamCreate", &Api::cuStreamCreate}, ...
+//   kind, kName, kLoadOptionsAdvice             the backend's device kind and name; what a module
+//                                               load given options is told to do instead
+//   peer_copy(desc, dst, src, stream)           a copy between two of its devices
+//   ModuleHandle, Function                      a loaded module; a looked-up kernel (with `name`)
+//   check_image(device, image)                  whether a module image runs on the device
+//   load_image(format, data, log) -> Result<ModuleHandle>   with the device current
+//   make_function(device, module, name) -> Result<std::unique_ptr<Function>>  with it current
 // Every member is thread-safe as the driver's calls are.
 #ifndef DEVRT_SRC_CORE_GPU_DRIVER_HPP
 #define DEVRT_SRC_CORE_GPU_DRIVER_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 #include <devrt/backend.hpp>
+#include <devrt/module_image.hpp>
 
 namespace devrt::detail {
 
@@ -38,6 +51,14 @@ struct DriverCall {
 };
 template <class Slot>
 DriverCall(const char*, Slot) -> DriverCall<Slot>;
+
+// A loaded module and the kernels looked up in it, each made once and kept until the unload.
+template <class Handle, class Function>
+struct GpuModule {
+  Handle module{};
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Function>> functions;
+};
 
 template <class Driver>
 class GpuDriverOperations {
@@ -144,6 +165,72 @@ public:
     return static_cast<std::int64_t>(static_cast<double>(milliseconds) * 1e6);
   }
 
+  // Queued on desc.stream in every direction: host to device and back (staged by the driver for
+  // pageable memory), within a device, and across two devices as a peer copy.
+  Status copy(const CopyDesc& desc) noexcept {
+    const auto own = static_cast<std::int32_t>(Driver::kind);
+    void* src = const_cast<std::byte*>(static_cast<const std::byte*>(desc.src)) + desc.src_offset;
+    void* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
+    auto stream = stream_of(desc.stream);
+    if (desc.src_kind != own)
+      return on_device(*desc.dst_device, Driver::memcpy_htod, device_pointer(dst), src, desc.nbytes, stream);
+    if (desc.dst_kind != own)
+      return on_device(*desc.src_device, Driver::memcpy_dtoh, dst, device_pointer(src), desc.nbytes, stream);
+    if (desc.src_device == desc.dst_device) {
+      return on_device(*desc.dst_device, Driver::memcpy_dtod, device_pointer(dst), device_pointer(src), desc.nbytes,
+                       stream);
+    }
+    return Driver::peer_copy(desc, device_pointer(dst), device_pointer(src), stream);
+  }
+
+  // A module image of the format given: checked (no options, the format its bytes have, a target
+  // the device runs), then loaded by the driver with the device current.
+  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
+                            const char* options, BuildLog& log) noexcept {
+    if (options[0] != '\0') {
+      return make_error(ErrorCode::invalid_argument, "the ", Driver::kName, " backend takes no load options (got '",
+                        options, "')", Driver::kLoadOptionsAdvice);
+    }
+    Result<ModuleImageInfo> image = inspect_module_image(data);
+    if (!image.ok()) return std::move(image).status();
+    if (image->format != format) {
+      return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format), ", not a ",
+                        module_format_name(format));
+    }
+    DEVRT_RETURN_IF_ERROR(Driver::check_image(device, *image));
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    Result<typename Driver::ModuleHandle> loaded = Driver::load_image(format, data, log);
+    if (!loaded.ok()) return std::move(loaded).status();
+    auto* module = new (std::nothrow) GpuModule<typename Driver::ModuleHandle, typename Driver::Function>();
+    if (module == nullptr) {
+      static_cast<void>(invoke(Driver::module_unload, *loaded));
+      return make_error(ErrorCode::out_of_memory, "no memory for a module");
+    }
+    module->module = *loaded;
+    return static_cast<void*>(module);
+  }
+  // The module's kernels go with it, whatever the driver answers.
+  Status module_unload(const BackendDevice& device, void* handle) noexcept {
+    auto* module = static_cast<GpuModule<typename Driver::ModuleHandle, typename Driver::Function>*>(handle);
+    Status unloaded = on_device(device, Driver::module_unload, module->module);
+    delete module;
+    return unloaded;
+  }
+  // The kernel `name`, looked up once per module (Driver::make_function) and kept.
+  Result<void*> module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
+    auto* module = static_cast<GpuModule<typename Driver::ModuleHandle, typename Driver::Function>*>(handle);
+    std::lock_guard<std::mutex> lock(module->mutex);
+    for (const auto& function : module->functions) {
+      if (function->name == name) return static_cast<void*>(function.get());
+    }
+    DEVRT_RETURN_IF_ERROR(Driver::activate(device));
+    Result<std::unique_ptr<typename Driver::Function>> made = Driver::make_function(device, module->module, name);
+    if (!made.ok()) return std::move(made).status();
+    void* result = made->get();
+    module->functions.push_back(std::move(*made));
+    return result;
+  }
+
 protected:
   // Calls the entry point with `args`; its error as a Status naming it.
   template <class Slot, class... Args>
@@ -162,6 +249,8 @@ protected:
   // (Deduced return types: the class is instantiated before Driver is complete.)
   static auto stream_of(void* stream) noexcept { return static_cast<typename Driver::Stream>(stream); }
   static auto event_of(void* event) noexcept { return static_cast<typename Driver::Event>(event); }
+
+  static auto device_pointer(void* address) noexcept { return from_address(reinterpret_cast<std::uintptr_t>(address)); }
 
 private:
   template <class Pointer>

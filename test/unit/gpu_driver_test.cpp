@@ -60,7 +60,38 @@ ShapeError shape_event_op(ShapeEvent*) { return take_error(); }
 ShapeError shape_event_record(ShapeEvent*, ShapeStream*) { return take_error(); }
 ShapeError shape_wait(ShapeStream*, ShapeEvent*, unsigned) { return take_error(); }
 
+// Copies and modules: each call records itself with the device current at the time.
+std::string current() { return " on " + std::to_string(g_current); }
+ShapeError shape_htod(std::uintptr_t, void*, std::size_t n, ShapeStream*) {
+  g_calls.push_back("htod " + std::to_string(n) + current());
+  return take_error();
+}
+ShapeError shape_dtoh(void*, std::uintptr_t, std::size_t n, ShapeStream*) {
+  g_calls.push_back("dtoh " + std::to_string(n) + current());
+  return take_error();
+}
+ShapeError shape_dtod(std::uintptr_t, std::uintptr_t, std::size_t n, ShapeStream*) {
+  g_calls.push_back("dtod " + std::to_string(n) + current());
+  return take_error();
+}
+struct ShapeModule {
+  int unloads = 0;
+};
+ShapeModule g_module;
+ShapeError shape_module_unload(ShapeModule* module) {
+  ++module->unloads;
+  g_calls.push_back("unload" + current());
+  return take_error();
+}
+struct ShapeFunction {
+  std::string name;
+};
+
 struct ShapeApi {
+  decltype(&shape_htod) htod = shape_htod;
+  decltype(&shape_dtoh) dtoh = shape_dtoh;
+  decltype(&shape_dtod) dtod = shape_dtod;
+  decltype(&shape_module_unload) unload = shape_module_unload;
   decltype(&shape_malloc) malloc = shape_malloc;
   decltype(&shape_free) free = shape_free;
   decltype(&shape_stream_create) stream_create = shape_stream_create;
@@ -123,6 +154,39 @@ struct ShapeDriver {
   static constexpr devrt::detail::DriverCall event_synchronize{"shapeEventSynchronize", &Api::event_op};
   static constexpr devrt::detail::DriverCall event_query{"shapeEventQuery", &Api::event_op};
   static constexpr devrt::detail::DriverCall stream_wait_event{"shapeStreamWaitEvent", &Api::wait};
+  static constexpr devrt::detail::DriverCall memcpy_htod{"shapeMemcpyHtoD", &Api::htod};
+  static constexpr devrt::detail::DriverCall memcpy_dtoh{"shapeMemcpyDtoH", &Api::dtoh};
+  static constexpr devrt::detail::DriverCall memcpy_dtod{"shapeMemcpyDtoD", &Api::dtod};
+  static constexpr devrt::detail::DriverCall module_unload{"shapeModuleUnload", &Api::unload};
+
+  static constexpr devrt::DeviceKind kind = static_cast<devrt::DeviceKind>(2);
+  static constexpr std::string_view kName = "shape";
+  static constexpr std::string_view kLoadOptionsAdvice = "; compile with the shape compiler";
+  using ModuleHandle = ShapeModule*;
+  using Function = ShapeFunction;
+  static devrt::Status peer_copy(const devrt::CopyDesc& desc, std::uintptr_t, std::uintptr_t, Stream) noexcept {
+    g_calls.push_back("peer " + std::to_string(desc.nbytes) + " from " +
+                      std::to_string(devrt::backend_state<ShapeDevice>(*desc.src_device).number) + " to " +
+                      std::to_string(devrt::backend_state<ShapeDevice>(*desc.dst_device).number));
+    return devrt::Status();
+  }
+  static devrt::Status check_image(const devrt::BackendDevice& device, const devrt::ModuleImageInfo& image) noexcept {
+    g_calls.push_back("check " + image.architectures.front() + " for " + std::to_string(device.index));
+    return devrt::Status();
+  }
+  static devrt::Result<ShapeModule*> load_image(devrt::ModuleFormat, std::span<const std::byte>,
+                                                devrt::BuildLog& log) noexcept {
+    g_calls.push_back("load" + current());
+    log.append("loaded by shape");
+    if (g_next_error != kOk) return error("shapeModuleLoad", take_error());
+    return &g_module;
+  }
+  static devrt::Result<std::unique_ptr<ShapeFunction>> make_function(const devrt::BackendDevice&, ShapeModule*,
+                                                                     const char* name) noexcept {
+    g_calls.push_back(std::string("function ") + name + current());
+    if (std::string_view(name) == "missing") return devrt::make_error(devrt::ErrorCode::not_found, "no ", name);
+    return std::make_unique<ShapeFunction>(ShapeFunction{name});
+  }
 };
 
 using Operations = devrt::detail::GpuDriverOperations<ShapeDriver>;
@@ -202,4 +266,68 @@ TEST_CASE("shared GPU driver operations over-align, name failed calls and map no
   CHECK(ops.device_synchronize(on(2)).ok());
   CHECK(ops.event_destroy(on(2), *event).ok());
   CHECK(ops.stream_destroy(on(2), *stream).ok());
+}
+
+TEST_CASE("shared GPU driver operations route each copy to its call, on the right device", "[gpu_driver]") {
+  Operations ops;
+  devrt::BackendDevice first = on(1), second = on(3);
+  char host[64] = {};
+  char device_bytes[64] = {};
+  auto desc = [&](std::int32_t src_kind, const devrt::BackendDevice* src, std::int32_t dst_kind,
+                  const devrt::BackendDevice* dst) {
+    devrt::CopyDesc copy{};
+    copy.src = src_kind == 2 ? static_cast<void*>(device_bytes) : host;
+    copy.dst = dst_kind == 2 ? static_cast<void*>(device_bytes) : host;
+    copy.nbytes = 16;
+    copy.src_kind = src_kind;
+    copy.dst_kind = dst_kind;
+    copy.src_device = src;
+    copy.dst_device = dst;
+    return copy;
+  };
+  g_calls.clear();
+  CHECK(ops.copy(desc(1, nullptr, 2, &first)).ok());  // host -> device: on the destination
+  CHECK(ops.copy(desc(2, &second, 1, nullptr)).ok()); // device -> host: on the source
+  CHECK(ops.copy(desc(2, &first, 2, &first)).ok());   // within one device
+  CHECK(ops.copy(desc(2, &first, 2, &second)).ok());  // across two: the driver's peer copy
+  CHECK(g_calls ==
+        std::vector<std::string>{"htod 16 on 101", "dtoh 16 on 103", "dtod 16 on 101", "peer 16 from 101 to 103"});
+  g_next_error = kOutOfMemory;
+  devrt::Status failed = ops.copy(desc(1, nullptr, 2, &first));
+  CHECK(failed.code() == devrt::ErrorCode::out_of_memory);
+  CHECK(failed.message().find("shapeMemcpyHtoD") != std::string_view::npos);
+}
+
+TEST_CASE("shared GPU driver operations check, load, look up once and unload modules", "[gpu_driver]") {
+  Operations ops;
+  devrt::BackendDevice device = on(2);
+  const std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n";
+  const auto bytes = std::as_bytes(std::span(ptx.data(), ptx.size()));
+  char log_text[64] = {};
+  devrt::BuildLog log(log_text, sizeof log_text);
+  devrt::Result<void*> refused = ops.module_load(device, devrt::ModuleFormat::ptx, bytes, "-O3", log);
+  CHECK(refused.status().code() == devrt::ErrorCode::invalid_argument);
+  CHECK(refused.status().message() ==
+        "the shape backend takes no load options (got '-O3'); compile with the shape compiler");
+  devrt::Result<void*> mislabelled = ops.module_load(device, devrt::ModuleFormat::cubin, bytes, "", log);
+  CHECK(mislabelled.status().code() == devrt::ErrorCode::invalid_argument);
+  CHECK(mislabelled.status().message().find("not a") != std::string_view::npos);
+
+  g_calls.clear();
+  devrt::Result<void*> module = ops.module_load(device, devrt::ModuleFormat::ptx, bytes, "", log);
+  REQUIRE(module.ok());
+  CHECK(g_calls == std::vector<std::string>{"check compute_90 for 2", "load on 102"});
+  CHECK(std::string(log_text) == "loaded by shape");
+  devrt::Result<void*> kernel = ops.module_function(device, *module, "scale");
+  devrt::Result<void*> again = ops.module_function(device, *module, "scale");
+  REQUIRE(kernel.ok());
+  CHECK(*again == *kernel);
+  CHECK(static_cast<ShapeFunction*>(*kernel)->name == "scale");
+  CHECK(ops.module_function(device, *module, "missing").status().code() == devrt::ErrorCode::not_found);
+  const int unloads = g_module.unloads;
+  g_next_error = kOutOfMemory; // the driver's answer is returned; the module and its kernels go anyway
+  CHECK(ops.module_unload(device, *module).code() == devrt::ErrorCode::out_of_memory);
+  CHECK(g_module.unloads == unloads + 1);
+  CHECK(g_calls == std::vector<std::string>{"check compute_90 for 2", "load on 102", "function scale on 102",
+                                            "function missing on 102", "unload on 102"});
 }

@@ -35,8 +35,8 @@ constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
 struct CuDevice : detail::GpuDeviceInfo {
   CUdevice handle = 0;
   std::mutex open_mutex;
-  int opens = 0;                 // under open_mutex
-  CUcontext context = nullptr;   // the retained primary context while opens > 0
+  int opens = 0;               // under open_mutex
+  CUcontext context = nullptr; // the retained primary context while opens > 0
   int major = 0, minor = 0, shared_optin = 0;
 };
 
@@ -206,10 +206,6 @@ Status close_device(void* state) noexcept {
   return Status();
 }
 
-CUdeviceptr address_of(const void* pointer, std::size_t offset) noexcept {
-  return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(pointer) + offset);
-}
-
 // ---- Modules -------------------------------------------------------------------------------
 
 struct CuFunction {
@@ -222,12 +218,6 @@ struct CuFunction {
   bool params_known = false;
   std::mutex shared_mutex;
   std::size_t dynamic_shared_limit = kDefaultDynamicSharedLimit; // guarded by shared_mutex
-};
-
-struct CuModule {
-  CUmodule module = nullptr;
-  std::mutex mutex;
-  std::vector<std::unique_ptr<CuFunction>> functions;
 };
 
 // The kernel's parameter sizes (driver 12.4+: cuFuncGetParamInfo); false when unknown.
@@ -280,7 +270,82 @@ struct CudaDriver {
   static constexpr detail::DriverCall event_query{"cuEventQuery", &Api::cuEventQuery};
   static constexpr detail::DriverCall stream_wait_event{"cuStreamWaitEvent", &Api::cuStreamWaitEvent};
   static constexpr detail::DriverCall event_elapsed{"cuEventElapsedTime", &Api::cuEventElapsedTime};
+  static constexpr detail::DriverCall memcpy_htod{"cuMemcpyHtoDAsync", &Api::cuMemcpyHtoDAsync};
+  static constexpr detail::DriverCall memcpy_dtoh{"cuMemcpyDtoHAsync", &Api::cuMemcpyDtoHAsync};
+  static constexpr detail::DriverCall memcpy_dtod{"cuMemcpyDtoDAsync", &Api::cuMemcpyDtoDAsync};
+  static constexpr detail::DriverCall module_unload{"cuModuleUnload", &Api::cuModuleUnload};
+
+  static constexpr DeviceKind kind = CudaBackend::kind;
+  static constexpr std::string_view kName = CudaBackend::name;
+  static constexpr std::string_view kLoadOptionsAdvice = "; pass compiler options to devrt::nvrtc::compile";
+  using ModuleHandle = CUmodule;
+  using Function = CuFunction;
+  // Across two devices: both contexts current in turn, then a copy between the two contexts.
+  static Status peer_copy(const CopyDesc& desc, CUdeviceptr dst, CUdeviceptr src, CUstream stream) noexcept {
+    const Api& api = runtime().api;
+    CuDevice& source = state_of(*desc.src_device);
+    CuDevice& destination = state_of(*desc.dst_device);
+    DEVRT_RETURN_IF_ERROR(cuda::activate(api, source));
+    DEVRT_RETURN_IF_ERROR(cuda::activate(api, destination));
+    DEVRT_CU_CHECK(api, "cuMemcpyPeerAsync",
+                   api.cuMemcpyPeerAsync(dst, destination.context, src, source.context, desc.nbytes, stream));
+    return Status();
+  }
+  static Status check_image(const BackendDevice& device, const ModuleImageInfo& image) noexcept {
+    const CuDevice& d = state_of(device);
+    return detail::check_cuda_image_fits(image, d.major, d.minor);
+  }
+  static Result<CUmodule> load_image(ModuleFormat format, std::span<const std::byte> data, BuildLog& log) noexcept;
+  static Result<std::unique_ptr<CuFunction>> make_function(const BackendDevice& device, CUmodule module,
+                                                           const char* name) noexcept;
 };
+
+// The JIT's error and info logs go to `log`; PTX is given a NUL, up to which the driver reads it.
+Result<CUmodule> CudaDriver::load_image(ModuleFormat format, std::span<const std::byte> data, BuildLog& log) noexcept {
+  const Api& api = runtime().api;
+  std::string text;
+  const void* bytes = data.data();
+  if (format == ModuleFormat::ptx) {
+    text.assign(reinterpret_cast<const char*>(data.data()), data.size());
+    bytes = text.c_str();
+  }
+  char error_log[8192] = {};
+  char info_log[4096] = {};
+  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                         CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log, reinterpret_cast<void*>(std::uintptr_t{sizeof error_log}), info_log,
+                    reinterpret_cast<void*>(std::uintptr_t{sizeof info_log})};
+  CUmodule module = nullptr;
+  CUresult code = api.cuModuleLoadDataEx(&module, bytes, 4, keys, values);
+  log.append(info_log);
+  if (error_log[0] != '\0' && info_log[0] != '\0') log.append("\n");
+  log.append(error_log);
+  if (code != CUDA_SUCCESS) return cu_error(api, "cuModuleLoadDataEx", code);
+  return module;
+}
+
+// The kernel, its limits and (driver 12.4+) its parameters' sizes.
+Result<std::unique_ptr<CuFunction>> CudaDriver::make_function(const BackendDevice& device, CUmodule module,
+                                                              const char* name) noexcept {
+  const Api& api = runtime().api;
+  const CuDevice& d = state_of(device);
+  CUfunction function = nullptr;
+  CUresult code = api.cuModuleGetFunction(&function, module, name);
+  if (code == CUDA_ERROR_NOT_FOUND) {
+    return make_error(ErrorCode::not_found, "the module has no kernel '", name,
+                      "' (C++ kernels need extern \"C\" or their mangled name)");
+  }
+  DEVRT_CU_CHECK(api, "cuModuleGetFunction", code);
+  auto f = std::make_unique<CuFunction>();
+  f->function = function;
+  f->name = name;
+  int max_threads = d.max_threads;
+  static_cast<void>(api.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
+  static_cast<void>(api.cuFuncGetAttribute(&f->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
+  f->limits = detail::GpuLimits::of(d, max_threads);
+  f->params_known = read_parameters(api, *f);
+  return f;
+}
 
 // ---- Discovery -------------------------------------------------------------------------------
 
@@ -325,38 +390,6 @@ Result<Target> CudaBackend::detect_target(const BackendDevice& device) noexcept 
 
 // ---- Memory ----------------------------------------------------------------------------------
 
-Status CudaBackend::copy(const CopyDesc& desc) noexcept {
-  const Api& api = runtime().api;
-  const auto cuda = static_cast<std::int32_t>(CudaBackend::kind);
-  const void* src = static_cast<const std::byte*>(desc.src) + desc.src_offset;
-  void* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
-  CUstream stream = stream_of(desc.stream);
-  if (desc.src_kind != cuda) { // host (pageable or cuda_host) -> device
-    DEVRT_RETURN_IF_ERROR(activate(*desc.dst_device));
-    DEVRT_CU_CHECK(api, "cuMemcpyHtoDAsync", api.cuMemcpyHtoDAsync(address_of(dst, 0), src, desc.nbytes, stream));
-    return Status();
-  }
-  if (desc.dst_kind != cuda) { // device -> host
-    DEVRT_RETURN_IF_ERROR(activate(*desc.src_device));
-    DEVRT_CU_CHECK(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(dst, address_of(src, 0), desc.nbytes, stream));
-    return Status();
-  }
-  DEVRT_RETURN_IF_ERROR(activate(*desc.dst_device));
-  if (desc.src_device == desc.dst_device) {
-    DEVRT_CU_CHECK(api, "cuMemcpyDtoDAsync",
-                   api.cuMemcpyDtoDAsync(address_of(dst, 0), address_of(src, 0), desc.nbytes, stream));
-    return Status();
-  }
-  CuDevice& source = state_of(*desc.src_device);
-  CuDevice& destination = state_of(*desc.dst_device);
-  DEVRT_RETURN_IF_ERROR(activate(api, source));
-  DEVRT_RETURN_IF_ERROR(activate(api, destination));
-  DEVRT_CU_CHECK(api, "cuMemcpyPeerAsync",
-                 api.cuMemcpyPeerAsync(address_of(dst, 0), destination.context, address_of(src, 0), source.context,
-                                       desc.nbytes, stream));
-  return Status();
-}
-
 // ---- Streams and events ----------------------------------------------------------------------
 
 Status CudaBackend::stream_synchronize(const BackendDevice& device, void* stream) noexcept {
@@ -376,89 +409,6 @@ Status CudaBackend::stream_synchronize(const BackendDevice& device, void* stream
 }
 
 // ---- Modules ---------------------------------------------------------------------------------
-
-Result<void*> CudaBackend::module_load(const BackendDevice& device, ModuleFormat format,
-                                       std::span<const std::byte> data, const char* options, BuildLog& log) noexcept {
-  const Api& api = runtime().api;
-  CuDevice& d = state_of(device);
-  if (options[0] != '\0') {
-    return make_error(ErrorCode::invalid_argument, "the cuda backend takes no load options (got '", options,
-                      "'); pass compiler options to devrt::nvrtc::compile");
-  }
-  Result<ModuleImageInfo> image = inspect_module_image(data);
-  if (!image.ok()) return std::move(image).status();
-  if (image->format != format) {
-    return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format), ", not a ",
-                      module_format_name(format));
-  }
-  DEVRT_RETURN_IF_ERROR(detail::check_cuda_image_fits(*image, d.major, d.minor));
-  DEVRT_RETURN_IF_ERROR(activate(api, d));
-  // The driver reads PTX up to a NUL; give it one.
-  std::string text;
-  const void* bytes = data.data();
-  if (format == ModuleFormat::ptx) {
-    text.assign(reinterpret_cast<const char*>(data.data()), data.size());
-    bytes = text.c_str();
-  }
-  char error_log[8192] = {};
-  char info_log[4096] = {};
-  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                         CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-  void* values[] = {error_log, reinterpret_cast<void*>(std::uintptr_t{sizeof error_log}), info_log,
-                    reinterpret_cast<void*>(std::uintptr_t{sizeof info_log})};
-  CUmodule module = nullptr;
-  CUresult code = api.cuModuleLoadDataEx(&module, bytes, 4, keys, values);
-  log.append(info_log);
-  if (error_log[0] != '\0' && info_log[0] != '\0') log.append("\n");
-  log.append(error_log);
-  if (code != CUDA_SUCCESS) return cu_error(api, "cuModuleLoadDataEx", code);
-  auto* handle = new (std::nothrow) CuModule();
-  if (handle == nullptr) {
-    static_cast<void>(api.cuModuleUnload(module));
-    return make_error(ErrorCode::out_of_memory, "no memory for a module");
-  }
-  handle->module = module;
-  return static_cast<void*>(handle);
-}
-
-Status CudaBackend::module_unload(const BackendDevice& device, void* handle) noexcept {
-  const Api& api = runtime().api;
-  auto* module = static_cast<CuModule*>(handle);
-  DEVRT_RETURN_IF_ERROR(activate(device));
-  CUresult code = api.cuModuleUnload(module->module);
-  delete module;
-  DEVRT_CU_CHECK(api, "cuModuleUnload", code);
-  return Status();
-}
-
-Result<void*> CudaBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
-  const Api& api = runtime().api;
-  CuDevice& d = state_of(device);
-  auto* module = static_cast<CuModule*>(handle);
-  std::lock_guard<std::mutex> lock(module->mutex);
-  for (const auto& function : module->functions) {
-    if (function->name == name) return static_cast<void*>(function.get());
-  }
-  DEVRT_RETURN_IF_ERROR(activate(api, d));
-  CUfunction function = nullptr;
-  CUresult code = api.cuModuleGetFunction(&function, module->module, name);
-  if (code == CUDA_ERROR_NOT_FOUND) {
-    return make_error(ErrorCode::not_found, "the module has no kernel '", name,
-                      "' (C++ kernels need extern \"C\" or their mangled name)");
-  }
-  DEVRT_CU_CHECK(api, "cuModuleGetFunction", code);
-  auto f = std::make_unique<CuFunction>();
-  f->function = function;
-  f->name = name;
-  int max_threads = d.max_threads;
-  static_cast<void>(api.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
-  static_cast<void>(api.cuFuncGetAttribute(&f->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
-  f->limits = detail::GpuLimits::of(d, max_threads);
-  f->params_known = read_parameters(api, *f);
-  void* result = f.get();
-  module->functions.push_back(std::move(f));
-  return result;
-}
 
 Status CudaBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;

@@ -38,25 +38,22 @@ public:
   // registers_per_block, l2_cache_size_bytes, multi_processor_count.
   Result<Target> detect_target(const BackendDevice& device) noexcept;
 
-  // All directions are queued on the stream (cuMemcpy*Async). Pageable host memory makes the
-  // driver stage the copy before returning; cuda_host memory is truly asynchronous and must stay
-  // untouched until the stream is synchronized. Device to device across GPUs is a peer copy.
-  Status copy(const CopyDesc& desc) noexcept;
+  // copy (GpuDriverOperations): all directions are queued on the stream (cuMemcpy*Async).
+  // Pageable host memory makes the driver stage the copy before returning; cuda_host memory is
+  // truly asynchronous and must stay untouched until the stream is synchronized. Device to device
+  // across GPUs is a peer copy.
 
   // A created stream skips the context query when this thread made the context current last.
   Status stream_synchronize(const BackendDevice& device, void* stream) noexcept;
 
-  // module_load: ptx, cubin and fatbin (no options: compile with devrt::nvrtc to pass compiler
-  // options); the JIT's error and info logs go to `log`.
+  // module_load, module_unload, module_function (GpuDriverOperations): ptx, cubin and fatbin (no
+  // options: compile with devrt::nvrtc to pass compiler options); the JIT's error and info logs
+  // go to `log`.
   // launch: dynamic shared memory above 48 KiB raises the function's
   // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (up to the device's opt-in limit). With a
   // 12.4+ driver the argument count and sizes are checked against the kernel's parameters.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::ptx, ModuleFormat::cubin, ModuleFormat::fatbin};
   static constexpr bool checked_launch_arguments = true;
-  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
-                            const char* options, BuildLog& log) noexcept;
-  Status module_unload(const BackendDevice& device, void* module) noexcept;
-  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
   // Graphs: the run issued through launch and copy to a stream of its own under
   // cuStreamBeginCapture (thread-local mode), instantiated (cuGraphInstantiateWithFlags) and
@@ -90,9 +87,11 @@ public:
   Status stream_synchronize(const BackendDevice&, void*) noexcept { return Status(); }
 };
 
-static_assert(Backend<CudaBackend> && BackendDeviceLifecycle<CudaBackend> && BackendEvents<CudaBackend> && BackendTargetDetection<CudaBackend> &&
-              BackendModules<CudaBackend> && AddressableMemory<CudaBackend> && BackendGraphs<CudaBackend>);
-static_assert(Backend<CudaHostBackend> && BackendDeviceLifecycle<CudaHostBackend> && HostAccessibleMemory<CudaHostBackend>);
+static_assert(Backend<CudaBackend> && BackendDeviceLifecycle<CudaBackend> && BackendEvents<CudaBackend> &&
+              BackendTargetDetection<CudaBackend> && BackendModules<CudaBackend> && AddressableMemory<CudaBackend> &&
+              BackendGraphs<CudaBackend>);
+static_assert(Backend<CudaHostBackend> && BackendDeviceLifecycle<CudaHostBackend> &&
+              HostAccessibleMemory<CudaHostBackend>);
 
 } // namespace devrt::cuda
 

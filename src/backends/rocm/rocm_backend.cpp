@@ -126,12 +126,6 @@ struct HipFunction {
   int static_shared = 0;
 };
 
-struct HipModule {
-  hipModule_t module = nullptr;
-  std::mutex mutex;
-  std::vector<std::unique_ptr<HipFunction>> functions;
-};
-
 } // namespace
 
 // ---- The driver traits of the operations HIP shares with CUDA (core/gpu_driver.hpp) ------------
@@ -170,7 +164,57 @@ struct RocmDriver {
   static constexpr detail::DriverCall event_query{"hipEventQuery", &Api::hipEventQuery};
   static constexpr detail::DriverCall stream_wait_event{"hipStreamWaitEvent", &Api::hipStreamWaitEvent};
   static constexpr detail::DriverCall event_elapsed{"hipEventElapsedTime", &Api::hipEventElapsedTime};
+  static constexpr detail::DriverCall memcpy_htod{"hipMemcpyHtoDAsync", &Api::hipMemcpyHtoDAsync};
+  static constexpr detail::DriverCall memcpy_dtoh{"hipMemcpyDtoHAsync", &Api::hipMemcpyDtoHAsync};
+  static constexpr detail::DriverCall memcpy_dtod{"hipMemcpyDtoDAsync", &Api::hipMemcpyDtoDAsync};
+  static constexpr detail::DriverCall module_unload{"hipModuleUnload", &Api::hipModuleUnload};
+
+  static constexpr DeviceKind kind = RocmBackend::kind;
+  static constexpr std::string_view kName = RocmBackend::name;
+  static constexpr std::string_view kLoadOptionsAdvice = "";
+  using ModuleHandle = hipModule_t;
+  using Function = HipFunction;
+  // Across two devices: hipMemcpyPeerAsync with the destination current.
+  static Status peer_copy(const CopyDesc& desc, void* dst, void* src, hipStream_t stream) noexcept {
+    const Api& api = runtime().api;
+    DEVRT_RETURN_IF_ERROR(rocm::activate(api, desc.dst_device_id));
+    DEVRT_HIP_CHECK(api, "hipMemcpyPeerAsync",
+                    api.hipMemcpyPeerAsync(dst, desc.dst_device_id, src, desc.src_device_id, desc.nbytes, stream));
+    return Status();
+  }
+  static Status check_image(const BackendDevice& device, const ModuleImageInfo& image) noexcept {
+    return detail::check_rocm_image_fits(image, state_of(device).processor);
+  }
+  static Result<hipModule_t> load_image(ModuleFormat, std::span<const std::byte> data, BuildLog&) noexcept {
+    const Api& api = runtime().api;
+    hipModule_t module = nullptr;
+    DEVRT_HIP_CHECK(api, "hipModuleLoadData", api.hipModuleLoadData(&module, data.data()));
+    return module;
+  }
+  static Result<std::unique_ptr<HipFunction>> make_function(const BackendDevice& device, hipModule_t module,
+                                                            const char* name) noexcept;
 };
+
+// The kernel and its limits (HIP cannot report a kernel's parameters).
+Result<std::unique_ptr<HipFunction>> RocmDriver::make_function(const BackendDevice& device, hipModule_t module,
+                                                               const char* name) noexcept {
+  const Api& api = runtime().api;
+  const HipDevice& d = state_of(device);
+  hipFunction_t function = nullptr;
+  hipError_t code = api.hipModuleGetFunction(&function, module, name);
+  if (code == hipErrorNotFound || code == hipErrorInvalidDeviceFunction) {
+    return make_error(ErrorCode::not_found, "the code object has no kernel '", name, "'");
+  }
+  DEVRT_HIP_CHECK(api, "hipModuleGetFunction", code);
+  auto f = std::make_unique<HipFunction>();
+  f->function = function;
+  f->name = name;
+  int max_threads = d.max_threads;
+  static_cast<void>(api.hipFuncGetAttribute(&max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
+  static_cast<void>(api.hipFuncGetAttribute(&f->static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
+  f->limits = detail::GpuLimits::of(d, max_threads);
+  return f;
+}
 
 // ---- Discovery -------------------------------------------------------------------------------
 
@@ -211,95 +255,7 @@ Result<Target> RocmBackend::detect_target(const BackendDevice& device) noexcept 
 
 // ---- Memory ----------------------------------------------------------------------------------
 
-Status RocmBackend::copy(const CopyDesc& desc) noexcept {
-  const Api& api = runtime().api;
-  const auto rocm = static_cast<std::int32_t>(RocmBackend::kind);
-  auto* src = const_cast<std::byte*>(static_cast<const std::byte*>(desc.src)) + desc.src_offset;
-  auto* dst = static_cast<std::byte*>(desc.dst) + desc.dst_offset;
-  hipStream_t stream = stream_of(desc.stream);
-  if (desc.src_kind != rocm) {
-    DEVRT_RETURN_IF_ERROR(activate(api, desc.dst_device_id));
-    DEVRT_HIP_CHECK(api, "hipMemcpyHtoDAsync", api.hipMemcpyHtoDAsync(dst, src, desc.nbytes, stream));
-    return Status();
-  }
-  if (desc.dst_kind != rocm) {
-    DEVRT_RETURN_IF_ERROR(activate(api, desc.src_device_id));
-    DEVRT_HIP_CHECK(api, "hipMemcpyDtoHAsync", api.hipMemcpyDtoHAsync(dst, src, desc.nbytes, stream));
-    return Status();
-  }
-  DEVRT_RETURN_IF_ERROR(activate(api, desc.dst_device_id));
-  if (desc.src_device_id == desc.dst_device_id) {
-    DEVRT_HIP_CHECK(api, "hipMemcpyDtoDAsync", api.hipMemcpyDtoDAsync(dst, src, desc.nbytes, stream));
-    return Status();
-  }
-  DEVRT_HIP_CHECK(api, "hipMemcpyPeerAsync",
-                  api.hipMemcpyPeerAsync(dst, desc.dst_device_id, src, desc.src_device_id, desc.nbytes, stream));
-  return Status();
-}
-
 // ---- Modules ---------------------------------------------------------------------------------
-
-Result<void*> RocmBackend::module_load(const BackendDevice& device, ModuleFormat, std::span<const std::byte> data,
-                                       const char* options, BuildLog&) noexcept {
-  const Api& api = runtime().api;
-  if (options[0] != '\0') {
-    return make_error(ErrorCode::invalid_argument, "the rocm backend takes no load options (got '", options, "')");
-  }
-  Result<ModuleImageInfo> image = inspect_module_image(data);
-  if (!image.ok()) return std::move(image).status();
-  if (image->format != ModuleFormat::hsaco) {
-    return make_error(ErrorCode::invalid_argument, "the bytes are a ", module_format_name(image->format),
-                      ", not an AMD GPU code object");
-  }
-  DEVRT_RETURN_IF_ERROR(detail::check_rocm_image_fits(*image, state_of(device).processor));
-  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
-  hipModule_t module = nullptr;
-  DEVRT_HIP_CHECK(api, "hipModuleLoadData", api.hipModuleLoadData(&module, data.data()));
-  auto* handle = new (std::nothrow) HipModule();
-  if (handle == nullptr) {
-    static_cast<void>(api.hipModuleUnload(module));
-    return make_error(ErrorCode::out_of_memory, "no memory for a module");
-  }
-  handle->module = module;
-  return static_cast<void*>(handle);
-}
-
-Status RocmBackend::module_unload(const BackendDevice& device, void* handle) noexcept {
-  const Api& api = runtime().api;
-  auto* module = static_cast<HipModule*>(handle);
-  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
-  hipError_t code = api.hipModuleUnload(module->module);
-  delete module;
-  DEVRT_HIP_CHECK(api, "hipModuleUnload", code);
-  return Status();
-}
-
-Result<void*> RocmBackend::module_function(const BackendDevice& device, void* handle, const char* name) noexcept {
-  const Api& api = runtime().api;
-  const HipDevice& d = state_of(device);
-  auto* module = static_cast<HipModule*>(handle);
-  std::lock_guard<std::mutex> lock(module->mutex);
-  for (const auto& function : module->functions) {
-    if (function->name == name) return static_cast<void*>(function.get());
-  }
-  DEVRT_RETURN_IF_ERROR(activate(api, device.index));
-  hipFunction_t function = nullptr;
-  hipError_t code = api.hipModuleGetFunction(&function, module->module, name);
-  if (code == hipErrorNotFound || code == hipErrorInvalidDeviceFunction) {
-    return make_error(ErrorCode::not_found, "the code object has no kernel '", name, "'");
-  }
-  DEVRT_HIP_CHECK(api, "hipModuleGetFunction", code);
-  auto f = std::make_unique<HipFunction>();
-  f->function = function;
-  f->name = name;
-  int max_threads = d.max_threads;
-  static_cast<void>(api.hipFuncGetAttribute(&max_threads, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
-  static_cast<void>(api.hipFuncGetAttribute(&f->static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function));
-  f->limits = detail::GpuLimits::of(d, max_threads);
-  void* result = f.get();
-  module->functions.push_back(std::move(f));
-  return result;
-}
 
 Status RocmBackend::launch(const BackendDevice& device, void* handle, const LaunchDesc& desc) noexcept {
   const Api& api = runtime().api;

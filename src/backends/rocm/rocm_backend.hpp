@@ -36,16 +36,13 @@ public:
   // max_threads_per_block, thread_warp_size.
   Result<Target> detect_target(const BackendDevice& device) noexcept;
 
-  // Queued on the stream in every direction (hipMemcpy*Async); across GPUs a peer copy.
-  Status copy(const CopyDesc& desc) noexcept;
+  // copy (GpuDriverOperations): queued on the stream in every direction (hipMemcpy*Async);
+  // across GPUs a peer copy.
 
-  // module_load: hsaco only, no options. HIP cannot report a kernel's parameters, so launches
-  // check extents and shared memory but not argument types.
+  // module_load, module_unload, module_function (GpuDriverOperations): hsaco only, no options.
+  // HIP cannot report a kernel's parameters, so launches check extents and shared memory but not
+  // argument types.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::hsaco};
-  Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
-                            const char* options, BuildLog& log) noexcept;
-  Status module_unload(const BackendDevice& device, void* module) noexcept;
-  Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
 };
 
