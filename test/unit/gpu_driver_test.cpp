@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CUDA/HIP shared operations (core/gpu_driver.hpp) as a template: what they hand each entry
+// The CUDA/HIP shared operations (backend_support/gpu_driver.hpp) as a template: what they hand each entry
 // point and what they make of its answers, over a table of plain functions standing in for one
 // API's shape. The backends themselves run against real drivers in the conformance suite.
-#include "core/gpu_driver.hpp"
+#include "backend_support/gpu_driver.hpp"
 #include "support/over_aligned.hpp"
 
 #include <catch2/catch.hpp>

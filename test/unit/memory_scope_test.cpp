@@ -6,7 +6,7 @@
 #include <devrt/devrt.hpp>
 #include <devrt/registry.hpp>
 
-#include "core/gpu_texture.hpp"
+#include "backend_support/gpu_texture.hpp"
 #include "core/memory_scope.hpp"
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 #include <devrt/config.hpp>
 #include <devrt/module.hpp>
 
-#include "core/gpu_launch.hpp"
+#include "backend_support/gpu_launch.hpp"
 
 using devrt::ErrorCode;
 using devrt::ModuleFormat;

@@ -2,7 +2,7 @@
 #include "cpu_backend.hpp"
 
 #if !DEVRT_BARE_METAL
-#include "core/clock_events.hpp"
+#include "backend_support/clock_events.hpp"
 #endif
 
 #include <atomic>

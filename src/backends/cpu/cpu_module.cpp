@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel_signature.hpp"
+#include "backend_support/kernel_signature.hpp"
 
 #if defined(__linux__) && __has_include(<dlfcn.h>) && !defined(DEVRT_SINGLE_THREADED)
 #define DEVRT_CPU_SHARED_OBJECTS 1

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_driver.hpp"
-#include "core/gpu_launch.hpp"
+#include "backend_support/gpu_driver.hpp"
+#include "backend_support/gpu_launch.hpp"
 #include "cuda_api.hpp"
 #include "support/dynamic_library.hpp"
 #include "support/fault_injection.hpp"
@@ -236,7 +236,7 @@ bool read_parameters(const Api& api, CuFunction& f) {
 
 } // namespace
 
-// ---- The driver traits of the operations CUDA shares with HIP (core/gpu_driver.hpp) ------------
+// ---- The driver traits of the operations CUDA shares with HIP (backend_support/gpu_driver.hpp) ------------
 
 struct CudaDriver {
   using Api = cuda::Api;

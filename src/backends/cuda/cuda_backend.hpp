@@ -14,7 +14,7 @@
 #include <devrt/backend.hpp>
 #include <devrt/config.hpp>
 
-#include "core/gpu_driver.hpp"
+#include "backend_support/gpu_driver.hpp"
 
 namespace devrt::cuda {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/clock_events.hpp"
+#include "backend_support/clock_events.hpp"
 
 // The architecture this image was compiled for (clang defines __HEXAGON_ARCH__, 66 for v66).
 #if defined(__HEXAGON_ARCH__)

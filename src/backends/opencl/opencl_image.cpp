@@ -3,7 +3,7 @@
 // <= 0.22's layout), copied whole to and from host memory (clEnqueueWriteImage /
 // clEnqueueReadImage) or a buffer of the same device (clEnqueueCopyBufferToImage /
 // clEnqueueCopyImageToBuffer).
-#include "core/gpu_texture.hpp"
+#include "backend_support/gpu_texture.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_state.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel_signature.hpp"
+#include "backend_support/kernel_signature.hpp"
 #include "opencl_state.hpp"
 
 namespace devrt::opencl {

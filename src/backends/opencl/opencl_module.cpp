@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/gpu_launch.hpp"
-#include "core/kernel_signature.hpp"
+#include "backend_support/gpu_launch.hpp"
+#include "backend_support/kernel_signature.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_kernel.hpp"
 #include "opencl_state.hpp"

@@ -18,7 +18,7 @@
 
 #include <devrt/backend.hpp>
 
-#include "core/gpu_freed_buffers.hpp"
+#include "backend_support/gpu_freed_buffers.hpp"
 #include "opencl_api.hpp"
 #include "support/dynamic_library.hpp"
 
@@ -91,7 +91,7 @@ Result<bool> rgba_image_supported(const Api& api, const ClDevice& device, cl_cha
 // The backend's process-wide state, discovered on first use.
 Runtime& runtime() noexcept;
 
-// The buffers this backend freed lately (core/gpu_freed_buffers.hpp), checked by copies and
+// The buffers this backend freed lately (backend_support/gpu_freed_buffers.hpp), checked by copies and
 // launches before the driver sees a handle.
 detail::FreedBuffers& freed_buffers() noexcept;
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_driver.hpp"
-#include "core/gpu_launch.hpp"
+#include "backend_support/gpu_driver.hpp"
+#include "backend_support/gpu_launch.hpp"
 #include "rocm_api.hpp"
 #include "support/dynamic_library.hpp"
 #include "support/fault_injection.hpp"
@@ -128,7 +128,7 @@ struct HipFunction {
 
 } // namespace
 
-// ---- The driver traits of the operations HIP shares with CUDA (core/gpu_driver.hpp) ------------
+// ---- The driver traits of the operations HIP shares with CUDA (backend_support/gpu_driver.hpp) ------------
 
 struct RocmDriver {
   using Api = rocm::Api;

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <new>
 
-#include "core/gpu_launch.hpp"
+#include "backend_support/gpu_launch.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_launch.hpp"
+#include "backend_support/gpu_launch.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
 

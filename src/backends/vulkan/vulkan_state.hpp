@@ -21,9 +21,9 @@
 
 #include <devrt/backend.hpp>
 
-#include "core/gpu_freed_buffers.hpp"
+#include "backend_support/gpu_freed_buffers.hpp"
 
-#include "core/kernel_signature.hpp"
+#include "backend_support/kernel_signature.hpp"
 #include "support/dynamic_library.hpp"
 #include "vulkan_api.hpp"
 #include "vulkan_memory.hpp"
@@ -265,7 +265,7 @@ struct Runtime {
 
 // The backend's process-wide state, discovered on first use.
 Runtime& runtime() noexcept;
-// The allocations this backend freed lately (core/gpu_freed_buffers.hpp): copies and launches
+// The allocations this backend freed lately (backend_support/gpu_freed_buffers.hpp): copies and launches
 // check their handles here before dereferencing them.
 detail::FreedBuffers& freed_buffers() noexcept;
 // The device, lost or not: for destroying what was made on it.

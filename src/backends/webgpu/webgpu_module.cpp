@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel_signature.hpp"
+#include "backend_support/kernel_signature.hpp"
 #include "webgpu_backend.hpp"
 #include "webgpu_state.hpp"
 #include "webgpu_wgsl.hpp"

@@ -21,7 +21,7 @@
 
 #include <devrt/backend.hpp>
 
-#include "core/gpu_freed_buffers.hpp"
+#include "backend_support/gpu_freed_buffers.hpp"
 #include "support/dynamic_library.hpp"
 #include "webgpu_api.hpp"
 #include "webgpu_target.hpp"
@@ -98,7 +98,7 @@ struct Allocation {
   std::uint64_t size = 0;
 };
 
-// The buffer records this backend freed lately (core/gpu_freed_buffers.hpp): copies and launches
+// The buffer records this backend freed lately (backend_support/gpu_freed_buffers.hpp): copies and launches
 // check their handles here before dereferencing them.
 detail::FreedBuffers& freed_buffers() noexcept;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/kernel_signature.hpp"
+#include "backend_support/kernel_signature.hpp"
 
 #include <devrt/detail/message.hpp>
 #include <devrt/dtype.hpp>

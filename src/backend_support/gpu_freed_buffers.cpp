@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The buffers a GPU backend freed lately (core/gpu_freed_buffers.hpp).
-#include "core/gpu_freed_buffers.hpp"
+// The buffers a GPU backend freed lately (backend_support/gpu_freed_buffers.hpp).
+#include "backend_support/gpu_freed_buffers.hpp"
 
 namespace devrt::detail {
 

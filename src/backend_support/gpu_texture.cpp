@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Images over buffers whose rows the caller places: the pitch and the bytes they cover.
-#include "core/gpu_texture.hpp"
+#include "backend_support/gpu_texture.hpp"
 
 #include <devrt/device.hpp>
 

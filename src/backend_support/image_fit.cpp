@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Whether a GPU module image can run on a device: the CUDA and ROCm rules, from
 // inspect_module_image's architectures alone (no driver).
-#include "core/gpu_launch.hpp"
+#include "backend_support/gpu_launch.hpp"
 
 #include <cstdlib>
 #include <string>
