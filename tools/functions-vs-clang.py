@@ -24,6 +24,9 @@ FUNCTION_KINDS = {
     cindex.CursorKind.FUNCTION_DECL, cindex.CursorKind.CXX_METHOD, cindex.CursorKind.CONSTRUCTOR,
     cindex.CursorKind.DESTRUCTOR, cindex.CursorKind.FUNCTION_TEMPLATE, cindex.CursorKind.CONVERSION_FUNCTION,
 }
+# Statements walked for the declarations in them (a local class's methods): a function's
+# statements are otherwise not walked, which is most of the tree.
+DESCENDED_STATEMENTS = {cindex.CursorKind.COMPOUND_STMT, cindex.CursorKind.DECL_STMT}
 # Arguments libclang does not need or GCC alone understands.
 SKIPPED_WITH_VALUE = {"-o", "-MF", "-MQ", "-MT"}
 
@@ -70,7 +73,8 @@ def clang_functions(build, root, trees):
                 path = os.path.normpath(location.file.name)
                 if not path.startswith(prefixes):
                     continue
-                stack.append(child)
+                if child.kind.is_declaration() or child.kind in DESCENDED_STATEMENTS:
+                    stack.append(child)
                 if child.kind not in FUNCTION_KINDS or not child.is_definition() or child.is_default_method():
                     continue
                 if path not in lines_of:
