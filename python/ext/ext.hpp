@@ -66,6 +66,10 @@ State& state() noexcept;
 PyObject* raise_status(devrt_status status) noexcept;
 // The same returning -1, for slots that return int.
 int raise_status_int(devrt_status status) noexcept;
+// None, or raise_status(status) for a failed call.
+PyObject* none_or_raise(devrt_status status) noexcept;
+// A str of a C API string handed over through char** (freed here), or nullptr with the error set.
+PyObject* take_text(devrt_status status, char* text) noexcept;
 
 // Strict conversions: TypeError for a non-integer (bool and float included), OverflowError out
 // of [minimum, maximum], ValueError below a minimum that the range allows to be reported so.

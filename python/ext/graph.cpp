@@ -31,8 +31,7 @@ PyObject* graph_begin_capture(PyObject*, PyObject* stream_object) noexcept {
   devrt_stream_ref stream{};
   if (!to_given_stream(stream_object, &stream)) return nullptr;
   devrt_status status = devrt_graph_begin_capture(&stream);
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  return none_or_raise(status);
 }
 
 // graph_end_capture(stream) -> capsule
@@ -58,8 +57,7 @@ PyObject* graph_launch(PyObject*, PyObject* args) noexcept {
   if (graph == nullptr || !to_stream(stream_object, &stream, &use_stream)) return nullptr;
   devrt_status status = DEVRT_STATUS_OK;
   Py_BEGIN_ALLOW_THREADS status = devrt_graph_launch(graph, use_stream ? &stream : nullptr);
-  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  Py_END_ALLOW_THREADS return none_or_raise(status);
 }
 
 // graph_update(capsule, launch_index, args: tuple)
@@ -80,8 +78,7 @@ PyObject* graph_update(PyObject*, PyObject* args) noexcept {
   }
   devrt_status status =
       devrt_graph_update(graph, static_cast<std::size_t>(index), converted, static_cast<std::size_t>(count));
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  return none_or_raise(status);
 }
 
 // graph_info(capsule) -> (node_count, launch_count, mode name)

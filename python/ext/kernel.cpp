@@ -298,8 +298,7 @@ PyObject* function_launch(PyObject* self, PyObject* const* args, Py_ssize_t narg
   Py_BEGIN_ALLOW_THREADS status =
       devrt_function_launch(function, grid, block, static_cast<std::size_t>(shared), converted,
                             static_cast<std::size_t>(count), use_stream ? &stream : nullptr);
-  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  Py_END_ALLOW_THREADS return none_or_raise(status);
 }
 
 PyMethodDef kFunctionMethods[] = {

@@ -66,8 +66,7 @@ PyObject* empty_cache(PyObject*, PyObject* arg) noexcept {
   Py_BEGIN_ALLOW_THREADS;
   status = devrt_empty_cache(device);
   Py_END_ALLOW_THREADS;
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  return none_or_raise(status);
 }
 
 PyObject* reset_peak_memory_stats(PyObject*, PyObject* arg) noexcept {

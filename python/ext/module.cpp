@@ -34,6 +34,18 @@ int raise_status_int(devrt_status status) noexcept {
   return -1;
 }
 
+PyObject* none_or_raise(devrt_status status) noexcept {
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  Py_RETURN_NONE;
+}
+
+PyObject* take_text(devrt_status status, char* text) noexcept {
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  PyObject* out = PyUnicode_DecodeUTF8(text, static_cast<Py_ssize_t>(std::strlen(text)), "replace");
+  devrt_string_free(text);
+  return out;
+}
+
 bool to_int64(PyObject* value, const char* what, std::int64_t minimum, std::int64_t maximum,
               std::int64_t* out) noexcept {
   if (PyBool_Check(value) || !PyIndex_Check(value)) {

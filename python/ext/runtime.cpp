@@ -11,14 +11,6 @@ namespace {
 
 constexpr const char* kStreamCapsule = "devrt_stream";
 
-// A str of a C API string handed over through char** (freed here), or nullptr with the error set.
-PyObject* take_text(devrt_status status, char* text) noexcept {
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  PyObject* out = PyUnicode_DecodeUTF8(text, static_cast<Py_ssize_t>(std::char_traits<char>::length(text)), "replace");
-  devrt_string_free(text);
-  return out;
-}
-
 // A str argument as UTF-8 without NUL bytes (the C API takes C strings).
 const char* to_name(PyObject* value, const char* what) noexcept {
   if (!PyUnicode_Check(value)) {
@@ -85,8 +77,7 @@ PyObject* device_synchronize(PyObject*, PyObject* device_object) noexcept {
   devrt_status status = DEVRT_STATUS_OK;
   Py_BEGIN_ALLOW_THREADS status = devrt_device_synchronize(device);
   if (status == DEVRT_STATUS_UNSUPPORTED) status = devrt_stream_synchronize(devrt_current_stream(device));
-  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  Py_END_ALLOW_THREADS return none_or_raise(status);
 }
 
 // ---- Streams: a capsule owns one devrt_stream --------------------------------------------------
@@ -121,8 +112,7 @@ PyObject* stream_synchronize(PyObject*, PyObject* capsule) noexcept {
   if (stream == nullptr) return nullptr;
   devrt_status status = DEVRT_STATUS_OK;
   Py_BEGIN_ALLOW_THREADS status = devrt_stream_synchronize(devrt_stream_get_ref(stream));
-  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  Py_END_ALLOW_THREADS return none_or_raise(status);
 }
 
 // ---- Backends and plugins ----------------------------------------------------------------------

@@ -164,8 +164,7 @@ PyObject* copy(PyObject*, PyObject* args) noexcept {
     return nullptr;
   }
   devrt_status status = devrt_tensor_copy(dst, src, use_stream ? &stream : nullptr);
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  return none_or_raise(status);
 }
 
 PyObject* to(PyObject*, PyObject* args) noexcept {
@@ -205,8 +204,7 @@ PyObject* host_copy(PyObject* args, bool from_host) noexcept {
                      : devrt_tensor_copy_to_host(tensor, view.buf, static_cast<std::size_t>(view.len));
   Py_END_ALLOW_THREADS;
   PyBuffer_Release(&view);
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  return none_or_raise(status);
 }
 PyObject* copy_from_host(PyObject*, PyObject* args) noexcept { return host_copy(args, true); }
 PyObject* copy_to_host(PyObject*, PyObject* args) noexcept { return host_copy(args, false); }

@@ -73,19 +73,6 @@ private:
   std::vector<const char*> pointers_;
 };
 
-// A str of a C API string handed over through char** (freed here), or nullptr with the error set.
-PyObject* take_string(devrt_status status, char* text) noexcept {
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  PyObject* out = PyUnicode_DecodeUTF8(text, static_cast<Py_ssize_t>(std::char_traits<char>::length(text)), "replace");
-  devrt_string_free(text);
-  return out;
-}
-
-PyObject* none_or_raise(devrt_status status) noexcept {
-  if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
-}
-
 PyObject* pair_or_raise(devrt_status status, int first, int second) noexcept {
   if (status != DEVRT_STATUS_OK) return raise_status(status);
   return Py_BuildValue("(ii)", first, second);
@@ -94,7 +81,7 @@ PyObject* pair_or_raise(devrt_status status, int first, int second) noexcept {
 PyObject* find_cxx_compiler(PyObject*, PyObject*) noexcept {
   char* path = nullptr;
   devrt_status status = devrt_tc_find_cxx_compiler(&path);
-  return take_string(status, path);
+  return take_text(status, path);
 }
 
 // compile(kind, output, inputs, options, compiler, launcher, env, working_directory)
@@ -145,7 +132,7 @@ PyObject* target_triple(PyObject*, PyObject* compiler) noexcept {
   if (!compiler_path.set(compiler, true)) return nullptr;
   char* triple = nullptr;
   devrt_status status = devrt_tc_target_triple(compiler_path.get(), &triple);
-  return take_string(status, triple);
+  return take_text(status, triple);
 }
 
 PyObject* global_symbol_sections(PyObject*, PyObject* path) noexcept {
@@ -153,13 +140,13 @@ PyObject* global_symbol_sections(PyObject*, PyObject* path) noexcept {
   if (!file.set(path, false)) return nullptr;
   char* json = nullptr;
   devrt_status status = devrt_tc_global_symbol_sections(file.get(), &json);
-  return take_string(status, json);
+  return take_text(status, json);
 }
 
 PyObject* find_cuda_path(PyObject*, PyObject*) noexcept {
   char* path = nullptr;
   devrt_status status = devrt_tc_find_cuda_path(&path);
-  return take_string(status, path);
+  return take_text(status, path);
 }
 
 PyObject* cuda_version(PyObject*, PyObject* path) noexcept {
@@ -216,7 +203,7 @@ PyObject* find_lld(PyObject*, PyObject* preferred) noexcept {
   }
   char* path = nullptr;
   devrt_status status = devrt_tc_find_lld(static_cast<int>(major), &path);
-  return take_string(status, path);
+  return take_text(status, path);
 }
 
 PyObject* rocm_link(PyObject*, PyObject* args) noexcept {
@@ -278,7 +265,7 @@ PyObject* tar_extract(PyObject*, PyObject* args) noexcept {
   char* names = nullptr;
   devrt_status status = DEVRT_STATUS_OK;
   Py_BEGIN_ALLOW_THREADS status = devrt_tc_tar_extract(file.get(), folder.get(), &names);
-  Py_END_ALLOW_THREADS return take_string(status, names);
+  Py_END_ALLOW_THREADS return take_text(status, names);
 }
 
 } // namespace

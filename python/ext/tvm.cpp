@@ -121,8 +121,7 @@ PyObject* tvm_library_call(PyObject*, PyObject* args) noexcept {
   }
   devrt_status status = DEVRT_STATUS_OK;
   Py_BEGIN_ALLOW_THREADS status = devrt_tvm_library_call(library, name, converted.data(), converted.size());
-  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  Py_END_ALLOW_THREADS return none_or_raise(status);
 }
 
 PyObject* tvm_library_synchronize(PyObject*, PyObject* capsule) noexcept {
@@ -130,8 +129,7 @@ PyObject* tvm_library_synchronize(PyObject*, PyObject* capsule) noexcept {
   if (library == nullptr) return nullptr;
   devrt_status status = DEVRT_STATUS_OK;
   Py_BEGIN_ALLOW_THREADS status = devrt_tvm_library_synchronize(library);
-  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Py_RETURN_NONE;
+  Py_END_ALLOW_THREADS return none_or_raise(status);
 }
 
 } // namespace
