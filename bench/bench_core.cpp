@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Core benchmarks. Each devrt figure has its raw counterpart in the same run; bench/report.py
 // prints the ratios. Names: <what>/<devrt|raw variant>/<size>.
+#include <devrt/backend/direct.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/direct.hpp>
 #include <devrt/graph.hpp>
 #include <devrt/plugin.hpp>
-#include <devrt/registry.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -88,7 +88,7 @@ void call_checked_copy(benchmark::State& state) {
   }
 }
 
-// The compile-time path (devrt/direct.hpp): the same checks as devrt::copy, no table.
+// The compile-time path (devrt/backend/direct.hpp): the same checks as devrt::copy, no table.
 void call_compile_time_copy(benchmark::State& state) {
   alignas(64) char src[64] = {1}, dst[64];
   for (auto _ : state) {

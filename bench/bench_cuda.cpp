@@ -4,10 +4,10 @@
 // workspace pool, H2D/D2H at 1 MiB and 256 MiB from pinned and pageable memory. Plus NVRTC cold
 // vs cached compiles, which need no GPU. Names: cuda/<what>/<variant>; bench/report.py prints the
 // ratios. Without a CUDA device the cuda/* rows report an error and the nvrtc/* rows still run.
+#include <devrt/backend/workspace_pool.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/graph.hpp>
 #include <devrt/nvrtc.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -6,9 +6,9 @@
 // its device name. A backend without a driver is skipped with its reason (printed, and recorded
 // in the context as "skipped <backend>"), never aborting the run. bench/report.py prints the
 // ratios, one row per device.
+#include <devrt/backend/workspace_pool.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/graph.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include <benchmark/benchmark.h>
 

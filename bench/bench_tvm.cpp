@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/tvm.hpp>
 
 namespace {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Spawned by bench-core to time process start: `registry` makes the registry ready and counts
 // the CPU devices (what any devrt program does first); `empty` does nothing.
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 
 #include <cstring>
 

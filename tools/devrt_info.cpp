@@ -18,13 +18,13 @@
 #pragma GCC diagnostic pop
 #endif
 
-#include <devrt/attribute_value.hpp>
+#include <devrt/backend/attribute_value.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/format.hpp>
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
-#include <devrt/registry.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -120,7 +120,7 @@ def stem(path):
 def component(path, header_stems):
     """The component a file belongs to (the docs' rule)."""
     name = stem(path)
-    if path.startswith("include/devrt/detail/") and "_" in name:
+    if path.startswith(("include/devrt/detail/", "include/devrt/backend/detail/")) and "_" in name:
         owner = name.split("_", 1)[0]
         if owner in header_stems:
             return owner

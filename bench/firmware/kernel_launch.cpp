@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Size point (c): (b) plus a CPU kernel launched through a module loaded from a kernel table.
-#include <devrt/cpu_kernels.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/module.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Size point (d): (b)'s round trip through the compile-time path (devrt/direct.hpp): the CPU
+// Size point (d): (b)'s round trip through the compile-time path (devrt/backend/direct.hpp): the CPU
 // backend called directly, with the run-time path's checks, no table and no registry.
-#include <devrt/backends/cpu.hpp>
-#include <devrt/direct.hpp>
+#include <devrt/backend/cpu.hpp>
+#include <devrt/backend/direct.hpp>
 
 #include <cstdint>
 

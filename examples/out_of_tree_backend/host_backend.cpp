@@ -2,7 +2,7 @@
 // An out-of-tree devrt backend built as a plugin: host memory served under the ext_dev device
 // kind. It uses nothing but devrt's installed headers and library; devrt finds it through
 // DEVRT_PLUGIN_PATH (or <libdir>/devrt) as libdevrt_example.so.
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -14,7 +14,7 @@
 
 namespace devrt {
 
-// Numeric values are part of the backend C ABI (devrt/backend_abi.h); append only.
+// Numeric values are part of the backend C ABI (devrt/backend/backend_abi.h); append only.
 enum class Attribute : std::int32_t {
   exist = 0,                       // bool
   max_threads_per_block = 1,       // int64
@@ -106,7 +106,7 @@ Status read_attribute(Device device, Attribute attribute, std::optional<Dim3>* o
 
 // One attribute with its static type: std::nullopt when the backend does not report it (not an
 // error). `exist` never fails. The run-time form, get_attribute(device, attribute), is in
-// <devrt/attribute_value.hpp>. Thread-safe.
+// <devrt/backend/attribute_value.hpp>. Thread-safe.
 template <Attribute A>
 Result<std::optional<attribute_t<A>>> get_attribute(Device device) noexcept {
   if constexpr (A == Attribute::exist) {

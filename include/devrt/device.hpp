@@ -16,7 +16,7 @@
 #include <devrt/dtype.hpp>
 #include <devrt/status.hpp>
 
-// A backend's C table (devrt/backend_abi.h), held by pointer in application types.
+// A backend's C table (devrt/backend/backend_abi.h), held by pointer in application types.
 struct devrt_backend_table;
 
 namespace devrt {
@@ -90,7 +90,7 @@ inline constexpr Device kHostDevice{DeviceKind::cpu, 0};
 inline constexpr std::size_t kDefaultAlignment = 64;
 inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 20;
 
-// The backend side, for backend authors and tools (<devrt/registry.hpp>, <devrt/backend_abi.h>).
+// The backend side, for backend authors and tools (<devrt/backend/registry.hpp>, <devrt/backend/backend_abi.h>).
 // Application types (Buffer, Stream, Module, ...) hold a backend by its table pointer and name
 // these types only in declarations, so that applications do not compile the backend API.
 class BackendRef;

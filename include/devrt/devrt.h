@@ -31,7 +31,7 @@
 
 #include <dlpack/dlpack.h>
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 
 #ifdef __cplusplus
 extern "C" {

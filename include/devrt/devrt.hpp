@@ -7,10 +7,10 @@
 //   <devrt/discovery.hpp>       every backend (available or why not) and every present device
 //   <devrt/build_info.hpp>      what this devrt was built with: version, backends, options
 //   <devrt/plugin.hpp>          loading backend plugins at run time
-//   <devrt/workspace_pool.hpp>  managing workspace pools
+//   <devrt/backend/workspace_pool.hpp>  managing workspace pools
 //   <devrt/memory_stats.hpp>    memory statistics, the allocation history, shutdown()
-//   <devrt/attribute_value.hpp> attributes chosen at run time, as one std::variant
-//   <devrt/backend.hpp>         backend authors: concepts, the C ABI, the registry, registrars
+//   <devrt/backend/attribute_value.hpp> attributes chosen at run time, as one std::variant
+//   <devrt/backend/backend.hpp>         backend authors: concepts, the C ABI, the registry, registrars
 #ifndef DEVRT_DEVRT_HPP
 #define DEVRT_DEVRT_HPP
 

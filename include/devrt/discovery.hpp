@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What this process can use: every backend registered (compiled in or loaded from a plugin) with
 // its availability and device count, and every present device. For applications; the same walk
-// devrt-info makes, without the backend-author headers (<devrt/registry.hpp>).
+// devrt-info makes, without the backend-author headers (<devrt/backend/registry.hpp>).
 #ifndef DEVRT_DISCOVERY_HPP
 #define DEVRT_DISCOVERY_HPP
 

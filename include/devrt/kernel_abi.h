@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The values and plain structs that the application API (devrt::ErrorCode, devrt::ModuleFormat,
- * devrt::KernelArg) shares with the backend C ABI (devrt/backend_abi.h): status codes, module
+ * devrt::KernelArg) shares with the backend C ABI (devrt/backend/backend_abi.h): status codes, module
  * formats and kernel arguments. No functions and no tables: applications see this header, backend
  * authors see it through backend_abi.h. Append only; the numbers are ABI. */
 #ifndef DEVRT_KERNEL_ABI_H

@@ -99,7 +99,7 @@ public:
   bool empty() const noexcept { return size_ == 0; }
   MemorySpan span() const noexcept { return MemorySpan{device_, data_, size_}; }
   operator MemorySpan() const noexcept { return span(); }
-  // The backend that owns the memory (<devrt/registry.hpp>).
+  // The backend that owns the memory (<devrt/backend/registry.hpp>).
   BackendRef backend() const noexcept;
 
   // Frees the memory now (into the cache when it came from one). Returns the backend's answer

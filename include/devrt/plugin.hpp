@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Backend plugins: shared objects (libdevrt_<name>.so) that hand the registry their backend
-// tables through one C entry point (DEVRT_PLUGIN_ENTRY, devrt/backend.hpp).
+// tables through one C entry point (DEVRT_PLUGIN_ENTRY, devrt/backend/backend.hpp).
 //
 // With -Dplugins=true every GPU-API backend is such a plugin, installed into <libdir>/devrt/.
 // Autoload runs once, on the first use of Registry::global(): it loads each built-in plugin that

@@ -37,7 +37,7 @@ char* duplicate_message(std::string_view text) noexcept;
 void free_message(char* message) noexcept;
 
 // Takes an error's message out of a Status, and makes a Status own one, without copying: how a
-// built-in backend hands its error to the core (devrt/backend.hpp, export_status).
+// built-in backend hands its error to the core (devrt/backend/backend.hpp, export_status).
 struct StatusAccess;
 } // namespace detail
 

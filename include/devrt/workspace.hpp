@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Workspaces: temporary device blocks from per-device pools (TVM's AllocWorkspace/FreeWorkspace).
-// The pools themselves (WorkspacePool, workspace_pool()) are in <devrt/workspace_pool.hpp>.
+// The pools themselves (WorkspacePool, workspace_pool()) are in <devrt/backend/workspace_pool.hpp>.
 #ifndef DEVRT_WORKSPACE_HPP
 #define DEVRT_WORKSPACE_HPP
 

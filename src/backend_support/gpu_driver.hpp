@@ -38,8 +38,8 @@
 #include <type_traits>
 #include <vector>
 
-#include <devrt/backend.hpp>
-#include <devrt/module_image.hpp>
+#include <devrt/backend/backend.hpp>
+#include <devrt/backend/module_image.hpp>
 
 namespace devrt::detail {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/dtype.hpp>
 #include <devrt/target.hpp>
 

@@ -3,7 +3,7 @@
 #ifndef DEVRT_SRC_CORE_GPU_TEXTURE_HPP
 #define DEVRT_SRC_CORE_GPU_TEXTURE_HPP
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 #include <devrt/status.hpp>
 
 #include <cstddef>

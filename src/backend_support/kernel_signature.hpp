@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 #include <devrt/module.hpp>
 #include <devrt/status.hpp>
 

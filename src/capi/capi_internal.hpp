@@ -4,16 +4,16 @@
 #ifndef DEVRT_CAPI_CAPI_INTERNAL_HPP
 #define DEVRT_CAPI_CAPI_INTERNAL_HPP
 
-#include <devrt/attribute_value.hpp>
+#include <devrt/backend/attribute_value.hpp>
+#include <devrt/backend/registry.hpp>
+#include <devrt/backend/workspace_pool.hpp>
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.h>
 #include <devrt/devrt.hpp>
 #include <devrt/graph.hpp>
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/timing.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include <cstdint>
 #include <cstring>

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/comm/communicator.hpp>
-#include <devrt/registry.hpp>
 
 namespace devrt::comm::detail {
 

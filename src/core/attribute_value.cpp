@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Typed attribute reads (get_attribute<A>) over the run-time form.
 #include <devrt/attribute.hpp>
-#include <devrt/attribute_value.hpp>
+#include <devrt/backend/attribute_value.hpp>
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a backend table's thunks hand back across the C ABI: attribute values, target JSON and
-// module bytes, into caller-provided storage (devrt/backend.hpp).
-#include <devrt/backend.hpp>
+// module bytes, into caller-provided storage (devrt/backend/backend.hpp).
+#include <devrt/backend/backend.hpp>
 
 #include <string_view>
 #include <variant>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // BackendRef: C++ calls over one backend table, each error naming backend, device and call.
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
-#include <devrt/detail/module_checks.hpp>
+#include <devrt/backend/detail/module_checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/module.hpp>
 
@@ -34,7 +34,7 @@ void append_part(detail::MessageBuilder& m, const DeviceLabel& label) noexcept {
   if (kind != label.table->name) m.append(")");
 }
 
-// The error buffer of one table call: accepts a handed-over message (devrt/backend_abi.h) and
+// The error buffer of one table call: accepts a handed-over message (devrt/backend/backend_abi.h) and
 // frees one that no error took.
 class ErrorBuffer {
 public:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/build_info.hpp>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/config.hpp>
 #include <devrt/plugin.hpp>
-#include <devrt/registry.hpp>
 
 #include "build_info_config.hpp"
 #include "build_revision.hpp"

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 
 // Marks code that runs once, when the registry becomes ready: the linker groups .text.startup.*
 // together, so that start-up touches one or two pages of code instead of one per source file

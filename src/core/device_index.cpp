@@ -5,7 +5,7 @@
 // caches (device_record.cpp closes records, and with them the pools).
 #include "core/device_record.hpp"
 
-#include <devrt/direct.hpp>
+#include <devrt/backend/direct.hpp>
 
 #include <new>
 #include <utility>

@@ -12,10 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <devrt/backend/detail/mutex.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/config.hpp>
-#include <devrt/detail/mutex.hpp>
 #include <devrt/device.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/status.hpp>
 
 #include "core/memory_ledger.hpp"

@@ -2,7 +2,7 @@
 // devrt::backends() and devrt::devices(): the registry walk behind <devrt/discovery.hpp>.
 #include <devrt/discovery.hpp>
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
 namespace devrt {
 

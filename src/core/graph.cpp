@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include <devrt/detail/memory_checks.hpp>
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/memory_checks.hpp>
+#include <devrt/backend/detail/mutex.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string_view>
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 #include <devrt/config.hpp>
 #include <devrt/device.hpp>
 #include <devrt/status.hpp>

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include <devrt/detail/mutex.hpp>
-#include <devrt/direct.hpp>
+#include <devrt/backend/detail/mutex.hpp>
+#include <devrt/backend/direct.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 #include <devrt/device.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/status.hpp>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <devrt/detail/host_copy.hpp>
+#include <devrt/backend/detail/host_copy.hpp>
 
 #include <devrt/config.hpp>
 

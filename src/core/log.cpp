@@ -3,7 +3,7 @@
 
 #include <devrt/config.hpp>
 
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/mutex.hpp>
 
 #include <atomic>
 #include <cstdio>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/memory.hpp>
 
+#include <devrt/backend/detail/memory_checks.hpp>
+#include <devrt/backend/registry.hpp>
+#include <devrt/backend/workspace_pool.hpp>
 #include <devrt/config.hpp>
-#include <devrt/detail/memory_checks.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <new>
 #include <optional>
 
-#include <devrt/detail/host_copy.hpp>
+#include <devrt/backend/detail/host_copy.hpp>
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"

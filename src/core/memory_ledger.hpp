@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include <devrt/backend/detail/mutex.hpp>
 #include <devrt/config.hpp>
-#include <devrt/detail/mutex.hpp>
 #include <devrt/device.hpp>
 
 namespace devrt::detail {

@@ -2,7 +2,7 @@
 // Memory scopes: TVM's names, its texture flattening rule, and a device's limits per scope.
 #include "core/memory_scope.hpp"
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
 namespace devrt {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/memory_stats.hpp>
 
-#include <devrt/workspace_pool.hpp>
+#include <devrt/backend/workspace_pool.hpp>
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <devrt/backend/registry.hpp>
 #include <devrt/module.hpp>
-#include <devrt/registry.hpp>
 
-#include <devrt/detail/module_checks.hpp>
+#include <devrt/backend/detail/module_checks.hpp>
 #include <devrt/log.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/stream.hpp>

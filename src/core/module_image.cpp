@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Module image inspection: formats and architectures from headers alone, so that a backend can
 // refuse an image for the wrong device with a sentence instead of a driver code.
-#include <devrt/module_image.hpp>
+#include <devrt/backend/module_image.hpp>
 
 #include <cstdio>
 #include <cstring>

@@ -3,7 +3,7 @@
 // there, and the checks that keep a broken plugin from touching the registry.
 #include <devrt/plugin.hpp>
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/log.hpp>
 
 #include <cerrno>

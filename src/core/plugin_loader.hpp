@@ -3,7 +3,7 @@
 #ifndef DEVRT_SRC_CORE_PLUGIN_LOADER_HPP
 #define DEVRT_SRC_CORE_PLUGIN_LOADER_HPP
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
 namespace devrt::detail {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The registry: validating and storing backend tables, lookups, and the device queries over the
 // process-wide registry. Start-up (built-in backends, autoload) is in startup.cpp.
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
 #include <devrt/log.hpp>
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Start-up: the process-wide registry, filled with the built-in backends on first use (or by the
 // first DEVRT_REGISTER_BACKEND), then the plugins' autoload.
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/config.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
 
 #include <atomic>
 
 #include "core/builtin_backends.hpp"
 #include "core/plugin_loader.hpp"
-#include <devrt/detail/host_copy.hpp>
+#include <devrt/backend/detail/host_copy.hpp>
 
 #if DEVRT_WITH_CPU
 extern "C" const devrt_backend_table devrt_backend_table_cpu;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/stream.hpp>
 
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/mutex.hpp>
 #include <devrt/log.hpp>
 
 #include <new>

@@ -8,9 +8,9 @@
 #include <new>
 #include <vector>
 
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/mutex.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/stream.hpp>
 
 namespace devrt::detail {

@@ -2,7 +2,7 @@
 // Target: attributes, JSON serialisation and parsing, and detection through the backends.
 #include <devrt/target.hpp>
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
 #include <algorithm>
 #include <charconv>

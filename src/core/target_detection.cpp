@@ -3,8 +3,8 @@
 // from the Target class (target.cpp), which backends and plugins use without device records.
 #include <devrt/target.hpp>
 
-#include <devrt/detail/mutex.hpp>
-#include <devrt/registry.hpp>
+#include <devrt/backend/detail/mutex.hpp>
+#include <devrt/backend/registry.hpp>
 
 #include <algorithm>
 #include <iterator>

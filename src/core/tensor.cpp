@@ -3,7 +3,7 @@
 #include "core/graph_capture.hpp"
 #include "core/tensor_internal.hpp"
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/workspace.hpp>
 
 #include <cstdlib>

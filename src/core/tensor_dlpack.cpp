@@ -2,7 +2,7 @@
 // DLPack exchange: export a Tensor as DLManagedTensor(Versioned), import one after validating it.
 #include "core/tensor_internal.hpp"
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 
 #include <cstdlib>
 #include <cstring>

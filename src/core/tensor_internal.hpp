@@ -3,7 +3,7 @@
 #ifndef DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
 #define DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
 
-#include <devrt/backend_abi.h>
+#include <devrt/backend/backend_abi.h>
 #include <devrt/memory.hpp>
 #include <devrt/tensor.hpp>
 #include <devrt/workspace.hpp>

@@ -9,9 +9,9 @@
 #include "core/memory_scope.hpp"
 #include "core/tensor_internal.hpp"
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
 #include <devrt/module.hpp>
-#include <devrt/registry.hpp>
 
 #include <new>
 

@@ -2,8 +2,8 @@
 // Timer and TimeEvaluator (devrt/timing.hpp): TVM's semantics over devrt's timed events.
 #include <devrt/timing.hpp>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
 
 #include <algorithm>
 #include <atomic>

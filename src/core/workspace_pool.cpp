@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/workspace.hpp>
 
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/mutex.hpp>
+#include <devrt/backend/registry.hpp>
+#include <devrt/backend/workspace_pool.hpp>
 #include <devrt/log.hpp>
-#include <devrt/registry.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/stream.hpp>
 #include <devrt/workspace.hpp>
 

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <devrt/registry.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/stream.hpp>
 
 #include "core/plugin_file.hpp"

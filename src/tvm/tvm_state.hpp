@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/mutex.hpp>
 #include <devrt/module.hpp>
 #include <devrt/tvm.hpp>
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/comm.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/comm.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The compiled-in backends' device kinds must be distinct: the generated list of built-in
 // backends static_asserts it as below. Here null's kind appears twice (a copy that kept it).
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/config.hpp>
 
 #ifdef DEVRT_EXPECT_OK

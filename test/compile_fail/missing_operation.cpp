@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compiled by compile_fail/run.sh twice: with DEVRT_EXPECT_OK the backend is complete and must
 // compile; without it `free` is missing and compilation must fail naming devrt::Backend.
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 
 namespace {
 

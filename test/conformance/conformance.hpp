@@ -5,7 +5,7 @@
 #ifndef DEVRT_TEST_CONFORMANCE_HPP
 #define DEVRT_TEST_CONFORMANCE_HPP
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/devrt.hpp>
 
 // Every unit of the suite sees Catch's listener interfaces (skips.cpp defines a listener): one

@@ -8,8 +8,8 @@
 
 #include "paths.hpp"
 
+#include <devrt/backend/cpu_kernel.h>
 #include <devrt/config.hpp>
-#include <devrt/cpu_kernel.h>
 #include <devrt/device.hpp>
 
 #include <array>

@@ -5,13 +5,13 @@
 // 0 only when every check held. Runs on hosts and under QEMU (Cortex-M4, Hexagon).
 #include "core_cases.hpp"
 
-#include <devrt/backends/cpu.hpp>
+#include <devrt/backend/cpu.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/config.hpp>
-#include <devrt/cpu_kernels.hpp>
-#include <devrt/registry.hpp>
 
 #if DEVRT_WITH_HEXAGON
-#include <devrt/backends/hexagon.hpp>
+#include <devrt/backend/hexagon.hpp>
 #endif
 
 #include <cstdio>

@@ -3,8 +3,8 @@
 // memory a live graph touches is not given to anyone else, whoever frees it, until the graph is
 // destroyed. The sequence a user met (issue 53): capture c = a + a, drop c, allocate a new buffer
 // of the same size (the Buffer cache's first choice is c's memory), fill it with 7s, replay.
-#include <devrt/backends/cpu.hpp>
-#include <devrt/direct.hpp>
+#include <devrt/backend/cpu.hpp>
+#include <devrt/backend/direct.hpp>
 #include <devrt/graph.hpp>
 #include <devrt/memory_stats.hpp>
 #include <devrt/tensor.hpp>

@@ -20,7 +20,7 @@
 #include <thread>
 #include <variant>
 
-#include <devrt/cpu_kernels.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
 #include <devrt/nvrtc.hpp>
 
 #include "../kernels/cpu_kernels.hpp"

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include <devrt/cpu_kernels.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
 #include <devrt/nvrtc.hpp>
 
 #include "../kernels/cpu_kernels.hpp"

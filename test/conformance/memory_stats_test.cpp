@@ -4,8 +4,8 @@
 // snapshot, and closing every device with memory still held.
 #include "conformance.hpp"
 
+#include <devrt/backend/workspace_pool.hpp>
 #include <devrt/memory_stats.hpp>
-#include <devrt/workspace_pool.hpp>
 
 #include <atomic>
 #include <cstdio>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The two ways to reach a backend, as types the core cases (core_cases.hpp) are instantiated with:
 // RuntimePath goes through the registry and the C table (devrt::Buffer, devrt::copy ...),
-// DirectPath<B> through devrt/direct.hpp (no table, no registry). One source, two instantiations.
+// DirectPath<B> through devrt/backend/direct.hpp (no table, no registry). One source, two instantiations.
 #ifndef DEVRT_TEST_CONFORMANCE_PATHS_HPP
 #define DEVRT_TEST_CONFORMANCE_PATHS_HPP
 
-#include <devrt/direct.hpp>
+#include <devrt/backend/direct.hpp>
 #include <devrt/memory.hpp>
 #include <devrt/module.hpp>
 #include <devrt/stream.hpp>

@@ -7,8 +7,8 @@
 //
 // Usage: test-exhaustion <backend>; exit 77 skips with the reason (sanitizers reserve terabytes of
 // address space, so the cap cannot be applied under them).
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 
 #include <sys/resource.h>
 

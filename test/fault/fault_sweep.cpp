@@ -15,7 +15,7 @@
 //
 // Usage: test-fault-sweep <backend> [--releases | --discovery | --device-lost | --shutdown]; exit 77 skips with
 // the reason. DEVRT_SWEEP_ONLY=<symbol> limits a sweep to one entry point.
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/dlpack.hpp>
 #include <devrt/graph.hpp>

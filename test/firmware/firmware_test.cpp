@@ -8,9 +8,9 @@
 //   DEVRT_FIRMWARE_EXPECT_FAILURE  one check is wrong on purpose: proves a failure reaches the exit code
 //   DEVRT_FIRMWARE_NO_CONSTRUCTORS linked so that startup runs no static constructors, as on a
 //                                  Hexagon runtime that does not walk .init_array/.ctors
-#include <devrt/cpu_kernels.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 
 #include <array>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // libFuzzer target: inspect_module_image over arbitrary bytes (cubin, fatbin, PTX, AMD code
 // objects and offload bundles, SPIR-V, host ELF). A refusal is invalid_argument with a reason; an
 // accepted image names architectures of non-empty printable text.
-#include <devrt/module_image.hpp>
+#include <devrt/backend/module_image.hpp>
 
 #include <cstdint>
 #include <span>

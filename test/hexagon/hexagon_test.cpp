@@ -3,11 +3,11 @@
 // VTCM, copies between the scopes through both paths, an HVX kernel from a kernel table working
 // on VTCM, the attributes and the detected target. What every backend shares is in the core
 // conformance cases (test/conformance/core_cases.hpp), which also run here.
-#include <devrt/backends/hexagon.hpp>
-#include <devrt/cpu_kernels.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
+#include <devrt/backend/direct.hpp>
+#include <devrt/backend/hexagon.hpp>
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/direct.hpp>
-#include <devrt/registry.hpp>
 
 #include <cstdint>
 #include <cstdio>

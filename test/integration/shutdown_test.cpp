@@ -6,9 +6,9 @@
 //              test is that the process exits 0 (under ASan: no error, no leak).
 //   everything on the CPU alone, everything freed and then shutdown(): run under valgrind with
 //              every leak kind an error, nothing of devrt's may still be reachable.
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/memory_stats.hpp>
-#include <devrt/registry.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The conformance kernels as CPU kernels (devrt/cpu_kernel.h): each call runs one block, looping
+// The conformance kernels as CPU kernels (devrt/backend/cpu_kernel.h): each call runs one block, looping
 // over its threads; a barrier is the end of one loop. Built into the conformance test as a kernel
 // table and, unchanged, into a shared object that the CPU backend loads with dlopen.
-#include <devrt/cpu_kernel.h>
+#include <devrt/backend/cpu_kernel.h>
 
 #include <cstdint>
 #include <cstring>

@@ -3,7 +3,7 @@
 #ifndef DEVRT_TEST_KERNELS_CPU_KERNELS_HPP
 #define DEVRT_TEST_KERNELS_CPU_KERNELS_HPP
 
-#include <devrt/cpu_kernel.h>
+#include <devrt/backend/cpu_kernel.h>
 
 #include <cstddef>
 

@@ -8,7 +8,7 @@
 //   half_group     two tables, the second implementing the cpu device kind: both registered, it stands by
 //   twin           a good backend "twin"; its copy returns the status code it is given as nbytes,
 //                  so that every DEVRT_STATUS_* crosses a real plugin boundary
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 
 #include <cstring>
 

@@ -16,7 +16,7 @@ using namespace devrt::toolchain;
 namespace {
 
 // A CPU kernel as a JIT would generate it: C, compiled at run time, loaded as a module.
-constexpr const char* kKernelSource = R"(#include <devrt/cpu_kernel.h>
+constexpr const char* kKernelSource = R"(#include <devrt/backend/cpu_kernel.h>
 #include <stdint.h>
 #define EXPORT __attribute__((visibility("default")))
 EXPORT const char scale_add_devrt_signature[] = "buffer,buffer,float32,int32";

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <devrt/backend/module_image.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/module_image.hpp>
 #include <devrt/nvrtc.hpp>
 #include <devrt/toolchain/cuda.hpp>
 #include <devrt/toolchain/process.hpp>

@@ -5,8 +5,8 @@
 // cuda, in TVM <= 0.20's ABI and in tvm-ffi's (TVM >= 0.21), against the expected values;
 // refusals, coexistence with TVM's own runtime symbols (libtvm_runtime's and libtvm_ffi's), one
 // file loaded twice, calls from several threads.
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 #include <devrt/tvm.hpp>
 
 #include <catch2/catch.hpp>

@@ -3,7 +3,7 @@
 // and the rule of a device's lifetime: open from first use until shutdown() finds none of its
 // objects left, or else until the last of them goes. The backend counts what devrt opens and
 // closes, and the objects it makes.
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/graph.hpp>
 #include <devrt/memory_stats.hpp>

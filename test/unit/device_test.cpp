@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/discovery.hpp>
-#include <devrt/registry.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include <devrt/detail/host_copy.hpp>
+#include <devrt/backend/detail/host_copy.hpp>
 
 namespace {
 

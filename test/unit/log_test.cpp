@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/devrt.hpp>
 
 #include <catch2/catch.hpp>

@@ -3,8 +3,8 @@
 // tests), the texel types and limits a texture must fit, and the answer of a device without scopes.
 #include <catch2/catch.hpp>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/registry.hpp>
 
 #include "backend_support/gpu_texture.hpp"
 #include "core/memory_scope.hpp"

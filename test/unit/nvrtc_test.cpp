@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <devrt/backend/module_image.hpp>
 #include <devrt/config.hpp>
-#include <devrt/module_image.hpp>
 #include <devrt/nvrtc.hpp>
 
 using devrt::ErrorCode;

@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/plugin.hpp>
-#include <devrt/registry.hpp>
 
 using devrt::ErrorCode;
 using devrt::PluginLoad;

@@ -3,8 +3,8 @@
 // timed events read the monotonic clock, and the host-clock fallback on a backend without timed
 // events. TVM's own expectations (tests/python/runtime/test_runtime_measure.py) are here as
 // call counts; BenchmarkResult's are in test/python/test_timing.py.
-#include <devrt/backend.hpp>
-#include <devrt/backends/cpu.hpp>
+#include <devrt/backend/backend.hpp>
+#include <devrt/backend/cpu.hpp>
 #include <devrt/devrt.hpp>
 #include <devrt/timing.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU backend's internals: target-detection helpers (the type is in devrt/backends/cpu.hpp).
+// The CPU backend's internals: target-detection helpers (the type is in devrt/backend/cpu.hpp).
 #ifndef DEVRT_SRC_BACKENDS_CPU_CPU_BACKEND_HPP
 #define DEVRT_SRC_BACKENDS_CPU_CPU_BACKEND_HPP
 
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <devrt/backends/cpu.hpp>
+#include <devrt/backend/cpu.hpp>
 
 namespace devrt::cpu {
 

@@ -2,8 +2,8 @@
 // CPU kernel modules: in-process kernel tables and (on hosted Linux) shared objects.
 #include "cpu_backend.hpp"
 
-#include <devrt/cpu_kernels.hpp>
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/cpu_kernels.hpp>
+#include <devrt/backend/detail/mutex.hpp>
 
 #include <atomic>
 #include <cstdlib>

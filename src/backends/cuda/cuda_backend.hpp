@@ -11,7 +11,7 @@
 #ifndef DEVRT_SRC_BACKENDS_CUDA_CUDA_BACKEND_HPP
 #define DEVRT_SRC_BACKENDS_CUDA_CUDA_BACKEND_HPP
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/config.hpp>
 
 #include "backend_support/gpu_driver.hpp"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <devrt/backends/hexagon.hpp>
+#include <devrt/backend/hexagon.hpp>
 
-#include <devrt/detail/memory_checks.hpp>
-#include <devrt/detail/mutex.hpp>
+#include <devrt/backend/detail/memory_checks.hpp>
+#include <devrt/backend/detail/mutex.hpp>
 
 #include <cstdint>
 #include <string>

@@ -9,7 +9,7 @@
 #ifndef DEVRT_SRC_BACKENDS_OPENCL_OPENCL_BACKEND_HPP
 #define DEVRT_SRC_BACKENDS_OPENCL_OPENCL_BACKEND_HPP
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/config.hpp>
 
 namespace devrt::opencl {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 
 #include "backend_support/gpu_freed_buffers.hpp"
 #include "opencl_api.hpp"

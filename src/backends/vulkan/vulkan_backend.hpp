@@ -13,7 +13,7 @@
 #ifndef DEVRT_SRC_BACKENDS_VULKAN_VULKAN_BACKEND_HPP
 #define DEVRT_SRC_BACKENDS_VULKAN_VULKAN_BACKEND_HPP
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/config.hpp>
 
 namespace devrt::vulkan {

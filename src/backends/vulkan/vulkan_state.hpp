@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 
 #include "backend_support/gpu_freed_buffers.hpp"
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <string_view>
 
-#include <devrt/backend.hpp>
+#include <devrt/backend/backend.hpp>
 #include <devrt/config.hpp>
 
 namespace devrt::webgpu {

@@ -25,6 +25,9 @@ sanitize=""
 if [ -n "${DEVRT_CONSUMER_SANITIZE:-}" ]; then sanitize="-fsanitize=$DEVRT_CONSUMER_SANITIZE"; fi
 
 $cxx -std=c++20 -O2 $sanitize "$source" $flags -o "$work/plain"
+# The forwarding headers of 0.1.0's paths are installed and build without a warning.
+$cxx -std=c++20 -fsyntax-only -Wall -Wextra -Werror -DDEVRT_EXPECT_OK "$(dirname "$source")/moved_headers.cpp" \
+  $(pkg-config --define-variable=prefix="$work/root$prefix" --cflags devrt)
 "$work/plain" "$@"
 $cxx -std=c++20 -Os $sanitize -flto -ffunction-sections -fdata-sections "$source" $flags -Wl,--gc-sections -o "$work/lto"
 "$work/lto" "$@"
