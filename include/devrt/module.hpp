@@ -28,6 +28,40 @@ namespace devrt {
 
 class Tensor;
 
+namespace detail {
+// An immutable, NUL-terminated copy of a text that copies share (a reference count): a name an
+// object keeps, such as a Function's kernel name. Making one allocates (and can fail, leaving it
+// empty); copying one never allocates and cannot fail. The memory is devrt's own heap (the
+// firmware heap in bare-metal builds), never operator new. Copies and drops may happen on several
+// threads at once, as with std::shared_ptr.
+class SharedText {
+public:
+  SharedText() noexcept = default;
+  // A copy of `text`; empty (false) when there is no memory for it.
+  static SharedText make(std::string_view text) noexcept;
+
+  SharedText(const SharedText& other) noexcept : block_(other.block_) { retain(); }
+  SharedText(SharedText&& other) noexcept : block_(other.block_) { other.block_ = nullptr; }
+  SharedText& operator=(SharedText other) noexcept { // copy or move, then swap
+    Block* mine = block_;
+    block_ = other.block_;
+    other.block_ = mine;
+    return *this;
+  }
+  ~SharedText() { release(); }
+
+  explicit operator bool() const noexcept { return block_ != nullptr; }
+  std::string_view view() const noexcept;
+  const char* c_str() const noexcept; // "" when empty
+
+private:
+  struct Block;
+  void retain() const noexcept;
+  void release() noexcept;
+  Block* block_ = nullptr;
+};
+} // namespace detail
+
 // What the bytes given to Module::load are.
 enum class ModuleFormat : std::int32_t {
   host_table = DEVRT_MODULE_HOST_TABLE,       // CPU: the name of a table given to cpu::register_kernel_table
@@ -118,7 +152,7 @@ class Function {
 public:
   Function() noexcept = default;
 
-  const std::string& name() const noexcept { return name_; }
+  std::string_view name() const noexcept { return name_.view(); }
   Device device() const noexcept { return device_; }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 
@@ -143,7 +177,7 @@ private:
   Device device_;
   void* handle_ = nullptr;
   void* module_ = nullptr; // the backend's module it belongs to
-  std::string name_;
+  detail::SharedText name_;
 };
 
 // Code loaded on one device. Owns the backend's module; unloaded when the Module dies, which must

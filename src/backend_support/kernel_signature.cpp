@@ -11,9 +11,7 @@ void append_param(MessageBuilder& m, const KernelParam& param) {
   switch (param.kind) {
   case KernelParam::Kind::buffer: m.append("buffer"); break;
   case KernelParam::Kind::texture: m.append("texture"); break;
-  case KernelParam::Kind::scalar:
-    m.append(to_string(DataType{static_cast<DataTypeCode>(param.code), param.bits, 1}));
-    break;
+  case KernelParam::Kind::scalar: append_part(m, DataType{static_cast<DataTypeCode>(param.code), param.bits, 1}); break;
   case KernelParam::Kind::any_scalar:
     if (param.bits == 0) {
       m.append("scalar");
@@ -30,7 +28,7 @@ void append_arg(MessageBuilder& m, const devrt_kernel_arg& arg) {
   } else if (arg.kind == DEVRT_ARG_TEXTURE) {
     m.append("texture");
   } else {
-    m.append(to_string(DataType{static_cast<DataTypeCode>(arg.type_code), arg.type_bits, 1}));
+    append_part(m, DataType{static_cast<DataTypeCode>(arg.type_code), arg.type_bits, 1});
   }
 }
 
@@ -49,6 +47,7 @@ bool matches(const KernelParam& param, const devrt_kernel_arg& arg) noexcept {
 [[gnu::cold, gnu::noinline]] Status mismatch(std::string_view kernel, const KernelSignature& signature,
                                              const devrt_kernel_arg* args, std::uint32_t num_args,
                                              std::uint32_t first_bad) noexcept {
+  if constexpr (!DEVRT_ERROR_MESSAGES) return make_error(ErrorCode::invalid_argument); // the code alone
   MessageBuilder m;
   append_parts(m, "kernel '", kernel, "' takes ", signature.count,
                signature.count == 1 ? " argument (" : " arguments (");

@@ -3,10 +3,12 @@
 #include <devrt/backend/registry.hpp>
 
 #include <devrt/backend/detail/module_checks.hpp>
+#include <devrt/config.hpp>
 #include <devrt/log.hpp>
 #include <devrt/module.hpp>
 
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
@@ -77,6 +79,7 @@ private:
   if (code <= 0 || code > DEVRT_STATUS_LAST) {
     return make_error(ErrorCode::internal, table->name, " ", call, ": backend returned unknown status ", code);
   }
+  if constexpr (!DEVRT_ERROR_MESSAGES) return make_error(error); // the code alone (-Dlogging=false)
   detail::MessageBuilder m;
   if (id >= 0) {
     append_part(m, DeviceLabel{table, id});
@@ -88,12 +91,15 @@ private:
   m.append(": ");
   std::string_view reason = err.reason();
   if (reason.empty()) reason = error_code_name(error);
+#if !DEVRT_BARE_METAL
   if (m.view().size() + reason.size() >= detail::MessageBuilder::kCapacity) {
-    // A long reason (a build log) is kept whole, as the backend gave it.
+    // A long reason (a build log) is kept whole, as the backend gave it. A bare-metal backend has
+    // no build logs: the bounded builder keeps what fits, and no std::string is linked.
     std::string whole(m.view());
     whole += reason;
     return Status(error, whole);
   }
+#endif
   m.append(reason);
   return Status(error, m.view());
 }
@@ -430,15 +436,26 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   DEVRT_RETURN_IF_ERROR(detail::check_module_format(table_->name, Device{kind(), id}, module_formats(),
                                                     static_cast<ModuleFormat>(format)));
   DEVRT_COUNT_OBJECT(device, id);
+#if DEVRT_BARE_METAL
+  // No backend of a bare-metal build writes a build log (kernel tables are not compiled): a short
+  // buffer on the stack for one, and no heap.
+  char text[256] = {};
+  constexpr std::size_t kLogCapacity = sizeof text;
+#else
   // Big enough for any build log a person reads; longer ones are cut.
   constexpr std::size_t kLogCapacity = 64 * 1024;
   std::string text(kLogCapacity, '\0');
+#endif
   void* module = nullptr;
   ErrorBuffer err;
   std::int32_t code = table_->module_load(device, format, data, size, options != nullptr ? options : "", &module,
-                                          text.data(), text.size(), err.get());
-  text.resize(detail::bounded_length(text.data(), text.size()));
-  if (log != nullptr) *log = text;
+                                          std::data(text), kLogCapacity, err.get());
+  std::string_view log_text(std::data(text), detail::bounded_length(std::data(text), kLogCapacity));
+#if DEVRT_BARE_METAL
+  if (log != nullptr) log->clear(); // no log, and no std::string growth code in the image
+#else
+  if (log != nullptr) log->assign(log_text.data(), log_text.size());
+#endif
   if (code == 0 && module != nullptr) return module;
   detail::object_destroyed(*this, id);
   if (code == 0) {
@@ -448,12 +465,16 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   detail::append_parts(call, "module_load(", module_format_name(static_cast<ModuleFormat>(format)), ", ", size,
                        " bytes)");
   Status status = backend_error(table_, id, call.c_str(), code, err);
-  if (text.empty()) return status;
+#if DEVRT_BARE_METAL
+  return status;
+#else
+  if (log_text.empty()) return status;
   // The log can be long: it goes after the short message, outside the bounded builder.
   std::string message(status.message());
   message += "\n--- build log ---\n";
-  message += text;
+  message += log_text;
   return Status(status.code(), message);
+#endif
 }
 
 Status BackendRef::module_unload(std::int32_t id, void* module) const noexcept {

@@ -6,40 +6,41 @@
 // the program with a message instead, which is what -fno-exceptions promises anyway.
 //
 // Every definition is weak: an application's own operator new or __throw_* takes precedence.
+// The heap behind operator new is the firmware heap (devrt/firmware_heap.h), as for all of devrt.
+#include <devrt/firmware_heap.h>
 #include <devrt/status.hpp>
 
 #include <cstddef>
-#include <cstdio>
 #include <cstdlib>
 #include <new>
 
 #include <bits/functexcept.h> // libstdc++ declares these noreturn here
 
 namespace {
+// One fatal printer for all of devrt (status.cpp).
 [[noreturn]] void fail(const char* what) noexcept {
-  static_cast<void>(std::fputs("devrt: fatal: ", stderr));
-  static_cast<void>(std::fputs(what, stderr));
-  static_cast<void>(std::fputs(" (no exceptions in this build)\n", stderr));
-  std::abort();
+  devrt::detail::fatal_status(what, devrt::Status(devrt::ErrorCode::internal, "no exceptions in this build"));
 }
 } // namespace
 
+// devrt's own objects use nothrow new, which answers nullptr (out_of_memory) when the firmware heap
+// (devrt/firmware_heap.h) is full; the throwing forms are here for code of the application's.
+[[gnu::weak]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return devrt_firmware_allocate(size != 0 ? size : 1, alignof(std::max_align_t));
+}
+[[gnu::weak]] void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return ::operator new(size, std::nothrow);
+}
 [[gnu::weak]] void* operator new(std::size_t size) {
-  void* p = std::malloc(size != 0 ? size : 1);
+  void* p = ::operator new(size, std::nothrow);
   if (p == nullptr) fail("operator new: out of memory");
   return p;
 }
 [[gnu::weak]] void* operator new[](std::size_t size) { return ::operator new(size); }
-[[gnu::weak]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return std::malloc(size != 0 ? size : 1);
-}
-[[gnu::weak]] void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return std::malloc(size != 0 ? size : 1);
-}
-[[gnu::weak]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::weak]] void operator delete[](void* p) noexcept { std::free(p); }
-[[gnu::weak]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::weak]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::weak]] void operator delete(void* p) noexcept { devrt_firmware_free(p); }
+[[gnu::weak]] void operator delete[](void* p) noexcept { devrt_firmware_free(p); }
+[[gnu::weak]] void operator delete(void* p, std::size_t) noexcept { devrt_firmware_free(p); }
+[[gnu::weak]] void operator delete[](void* p, std::size_t) noexcept { devrt_firmware_free(p); }
 
 // libstdc++'s reporting hooks, declared noreturn in bits/functexcept.h.
 namespace std {

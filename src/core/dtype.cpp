@@ -121,11 +121,14 @@ Result<DataType> parse_data_type(std::string_view text) noexcept {
     }
   }
   if (entry == nullptr) return malformed();
-  std::string_view rest = text.substr(entry->name.size());
+  // remove_prefix and a length, not substr: nothing here can be out of range, and substr's
+  // throwing check would link libstdc++'s __throw_out_of_range_fmt into firmware.
+  std::string_view rest = text;
+  rest.remove_prefix(entry->name.size());
   std::string_view lanes_text;
   if (std::size_t x = rest.find('x'); x != std::string_view::npos) {
-    lanes_text = rest.substr(x + 1);
-    rest = rest.substr(0, x);
+    lanes_text = std::string_view(rest.data() + x + 1, rest.size() - x - 1);
+    rest = std::string_view(rest.data(), x);
     if (lanes_text.empty()) return malformed();
   }
   unsigned bits = 0;

@@ -20,6 +20,7 @@
 #include "core/graph_capture.hpp"
 #include "core/stream_pool.hpp"
 #include "support/environment.hpp"
+#include "support/heap.hpp"
 
 namespace devrt {
 namespace {
@@ -59,10 +60,11 @@ Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::si
   return backend.copy(side.id, desc);
 }
 
+#if !DEVRT_BARE_METAL
 // Between two backends that cannot reach each other's memory: through a host buffer, blocking.
 Status copy_staged(BackendRef src_backend, const MemorySpan& src, std::size_t src_offset, BackendRef dst_backend,
                    const MemorySpan& dst, std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
-  void* bounce = std::malloc(nbytes);
+  void* bounce = detail::heap_allocate(nbytes);
   if (bounce == nullptr) {
     return make_error(ErrorCode::out_of_memory, "copy ", src.device, " -> ", dst.device, ": no host memory for a ",
                       nbytes, "-byte bounce buffer");
@@ -73,9 +75,10 @@ Status copy_staged(BackendRef src_backend, const MemorySpan& src, std::size_t sr
   if (status.ok()) status = src_backend.stream_synchronize(src.device.id, src_stream.handle);
   if (status.ok()) status = copy_with(dst_backend, dst.device, host, 0, dst, dst_offset, nbytes, stream);
   if (status.ok()) status = dst_backend.stream_synchronize(dst.device.id, stream.handle);
-  std::free(bounce);
+  detail::heap_free(bounce);
   return status;
 }
+#endif
 
 } // namespace
 
@@ -444,8 +447,13 @@ namespace {
       return *captured;
   }
   if (!handler) {
+#if DEVRT_BARE_METAL
+    // The backends of a bare-metal build (cpu, hexagon) all address host memory: never reached.
+    return make_error(ErrorCode::internal, "copy ", src.device, " -> ", dst.device, ": no backend reaches both");
+#else
     if (stream.device != side) return detail::copy_stream_error(src, dst, stream.device, side, true);
     return copy_staged(src_backend, src, src_offset, dst_backend, dst, dst_offset, nbytes, stream);
+#endif
   }
   if (stream.device != side) [[unlikely]]
     return detail::copy_stream_error(src, dst, stream.device, side, false);

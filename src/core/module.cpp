@@ -100,6 +100,7 @@ namespace {
 [[gnu::cold, gnu::noinline]] Status argument_error(Device function_device, std::string_view function_name,
                                                    const LaunchConfig& config, std::size_t index,
                                                    const devrt_kernel_arg& arg, bool accepts_textures) noexcept {
+  if constexpr (!DEVRT_ERROR_MESSAGES) return make_error(ErrorCode::invalid_argument); // the code alone
   detail::MessageBuilder reason;
   detail::append_parts(reason, "argument ", index, ": ");
   if (arg.kind == DEVRT_ARG_BUFFER) {
@@ -156,13 +157,13 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
     return make_error(ErrorCode::invalid_argument, "launch: empty Function (not obtained from Module::function)");
   devrt_kernel_arg raw[kMaxKernelArgs];
   devrt_launch_desc desc;
-  DEVRT_RETURN_IF_ERROR(
-      detail::check_launch(device_, name_, config, args, stream, raw, desc, BackendRef(backend_).has_textures()));
+  DEVRT_RETURN_IF_ERROR(detail::check_launch(device_, name_.view(), config, args, stream, raw, desc,
+                                             BackendRef(backend_).has_textures()));
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> captured = detail::capture_launch(device_, handle_, module_, name_, desc))
+    if (std::optional<Status> captured = detail::capture_launch(device_, handle_, module_, name_.view(), desc))
       return *captured;
   }
-  return BackendRef(backend_).launch(device_.id, handle_, desc, name_);
+  return BackendRef(backend_).launch(device_.id, handle_, desc, name_.view());
 }
 
 namespace detail {
@@ -256,7 +257,11 @@ Result<Module> Module::load(Device device, ModuleFormat format, std::span<const 
     return make_error(ErrorCode::invalid_argument, device, " module_load(", module_format_name(format), "): the ",
                       data.size(), " bytes are not ", module_format_name(format), " source but ", binary);
   }
-  std::string options_text(options);
+  detail::SharedText options_text = detail::SharedText::make(options);
+  if (!options_text) {
+    return make_error(ErrorCode::out_of_memory, device, " module_load(", module_format_name(format),
+                      "): no memory for the options");
+  }
   Result<void*> handle = backend->module_load(device.id, static_cast<std::int32_t>(format), data.data(), data.size(),
                                               options_text.c_str(), build_log);
   if (!handle.ok()) return std::move(handle).status();
@@ -287,10 +292,11 @@ Result<Module> Module::load_file(Device device, ModuleFormat format, const char*
 
 Result<Function> Module::function(std::string_view name) const noexcept {
   if (handle_ == nullptr) return make_error(ErrorCode::invalid_argument, "function: empty Module");
-  std::string name_text(name);
-  if (name_text.empty() || name_text.find('\0') != std::string::npos) {
+  if (name.empty() || name.find('\0') != std::string_view::npos) {
     return make_error(ErrorCode::invalid_argument, device_, " function: the name is empty or contains a NUL");
   }
+  detail::SharedText name_text = detail::SharedText::make(name);
+  if (!name_text) return make_error(ErrorCode::out_of_memory, device_, " function: no memory for the name");
   Result<void*> handle = BackendRef(backend_).module_function(device_.id, handle_, name_text.c_str());
   if (!handle.ok()) return std::move(handle).status();
   Function function;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "support/heap.hpp"
+
 namespace devrt {
 
 std::string_view error_code_name(ErrorCode code) noexcept {
@@ -28,7 +30,7 @@ std::string_view error_code_name(ErrorCode code) noexcept {
 namespace detail {
 
 char* duplicate_message(std::string_view text) noexcept {
-  char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+  char* copy = static_cast<char*>(heap_allocate(text.size() + 1, 1));
   if (copy != nullptr) {
     if (!text.empty()) std::char_traits<char>::copy(copy, text.data(), text.size());
     copy[text.size()] = '\0';
@@ -36,7 +38,7 @@ char* duplicate_message(std::string_view text) noexcept {
   return copy;
 }
 
-void free_message(char* message) noexcept { std::free(message); }
+void free_message(char* message) noexcept { heap_free(message); }
 
 void append_message_parts(MessageBuilder& m, const MessagePart* parts, std::size_t count) noexcept {
   for (std::size_t i = 0; i < count; ++i) {
@@ -64,7 +66,11 @@ void fatal_status([[maybe_unused]] const char* what, [[maybe_unused]] const Stat
   append_parts(line, "devrt: fatal: ", what, ": ", error_code_name(status.code()), ": ", status.message(), "\n");
   static_cast<void>(std::fwrite(line.view().data(), 1, line.view().size(), stderr));
 #endif
+#if DEVRT_BARE_METAL
+  std::_Exit(134); // abort()'s exit status, without the signal machinery abort() links (138 B on Cortex-M4)
+#else
   std::abort();
+#endif
 }
 
 } // namespace detail

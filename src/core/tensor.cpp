@@ -2,6 +2,7 @@
 // Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
 #include "core/graph_capture.hpp"
 #include "core/tensor_internal.hpp"
+#include "support/heap.hpp"
 
 #include <devrt/backend/registry.hpp>
 #include <devrt/workspace.hpp>
@@ -170,17 +171,18 @@ Tensor::~Tensor() { reset(); }
 
 void Tensor::reset() noexcept {
   if (storage_ != nullptr) detail::release(std::exchange(storage_, nullptr));
-  if (heap_dims_ != nullptr) std::free(std::exchange(heap_dims_, nullptr));
+  if (heap_dims_ != nullptr) detail::heap_free(std::exchange(heap_dims_, nullptr));
   ndim_ = 0;
   contiguous_ = true;
   scope_ = MemoryScope::global;
 }
 
 bool Tensor::resize_dims(std::int32_t ndim) noexcept {
-  if (heap_dims_ != nullptr) std::free(std::exchange(heap_dims_, nullptr));
+  if (heap_dims_ != nullptr) detail::heap_free(std::exchange(heap_dims_, nullptr));
   ndim_ = 0;
   if (ndim > kInlineDims) {
-    heap_dims_ = static_cast<std::int64_t*>(std::malloc(sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim)));
+    heap_dims_ =
+        static_cast<std::int64_t*>(detail::heap_allocate(sizeof(std::int64_t) * 2 * static_cast<std::size_t>(ndim)));
     if (heap_dims_ == nullptr) return false;
   }
   ndim_ = ndim;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DLPack exchange: export a Tensor as DLManagedTensor(Versioned), import one after validating it.
 #include "core/tensor_internal.hpp"
+#include "support/heap.hpp"
 
 #include <devrt/backend/registry.hpp>
 
@@ -24,7 +25,7 @@ template <class Managed>
 void exported_deleter(Managed* self) noexcept {
   if (self == nullptr) return;
   detail::release(static_cast<TensorStorage*>(self->manager_ctx));
-  std::free(self);
+  detail::heap_free(self);
 }
 
 template <class Managed>
@@ -37,7 +38,7 @@ Result<Managed*> export_tensor(const Tensor& tensor, const char* call) noexcept 
   }
   static_assert(sizeof(Managed) % alignof(std::int64_t) == 0);
   const auto ndim = static_cast<std::size_t>(tensor.ndim());
-  void* block = std::malloc(sizeof(Managed) + 2 * ndim * sizeof(std::int64_t));
+  void* block = detail::heap_allocate(sizeof(Managed) + 2 * ndim * sizeof(std::int64_t));
   if (block == nullptr) return make_error(ErrorCode::out_of_memory, call, " on ", tensor.device(), ": no memory");
   auto* managed = ::new (block) Managed{};
   auto* dims = reinterpret_cast<std::int64_t*>(static_cast<std::byte*>(block) + sizeof(Managed));
@@ -192,7 +193,7 @@ Result<Tensor> import_tensor(Managed* managed, const ImportOptions& options, con
   }
   Tensor tensor;
   Status init = detail::TensorAccess::init(tensor, storage, v.dtype, dl.ndim, dl.shape, v.strides, byte_offset);
-  if (managed != nullptr) std::free(managed); // our own export's block; dl points into it, so after init
+  if (managed != nullptr) detail::heap_free(managed); // our own export's block; dl points into it, so after init
   if (!init.ok()) return init;
   detail::TensorAccess::set_flags(tensor, read_only, copied);
   return tensor;

@@ -8,9 +8,11 @@
 
 #include "core/device_record.hpp"
 #include "core/graph_capture.hpp"
+#include "support/heap.hpp"
 
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace devrt {
@@ -89,6 +91,13 @@ namespace {
 // plugins and libdevrt_c.so share glibc's static TLS surplus with the vendor runtimes).
 constinit WorkspaceThreadCache g_thread_gone{};
 
+#if DEVRT_BARE_METAL
+// One thread, which never exits: its cache lives as long as the program, and a firmware image
+// registers no exit-time destructor for it.
+struct ThreadCacheHolder {
+  WorkspaceThreadCache* cache = nullptr;
+};
+#else
 struct ThreadCacheHolder {
   WorkspaceThreadCache* cache = nullptr;
   ~ThreadCacheHolder() {
@@ -103,6 +112,7 @@ struct ThreadCacheHolder {
     delete mine;
   }
 };
+#endif
 // initial-exec: libdevrt.a is compiled -fPIC, and the default model would make every access a
 // __tls_get_addr call on the allocation fast path. devrt's TLS is a few hundred bytes, well inside
 // what glibc reserves for libraries loaded later.
@@ -168,7 +178,7 @@ WorkspacePool::~WorkspacePool() {
       static_cast<void>(free_to_backend(list.blocks[i], class_bytes(c)));
     }
     if (ledger_ != nullptr) ledger_->pool_shared_shrank(list.size * class_bytes(c));
-    std::free(list.blocks);
+    detail::heap_free(static_cast<void*>(list.blocks));
   }
   std::size_t held = reserved_.load(std::memory_order_relaxed);
   if (held != 0) {
@@ -286,9 +296,11 @@ void WorkspacePool::give_shared(void* const* blocks, std::uint32_t n, std::uint3
     while (kept < n && shared_bytes_ + bytes <= cache_limit_bytes_) {
       if (list.size == list.capacity) {
         std::uint32_t capacity = list.capacity == 0 ? 16 : list.capacity * 2;
-        void* grown = std::realloc(static_cast<void*>(list.blocks), capacity * sizeof(void*));
+        auto* grown = static_cast<void**>(detail::heap_allocate(capacity * sizeof(void*)));
         if (grown == nullptr) break; // no room to remember them: the rest go back to the backend
-        list.blocks = static_cast<void**>(grown);
+        if (list.size > 0) std::memcpy(static_cast<void*>(grown), list.blocks, list.size * sizeof(void*));
+        detail::heap_free(static_cast<void*>(list.blocks));
+        list.blocks = grown;
         list.capacity = capacity;
       }
       list.blocks[list.size++] = blocks[kept++];

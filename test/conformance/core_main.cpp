@@ -41,7 +41,8 @@ void run_backend(conformance::Report& report, const conformance::Limits& limits)
 int main() {
   conformance::Limits limits;
 #if DEVRT_BARE_METAL
-  limits.large_bytes = (std::size_t{64} << 10) + 3; // 4 MiB of RAM on the emulated boards
+  // Every buffer comes from the firmware heap (devrt/firmware_heap.h); a case holds two large ones.
+  limits.large_bytes = DEVRT_FIRMWARE_HEAP_BYTES / 4 + 3;
 #endif
   if (!devrt::cpu::register_kernel_table(conformance::kCoreKernelTable, conformance::kCoreKernels).ok()) {
     std::printf("FAIL: cannot register the core-cases kernel table\n");

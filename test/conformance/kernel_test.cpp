@@ -256,7 +256,7 @@ TEST_CASE("wrong argument counts and types are refused with the kernel's signatu
     CHECK(few.code() == ErrorCode::invalid_argument);
     CHECK(contains(few.message(), "takes 4 arguments"));
     CHECK(contains(few.message(), "given 3"));
-    CHECK(contains(few.message(), "launch(" + saxpy.function.name()));
+    CHECK(contains(few.message(), "launch(" + std::string(saxpy.function.name())));
     devrt::Status many = saxpy.function.launch(config, {x, y, 2.0f, std::int32_t{64}, std::int32_t{0}});
     CHECK(many.code() == ErrorCode::invalid_argument);
     devrt::Status double_alpha = saxpy.function.launch(config, {x, y, 2.0, std::int32_t{64}});

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace {
 
@@ -174,6 +175,59 @@ void test_kernel() {
                devrt::ErrorCode::not_found, "no-such-table", __LINE__);
 }
 
+// The firmware heap (devrt/firmware_heap.h) full: every call that needs memory answers
+// out_of_memory, nothing aborts, and all of it is usable again once the buffers are gone.
+void test_heap_exhaustion() {
+  CHECK(devrt::cpu::register_kernel_table("firmware", kKernels).ok());
+  devrt::Result<devrt::Module> module =
+      devrt::Module::load(devrt::kHostDevice, devrt::ModuleFormat::host_table, "firmware");
+  CHECK(module.ok());
+  if (!module.ok()) return;
+  devrt::Result<devrt::Function> saxpy = module->function("saxpy");
+  CHECK(saxpy.ok());
+  if (!saxpy.ok()) return;
+
+  constexpr std::size_t kChunk = 1024;
+  constexpr std::size_t kMaxChunks = DEVRT_FIRMWARE_HEAP_BYTES / kChunk + 1;
+  static devrt::Buffer chunks[kMaxChunks]; // static: out of the heap being filled
+  std::size_t taken = 0;
+  devrt::Status last;
+  while (taken < kMaxChunks) {
+    devrt::Result<devrt::Buffer> chunk = devrt::Buffer::allocate(devrt::kHostDevice, kChunk);
+    if (!chunk.ok()) {
+      last = chunk.status();
+      break;
+    }
+    chunks[taken++] = std::move(*chunk);
+  }
+  CHECK(taken > 0 && taken < kMaxChunks);
+  CHECK(last.code() == devrt::ErrorCode::out_of_memory);
+  // Small buffers until nothing at all is left.
+  static devrt::Buffer crumbs[kChunk / 4]; // what the chunks left, 16 bytes a block at most
+  for (devrt::Buffer& crumb : crumbs) {
+    devrt::Result<devrt::Buffer> small = devrt::Buffer::allocate(devrt::kHostDevice, 8, 8); // into any gap
+    if (!small.ok()) break;
+    crumb = std::move(*small);
+  }
+  std::printf("  the firmware heap held %u buffers of %u bytes\n", static_cast<unsigned>(taken),
+              static_cast<unsigned>(kChunk));
+
+  CHECK(devrt::Buffer::allocate(devrt::kHostDevice, 64).status().code() == devrt::ErrorCode::out_of_memory);
+  CHECK(module->function("saxpy").status().code() == devrt::ErrorCode::out_of_memory); // the name's copy
+  const devrt::KernelArg args[] = {chunks[0], chunks[1], chunks[2], 2.0F, std::int32_t{4}};
+  devrt::LaunchConfig config;
+  config.block.x = 4;
+  config.dynamic_shared_bytes = 256; // block-shared memory comes from the heap too
+  // With no memory left, errors keep their codes: their messages would need the heap too.
+  CHECK(saxpy->launch(config, args).code() == devrt::ErrorCode::out_of_memory);
+
+  for (devrt::Buffer& crumb : crumbs) CHECK(crumb.reset().ok());
+  for (std::size_t i = 0; i < taken; ++i) CHECK(chunks[i].reset().ok());
+  CHECK(saxpy->launch(config, args).ok());
+  devrt::Result<devrt::Buffer> again = devrt::Buffer::allocate(devrt::kHostDevice, (taken - 1) * kChunk);
+  CHECK(again.ok()); // the freed blocks merged back into one run
+}
+
 void test_streams() {
   devrt::Result<devrt::Stream> stream = devrt::Stream::create(devrt::kHostDevice);
   CHECK(stream.ok());
@@ -198,6 +252,7 @@ int main() {
   test_registry();
   test_memory();
   test_kernel();
+  test_heap_exhaustion();
   test_streams();
 #if defined(DEVRT_FIRMWARE_EXPECT_FAILURE)
   CHECK(devrt::device_count(devrt::DeviceKind::cpu) == 2); // wrong on purpose

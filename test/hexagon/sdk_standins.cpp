@@ -210,6 +210,7 @@ void abort() {
   write_out(2, message, sizeof message - 1);
   exit_process(134);
 }
+void _Exit(int code) { exit_process(code); }
 
 // stdio: stdout and stderr are file descriptors 1 and 2 of the emulator's process; files do not
 // exist on the DSP side.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cpu_backend.hpp"
 
+#include "support/heap.hpp"
+
 #if !DEVRT_BARE_METAL
 #include "backend_support/clock_events.hpp"
 #endif
@@ -75,9 +77,10 @@ std::int64_t parse_size(std::string_view text) noexcept {
 }
 #endif
 
-// What does not change while the process runs, read once.
+// What does not change while the process runs, read once. Trivially destructible: nothing of it
+// runs at exit (a firmware image registers no exit-time destructor).
 struct HostInfo {
-  std::string name;
+  char name[96] = "cpu";
   std::int64_t processors = 0;
   std::int64_t total_memory = 0;
   std::int64_t clock_khz = 0;
@@ -95,7 +98,11 @@ HostInfo read_host_info() {
     std::string_view model = field(text, "model name");
     if (model.empty()) model = field(text, "Model");
     if (model.empty()) model = field(text, "Processor");
-    info.name.assign(model.data(), model.size());
+    std::size_t length = model.size() < sizeof info.name - 1 ? model.size() : sizeof info.name - 1;
+    if (length > 0) {
+      std::memcpy(info.name, model.data(), length);
+      info.name[length] = '\0';
+    }
     std::string_view mhz = field(text, "cpu MHz");
     if (!mhz.empty()) info.clock_khz = parse_int(mhz) * 1000;
   }
@@ -119,7 +126,6 @@ HostInfo read_host_info() {
   if (processors > 0) info.processors = processors;
   if (pages > 0 && page_size > 0) info.total_memory = static_cast<std::int64_t>(pages) * page_size;
 #endif
-  if (info.name.empty()) info.name = "cpu";
   return info;
 }
 
@@ -147,7 +153,11 @@ Result<AttributeValue> CpuBackend::get_attribute(const BackendDevice&, Attribute
   case Attribute::max_thread_dimensions: return AttributeValue(kMaxBlockDim);
   case Attribute::max_shared_memory_per_block:
     return AttributeValue(static_cast<std::int64_t>(kMaxSharedMemoryPerBlock));
-  case Attribute::device_name: return AttributeValue(info.name);
+#if DEVRT_BARE_METAL
+  case Attribute::device_name: return AttributeValue(std::string("cpu", 3)); // fits the string's own storage
+#else
+  case Attribute::device_name: return AttributeValue(std::string(info.name));
+#endif
   case Attribute::multi_processor_count: return known(info.processors);
   case Attribute::total_global_memory: return known(info.total_memory);
   // available_global_memory is not reported: the host's free memory is shared with every process
@@ -160,28 +170,23 @@ Result<AttributeValue> CpuBackend::get_attribute(const BackendDevice&, Attribute
 }
 
 Result<void*> CpuBackend::allocate(const BackendDevice&, std::size_t nbytes, std::size_t alignment) noexcept {
+#if !DEVRT_BARE_METAL
   std::int64_t total = host_info().total_memory;
   if (total > 0 && nbytes > static_cast<std::size_t>(total)) {
     return make_error(ErrorCode::out_of_memory, "exceeds the host's ", total, " bytes of memory");
   }
-  if (alignment < sizeof(void*)) alignment = sizeof(void*);
-#if defined(__unix__) || defined(__APPLE__)
-  void* ptr = nullptr;
-  int error = posix_memalign(&ptr, alignment, nbytes);
-  if (error != 0 || ptr == nullptr) return make_error(ErrorCode::out_of_memory, "posix_memalign failed");
-  return ptr;
-#else
-  // C11 aligned_alloc (no POSIX here) wants a size that is a multiple of the alignment.
-  if (nbytes > SIZE_MAX - (alignment - 1))
-    return make_error(ErrorCode::out_of_memory, "size overflows the address space");
-  void* ptr = ::aligned_alloc(alignment, (nbytes + alignment - 1) & ~(alignment - 1));
-  if (ptr == nullptr) return make_error(ErrorCode::out_of_memory, "aligned_alloc failed");
-  return ptr;
 #endif
+  void* ptr = detail::heap_allocate(nbytes, alignment < sizeof(void*) ? sizeof(void*) : alignment);
+  if (ptr == nullptr) {
+    return make_error(ErrorCode::out_of_memory,
+                      DEVRT_BARE_METAL ? "the firmware heap (devrt_firmware_allocate)" : "the host", " has no ", nbytes,
+                      " bytes aligned to ", alignment);
+  }
+  return ptr;
 }
 
 Status CpuBackend::free(const BackendDevice&, void* ptr) noexcept {
-  std::free(ptr);
+  detail::heap_free(ptr);
   return Status();
 }
 

@@ -6,6 +6,7 @@
 #include <devrt/backend/detail/mutex.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "backend_support/kernel_signature.hpp"
+#include "support/heap.hpp"
 
 #if defined(__linux__) && __has_include(<dlfcn.h>) && !defined(DEVRT_SINGLE_THREADED)
 #define DEVRT_CPU_SHARED_OBJECTS 1
@@ -50,34 +52,44 @@ const TableSlot* find_table(std::string_view name) noexcept {
 }
 
 // ---- Modules and functions -----------------------------------------------------------------
+//
+// A function handle is always a devrt_cpu_kernel_entry*. A host_table module is its TableSlot,
+// which is static storage: loading one allocates nothing, and its functions are the caller's own
+// entries (signatures were checked when the table was registered). A shared_object module
+// (hosted only) owns the entries it makes on lookup, each checked then.
 
-struct CpuFunction {
-  devrt_cpu_kernel function = nullptr;
-  std::string name;
-  detail::KernelSignature signature;
-};
-
-struct CpuModule {
-  const TableSlot* table = nullptr; // host_table modules
-  void* library = nullptr;          // shared_object modules (dlopen handle)
-  detail::Mutex mutex;
-  std::vector<std::unique_ptr<CpuFunction>> functions;
-};
-
-Result<CpuFunction*> make_function(CpuModule& module, const char* name, devrt_cpu_kernel fn, const char* signature) {
-  auto function = std::unique_ptr<CpuFunction>(new (std::nothrow) CpuFunction());
-  if (!function) return make_error(ErrorCode::out_of_memory, "no memory for a function");
-  function->function = fn;
-  function->name = name;
-  if (signature != nullptr && !detail::parse_kernel_signature(signature, function->signature)) {
-    return make_error(ErrorCode::invalid_argument, "kernel '", name, "' has a malformed signature \"", signature, "\"");
-  }
-  CpuFunction* raw = function.get();
-  module.functions.push_back(std::move(function));
-  return raw;
+bool is_table_module(const void* handle) noexcept {
+  auto address = reinterpret_cast<std::uintptr_t>(handle);
+  return address >= reinterpret_cast<std::uintptr_t>(&g_tables[0]) &&
+         address < reinterpret_cast<std::uintptr_t>(&g_tables[kMaxKernelTables]);
 }
 
 #if DEVRT_CPU_SHARED_OBJECTS
+struct OwnedEntry {
+  devrt_cpu_kernel_entry entry{};
+  std::string name;
+};
+
+struct SharedObjectModule {
+  void* library = nullptr; // the dlopen handle
+  detail::Mutex mutex;
+  std::vector<std::unique_ptr<OwnedEntry>> functions;
+};
+
+Result<void*> add_function(SharedObjectModule& module, const char* name, devrt_cpu_kernel fn, const char* signature) {
+  detail::KernelSignature parsed;
+  if (signature != nullptr && !detail::parse_kernel_signature(signature, parsed)) {
+    return make_error(ErrorCode::invalid_argument, "kernel '", name, "' has a malformed signature \"", signature, "\"");
+  }
+  auto owned = std::unique_ptr<OwnedEntry>(new (std::nothrow) OwnedEntry());
+  if (!owned) return make_error(ErrorCode::out_of_memory, "no memory for a function");
+  owned->name = name;
+  owned->entry = devrt_cpu_kernel_entry{owned->name.c_str(), fn, signature};
+  void* handle = &owned->entry;
+  module.functions.push_back(std::move(owned));
+  return handle;
+}
+
 Result<void*> open_shared_object(std::span<const std::byte> data, BuildLog& log) {
   static constexpr unsigned char kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
   if (data.size() < 64 || std::memcmp(data.data(), kElfMagic, 4) != 0) {
@@ -120,16 +132,13 @@ Result<void*> load_module(ModuleFormat format, std::span<const std::byte> data, 
       return make_error(ErrorCode::not_found, "no kernel table named '", name,
                         "' is registered (devrt::cpu::register_kernel_table)");
     }
-    auto* module = new (std::nothrow) CpuModule();
-    if (module == nullptr) return make_error(ErrorCode::out_of_memory, "no memory for a module");
-    module->table = table;
-    return static_cast<void*>(module);
+    return const_cast<void*>(static_cast<const void*>(table));
   }
   if (format == ModuleFormat::shared_object) {
 #if DEVRT_CPU_SHARED_OBJECTS
     Result<void*> library = open_shared_object(data, log);
     if (!library.ok()) return library;
-    auto* module = new (std::nothrow) CpuModule();
+    auto* module = new (std::nothrow) SharedObjectModule();
     if (module == nullptr) {
       dlclose(*library);
       return make_error(ErrorCode::out_of_memory, "no memory for a module");
@@ -146,52 +155,58 @@ Result<void*> load_module(ModuleFormat format, std::span<const std::byte> data, 
 }
 
 Status unload_module(void* handle) noexcept {
-  auto* module = static_cast<CpuModule*>(handle);
 #if DEVRT_CPU_SHARED_OBJECTS
-  if (module->library != nullptr) dlclose(module->library);
+  if (!is_table_module(handle)) {
+    auto* module = static_cast<SharedObjectModule*>(handle);
+    dlclose(module->library);
+    delete module;
+  }
+#else
+  static_cast<void>(handle);
 #endif
-  delete module;
   return Status();
 }
 
 Result<void*> find_function(void* handle, const char* name) noexcept {
-  auto* module = static_cast<CpuModule*>(handle);
-  detail::LockGuard lock(module->mutex);
-  for (const auto& function : module->functions) {
-    if (function->name == name) return static_cast<void*>(function.get());
-  }
-  if (module->table != nullptr) {
-    for (std::size_t i = 0; i < module->table->count; ++i) {
-      const devrt_cpu_kernel_entry& entry = module->table->entries[i];
-      if (std::strcmp(entry.name, name) == 0) {
-        Result<CpuFunction*> function = make_function(*module, name, entry.function, entry.signature);
-        if (!function.ok()) return std::move(function).status();
-        return static_cast<void*>(*function);
+  if (is_table_module(handle)) {
+    const auto& table = *static_cast<const TableSlot*>(handle);
+    for (std::size_t i = 0; i < table.count; ++i) {
+      if (std::strcmp(table.entries[i].name, name) == 0) {
+        return const_cast<void*>(static_cast<const void*>(&table.entries[i]));
       }
     }
     return make_error(ErrorCode::not_found, "kernel table '",
-                      std::string_view(module->table->name.load(std::memory_order_acquire), module->table->name_size),
+                      std::string_view(table.name.load(std::memory_order_acquire), table.name_size),
                       "' has no kernel '", name, "'");
   }
 #if DEVRT_CPU_SHARED_OBJECTS
-  void* symbol = dlsym(module->library, name);
+  auto& module = *static_cast<SharedObjectModule*>(handle);
+  detail::LockGuard lock(module.mutex);
+  for (const auto& function : module.functions) {
+    if (function->name == name) return static_cast<void*>(&function->entry);
+  }
+  void* symbol = dlsym(module.library, name);
   if (symbol == nullptr) return make_error(ErrorCode::not_found, "the shared object exports no symbol '", name, "'");
   std::string signature_name = std::string(name) + DEVRT_CPU_SIGNATURE_SUFFIX;
-  const auto* signature = static_cast<const char*>(dlsym(module->library, signature_name.c_str()));
+  const auto* signature = static_cast<const char*>(dlsym(module.library, signature_name.c_str()));
   devrt_cpu_kernel kernel = nullptr;
   static_assert(sizeof(kernel) == sizeof(symbol));
   std::memcpy(&kernel, &symbol, sizeof kernel);
-  Result<CpuFunction*> function = make_function(*module, name, kernel, signature);
-  if (!function.ok()) return std::move(function).status();
-  return static_cast<void*>(*function);
+  return add_function(module, name, kernel, signature);
 #else
   return make_error(ErrorCode::internal, "module without a table");
 #endif
 }
 
 Status launch_function(void* handle, const LaunchDesc& desc) noexcept {
-  const auto& function = *static_cast<const CpuFunction*>(handle);
-  DEVRT_RETURN_IF_ERROR(detail::check_kernel_args(function.name, function.signature, desc.args, desc.num_args));
+  const auto& function = *static_cast<const devrt_cpu_kernel_entry*>(handle);
+  // Parsed on the stack at each launch: the text was checked when the function was made, and
+  // keeping a parsed copy would need memory a kernel table does not have.
+  detail::KernelSignature signature;
+  if (function.signature != nullptr && !detail::parse_kernel_signature(function.signature, signature)) {
+    return make_error(ErrorCode::internal, "kernel '", function.name, "' has a malformed signature");
+  }
+  DEVRT_RETURN_IF_ERROR(detail::check_kernel_args(function.name, signature, desc.args, desc.num_args));
   std::uint64_t threads = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
   if (threads > kMaxThreadsPerBlock || desc.block[0] > kMaxBlockDim.x || desc.block[1] > kMaxBlockDim.y ||
       desc.block[2] > kMaxBlockDim.z) {
@@ -215,7 +230,7 @@ Status launch_function(void* handle, const LaunchDesc& desc) noexcept {
   context.shared_memory_bytes = desc.dynamic_shared_bytes;
   if (desc.dynamic_shared_bytes > 0) {
     std::size_t rounded = (desc.dynamic_shared_bytes + 63) & ~std::size_t{63};
-    context.shared_memory = ::aligned_alloc(64, rounded);
+    context.shared_memory = detail::heap_allocate(rounded, 64);
     if (context.shared_memory == nullptr) {
       return make_error(ErrorCode::out_of_memory, "no host memory for ", desc.dynamic_shared_bytes,
                         " bytes of block-shared memory");
@@ -234,7 +249,7 @@ Status launch_function(void* handle, const LaunchDesc& desc) noexcept {
       }
     }
   }
-  std::free(context.shared_memory);
+  detail::heap_free(context.shared_memory);
   if (code == 0) return Status();
   err.message[DEVRT_ERROR_MESSAGE_CAPACITY - 1] = '\0';
   if (code < 0 || code > DEVRT_STATUS_LAST) code = static_cast<std::int32_t>(ErrorCode::internal);
