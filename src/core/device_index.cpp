@@ -36,7 +36,8 @@ ForeignDevice* g_foreign = nullptr;
 [[gnu::cold]] Status open_failed(BackendRef backend, std::int32_t id, std::int32_t code,
                                  const devrt_error& err) noexcept {
   std::string_view reason(err.message);
-  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1) reason = reason.substr(0, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1)
+    reason = std::string_view(reason.data(), DEVRT_ERROR_MESSAGE_CAPACITY - 1); // not substr: it links a throw
   return make_error(static_cast<ErrorCode>(code), backend.name(), ":", id,
                     " open_device: ", reason.empty() ? error_code_name(static_cast<ErrorCode>(code)) : reason);
 }
@@ -167,7 +168,8 @@ Status close_backend_device(BackendRef backend, devrt_backend_device& device) no
   device.state = nullptr;
   if (code == 0) return Status();
   std::string_view reason(err.message);
-  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1) reason = reason.substr(0, DEVRT_ERROR_MESSAGE_CAPACITY - 1);
+  if (reason.size() > DEVRT_ERROR_MESSAGE_CAPACITY - 1)
+    reason = std::string_view(reason.data(), DEVRT_ERROR_MESSAGE_CAPACITY - 1); // not substr: it links a throw
   return make_error(static_cast<ErrorCode>(code), backend.name(), ":", device.index, " close_device: ", reason);
 }
 

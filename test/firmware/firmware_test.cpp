@@ -189,7 +189,7 @@ void test_heap_exhaustion() {
 
   constexpr std::size_t kChunk = 1024;
   constexpr std::size_t kMaxChunks = DEVRT_FIRMWARE_HEAP_BYTES / kChunk + 1;
-  static devrt::Buffer chunks[kMaxChunks]; // static: out of the heap being filled
+  devrt::Buffer chunks[kMaxChunks]; // on the stack: out of the heap being filled
   std::size_t taken = 0;
   devrt::Status last;
   while (taken < kMaxChunks) {
@@ -203,7 +203,7 @@ void test_heap_exhaustion() {
   CHECK(taken > 0 && taken < kMaxChunks);
   CHECK(last.code() == devrt::ErrorCode::out_of_memory);
   // Small buffers until nothing at all is left.
-  static devrt::Buffer crumbs[kChunk / 4]; // what the chunks left, 16 bytes a block at most
+  devrt::Buffer crumbs[kChunk / 4]; // what the chunks left, 16 bytes a block at most
   for (devrt::Buffer& crumb : crumbs) {
     devrt::Result<devrt::Buffer> small = devrt::Buffer::allocate(devrt::kHostDevice, 8, 8); // into any gap
     if (!small.ok()) break;
