@@ -3,6 +3,7 @@
 // module bytes, into caller-provided storage (devrt/backend/backend.hpp).
 #include <devrt/backend/backend.hpp>
 
+#include <cstring>
 #include <string_view>
 #include <variant>
 
@@ -19,16 +20,21 @@ void export_attribute(const AttributeValue& value, devrt_attribute_value* out) n
     out->type = DEVRT_VALUE_INT;
     out->ints[0] = *i;
   } else if (const std::string* s = std::get_if<std::string>(&value)) {
-    out->type = DEVRT_VALUE_STRING;
-    std::size_t n = s->size() < DEVRT_ATTRIBUTE_STRING_CAPACITY ? s->size() : DEVRT_ATTRIBUTE_STRING_CAPACITY - 1;
-    s->copy(out->string, n);
-    out->string[n] = '\0';
+    export_attribute_text(*s, out);
   } else if (const Dim3* d = std::get_if<Dim3>(&value)) {
     out->type = DEVRT_VALUE_DIM3;
     out->ints[0] = d->x;
     out->ints[1] = d->y;
     out->ints[2] = d->z;
   }
+}
+
+void export_attribute_text(std::string_view text, devrt_attribute_value* out) noexcept {
+  out->type = DEVRT_VALUE_STRING;
+  out->ints[0] = out->ints[1] = out->ints[2] = 0;
+  std::size_t n = text.size() < DEVRT_ATTRIBUTE_STRING_CAPACITY ? text.size() : DEVRT_ATTRIBUTE_STRING_CAPACITY - 1;
+  if (n > 0) std::memcpy(out->string, text.data(), n);
+  out->string[n] = '\0';
 }
 
 std::int32_t export_json(std::string_view json, char* out, std::size_t capacity, std::size_t* needed,

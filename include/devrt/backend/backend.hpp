@@ -174,6 +174,22 @@ concept BackendTargetDetection = requires(B& b, const BackendDevice& device) {
   { b.detect_target(device) } -> std::same_as<Result<Target>>;
 };
 
+// Optional, for backends whose facts are fixed when they are compiled (a DSP, firmware): string
+// attributes as static text, `static std::string_view attribute_text(Attribute) noexcept` (empty
+// for the ones get_attribute answers), and the target as static JSON in Target::to_json()'s form,
+// `static std::string_view target_json() noexcept`. Neither builds a std::string or a Target, so
+// an image with such a backend links no allocation for them.
+template <class B>
+concept StaticAttributeText = requires(Attribute attribute) {
+  { B::attribute_text(attribute) }
+  noexcept->std::same_as<std::string_view>;
+};
+template <class B>
+concept StaticTargetJson = requires {
+  { B::target_json() }
+  noexcept->std::same_as<std::string_view>;
+};
+
 using LaunchDesc = devrt_launch_desc;
 
 // Optional: kernel modules. `static constexpr ModuleFormat module_formats[] = {...};` lists the
@@ -306,6 +322,8 @@ inline std::int32_t export_status(Status&& status, devrt_error* err) noexcept {
 }
 
 void export_attribute(const AttributeValue& value, devrt_attribute_value* out) noexcept;
+// A string attribute, cut to DEVRT_ATTRIBUTE_STRING_CAPACITY - 1 bytes.
+void export_attribute_text(std::string_view text, devrt_attribute_value* out) noexcept;
 // Copies `json` and its NUL into out[0..capacity), or returns out_of_range with *needed set.
 std::int32_t export_json(std::string_view json, char* out, std::size_t capacity, std::size_t* needed,
                          devrt_error* err) noexcept;
@@ -346,6 +364,12 @@ struct Thunks {
   }
   static std::int32_t get_attribute(const devrt_backend_device* device, std::int32_t attribute,
                                     devrt_attribute_value* out, devrt_error* err) noexcept {
+    if constexpr (StaticAttributeText<B>) {
+      if (std::string_view text = B::attribute_text(static_cast<Attribute>(attribute)); !text.empty()) {
+        export_attribute_text(text, out);
+        return 0;
+      }
+    }
     Result<AttributeValue> value = self().get_attribute(*device, static_cast<Attribute>(attribute));
     if (!value.ok()) return export_status(detail::move(value).status(), err);
     export_attribute(*value, out);
@@ -472,6 +496,10 @@ struct Thunks {
     if (!target.ok()) return export_status(detail::move(target).status(), err);
     return export_json(target->to_json(), json, capacity, needed, err);
   }
+  static std::int32_t static_target(const devrt_backend_device*, char* json, std::size_t capacity, std::size_t* needed,
+                                    devrt_error* err) noexcept {
+    return export_json(B::target_json(), json, capacity, needed, err);
+  }
 };
 
 } // namespace detail
@@ -516,7 +544,11 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.event_create_timed = &T::event_create_timed;
       table.event_elapsed = &T::event_elapsed;
     }
-    if constexpr (BackendTargetDetection<B>) table.detect_target = &T::detect_target;
+    if constexpr (BackendTargetDetection<B>) {
+      table.detect_target = &T::detect_target;
+    } else if constexpr (StaticTargetJson<B>) {
+      table.detect_target = &T::static_target;
+    }
     if constexpr (BackendModules<B>) {
       table.module_load = &T::module_load;
       table.module_unload = &T::module_unload;

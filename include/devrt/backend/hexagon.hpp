@@ -51,13 +51,17 @@ public:
 
   Status availability() noexcept { return Status(); }
   Result<std::int32_t> device_count() noexcept { return 1; }
-  // device_name, compute_version ("v66"), max_shared_memory_per_block (the VTCM arena),
-  // multi_processor_count (hardware threads), warp_size (HVX vector bytes, 0 without HVX),
-  // max_threads_per_block and max_thread_dimensions (kernel-table launch limits), buffer_offset_alignment.
+  // max_shared_memory_per_block (the VTCM arena), multi_processor_count (hardware threads),
+  // warp_size (HVX vector bytes, 0 without HVX), max_threads_per_block and max_thread_dimensions
+  // (kernel-table launch limits), buffer_offset_alignment.
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
-  // kind "hexagon": mtriple hexagon, mcpu hexagonv<arch>, mattr +hvxv<arch>,+hvx-length128b when
-  // compiled with HVX, num-cores, vtcm-capacity (TVM's Hexagon target keys).
-  Result<Target> detect_target(const BackendDevice& device) noexcept;
+  // device_name and compute_version ("v66"), static text fixed when the image is compiled (no
+  // std::string in a DSP image); empty for every other attribute.
+  static std::string_view attribute_text(Attribute attribute) noexcept;
+  // The detected target as static JSON: kind "hexagon", mtriple hexagon, mcpu hexagonv<arch>,
+  // mattr +hvxv<arch>,+hvx-length<bytes>b when compiled with HVX, num-cores, vtcm-capacity (TVM's
+  // Hexagon target keys).
+  static std::string_view target_json() noexcept;
 
   // DDR: the DSP heap, allocated as the CPU backend allocates host memory.
   Result<void*> allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept {
@@ -127,8 +131,8 @@ private:
 
 static_assert(BackendEventTiming<HexagonBackend>);
 static_assert(Backend<HexagonBackend> && BackendEvents<HexagonBackend> && HostAccessibleMemory<HexagonBackend> &&
-              BackendModules<HexagonBackend> && BackendTargetDetection<HexagonBackend> &&
-              BackendScopedMemory<HexagonBackend>);
+              BackendModules<HexagonBackend> && StaticTargetJson<HexagonBackend> &&
+              StaticAttributeText<HexagonBackend> && BackendScopedMemory<HexagonBackend>);
 
 // An allocation on `device` in `scope` (global: DDR, or global.vtcm), owned by the returned Buffer
 // (compile-time path; its span works with every devrt call); other scopes are unsupported. As

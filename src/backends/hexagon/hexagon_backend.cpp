@@ -5,7 +5,7 @@
 #include <devrt/backend/detail/mutex.hpp>
 
 #include <cstdint>
-#include <string>
+#include <string_view>
 
 #include "backend_support/clock_events.hpp"
 
@@ -30,7 +30,22 @@ constexpr std::int64_t kHvxVectorBytes = 0;
 
 #define DEVRT_STRINGIFY_INNER(x) #x
 #define DEVRT_STRINGIFY(x) DEVRT_STRINGIFY_INNER(x)
-constexpr const char* kArch = DEVRT_STRINGIFY(DEVRT_HEXAGON_ARCH);
+#define DEVRT_HEXAGON_ARCH_TEXT DEVRT_STRINGIFY(DEVRT_HEXAGON_ARCH)
+#if defined(__HVX__)
+#define DEVRT_HEXAGON_MATTR                                                                                            \
+  ",\"mattr\":[\"+hvxv" DEVRT_HEXAGON_ARCH_TEXT "\",\"+hvx-length" DEVRT_STRINGIFY(__HVX_LENGTH__) "b\"]"
+static_assert(__HVX_LENGTH__ == kHvxVectorBytes);
+#else
+#define DEVRT_HEXAGON_MATTR ""
+#endif
+// The facts below as text, fixed when the image is compiled: no std::string, no Target.
+static_assert(kVtcmBytes == 262144 && kHardwareThreads == 4, "update the texts below with the constants");
+constexpr std::string_view kDeviceName =
+    "Hexagon v" DEVRT_HEXAGON_ARCH_TEXT " DSP (VTCM: a 256 KiB stand-in arena, no SDK)";
+constexpr std::string_view kComputeVersion = "v" DEVRT_HEXAGON_ARCH_TEXT;
+constexpr std::string_view kTargetJson =
+    "{\"kind\":\"hexagon\",\"keys\":[\"hexagon\"],\"mtriple\":\"hexagon\","
+    "\"mcpu\":\"hexagonv" DEVRT_HEXAGON_ARCH_TEXT "\"" DEVRT_HEXAGON_MATTR ",\"num-cores\":4,\"vtcm-capacity\":262144}";
 
 // The stand-in for the VTCM the SDK's compute-resource API would hand out, and its granule map:
 // run_length[g] is the length of the allocated run starting at granule g (0: not a run's start),
@@ -51,10 +66,6 @@ bool in_vtcm(const void* ptr) noexcept {
 Result<AttributeValue> HexagonBackend::get_attribute(const BackendDevice&, Attribute attribute) noexcept {
   switch (attribute) {
   case Attribute::exist: return AttributeValue(true);
-  case Attribute::device_name:
-    return AttributeValue(std::string("Hexagon v") + kArch + " DSP (VTCM: a " + std::to_string(kVtcmBytes >> 10) +
-                          " KiB stand-in arena, no SDK)");
-  case Attribute::compute_version: return AttributeValue(std::string("v") + kArch);
   case Attribute::max_shared_memory_per_block: return AttributeValue(static_cast<std::int64_t>(kVtcmBytes));
   case Attribute::multi_processor_count: return AttributeValue(kHardwareThreads);
   case Attribute::warp_size: return AttributeValue(kHvxVectorBytes);
@@ -65,22 +76,15 @@ Result<AttributeValue> HexagonBackend::get_attribute(const BackendDevice&, Attri
   }
 }
 
-Result<Target> HexagonBackend::detect_target(const BackendDevice&) noexcept {
-  Target target("hexagon");
-  std::string cpu = std::string("hexagonv") + kArch;
-  target.set("keys", std::vector<std::string>{"hexagon"});
-  target.set("mtriple", std::string("hexagon"));
-  target.set("mcpu", cpu);
-  std::vector<std::string> mattr;
-  if (kHvxVectorBytes > 0) {
-    mattr.push_back(std::string("+hvxv") + kArch);
-    mattr.push_back("+hvx-length" + std::to_string(kHvxVectorBytes) + "b");
+std::string_view HexagonBackend::attribute_text(Attribute attribute) noexcept {
+  switch (attribute) {
+  case Attribute::device_name: return kDeviceName;
+  case Attribute::compute_version: return kComputeVersion;
+  default: return {};
   }
-  target.set("mattr", std::move(mattr));
-  target.set("num-cores", kHardwareThreads);
-  target.set("vtcm-capacity", static_cast<std::int64_t>(kVtcmBytes));
-  return target;
 }
+
+std::string_view HexagonBackend::target_json() noexcept { return kTargetJson; }
 
 Result<void*> HexagonBackend::allocate_vtcm(std::int32_t, std::size_t nbytes, std::size_t alignment) noexcept {
   if (nbytes == 0 || nbytes > kVtcmBytes) {

@@ -49,6 +49,13 @@ eval "set -- $cxx $compile_flags"
 "$@" -std=c++20 -Os -c -o "$work/consumer.o" "$source" $cflags
 eval "set -- $cxx $link_flags"
 "$@" -o "$work/consumer.elf" "$work/consumer.o" $link_also $libs
-echo "linked: $(wc -c <"$work/consumer.elf") bytes"
+# No hidden heap, exit-time destructor or throwing path (docs/firmware.md, "The firmware heap"):
+# the program uses devrt and printf alone, so none of these may be in it.
+forbidden=$(nm "$work/consumer.elf" | awk '{print $NF}' |
+  grep -E '^(_Zn[wa][jm]|__cxa_atexit|__aeabi_atexit|_ZSt[0-9]+__throw_[a-z_]+|malloc|aligned_alloc|memalign|_?sbrk)$' || true)
+if [ -n "$forbidden" ]; then
+  echo "FAIL: the program links $(echo "$forbidden" | tr '\n' ' ')"; exit 1
+fi
+echo "linked, with no operator new, exit-time destructor, throwing path or malloc"
 eval "set -- $wrapper"
 "$@" "$work/consumer.elf"
