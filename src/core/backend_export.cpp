@@ -20,7 +20,10 @@ void export_attribute(const AttributeValue& value, devrt_attribute_value* out) n
     out->type = DEVRT_VALUE_INT;
     out->ints[0] = *i;
   } else if (const std::string* s = std::get_if<std::string>(&value)) {
-    export_attribute_text(*s, out);
+    out->type = DEVRT_VALUE_STRING; // as export_attribute_text, inline: a firmware image's bytes
+    std::size_t n = s->size() < DEVRT_ATTRIBUTE_STRING_CAPACITY ? s->size() : DEVRT_ATTRIBUTE_STRING_CAPACITY - 1;
+    s->copy(out->string, n);
+    out->string[n] = '\0';
   } else if (const Dim3* d = std::get_if<Dim3>(&value)) {
     out->type = DEVRT_VALUE_DIM3;
     out->ints[0] = d->x;
