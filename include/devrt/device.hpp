@@ -38,6 +38,9 @@ enum class DeviceKind : std::int32_t {
   oneapi = 14,
   webgpu = 15,
   hexagon = 16,
+  // Not a DLPack device type: devices served by devrt-server on another process or machine
+  // (devrt/remote.hpp).
+  remote = 28,
 };
 
 namespace detail {

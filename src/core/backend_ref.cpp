@@ -429,12 +429,28 @@ Status BackendRef::stream_wait_event(std::int32_t id, void* stream, void* event)
 
 // ---- Kernel modules --------------------------------------------------------------------------
 
+Result<std::uint32_t> BackendRef::device_module_formats(std::int32_t id) const noexcept {
+  if (!has_modules()) return module_formats();
+  DEVRT_BACKEND_DEVICE(device, id);
+  if (!DEVRT_BACKEND_TABLE_HAS(table_, device_module_formats)) return module_formats();
+  std::uint32_t formats = 0;
+  DEVRT_RETURN_IF_ERROR(
+      invoke(table_, id, "device_module_formats", table_->device_module_formats, device, &formats));
+  return formats & module_formats();
+}
+
 Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
                                       const char* options, std::string* log) const noexcept {
   if (!has_modules()) return unsupported_modules(table_, id, "module_load");
   DEVRT_BACKEND_DEVICE(device, id);
-  DEVRT_RETURN_IF_ERROR(detail::check_module_format(table_->name, Device{kind(), id}, module_formats(),
-                                                    static_cast<ModuleFormat>(format)));
+  std::uint32_t formats = module_formats();
+  if (DEVRT_BACKEND_TABLE_HAS(table_, device_module_formats)) [[unlikely]] {
+    Result<std::uint32_t> own = device_module_formats(id);
+    if (!own.ok()) return std::move(own).status();
+    formats = *own;
+  }
+  DEVRT_RETURN_IF_ERROR(
+      detail::check_module_format(table_->name, Device{kind(), id}, formats, static_cast<ModuleFormat>(format)));
   DEVRT_COUNT_OBJECT(device, id);
 #if DEVRT_BARE_METAL
   // No backend of a bare-metal build writes a build log (kernel tables are not compiled): a short

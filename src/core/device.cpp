@@ -30,6 +30,7 @@ constexpr std::array kKindNames{
     KindName{DeviceKind::oneapi, "oneapi"},
     KindName{DeviceKind::webgpu, "webgpu"},
     KindName{DeviceKind::hexagon, "hexagon"},
+    KindName{DeviceKind::remote, "remote"},
 };
 
 // The backends' device kinds are declared once, each in its folder's meson.build; a backend that

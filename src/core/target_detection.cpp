@@ -16,10 +16,11 @@ namespace devrt {
 
 namespace {
 
-// TVM's detect_target_from_device covers these kinds, and devrt adds WebGPU.
-constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,     DeviceKind::cuda,   DeviceKind::rocm,
-                                          DeviceKind::opencl,  DeviceKind::vulkan, DeviceKind::metal,
-                                          DeviceKind::hexagon, DeviceKind::webgpu};
+// TVM's detect_target_from_device covers these kinds, and devrt adds WebGPU and remote devices
+// (the target of the device on its server).
+constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,    DeviceKind::cuda,    DeviceKind::rocm,
+                                          DeviceKind::opencl, DeviceKind::vulkan,  DeviceKind::metal,
+                                          DeviceKind::hexagon, DeviceKind::webgpu, DeviceKind::remote};
 
 // Serialises storing a detected target in its device's record (detection itself runs unlocked).
 detail::Mutex g_target_mutex;

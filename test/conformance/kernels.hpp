@@ -43,20 +43,29 @@ struct Kernel {
   Function function;
 };
 
+// Whether the devices under test load `format`: a backend whose devices differ (remote) says per
+// device, and each run of the suite serves it devices of one kind, so the first device speaks for all.
 inline bool loads(ModuleFormat format) {
-  return conformance::backend().loads_module_format(static_cast<std::int32_t>(format));
+  std::uint32_t formats = conformance::backend().module_formats();
+  if (std::vector<Device> devices = conformance::devices(); !devices.empty()) {
+    formats = conformance::backend().device_module_formats(devices.front().id).value_or(0);
+  }
+  return (formats & DEVRT_MODULE_FORMAT_BIT(static_cast<std::uint32_t>(format))) != 0;
 }
 
 // The conformance kernels exist in these formats, each built when its compiler was found at build
-// time: the first one the backend declares that it loads is used.
-enum class KernelSource { host_table, opencl_c, spirv, cuda, hsaco, wgsl };
+// time: the first one the backend declares that it loads is used. host_table names kernels
+// registered in this process, so devices in another process load the same kernels as a shared object.
+enum class KernelSource { host_table, shared_object, opencl_c, spirv, cuda, hsaco, wgsl };
 
 // The kernels' source for this backend, or why it cannot run the kernel tests here.
 inline std::variant<KernelSource, std::string> kernel_source() {
   const std::string name(conformance::backend().name());
   if (!conformance::backend().has_modules()) return name + " has no kernel modules";
   std::string missing;
-  if (loads(ModuleFormat::host_table)) return KernelSource::host_table;
+  const bool in_process = !conformance::backend().has_capability(DEVRT_CAP_OUT_OF_PROCESS);
+  if (in_process && loads(ModuleFormat::host_table)) return KernelSource::host_table;
+  if (!in_process && loads(ModuleFormat::shared_object)) return KernelSource::shared_object;
   if (loads(ModuleFormat::opencl_c)) return KernelSource::opencl_c;
   if (loads(ModuleFormat::spirv)) {
     if (!std::string(DEVRT_TEST_SPIRV_DIR).empty()) return KernelSource::spirv;
@@ -85,6 +94,7 @@ inline devrt::Result<Module> load_module(Device device, std::string_view kernel)
   case KernelSource::host_table:
     register_cpu_kernels();
     return Module::load(device, ModuleFormat::host_table, "conformance");
+  case KernelSource::shared_object: return Module::load_file(device, ModuleFormat::shared_object, DEVRT_TEST_CPU_KERNELS_SO);
   case KernelSource::opencl_c: return Module::load(device, ModuleFormat::opencl_c, read_text(DEVRT_TEST_OPENCL_SOURCE));
   case KernelSource::cuda: {
     if (!std::string(DEVRT_TEST_CUDA_PTX).empty())

@@ -168,6 +168,21 @@ concept SynchronousBackend = requires {
   requires B::synchronous;
 };
 
+// Optional: `static constexpr bool out_of_process = true;` when the devices live in another
+// process (DEVRT_CAP_OUT_OF_PROCESS: remote).
+template <class B>
+concept OutOfProcessDevices = requires {
+  requires B::out_of_process;
+};
+
+// Optional, with BackendModules: the formats one device loads (DEVRT_MODULE_FORMAT_BIT each), a
+// subset of module_formats, for a backend whose devices differ (see
+// devrt_backend_table.device_module_formats).
+template <class B>
+concept BackendDeviceModuleFormats = requires(B& b, const BackendDevice& device) {
+  { b.device_module_formats(device) } -> std::same_as<Result<std::uint32_t>>;
+};
+
 // Optional: describes a device as a compiler target (see devrt/target.hpp).
 template <class B>
 concept BackendTargetDetection = requires(B& b, const BackendDevice& device) {
@@ -446,6 +461,13 @@ struct Thunks {
                                             options, build_log),
                          out, err);
   }
+  static std::int32_t device_module_formats(const devrt_backend_device* device, std::uint32_t* out,
+                                            devrt_error* err) noexcept {
+    Result<std::uint32_t> formats = self().device_module_formats(*device);
+    if (!formats.ok()) return export_status(detail::move(formats).status(), err);
+    *out = *formats;
+    return 0;
+  }
   static std::int32_t module_unload(const devrt_backend_device* device, void* module, devrt_error* err) noexcept {
     return export_status(self().module_unload(*device, module), err);
   }
@@ -520,7 +542,8 @@ constexpr devrt_backend_table make_backend_table() noexcept {
         (BackendEvents<B> ? DEVRT_CAP_EVENTS : 0u) | (HostAccessibleMemory<B> ? DEVRT_CAP_HOST_ACCESSIBLE : 0u) |
         (AddressableMemory<B> ? DEVRT_CAP_ADDRESSABLE : 0u) | (SynchronousBackend<B> ? DEVRT_CAP_SYNCHRONOUS : 0u) |
         (BackendModules<B> && CheckedLaunchArguments<B> ? DEVRT_CAP_CHECKED_LAUNCH_ARGUMENTS : 0u) |
-        (BackendModules<B> && BackendTextures<B> && TextureArguments<B> ? DEVRT_CAP_TEXTURE_ARGUMENTS : 0u);
+        (BackendModules<B> && BackendTextures<B> && TextureArguments<B> ? DEVRT_CAP_TEXTURE_ARGUMENTS : 0u) |
+        (OutOfProcessDevices<B> ? DEVRT_CAP_OUT_OF_PROCESS : 0u);
     table.availability = &T::availability;
     table.device_count = &T::device_count;
     table.open_device = &T::open_device;
@@ -555,6 +578,9 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.module_function = &T::module_function;
       table.launch = &T::launch;
       table.module_formats = detail::module_format_bits<B>();
+    }
+    if constexpr (BackendModules<B> && BackendDeviceModuleFormats<B>) {
+      table.device_module_formats = &T::device_module_formats;
     }
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
     if constexpr (BackendModules<B> && BackendGraphs<B>) {

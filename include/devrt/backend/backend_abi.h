@@ -182,6 +182,9 @@ typedef struct devrt_graph_node {
 #define DEVRT_CAP_CHECKED_LAUNCH_ARGUMENTS (1u << 4)
 /* With modules and textures: kernels take textures as arguments (devrt::KernelArg::texture). */
 #define DEVRT_CAP_TEXTURE_ARGUMENTS (1u << 5)
+/* The devices live in another process (remote): their memory is never this process's, and a
+ * host_table module names kernel tables registered in that process. */
+#define DEVRT_CAP_OUT_OF_PROCESS (1u << 6)
 /* Set by devrt itself on the stand-in for a plugin backend that is not loaded (it answers
  * "unavailable" with the reason); loading the plugin replaces it. Never set by a backend. */
 #define DEVRT_CAP_PLACEHOLDER (1u << 31)
@@ -296,6 +299,10 @@ typedef struct devrt_backend_table {
    * freed with texture_free. */
   int32_t (*texture_view)(const devrt_backend_device* device, devrt_texture_view_desc* desc, void** out,
                           devrt_error* err);
+  /* Optional, with modules: the formats this device's module_load accepts, a subset of
+   * module_formats, for a backend whose devices differ (remote: each loads what its backend on the
+   * server loads). The core refuses the others, naming the device's formats. */
+  int32_t (*device_module_formats)(const devrt_backend_device* device, uint32_t* out_formats, devrt_error* err);
 } devrt_backend_table;
 
 #define DEVRT_MODULE_FORMAT_BIT(format) (1u << (format))

@@ -109,6 +109,9 @@ public:
     return format > 0 && format < 32 &&
            (module_formats() & DEVRT_MODULE_FORMAT_BIT(static_cast<std::uint32_t>(format))) != 0;
   }
+  // The formats device `id` loads: device_module_formats where the backend's devices differ, else
+  // module_formats(). Opens the device.
+  Result<std::uint32_t> device_module_formats(std::int32_t id) const noexcept;
   Result<void*> module_load(std::int32_t id, std::int32_t format, const void* data, std::size_t size,
                             const char* options, std::string* log) const noexcept;
   Status module_unload(std::int32_t id, void* module) const noexcept;

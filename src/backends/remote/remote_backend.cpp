@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: Apache-2.0
+// The remote backend's devices, each a device of a connected devrt-server, and devrt::remote's API.
+#include "remote_backend.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <devrt/remote.hpp>
+
+#include "remote_client.hpp"
+
+namespace devrt::remote {
+namespace {
+
+using wire::Op;
+
+// A remote device: a device of a connection's server.
+struct RemoteDevice {
+  Connection* connection = nullptr;
+  std::uint32_t server_index = 0; // the server's exported device
+  const wire::DeviceDescription* description = nullptr;
+};
+
+// Every connection and device of the process, added to and never removed: a lost server's devices
+// keep their numbers (and keep failing). Device slots are published by `count` (release), so
+// lookups take no lock.
+class Remotes {
+public:
+  static constexpr std::int32_t kMaxDevices = 256;
+
+  // Connects to the servers of DEVRT_REMOTE, once; why none could be reached, if none.
+  void connect_configured() noexcept {
+    std::call_once(configured_once_, [this] {
+      for (const std::string& address : configured_servers()) {
+        Result<std::vector<Device>> added = add(address);
+        if (!added.ok()) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          configured_errors_ += std::string(configured_errors_.empty() ? "" : "; ") + std::string(added.status().message());
+        }
+      }
+    });
+  }
+
+  Result<std::vector<Device>> add(std::string_view address) noexcept {
+    Result<std::unique_ptr<Connection>> opened = Connection::open(address);
+    if (!opened.ok()) return std::move(opened).status();
+    std::lock_guard<std::mutex> lock(mutex_);
+    Connection* connection = opened->get();
+    const std::size_t n = connection->devices().size();
+    const std::int32_t first = count_.load(std::memory_order_relaxed);
+    if (static_cast<std::size_t>(kMaxDevices - first) < n) {
+      return make_error(ErrorCode::out_of_range, "devrt-server at ", address, " exports ", n, " devices; ", first,
+                        " remote devices are connected already, and a process holds at most ", kMaxDevices);
+    }
+    connections_.push_back(std::move(opened).value());
+    std::vector<Device> out;
+    for (std::size_t i = 0; i < n; ++i) {
+      RemoteDevice& d = devices_[first + static_cast<std::int32_t>(i)];
+      d.connection = connection;
+      d.server_index = static_cast<std::uint32_t>(i);
+      d.description = &connection->devices()[i];
+      out.push_back(Device{DeviceKind::remote, first + static_cast<std::int32_t>(i)});
+    }
+    count_.store(first + static_cast<std::int32_t>(n), std::memory_order_release);
+    return out;
+  }
+
+  std::int32_t count() const noexcept { return count_.load(std::memory_order_acquire); }
+  const RemoteDevice* find(std::int32_t index) const noexcept {
+    return index >= 0 && index < count() ? &devices_[index] : nullptr;
+  }
+  std::string configured_errors() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return configured_errors_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::once_flag configured_once_;
+  std::string configured_errors_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::array<RemoteDevice, kMaxDevices> devices_{};
+  std::atomic<std::int32_t> count_{0};
+};
+
+Remotes& remotes() noexcept {
+  static Remotes* const instance = new Remotes(); // never destroyed: UCX outlives static destructors
+  return *instance;
+}
+
+const RemoteDevice& device_of(const BackendDevice& device) noexcept { return *remotes().find(device.index); }
+
+wire::Command command(const RemoteDevice& d, Op op, void* stream = nullptr) noexcept {
+  wire::Command c;
+  c.op = static_cast<std::uint32_t>(op);
+  c.device = d.server_index;
+  c.stream = reinterpret_cast<std::uintptr_t>(stream);
+  return c;
+}
+
+void* as_handle(std::uint64_t id) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
+std::uint64_t id_of(const void* handle) noexcept { return reinterpret_cast<std::uintptr_t>(handle); }
+
+// A round trip that answers a handle.
+Result<void*> create(const RemoteDevice& d, wire::Command c, std::span<const unsigned char> payload = {}) noexcept {
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR(d.connection->call(c, payload, answer));
+  return as_handle(answer.reply.value[0]);
+}
+
+// A round trip that answers nothing.
+Status round_trip(const RemoteDevice& d, const wire::Command& c) noexcept {
+  Answer answer;
+  return d.connection->call(c, {}, answer);
+}
+
+// Freeing on a lost server succeeds: what it held went with it.
+Status release(const RemoteDevice& d, const wire::Command& c) noexcept {
+  if (d.connection->is_lost()) return Status();
+  return d.connection->post(c, {});
+}
+
+// Payloads this large are sent from the caller's memory (rendezvous) instead of copied.
+constexpr std::size_t kBorrowedWriteBytes = 64 * 1024;
+
+} // namespace
+
+// ---- Discovery ---------------------------------------------------------------------------------
+
+Status RemoteBackend::availability() noexcept {
+  DEVRT_RETURN_IF_ERROR(ucx_library().status);
+  remotes().connect_configured();
+  if (remotes().count() > 0) return Status();
+  std::string errors = remotes().configured_errors();
+  if (!errors.empty()) return make_error(ErrorCode::unavailable, errors);
+  return make_error(ErrorCode::unavailable,
+                    "no devrt-server is connected (set DEVRT_REMOTE=host:port or call devrt::remote::connect)");
+}
+
+Result<std::int32_t> RemoteBackend::device_count() noexcept {
+  if (!ucx_library().status.ok()) return 0;
+  remotes().connect_configured();
+  return remotes().count();
+}
+
+Result<AttributeValue> RemoteBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
+  const devrt_attribute_value& v = device_of(device).description->attributes[static_cast<std::int32_t>(attribute)];
+  switch (v.type) {
+  case DEVRT_VALUE_BOOL: return AttributeValue(v.ints[0] != 0);
+  case DEVRT_VALUE_INT: return AttributeValue(v.ints[0]);
+  case DEVRT_VALUE_STRING: return AttributeValue(std::string(v.string));
+  case DEVRT_VALUE_DIM3: return AttributeValue(Dim3{v.ints[0], v.ints[1], v.ints[2]});
+  default: return AttributeValue();
+  }
+}
+
+Result<Target> RemoteBackend::detect_target(const BackendDevice& device) noexcept {
+  const RemoteDevice& d = device_of(device);
+  if (d.description->target_json.empty()) {
+    return make_error(ErrorCode::unsupported, "the device's backend on devrt-server ", d.connection->address(),
+                      " cannot describe it as a target");
+  }
+  return Target::from_json(d.description->target_json);
+}
+
+Result<std::uint32_t> RemoteBackend::device_module_formats(const BackendDevice& device) noexcept {
+  return device_of(device).description->module_formats;
+}
+
+// ---- Memory and copies -------------------------------------------------------------------------
+
+Result<void*> RemoteBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::allocate);
+  c.a[0] = nbytes;
+  c.a[1] = alignment;
+  return create(d, c);
+}
+
+Status RemoteBackend::free(const BackendDevice& device, void* handle) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::free);
+  c.a[0] = id_of(handle);
+  return release(d, c);
+}
+
+Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
+  const auto remote_kind = static_cast<std::int32_t>(DeviceKind::remote);
+  const bool from_remote = desc.src_kind == remote_kind;
+  const bool to_remote = desc.dst_kind == remote_kind;
+  if (from_remote && to_remote) {
+    const RemoteDevice& src = device_of(*desc.src_device);
+    const RemoteDevice& dst = device_of(*desc.dst_device);
+    if (src.connection == dst.connection) { // the server copies, between its own devices if need be
+      wire::Command c = command(dst, Op::copy, desc.stream);
+      c.a[0] = id_of(desc.src);
+      c.a[1] = desc.src_offset;
+      c.a[2] = id_of(desc.dst);
+      c.a[3] = desc.dst_offset;
+      c.a[4] = desc.nbytes;
+      c.a[5] = src.server_index;
+      return dst.connection->post(c, {});
+    }
+    // Two servers: through this process.
+    std::vector<unsigned char> bounce(desc.nbytes);
+    wire::Command read = command(src, Op::read);
+    read.a[0] = id_of(desc.src);
+    read.a[1] = desc.src_offset;
+    read.a[2] = desc.nbytes;
+    Answer answer;
+    DEVRT_RETURN_IF_ERROR(src.connection->call(read, {}, answer, bounce.data(), bounce.size()));
+    wire::Command write = command(dst, Op::write, desc.stream);
+    write.a[0] = id_of(desc.dst);
+    write.a[1] = desc.dst_offset;
+    return dst.connection->post(write, bounce);
+  }
+  if (to_remote) {
+    const RemoteDevice& dst = device_of(*desc.dst_device);
+    wire::Command c = command(dst, Op::write, desc.stream);
+    c.a[0] = id_of(desc.dst);
+    c.a[1] = desc.dst_offset;
+    const auto* bytes = static_cast<const unsigned char*>(desc.src) + desc.src_offset;
+    return dst.connection->post(c, {bytes, desc.nbytes}, desc.nbytes >= kBorrowedWriteBytes);
+  }
+  const RemoteDevice& src = device_of(*desc.src_device);
+  wire::Command c = command(src, Op::read, desc.stream);
+  c.a[0] = id_of(desc.src);
+  c.a[1] = desc.src_offset;
+  c.a[2] = desc.nbytes;
+  Answer answer;
+  return src.connection->call(c, {}, answer, static_cast<unsigned char*>(desc.dst) + desc.dst_offset, desc.nbytes);
+}
+
+// ---- Streams and events ------------------------------------------------------------------------
+
+Result<void*> RemoteBackend::stream_create(const BackendDevice& device) noexcept {
+  const RemoteDevice& d = device_of(device);
+  return create(d, command(d, Op::stream_create));
+}
+
+Status RemoteBackend::stream_destroy(const BackendDevice& device, void* stream) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::stream_destroy);
+  c.a[0] = id_of(stream);
+  return release(d, c);
+}
+
+Status RemoteBackend::stream_synchronize(const BackendDevice& device, void* stream) noexcept {
+  const RemoteDevice& d = device_of(device);
+  return round_trip(d, command(d, Op::stream_synchronize, stream));
+}
+
+Status RemoteBackend::device_synchronize(const BackendDevice& device) noexcept {
+  const RemoteDevice& d = device_of(device);
+  return round_trip(d, command(d, Op::device_synchronize));
+}
+
+Result<void*> RemoteBackend::event_create(const BackendDevice& device) noexcept {
+  const RemoteDevice& d = device_of(device);
+  return create(d, command(d, Op::event_create));
+}
+
+Result<void*> RemoteBackend::event_create_timed(const BackendDevice& device) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::event_create);
+  c.a[0] = 1;
+  return create(d, c);
+}
+
+Status RemoteBackend::event_destroy(const BackendDevice& device, void* event) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::event_destroy);
+  c.a[0] = id_of(event);
+  return release(d, c);
+}
+
+Status RemoteBackend::event_record(const BackendDevice& device, void* event, void* stream) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::event_record, stream);
+  c.a[0] = id_of(event);
+  return d.connection->post(c, {});
+}
+
+Status RemoteBackend::event_synchronize(const BackendDevice& device, void* event) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::event_synchronize);
+  c.a[0] = id_of(event);
+  return round_trip(d, c);
+}
+
+Result<bool> RemoteBackend::event_query(const BackendDevice& device, void* event) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::event_query);
+  c.a[0] = id_of(event);
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR(d.connection->call(c, {}, answer));
+  return answer.reply.value[0] != 0;
+}
+
+Status RemoteBackend::stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::stream_wait_event, stream);
+  c.a[0] = id_of(event);
+  return d.connection->post(c, {});
+}
+
+Result<std::int64_t> RemoteBackend::event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::event_elapsed);
+  c.a[0] = id_of(start);
+  c.a[1] = id_of(end);
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR(d.connection->call(c, {}, answer));
+  return static_cast<std::int64_t>(answer.reply.value[0]);
+}
+
+// ---- Modules and launches ----------------------------------------------------------------------
+
+Result<void*> RemoteBackend::module_load(const BackendDevice& device, ModuleFormat format,
+                                         std::span<const std::byte> image, const char* options,
+                                         BuildLog& log) noexcept {
+  const RemoteDevice& d = device_of(device);
+  const std::size_t option_bytes = std::strlen(options);
+  std::vector<unsigned char> payload(option_bytes + image.size());
+  std::memcpy(payload.data(), options, option_bytes);
+  std::memcpy(payload.data() + option_bytes, image.data(), image.size());
+  wire::Command c = command(d, Op::module_load);
+  c.a[0] = static_cast<std::uint64_t>(format);
+  c.a[1] = option_bytes;
+  Answer answer;
+  Status s = d.connection->call(c, payload, answer);
+  if (!s.ok()) {
+    log.append(std::string_view(reinterpret_cast<const char*>(answer.data.data()), answer.data.size()));
+    return s;
+  }
+  log.append(answer.text);
+  return as_handle(answer.reply.value[0]);
+}
+
+Status RemoteBackend::module_unload(const BackendDevice& device, void* module) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::module_unload);
+  c.a[0] = id_of(module);
+  return release(d, c);
+}
+
+Result<void*> RemoteBackend::module_function(const BackendDevice& device, void* module, const char* name) noexcept {
+  const RemoteDevice& d = device_of(device);
+  wire::Command c = command(d, Op::module_function);
+  c.a[0] = id_of(module);
+  return create(d, c, {reinterpret_cast<const unsigned char*>(name), std::strlen(name)});
+}
+
+namespace {
+// The device's limits, checked here so that a launch the server would refuse fails at once.
+Status check_block(const RemoteDevice& d, const LaunchDesc& desc) noexcept {
+  const devrt_attribute_value& threads = d.description->attributes[static_cast<int>(Attribute::max_threads_per_block)];
+  const devrt_attribute_value& dims = d.description->attributes[static_cast<int>(Attribute::max_thread_dimensions)];
+  const std::uint64_t block = std::uint64_t{desc.block[0]} * desc.block[1] * desc.block[2];
+  bool over = threads.type == DEVRT_VALUE_INT && block > static_cast<std::uint64_t>(threads.ints[0]);
+  for (int i = 0; i < 3 && dims.type == DEVRT_VALUE_DIM3; ++i) {
+    over = over || desc.block[i] > static_cast<std::uint64_t>(dims.ints[i]);
+  }
+  if (!over) return Status();
+  return make_error(ErrorCode::invalid_argument, "a block of ", desc.block[0], "x", desc.block[1], "x", desc.block[2],
+                    " exceeds max_threads_per_block ", threads.ints[0], " or max_thread_dimensions (", dims.ints[0],
+                    ", ", dims.ints[1], ", ", dims.ints[2], ") of ", d.description->name, " on devrt-server ",
+                    d.connection->address());
+}
+
+// A buffer argument's offset must be a multiple of the device's buffer_offset_alignment (OpenCL
+// sub-buffers), as the server's backend would refuse later.
+Status check_offset(const RemoteDevice& d, std::uint32_t index, std::size_t offset) noexcept {
+  const devrt_attribute_value& alignment =
+      d.description->attributes[static_cast<int>(Attribute::buffer_offset_alignment)];
+  if (alignment.type != DEVRT_VALUE_INT || alignment.ints[0] <= 1 ||
+      offset % static_cast<std::uint64_t>(alignment.ints[0]) == 0) {
+    return Status();
+  }
+  return make_error(ErrorCode::invalid_argument, "argument ", index, ": offset ", offset,
+                    " is not a multiple of the device's buffer_offset_alignment ", alignment.ints[0]);
+}
+} // namespace
+
+Status RemoteBackend::launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept {
+  const RemoteDevice& d = device_of(device);
+  DEVRT_RETURN_IF_ERROR(check_block(d, desc));
+  std::vector<unsigned char> payload(desc.num_args * sizeof(wire::LaunchArg));
+  for (std::uint32_t i = 0; i < desc.num_args; ++i) {
+    const devrt_kernel_arg& arg = desc.args[i];
+    wire::LaunchArg out;
+    out.kind = arg.kind;
+    out.type_code = arg.type_code;
+    out.type_bits = arg.type_bits;
+    if (arg.kind == DEVRT_ARG_BUFFER) {
+      DEVRT_RETURN_IF_ERROR(check_offset(d, i, arg.offset));
+      out.handle = id_of(arg.buffer);
+      out.offset = arg.offset;
+      out.size = arg.size;
+    } else if (arg.kind == DEVRT_ARG_SCALAR) {
+      out.value = arg.value.u64;
+    } else {
+      return make_error(ErrorCode::unsupported, "argument ", i, ": remote devices take no textures");
+    }
+    std::memcpy(payload.data() + i * sizeof out, &out, sizeof out);
+  }
+  wire::Command c = command(d, Op::launch, desc.stream);
+  c.a[0] = id_of(function);
+  wire::pack_extents(desc.grid, desc.block, c.a + 1);
+  c.a[4] = desc.dynamic_shared_bytes;
+  c.a[5] = desc.num_args;
+  return d.connection->post(c, payload);
+}
+
+// ---- devrt::remote -----------------------------------------------------------------------------
+
+Result<std::vector<Device>> connect(std::string_view address) noexcept {
+  DEVRT_RETURN_IF_ERROR(ucx_library().status);
+  remotes().connect_configured();
+  return remotes().add(address);
+}
+
+namespace {
+Result<const RemoteDevice*> remote_device(Device device, const char* call) noexcept {
+  const RemoteDevice* d = device.kind == DeviceKind::remote ? remotes().find(device.id) : nullptr;
+  if (d == nullptr) return make_error(ErrorCode::invalid_argument, "remote::", call, ": ", device, " is no remote device");
+  return d;
+}
+} // namespace
+
+Result<DeviceInfo> describe(Device device) noexcept {
+  Result<const RemoteDevice*> d = remote_device(device, "describe");
+  if (!d.ok()) return std::move(d).status();
+  DeviceInfo info;
+  info.server = (*d)->connection->address();
+  info.kind = static_cast<DeviceKind>((*d)->description->kind);
+  info.index = (*d)->description->index;
+  info.name = (*d)->description->name;
+  info.lost = (*d)->connection->is_lost();
+  if (info.lost) info.lost_reason = (*d)->connection->lost_reason();
+  return info;
+}
+
+Result<ServerStats> server_stats(Device device) noexcept {
+  Result<const RemoteDevice*> d = remote_device(device, "server_stats");
+  if (!d.ok()) return std::move(d).status();
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR((*d)->connection->call(command(**d, Op::server_stats), {}, answer));
+  return ServerStats{answer.reply.value[0], answer.reply.value[1], answer.reply.value[2]};
+}
+
+} // namespace devrt::remote
+
+DEVRT_REGISTER_BACKEND(remote, devrt::remote::RemoteBackend)

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// A connection to devrt-server: hello, round trips, one-way commands, and losing the server.
+#include "remote_client.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "support/environment.hpp"
+
+namespace devrt::remote {
+
+std::vector<std::string> configured_servers() {
+  const char* list = std::getenv("DEVRT_REMOTE");
+  if (list == nullptr) return {};
+  std::vector<std::string> out;
+  for (std::string& entry : detail::split_list(list, ',')) {
+    if (!entry.empty()) out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+int reply_timeout_ms() noexcept {
+  const char* text = std::getenv("DEVRT_REMOTE_TIMEOUT_MS");
+  std::uint64_t ms = 0;
+  if (text == nullptr || !detail::parse_unsigned(text, ms) || ms == 0 || ms > 3'600'000) return 10000;
+  return static_cast<int>(ms);
+}
+
+// The worker's callbacks, with access to the connection they were registered for.
+struct ConnectionCallbacks {
+  static void on_error(void* arg, ucp_ep_h, ucs_status_t status) noexcept {
+    auto* c = static_cast<Connection*>(arg);
+    const char* text = ucx_library().api.ucs_status_string(status);
+    c->mark_lost(std::string("the connection failed: ") + text);
+  }
+
+  static void on_data(void* request, ucs_status_t status, std::size_t, void* user_data) noexcept {
+    auto* c = static_cast<Connection*>(user_data);
+    --c->data_pending_;
+    if (status != UCS_OK) c->mark_lost(std::string("a reply's data was lost: ") + ucx_library().api.ucs_status_string(status));
+    ucx_library().api.ucp_request_free(request);
+  }
+
+  // A reply: for the round trip in flight, else the stream is broken.
+  static ucs_status_t on_reply(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
+                               const ucp_am_recv_param_t* param) noexcept {
+    auto* c = static_cast<Connection*>(arg);
+    wire::Reply reply;
+    if (header_bytes != sizeof reply) {
+      c->mark_lost("a reply had a malformed header");
+      return UCS_OK;
+    }
+    std::memcpy(&reply, header, sizeof reply);
+    if (c->answer_ == nullptr || reply.sequence != c->awaited_ || c->replied_ || reply.text_bytes > bytes) {
+      c->mark_lost("a reply answered no command in flight");
+      return UCS_OK;
+    }
+    c->replied_ = true;
+    c->answer_->reply = reply;
+    void* destination = nullptr;
+    if (reply.code == 0 && reply.text_bytes == 0 && c->into_ != nullptr) {
+      if (bytes != c->into_bytes_) {
+        c->mark_lost("a read returned the wrong number of bytes");
+        return UCS_OK;
+      }
+      destination = c->into_;
+    } else {
+      c->answer_->data.resize(bytes);
+      destination = c->answer_->data.data();
+    }
+    if (bytes == 0) return UCS_OK;
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
+      std::memcpy(destination, data, bytes);
+      return UCS_OK;
+    }
+    // Rendezvous: UCX fetches the bytes straight into their destination.
+    ucp_request_param_t receive{};
+    receive.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    receive.cb.recv_am = &on_data;
+    receive.user_data = c;
+    ++c->data_pending_;
+    ucs_status_ptr_t request =
+        ucx_library().api.ucp_am_recv_data_nbx(c->worker_.handle(), data, destination, bytes, &receive);
+    if (request == nullptr) {
+      --c->data_pending_;
+    } else if (UCS_PTR_IS_ERR(request)) {
+      --c->data_pending_;
+      c->mark_lost("receiving a reply's data failed");
+    }
+    return UCS_OK;
+  }
+};
+
+Connection::~Connection() {
+  if (endpoint_ != nullptr) {
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t request = ucx_library().api.ucp_ep_close_nbx(endpoint_, &param);
+    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+      while (ucx_library().api.ucp_request_check_status(request) == UCS_INPROGRESS) worker_.progress();
+      ucx_library().api.ucp_request_free(request);
+    }
+  }
+}
+
+void Connection::mark_lost(std::string reason) noexcept {
+  if (lost_flag_.load(std::memory_order_relaxed)) return;
+  lost_reason_ = std::move(reason);
+  lost_flag_.store(true, std::memory_order_release);
+}
+
+std::string Connection::lost_reason() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_reason_;
+}
+
+Status Connection::lost() const noexcept {
+  if (!is_lost()) return Status();
+  return make_error(ErrorCode::unavailable, "the server at ", address_, " is lost (", lost_reason(),
+                    "): its devices stay unavailable; connect again for new ones");
+}
+
+Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_text) noexcept {
+  Result<SocketAddress> address = parse_address(address_text);
+  if (!address.ok()) return std::move(address).status();
+  auto c = std::make_unique<Connection>();
+  c->address_ = std::string(address_text);
+  c->timeout_ms_ = reply_timeout_ms();
+  if (Status s = c->worker_.open(); !s.ok()) return s;
+  const UcxApi& ucx = ucx_library().api;
+  ucp_am_handler_param_t handler{};
+  handler.field_mask =
+      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  handler.id = wire::kReplyMessage;
+  handler.cb = &ConnectionCallbacks::on_reply;
+  handler.arg = c.get();
+  ucs_status_t s = ucx.ucp_worker_set_am_recv_handler(c->worker_.handle(), &handler);
+  if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_worker_set_am_recv_handler", s);
+
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(address->port);
+  if (int e = ::getaddrinfo(address->host.c_str(), port.c_str(), &hints, &found); e != 0) {
+    return make_error(ErrorCode::unavailable, "remote server ", address_text, ": cannot resolve '", address->host,
+                      "': ", ::gai_strerror(e));
+  }
+  sockaddr_in peer{};
+  std::memcpy(&peer, found->ai_addr, sizeof peer);
+  ::freeaddrinfo(found);
+
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&peer);
+  params.sockaddr.addrlen = sizeof peer;
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &ConnectionCallbacks::on_error;
+  params.err_handler.arg = c.get();
+  s = ucx.ucp_ep_create(c->worker_.handle(), &params, &c->endpoint_);
+  if (s != UCS_OK) {
+    c->endpoint_ = nullptr;
+    return ucx_error(ErrorCode::unavailable, "ucp_ep_create", s);
+  }
+  wire::Command hello;
+  hello.op = static_cast<std::uint32_t>(wire::Op::hello);
+  hello.a[0] = wire::kVersion;
+  Answer answer;
+  if (Status st = c->call(hello, {}, answer); !st.ok()) {
+    return make_error(st.code(), "cannot connect to devrt-server at ", address_text, ": ", st.message());
+  }
+  if (!wire::decode_devices(answer.data.data(), answer.data.size(), c->devices_)) {
+    return make_error(ErrorCode::internal, "devrt-server at ", address_text, " sent a malformed device list");
+  }
+  return c;
+}
+
+Status Connection::send(const wire::Command& command, std::span<const unsigned char> payload, bool borrowed) noexcept {
+  auto* message = new OutgoingMessage();
+  const auto* header = reinterpret_cast<const unsigned char*>(&command);
+  message->header.assign(header, header + sizeof command);
+  if (borrowed) {
+    message->data = payload.data();
+  } else {
+    message->payload.assign(payload.begin(), payload.end());
+    message->data = message->payload.data();
+  }
+  message->bytes = payload.size();
+  message->in_flight = &sends_in_flight_;
+  Status s = send_message(endpoint_, wire::kCommandMessage, message, UCP_AM_SEND_FLAG_REPLY);
+  if (!s.ok()) mark_lost(std::string(s.message()));
+  return s;
+}
+
+Status Connection::wait_reply(wire::Op op) noexcept {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  // The reply, its data, and every send before it (their payloads may be the caller's).
+  while (!replied_ || data_pending_ > 0 || sends_in_flight_ > 0) {
+    if (is_lost()) return Status(); // the caller reports lost()
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      mark_lost("no answer to command " + std::to_string(static_cast<unsigned>(op)) + " within " +
+                std::to_string(timeout_ms_) + " ms (DEVRT_REMOTE_TIMEOUT_MS)");
+      return Status();
+    }
+    worker_.wait(static_cast<int>(left < 100 ? left : 100));
+  }
+  return Status();
+}
+
+Status Connection::call(wire::Command command, std::span<const unsigned char> payload, Answer& answer, void* into,
+                        std::size_t into_bytes) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (is_lost()) {
+    lock.unlock();
+    return lost();
+  }
+  command.sequence = next_sequence_++;
+  awaited_ = command.sequence;
+  replied_ = false;
+  answer_ = &answer;
+  into_ = into;
+  into_bytes_ = into_bytes;
+  if (send(command, payload, true).ok()) static_cast<void>(wait_reply(static_cast<wire::Op>(command.op)));
+  answer_ = nullptr;
+  into_ = nullptr;
+  const bool failed = is_lost();
+  lock.unlock();
+  if (failed) return lost();
+  if (answer.reply.text_bytes > 0) {
+    answer.text.assign(reinterpret_cast<const char*>(answer.data.data()), answer.reply.text_bytes);
+    answer.data.erase(answer.data.begin(), answer.data.begin() + answer.reply.text_bytes);
+  }
+  if (answer.reply.code == 0) return Status();
+  auto code = static_cast<ErrorCode>(answer.reply.code);
+  if (answer.reply.code < 0 || answer.reply.code > DEVRT_STATUS_LAST) code = ErrorCode::internal;
+  return make_error(code, "on devrt-server ", address_, ": ", answer.text);
+}
+
+Status Connection::post(wire::Command command, std::span<const unsigned char> payload, bool borrowed) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!is_lost()) {
+    command.sequence = next_sequence_++;
+    static_cast<void>(send(command, payload, borrowed));
+    // Sends complete in progress calls; run some now so a long queue of one-way commands does not
+    // wait for the next round trip to be sent.
+    worker_.progress();
+  }
+  const bool failed = is_lost();
+  lock.unlock();
+  return failed ? lost() : Status();
+}
+
+} // namespace devrt::remote

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// libucp opened at first use, and the worker the remote backend and devrt-server drive.
+#include "ucx_api.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <charconv>
+
+namespace devrt::remote {
+namespace {
+
+Status open_ucx(UcxLibrary& ucx) noexcept {
+  std::string reason;
+  if (!ucx.library.open({"libucp.so.0", "libucp.so"}, reason)) {
+    return make_error(ErrorCode::unavailable, "UCX is not installed (", reason, "); Debian: apt-get install libucx0");
+  }
+  DEVRT_RESOLVE_SYMBOLS(ucx.library, ucx.api, DEVRT_UCX_SYMBOLS, " (UCX 1.13 or later is needed)");
+  return Status();
+}
+
+} // namespace
+
+const UcxLibrary& ucx_library() noexcept {
+  // Built once, never destroyed: UCX's own threads and atexit handlers outlive static destructors.
+  static UcxLibrary* const library = [] {
+    auto* ucx = new UcxLibrary();
+    ucx->status = open_ucx(*ucx);
+    return ucx;
+  }();
+  return *library;
+}
+
+Status ucx_error(ErrorCode code, const char* call, ucs_status_t status) noexcept {
+  const UcxLibrary& ucx = ucx_library();
+  const char* text = ucx.api.ucs_status_string != nullptr ? ucx.api.ucs_status_string(status) : "unknown status";
+  return make_error(code, "UCX ", call, ": ", text, " (", static_cast<int>(status), ")");
+}
+
+Worker::~Worker() {
+  const UcxApi& ucx = ucx_library().api;
+  if (worker_ != nullptr) ucx.ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucx.ucp_cleanup(context_);
+}
+
+Status Worker::open() noexcept {
+  const UcxLibrary& library = ucx_library();
+  DEVRT_RETURN_IF_ERROR(library.status);
+  const UcxApi& ucx = library.api;
+  ucp_config_t* config = nullptr;
+  ucs_status_t s = ucx.ucp_config_read(nullptr, nullptr, &config);
+  if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_config_read", s);
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  s = ucx.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context_);
+  ucx.ucp_config_release(config);
+  if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_init", s);
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  s = ucx.ucp_worker_create(context_, &worker_params, &worker_);
+  if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_worker_create", s);
+  s = ucx.ucp_worker_get_efd(worker_, &event_fd_);
+  if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_worker_get_efd", s);
+  return Status();
+}
+
+bool Worker::progress() noexcept {
+  const UcxApi& ucx = ucx_library().api;
+  bool any = false;
+  while (ucx.ucp_worker_progress(worker_) != 0) any = true;
+  return any;
+}
+
+void Worker::wait(int wake_ms) noexcept {
+  const UcxApi& ucx = ucx_library().api;
+  if (progress()) return;
+  // Armed: nothing is pending, and the descriptor fires on the next event (UCS_ERR_BUSY: something
+  // arrived meanwhile; the caller progresses again).
+  if (ucx.ucp_worker_arm(worker_) != UCS_OK) return;
+  pollfd fd{event_fd_, POLLIN, 0};
+  static_cast<void>(::poll(&fd, 1, wake_ms));
+}
+
+void Worker::signal() noexcept {
+  if (worker_ != nullptr) static_cast<void>(ucx_library().api.ucp_worker_signal(worker_));
+}
+
+namespace {
+void message_sent(OutgoingMessage* message) noexcept {
+  if (message->in_flight != nullptr) --*message->in_flight;
+  delete message;
+}
+void on_message_sent(void* request, ucs_status_t, void* user_data) noexcept {
+  message_sent(static_cast<OutgoingMessage*>(user_data));
+  ucx_library().api.ucp_request_free(request);
+}
+} // namespace
+
+Status send_message(ucp_ep_h endpoint, unsigned id, OutgoingMessage* message, std::uint32_t flags) noexcept {
+  const UcxApi& ucx = ucx_library().api;
+  if (message->in_flight != nullptr) ++*message->in_flight;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.cb.send = &on_message_sent;
+  param.user_data = message;
+  param.flags = flags;
+  ucs_status_ptr_t request = ucx.ucp_am_send_nbx(endpoint, id, message->header.data(), message->header.size(),
+                                                 message->data, message->bytes, &param);
+  if (request == nullptr) { // done at once
+    message_sent(message);
+    return Status();
+  }
+  if (UCS_PTR_IS_ERR(request)) {
+    message_sent(message);
+    return ucx_error(ErrorCode::unavailable, "ucp_am_send_nbx", UCS_PTR_STATUS(request));
+  }
+  return Status();
+}
+
+Result<SocketAddress> parse_address(std::string_view text) noexcept {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    return make_error(ErrorCode::invalid_argument, "remote address '", text, "' is not host:port");
+  }
+  unsigned port = 0;
+  const char* first = text.data() + colon + 1;
+  const char* last = text.data() + text.size();
+  auto [end, error] = std::from_chars(first, last, port);
+  if (error != std::errc() || end != last || port == 0 || port > 65535) {
+    return make_error(ErrorCode::invalid_argument, "remote address '", text, "': the port must be 1 to 65535");
+  }
+  SocketAddress address;
+  address.host = std::string(text.substr(0, colon));
+  address.port = static_cast<std::uint16_t>(port);
+  return address;
+}
+
+} // namespace devrt::remote

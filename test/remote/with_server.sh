@@ -1,0 +1,48 @@
+#!/bin/sh
+# with_server.sh SERVER [SERVER ARGUMENTS...] -- COMMAND [ARGUMENTS...]
+# Starts devrt-server on a free loopback port, runs COMMAND with DEVRT_REMOTE naming it, stops the
+# server, and exits with COMMAND's status (77, a skip, included). The server's output goes to
+# stderr, prefixed, so that a failing test shows what the server said.
+set -u
+server=$1
+shift
+server_args=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  server_args="$server_args $1"
+  shift
+done
+[ $# -gt 0 ] && shift
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# shellcheck disable=SC2086 # the arguments are words
+"$server" $server_args --address-file "$work/address" > "$work/server.log" 2>&1 &
+server_pid=$!
+waited=0
+while [ ! -s "$work/address" ]; do
+  if ! kill -0 "$server_pid" 2> /dev/null; then
+    echo "with_server.sh: devrt-server exited before listening:" >&2
+    sed 's/^/  server: /' "$work/server.log" >&2
+    exit 1
+  fi
+  waited=$((waited + 1))
+  if [ "$waited" -gt 600 ]; then
+    echo "with_server.sh: devrt-server did not listen within 60 s" >&2
+    kill -9 "$server_pid"
+    exit 1
+  fi
+  sleep 0.1
+done
+DEVRT_REMOTE=$(cat "$work/address")
+export DEVRT_REMOTE
+"$@"
+status=$?
+kill -TERM "$server_pid" 2> /dev/null
+waited=0
+while kill -0 "$server_pid" 2> /dev/null && [ "$waited" -lt 100 ]; do
+  sleep 0.1
+  waited=$((waited + 1))
+done
+kill -9 "$server_pid" 2> /dev/null
+wait "$server_pid" 2> /dev/null
+sed 's/^/  server: /' "$work/server.log" >&2
+exit "$status"

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// devrt-server: serves this machine's devices to devrt's remote backend over UCX (docs/remote.md).
+// One thread drives UCX (the listener, every client's endpoint, receiving and sending); each client
+// gets a thread of its own that runs its commands in order against devrt's API, with objects of
+// its own, all freed when it leaves or dies.
+#ifndef DEVRT_TOOLS_DEVRT_SERVER_SERVER_HPP
+#define DEVRT_TOOLS_DEVRT_SERVER_SERVER_HPP
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <devrt/devrt.hpp>
+
+#include "backends/remote/remote_protocol.hpp"
+
+namespace devrt::server {
+
+struct Options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0; // 0: any free port
+  std::vector<std::string> devices; // backend[:index] each; empty: every present device
+  bool allow_host_code = false;     // shared_object and host_table modules
+  std::string address_file;         // where to write host:port once listening
+};
+
+// A device this server exports, in the hello's order.
+struct Exported {
+  Device device;
+  remote::wire::DeviceDescription description;
+};
+
+// The devices `specs` name ("cpu", "opencl:0"), or every present device when empty; an error names
+// a spec that matches nothing.
+Result<std::vector<Exported>> export_devices(const std::vector<std::string>& specs, bool allow_host_code);
+
+// Serves until `stop` becomes true. Prints "devrt-server: listening on host:port" when ready.
+Status serve(const Options& options, const std::vector<Exported>& devices, const std::atomic<bool>& stop);
+
+} // namespace devrt::server
+
+#endif // DEVRT_TOOLS_DEVRT_SERVER_SERVER_HPP
