@@ -134,6 +134,22 @@ DEVRT_C_API devrt_status devrt_device_attribute_dim3(devrt_device device, int32_
  * DEVRT_STATUS_UNSUPPORTED for kinds with no target detection. Thread-safe. */
 DEVRT_C_API devrt_status devrt_detect_target(devrt_device device, char** json);
 
+/* ---- Remote devices (docs/remote.md) ---------------------------------------------------------- */
+
+/* The device kind of devices that devrt-server serves from another process or machine (no DLPack
+ * device type: DLPack export of their memory is refused). */
+#define DEVRT_DEVICE_REMOTE 28
+/* Connects to the devrt-server at `address` ("host:port") and adds its devices: kind
+ * DEVRT_DEVICE_REMOTE, ids *first_id to *first_id + *count - 1. DEVRT_STATUS_INVALID_ARGUMENT for an
+ * address that is not host:port, DEVRT_STATUS_UNAVAILABLE naming it when the server cannot be
+ * reached or UCX is not installed, DEVRT_STATUS_UNSUPPORTED in a build without the remote backend.
+ * Thread-safe. */
+DEVRT_C_API devrt_status devrt_remote_connect(const char* address, int32_t* first_id, int32_t* count);
+/* What a remote device is on its server, as JSON: {"server": "host:port", "kind": "opencl",
+ * "index": 0, "name": "...", "lost": false, "lost_reason": ""}; free *json with devrt_string_free.
+ * DEVRT_STATUS_INVALID_ARGUMENT for a device that is not remote. Thread-safe. */
+DEVRT_C_API devrt_status devrt_remote_describe(devrt_device device, char** json);
+
 /* ---- Backends and plugins --------------------------------------------------------------------- */
 
 /* Backends registered now (built in, loaded plugins, placeholders of missing plugins). Thread-safe. */

@@ -29,6 +29,7 @@ from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  
 from devrt._module import MODULE_FORMATS, Function, Module, load_module  # noqa: F401
 from devrt._timing import BenchmarkResult, time_evaluator  # noqa: F401
 from devrt._graph import Graph, graph  # noqa: F401
+from devrt import remote  # noqa: F401
 from devrt import target  # noqa: F401
 from devrt import tvm  # noqa: F401
 from devrt import backend

@@ -49,6 +49,24 @@ PyObject* detect_target(PyObject*, PyObject* device_object) noexcept {
   return take_text(status, json);
 }
 
+PyObject* remote_connect(PyObject*, PyObject* address_object) noexcept {
+  const char* address = PyUnicode_AsUTF8AndSize(address_object, nullptr);
+  if (address == nullptr) return nullptr;
+  std::int32_t first = 0, count = 0;
+  if (devrt_status status = devrt_remote_connect(address, &first, &count); status != DEVRT_STATUS_OK) {
+    return raise_status(status);
+  }
+  return Py_BuildValue("(ii)", first, count);
+}
+
+PyObject* remote_describe(PyObject*, PyObject* device_object) noexcept {
+  devrt_device device;
+  if (!to_device(device_object, &device)) return nullptr;
+  char* json = nullptr;
+  devrt_status status = devrt_remote_describe(device, &json);
+  return take_text(status, json);
+}
+
 PyObject* device_count(PyObject*, PyObject* kind_object) noexcept {
   std::int64_t kind = 0;
   if (!to_int64(kind_object, "a device type", 0, INT32_MAX, &kind)) return nullptr;
@@ -219,6 +237,9 @@ PyMethodDef kRuntimeFunctions[] = {
     {"attributes", attributes, METH_NOARGS,
      "{name: (number, type)} of every attribute (0 bool, 1 int, 2 str, 3 dim3)."},
     {"device_count", device_count, METH_O, "device_count(device type number) -> devices of that type here."},
+    {"remote_connect", remote_connect, METH_O,
+     "remote_connect(\"host:port\") -> (first remote device index, count) of the server's devices."},
+    {"remote_describe", remote_describe, METH_O, "remote_describe(device) -> the remote device's identity, JSON."},
     {"device_synchronize", device_synchronize, METH_O,
      "Waits for the device (for this thread's current stream where the backend cannot wait for all)."},
     {"stream_create", stream_create, METH_O, "stream_create(device) -> a capsule owning a new stream."},

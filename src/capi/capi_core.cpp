@@ -2,6 +2,8 @@
 // The C API: version and errors, devices and attributes, targets, backends and plugins, build facts.
 #include "capi/capi_internal.hpp"
 
+#include <devrt/remote.hpp>
+
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -183,6 +185,33 @@ devrt_status devrt_detect_target(devrt_device device, char** json) {
   Result<Target> target = detect_target(to_cpp(device));
   if (!target.ok()) return fail(target.status());
   return give_string(target->to_json(), json, "devrt_detect_target");
+}
+
+devrt_status devrt_remote_connect(const char* address, int32_t* first_id, int32_t* count) {
+  if (address == nullptr) return null_argument("devrt_remote_connect", "address");
+  if (first_id == nullptr) return null_argument("devrt_remote_connect", "first_id");
+  if (count == nullptr) return null_argument("devrt_remote_connect", "count");
+  Result<std::vector<Device>> added = remote::connect(address);
+  if (!added.ok()) return fail(added.status());
+  *first_id = added->empty() ? device_count(DeviceKind::remote) : added->front().id;
+  *count = static_cast<int32_t>(added->size());
+  return DEVRT_STATUS_OK;
+}
+
+devrt_status devrt_remote_describe(devrt_device device, char** json) {
+  if (json == nullptr) return null_argument("devrt_remote_describe", "json");
+  Result<remote::DeviceInfo> info = remote::describe(to_cpp(device));
+  if (!info.ok()) return fail(info.status());
+  std::string text = "{\"server\": ";
+  detail::append_json_string(text, info->server);
+  text += ", \"kind\": ";
+  detail::append_json_string(text, device_kind_name(info->kind));
+  text += ", \"index\": " + std::to_string(info->index) + ", \"name\": ";
+  detail::append_json_string(text, info->name);
+  text += info->lost ? ", \"lost\": true, \"lost_reason\": " : ", \"lost\": false, \"lost_reason\": ";
+  detail::append_json_string(text, info->lost_reason);
+  text += "}";
+  return give_string(text, json, "devrt_remote_describe");
 }
 
 size_t devrt_backend_count(void) { return Registry::global().size(); }
