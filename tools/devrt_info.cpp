@@ -22,6 +22,7 @@
 #include <devrt/backend/registry.hpp>
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/remote.hpp>
 #include <devrt/format.hpp>
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
@@ -324,6 +325,11 @@ void print_backend(BackendRef backend) {
   fmt::print(" available, {} device{}\n", state.devices, state.devices == 1 ? "" : "s");
   for (std::int32_t id = 0; id < state.devices; ++id) {
     fmt::print("  {}\n", Device{backend.kind(), id});
+    if (devrt::Result<devrt::remote::DeviceInfo> remote = devrt::remote::describe(Device{backend.kind(), id});
+        remote.ok()) {
+      fmt::print("    {:<30} {} on devrt-server {}{}\n", "served_by", Device{remote->kind, remote->index},
+                 remote->server, remote->lost ? fmt::format(" (lost: {})", remote->lost_reason) : "");
+    }
     for (std::int32_t a = 0; a < devrt::kAttributeCount; ++a) {
       auto attribute = static_cast<Attribute>(a);
       devrt::Result<AttributeValue> value = devrt::get_attribute(Device{backend.kind(), id}, attribute);
@@ -403,8 +409,18 @@ Status selftest_tensor(Device device) {
   DEVRT_ASSIGN_OR_RETURN(devrt::Tensor on_device,
                          devrt::Tensor::empty({kRows, kCols}, devrt::DataType::float32(), device));
   DEVRT_RETURN_IF_ERROR(on_device.copy_from_host(values.data(), values.size() * sizeof(float)));
-  DEVRT_ASSIGN_OR_RETURN(DLManagedTensor * exported, on_device.to_dlpack());
-  DEVRT_ASSIGN_OR_RETURN(devrt::Tensor imported, devrt::Tensor::from_dlpack(exported));
+  devrt::Tensor imported;
+  if (device.kind == devrt::DeviceKind::remote) { // the server's memory: DLPack export is refused
+    devrt::Result<DLManagedTensor*> refused = on_device.to_dlpack();
+    if (refused.ok() || refused.status().code() != devrt::ErrorCode::unsupported) {
+      if (refused.ok()) (*refused)->deleter(*refused);
+      return devrt::make_error(devrt::ErrorCode::internal, "selftest ", device, ": DLPack export was not refused");
+    }
+    imported = std::move(on_device);
+  } else {
+    DEVRT_ASSIGN_OR_RETURN(DLManagedTensor * exported, on_device.to_dlpack());
+    DEVRT_ASSIGN_OR_RETURN(imported, devrt::Tensor::from_dlpack(exported));
+  }
   DEVRT_ASSIGN_OR_RETURN(devrt::Tensor on_host, imported.to(devrt::kHostDevice));
   DEVRT_RETURN_IF_ERROR(devrt::synchronize(devrt::current_stream(device)));
   DEVRT_RETURN_IF_ERROR(on_host.copy_to_host(back.data(), back.size() * sizeof(float)));

@@ -6,13 +6,18 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdlib>
 
 namespace devrt::remote {
 namespace {
 
+// DEVRT_UCX_LIBRARY names the libucp to open (another UCX build); else the system's.
 Status open_ucx(UcxLibrary& ucx) noexcept {
   std::string reason;
-  if (!ucx.library.open({"libucp.so.0", "libucp.so"}, reason)) {
+  const char* chosen = std::getenv("DEVRT_UCX_LIBRARY");
+  const bool opened = chosen != nullptr && chosen[0] != '\0' ? ucx.library.open({chosen}, reason)
+                                                             : ucx.library.open({"libucp.so.0", "libucp.so"}, reason);
+  if (!opened) {
     return make_error(ErrorCode::unavailable, "UCX is not installed (", reason, "); Debian: apt-get install libucx0");
   }
   DEVRT_RESOLVE_SYMBOLS(ucx.library, ucx.api, DEVRT_UCX_SYMBOLS, " (UCX 1.13 or later is needed)");
