@@ -28,11 +28,11 @@ Result<std::vector<Device>> connect(std::string_view address) noexcept;
 
 // What a remote device is on its server.
 struct DeviceInfo {
-  std::string server;   // "host:port"
-  DeviceKind kind{};    // its kind on the server
+  std::string server;     // "host:port"
+  DeviceKind kind{};      // its kind on the server
   std::int32_t index = 0; // its index there
   std::string name;
-  bool lost = false;      // the server is gone: every call on the device fails
+  bool lost = false; // the server is gone: every call on the device fails
   std::string lost_reason;
 };
 // invalid_argument for a device that is not a remote device. Thread-safe.
@@ -41,8 +41,8 @@ Result<DeviceInfo> describe(Device device) noexcept;
 // The server's own figures for a remote device, over all of its clients: devrt-server frees what
 // a client held when it disconnects or dies. Thread-safe.
 struct ServerStats {
-  std::uint64_t clients = 0;          // connected now, this one included
-  std::uint64_t allocated_bytes = 0;  // on the device, held by all clients
+  std::uint64_t clients = 0;         // connected now, this one included
+  std::uint64_t allocated_bytes = 0; // on the device, held by all clients
   std::uint64_t allocations = 0;
 };
 Result<ServerStats> server_stats(Device device) noexcept;

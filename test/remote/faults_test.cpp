@@ -219,8 +219,9 @@ TEST_CASE("host code is refused unless the server allows it", "[remote]") {
   Server plain;
   const Device device = connect_one(plain.address);
   const unsigned char elf[] = {0x7f, 'E', 'L', 'F'};
-  devrt::Result<devrt::Module> so = devrt::Module::load(
-      device, devrt::ModuleFormat::shared_object, std::span<const std::byte>(reinterpret_cast<const std::byte*>(elf), 4));
+  devrt::Result<devrt::Module> so =
+      devrt::Module::load(device, devrt::ModuleFormat::shared_object,
+                          std::span<const std::byte>(reinterpret_cast<const std::byte*>(elf), 4));
   INFO(so.status().message());
   CHECK(so.status().code() == ErrorCode::unsupported);
   CHECK(devrt::Module::load(device, devrt::ModuleFormat::host_table, "conformance").status().code() ==

@@ -269,6 +269,9 @@ TEST_CASE("the global registry holds every backend this build enabled", "[regist
 #if DEVRT_WITH_WEBGPU
   expected.emplace_back("webgpu");
 #endif
+#if DEVRT_WITH_REMOTE
+  expected.emplace_back("remote");
+#endif
   CHECK(global.size() == expected.size());
   for (const std::string& name : expected) {
     INFO(name);

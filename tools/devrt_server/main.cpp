@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const devrt::server::Exported& e : *devices) {
-    std::printf("devrt-server: exporting %s:%d (%s)\n",
-                std::string(devrt::device_kind_name(e.device.kind)).c_str(), e.device.id, e.description.name.c_str());
+    std::printf("devrt-server: exporting %s:%d (%s)\n", std::string(devrt::device_kind_name(e.device.kind)).c_str(),
+                e.device.id, e.description.name.c_str());
   }
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);

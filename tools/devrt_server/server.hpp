@@ -19,7 +19,7 @@ namespace devrt::server {
 
 struct Options {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0; // 0: any free port
+  std::uint16_t port = 0;           // 0: any free port
   std::vector<std::string> devices; // backend[:index] each; empty: every present device
   bool allow_host_code = false;     // shared_object and host_table modules
   std::string address_file;         // where to write host:port once listening

@@ -40,7 +40,8 @@ public:
         Result<std::vector<Device>> added = add(address);
         if (!added.ok()) {
           std::lock_guard<std::mutex> lock(mutex_);
-          configured_errors_ += std::string(configured_errors_.empty() ? "" : "; ") + std::string(added.status().message());
+          configured_errors_ +=
+              std::string(configured_errors_.empty() ? "" : "; ") + std::string(added.status().message());
         }
       }
     });
@@ -428,7 +429,8 @@ Result<std::vector<Device>> connect(std::string_view address) noexcept {
 namespace {
 Result<const RemoteDevice*> remote_device(Device device, const char* call) noexcept {
   const RemoteDevice* d = device.kind == DeviceKind::remote ? remotes().find(device.id) : nullptr;
-  if (d == nullptr) return make_error(ErrorCode::invalid_argument, "remote::", call, ": ", device, " is no remote device");
+  if (d == nullptr)
+    return make_error(ErrorCode::invalid_argument, "remote::", call, ": ", device, " is no remote device");
   return d;
 }
 } // namespace

@@ -42,7 +42,8 @@ struct ConnectionCallbacks {
   static void on_data(void* request, ucs_status_t status, std::size_t, void* user_data) noexcept {
     auto* c = static_cast<Connection*>(user_data);
     --c->data_pending_;
-    if (status != UCS_OK) c->mark_lost(std::string("a reply's data was lost: ") + ucx_library().api.ucs_status_string(status));
+    if (status != UCS_OK)
+      c->mark_lost(std::string("a reply's data was lost: ") + ucx_library().api.ucs_status_string(status));
     ucx_library().api.ucp_request_free(request);
   }
 
@@ -135,8 +136,7 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_te
   if (Status s = c->worker_.open(); !s.ok()) return s;
   const UcxApi& ucx = ucx_library().api;
   ucp_am_handler_param_t handler{};
-  handler.field_mask =
-      UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
   handler.id = wire::kReplyMessage;
   handler.cb = &ConnectionCallbacks::on_reply;
   handler.arg = c.get();
@@ -175,6 +175,10 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_te
   hello.a[0] = wire::kVersion;
   Answer answer;
   if (Status st = c->call(hello, {}, answer); !st.ok()) {
+    if (c->is_lost()) {
+      return make_error(ErrorCode::unavailable, "cannot connect to devrt-server at ", address_text, ": ",
+                        c->lost_reason());
+    }
     return make_error(st.code(), "cannot connect to devrt-server at ", address_text, ": ", st.message());
   }
   if (!wire::decode_devices(answer.data.data(), answer.data.size(), c->devices_)) {

@@ -83,8 +83,8 @@ struct Command {
 };
 
 struct Reply {
-  std::uint64_t sequence = 0; // the command's
-  std::int32_t code = 0;      // a devrt status code (DEVRT_STATUS_*)
+  std::uint64_t sequence = 0;   // the command's
+  std::int32_t code = 0;        // a devrt status code (DEVRT_STATUS_*)
   std::uint32_t text_bytes = 0; // an error message or build log: the first bytes of the data
   std::uint64_t value[3] = {};
 };
@@ -118,8 +118,8 @@ inline void unpack_extents(const std::uint64_t* in, std::uint32_t grid[3], std::
 
 // An exported device as the hello describes it.
 struct DeviceDescription {
-  std::int32_t kind = 0;  // the device's kind on the server
-  std::int32_t index = 0; // its index there
+  std::int32_t kind = 0;            // the device's kind on the server
+  std::int32_t index = 0;           // its index there
   std::uint32_t module_formats = 0; // DEVRT_MODULE_FORMAT_BIT each, as the server allows them
   std::uint32_t capabilities = 0;   // DEVRT_CAP_* of its backend there
   std::string name;
