@@ -36,13 +36,23 @@ DEVRT_REMOTE=$(cat "$work/address")
 export DEVRT_REMOTE
 "$@"
 status=$?
+# The server stops cleanly on SIGTERM (and, in sanitizer builds, passes their checks at exit).
 kill -TERM "$server_pid" 2> /dev/null
 waited=0
-while kill -0 "$server_pid" 2> /dev/null && [ "$waited" -lt 100 ]; do
+while kill -0 "$server_pid" 2> /dev/null && [ "$waited" -lt 300 ]; do
   sleep 0.1
   waited=$((waited + 1))
 done
-kill -9 "$server_pid" 2> /dev/null
-wait "$server_pid" 2> /dev/null
+if kill -0 "$server_pid" 2> /dev/null; then
+  echo "with_server.sh: devrt-server did not stop within 30 s of SIGTERM" >&2
+  kill -9 "$server_pid"
+  status=1
+fi
+wait "$server_pid"
+server_status=$?
 sed 's/^/  server: /' "$work/server.log" >&2
+if [ "$server_status" -ne 0 ] && [ "$status" -ne 1 ]; then
+  echo "with_server.sh: devrt-server exited with status $server_status" >&2
+  status=1
+fi
 exit "$status"

@@ -24,8 +24,6 @@
 namespace devrt::server {
 namespace {
 
-constexpr std::uint32_t kHostCodeFormats =
-    DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_HOST_TABLE) | DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT);
 
 // ---- Exported devices ----------------------------------------------------------------------
 

@@ -7,10 +7,6 @@
 #include <devrt/memory_stats.hpp>
 
 namespace devrt::server {
-namespace {
-constexpr std::uint32_t kHostCodeFormats =
-    DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_HOST_TABLE) | DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT);
-} // namespace
 
 void Client::run() {
   for (;;) {

@@ -24,6 +24,10 @@ namespace devrt::server {
 namespace wire = remote::wire;
 using wire::Op;
 
+// The module formats that run host code in the server: refused without --allow-host-code.
+inline constexpr std::uint32_t kHostCodeFormats =
+    DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_HOST_TABLE) | DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT);
+
 // A command as it arrived: its data may still be on its way (rendezvous) while `ready` is false.
 struct Incoming {
   wire::Command command;
