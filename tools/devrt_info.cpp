@@ -22,10 +22,10 @@
 #include <devrt/backend/registry.hpp>
 #include <devrt/build_info.hpp>
 #include <devrt/devrt.hpp>
-#include <devrt/remote.hpp>
 #include <devrt/format.hpp>
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
+#include <devrt/remote.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -434,8 +434,7 @@ Result<std::uint32_t> BackendRef::device_module_formats(std::int32_t id) const n
   DEVRT_BACKEND_DEVICE(device, id);
   if (!DEVRT_BACKEND_TABLE_HAS(table_, device_module_formats)) return module_formats();
   std::uint32_t formats = 0;
-  DEVRT_RETURN_IF_ERROR(
-      invoke(table_, id, "device_module_formats", table_->device_module_formats, device, &formats));
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "device_module_formats", table_->device_module_formats, device, &formats));
   return formats & module_formats();
 }
 
@@ -444,11 +443,13 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   if (!has_modules()) return unsupported_modules(table_, id, "module_load");
   DEVRT_BACKEND_DEVICE(device, id);
   std::uint32_t formats = module_formats();
+#if !DEVRT_BARE_METAL // devices that differ (remote) need an operating system
   if (DEVRT_BACKEND_TABLE_HAS(table_, device_module_formats)) [[unlikely]] {
     Result<std::uint32_t> own = device_module_formats(id);
     if (!own.ok()) return std::move(own).status();
     formats = *own;
   }
+#endif
   DEVRT_RETURN_IF_ERROR(
       detail::check_module_format(table_->name, Device{kind(), id}, formats, static_cast<ModuleFormat>(format)));
   DEVRT_COUNT_OBJECT(device, id);

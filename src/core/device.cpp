@@ -15,22 +15,16 @@ struct KindName {
   std::string_view name;
 };
 
-constexpr std::array kKindNames{
-    KindName{DeviceKind::cpu, "cpu"},
-    KindName{DeviceKind::cuda, "cuda"},
-    KindName{DeviceKind::cuda_host, "cuda_host"},
-    KindName{DeviceKind::opencl, "opencl"},
-    KindName{DeviceKind::vulkan, "vulkan"},
-    KindName{DeviceKind::metal, "metal"},
-    KindName{DeviceKind::vpi, "vpi"},
-    KindName{DeviceKind::rocm, "rocm"},
-    KindName{DeviceKind::rocm_host, "rocm_host"},
-    KindName{DeviceKind::ext_dev, "ext_dev"},
-    KindName{DeviceKind::cuda_managed, "cuda_managed"},
-    KindName{DeviceKind::oneapi, "oneapi"},
-    KindName{DeviceKind::webgpu, "webgpu"},
-    KindName{DeviceKind::hexagon, "hexagon"},
-    KindName{DeviceKind::remote, "remote"},
+constexpr std::array kKindNames {
+  KindName{DeviceKind::cpu, "cpu"}, KindName{DeviceKind::cuda, "cuda"}, KindName{DeviceKind::cuda_host, "cuda_host"},
+      KindName{DeviceKind::opencl, "opencl"}, KindName{DeviceKind::vulkan, "vulkan"},
+      KindName{DeviceKind::metal, "metal"}, KindName{DeviceKind::vpi, "vpi"}, KindName{DeviceKind::rocm, "rocm"},
+      KindName{DeviceKind::rocm_host, "rocm_host"}, KindName{DeviceKind::ext_dev, "ext_dev"},
+      KindName{DeviceKind::cuda_managed, "cuda_managed"}, KindName{DeviceKind::oneapi, "oneapi"},
+      KindName{DeviceKind::webgpu, "webgpu"}, KindName{DeviceKind::hexagon, "hexagon"},
+#if !DEVRT_BARE_METAL // remote devices need an operating system (and 16 bytes of firmware are worth keeping)
+      KindName{DeviceKind::remote, "remote"},
+#endif
 };
 
 // The backends' device kinds are declared once, each in its folder's meson.build; a backend that

@@ -18,8 +18,8 @@ namespace {
 
 // TVM's detect_target_from_device covers these kinds, and devrt adds WebGPU and remote devices
 // (the target of the device on its server).
-constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,    DeviceKind::cuda,    DeviceKind::rocm,
-                                          DeviceKind::opencl, DeviceKind::vulkan,  DeviceKind::metal,
+constexpr DeviceKind kDetectionKinds[] = {DeviceKind::cpu,     DeviceKind::cuda,   DeviceKind::rocm,
+                                          DeviceKind::opencl,  DeviceKind::vulkan, DeviceKind::metal,
                                           DeviceKind::hexagon, DeviceKind::webgpu, DeviceKind::remote};
 
 // Serialises storing a detected target in its device's record (detection itself runs unlocked).

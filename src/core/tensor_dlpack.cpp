@@ -32,11 +32,13 @@ template <class Managed>
 Result<Managed*> export_tensor(const Tensor& tensor, const char* call) noexcept {
   TensorStorage* storage = detail::TensorAccess::storage(tensor);
   if (storage == nullptr) return make_error(ErrorCode::invalid_argument, call, ": undefined tensor");
+#if !DEVRT_BARE_METAL // remote devices need an operating system
   if (tensor.device().kind == DeviceKind::remote) [[unlikely]] {
     return make_error(ErrorCode::unsupported, call, " on ", tensor.device(),
                       ": a remote tensor's memory is its server's, which no DLPack consumer in this process can "
                       "reach (copy it to a local device first)");
   }
+#endif
   if (tensor.scope() != MemoryScope::global) {
     return make_error(ErrorCode::unsupported, call, " on ", tensor.device(), ": a '", to_string(tensor.scope()),
                       "' tensor cannot be exported: DLPack has no memory scopes (copy it into a global tensor first)");

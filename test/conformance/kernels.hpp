@@ -94,7 +94,8 @@ inline devrt::Result<Module> load_module(Device device, std::string_view kernel)
   case KernelSource::host_table:
     register_cpu_kernels();
     return Module::load(device, ModuleFormat::host_table, "conformance");
-  case KernelSource::shared_object: return Module::load_file(device, ModuleFormat::shared_object, DEVRT_TEST_CPU_KERNELS_SO);
+  case KernelSource::shared_object:
+    return Module::load_file(device, ModuleFormat::shared_object, DEVRT_TEST_CPU_KERNELS_SO);
   case KernelSource::opencl_c: return Module::load(device, ModuleFormat::opencl_c, read_text(DEVRT_TEST_OPENCL_SOURCE));
   case KernelSource::cuda: {
     if (!std::string(DEVRT_TEST_CUDA_PTX).empty())

@@ -24,7 +24,6 @@
 namespace devrt::server {
 namespace {
 
-
 // ---- Exported devices ----------------------------------------------------------------------
 
 Exported describe(Device device, bool allow_host_code) {
