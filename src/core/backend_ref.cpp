@@ -444,10 +444,10 @@ Result<void*> BackendRef::module_load(std::int32_t id, std::int32_t format, cons
   DEVRT_BACKEND_DEVICE(device, id);
   std::uint32_t formats = module_formats();
 #if !DEVRT_BARE_METAL // devices that differ (remote) need an operating system
-  if (DEVRT_BACKEND_TABLE_HAS(table_, device_module_formats)) [[unlikely]] {
-    Result<std::uint32_t> own = device_module_formats(id);
-    if (!own.ok()) return std::move(own).status();
-    formats = *own;
+  if (DEVRT_BACKEND_TABLE_HAS(table_, device_module_formats)) [[unlikely]] { // on the device already open
+    std::uint32_t own = 0;
+    DEVRT_RETURN_IF_ERROR(invoke(table_, id, "device_module_formats", table_->device_module_formats, device, &own));
+    formats &= own;
   }
 #endif
   DEVRT_RETURN_IF_ERROR(

@@ -44,10 +44,8 @@ Exported describe(Device device, bool allow_host_code) {
     Result<AttributeValue> value = get_attribute(device, static_cast<Attribute>(a));
     if (value.ok()) detail::export_attribute(*value, &e.description.attributes[a]);
   }
-  if (Result<AttributeValue> name = get_attribute(device, Attribute::device_name);
-      name.ok() && std::holds_alternative<std::string>(*name)) {
-    e.description.name = std::get<std::string>(*name);
-  }
+  const devrt_attribute_value& name = e.description.attributes[static_cast<int>(Attribute::device_name)];
+  if (name.type == DEVRT_VALUE_STRING) e.description.name = name.string;
   if (Result<Target> target = detect_target(device); target.ok()) e.description.target_json = target->to_json();
   return e;
 }

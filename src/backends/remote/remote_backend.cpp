@@ -96,16 +96,19 @@ Remotes& remotes() noexcept {
 
 const RemoteDevice& device_of(const BackendDevice& device) noexcept { return *remotes().find(device.index); }
 
-wire::Command command(const RemoteDevice& d, Op op, void* stream = nullptr) noexcept {
+void* as_handle(std::uint64_t id) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
+std::uint64_t id_of(const void* handle) noexcept { return reinterpret_cast<std::uintptr_t>(handle); }
+
+// A command for device d; `object` (a handle the server gave) goes in a[0], `stream` names the
+// stream it runs on.
+wire::Command command(const RemoteDevice& d, Op op, const void* object = nullptr, void* stream = nullptr) noexcept {
   wire::Command c;
   c.op = static_cast<std::uint32_t>(op);
   c.device = d.server_index;
-  c.stream = reinterpret_cast<std::uintptr_t>(stream);
+  c.stream = id_of(stream);
+  c.a[0] = id_of(object);
   return c;
 }
-
-void* as_handle(std::uint64_t id) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
-std::uint64_t id_of(const void* handle) noexcept { return reinterpret_cast<std::uintptr_t>(handle); }
 
 // A round trip that answers a handle.
 Result<void*> create(const RemoteDevice& d, wire::Command c, std::span<const unsigned char> payload = {}) noexcept {
@@ -120,10 +123,11 @@ Status round_trip(const RemoteDevice& d, const wire::Command& c) noexcept {
   return d.connection->call(c, {}, answer);
 }
 
-// Freeing on a lost server succeeds: what it held went with it.
-Status release(const RemoteDevice& d, const wire::Command& c) noexcept {
+// Frees `object` on the server; on a lost server that succeeds: what it held went with it.
+Status release(const BackendDevice& device, Op op, const void* object) noexcept {
+  const RemoteDevice& d = device_of(device);
   if (d.connection->is_lost()) return Status();
-  return d.connection->post(c, {});
+  return d.connection->post(command(d, op, object), {});
 }
 
 // Payloads this large are sent from the caller's memory (rendezvous) instead of copied.
@@ -184,10 +188,7 @@ Result<void*> RemoteBackend::allocate(const BackendDevice& device, std::size_t n
 }
 
 Status RemoteBackend::free(const BackendDevice& device, void* handle) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::free);
-  c.a[0] = id_of(handle);
-  return release(d, c);
+  return release(device, Op::free, handle);
 }
 
 Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
@@ -198,8 +199,7 @@ Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
     const RemoteDevice& src = device_of(*desc.src_device);
     const RemoteDevice& dst = device_of(*desc.dst_device);
     if (src.connection == dst.connection) { // the server copies, between its own devices if need be
-      wire::Command c = command(dst, Op::copy, desc.stream);
-      c.a[0] = id_of(desc.src);
+      wire::Command c = command(dst, Op::copy, desc.src, desc.stream);
       c.a[1] = desc.src_offset;
       c.a[2] = id_of(desc.dst);
       c.a[3] = desc.dst_offset;
@@ -209,28 +209,24 @@ Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
     }
     // Two servers: through this process.
     std::vector<unsigned char> bounce(desc.nbytes);
-    wire::Command read = command(src, Op::read);
-    read.a[0] = id_of(desc.src);
+    wire::Command read = command(src, Op::read, desc.src);
     read.a[1] = desc.src_offset;
     read.a[2] = desc.nbytes;
     Answer answer;
     DEVRT_RETURN_IF_ERROR(src.connection->call(read, {}, answer, bounce.data(), bounce.size()));
-    wire::Command write = command(dst, Op::write, desc.stream);
-    write.a[0] = id_of(desc.dst);
+    wire::Command write = command(dst, Op::write, desc.dst, desc.stream);
     write.a[1] = desc.dst_offset;
     return dst.connection->post(write, bounce);
   }
   if (to_remote) {
     const RemoteDevice& dst = device_of(*desc.dst_device);
-    wire::Command c = command(dst, Op::write, desc.stream);
-    c.a[0] = id_of(desc.dst);
+    wire::Command c = command(dst, Op::write, desc.dst, desc.stream);
     c.a[1] = desc.dst_offset;
     const auto* bytes = static_cast<const unsigned char*>(desc.src) + desc.src_offset;
     return dst.connection->post(c, {bytes, desc.nbytes}, desc.nbytes >= kBorrowedWriteBytes);
   }
   const RemoteDevice& src = device_of(*desc.src_device);
-  wire::Command c = command(src, Op::read, desc.stream);
-  c.a[0] = id_of(desc.src);
+  wire::Command c = command(src, Op::read, desc.src, desc.stream);
   c.a[1] = desc.src_offset;
   c.a[2] = desc.nbytes;
   Answer answer;
@@ -245,15 +241,12 @@ Result<void*> RemoteBackend::stream_create(const BackendDevice& device) noexcept
 }
 
 Status RemoteBackend::stream_destroy(const BackendDevice& device, void* stream) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::stream_destroy);
-  c.a[0] = id_of(stream);
-  return release(d, c);
+  return release(device, Op::stream_destroy, stream);
 }
 
 Status RemoteBackend::stream_synchronize(const BackendDevice& device, void* stream) noexcept {
   const RemoteDevice& d = device_of(device);
-  return round_trip(d, command(d, Op::stream_synchronize, stream));
+  return round_trip(d, command(d, Op::stream_synchronize, nullptr, stream));
 }
 
 Status RemoteBackend::device_synchronize(const BackendDevice& device) noexcept {
@@ -274,30 +267,22 @@ Result<void*> RemoteBackend::event_create_timed(const BackendDevice& device) noe
 }
 
 Status RemoteBackend::event_destroy(const BackendDevice& device, void* event) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_destroy);
-  c.a[0] = id_of(event);
-  return release(d, c);
+  return release(device, Op::event_destroy, event);
 }
 
 Status RemoteBackend::event_record(const BackendDevice& device, void* event, void* stream) noexcept {
   const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_record, stream);
-  c.a[0] = id_of(event);
-  return d.connection->post(c, {});
+  return d.connection->post(command(d, Op::event_record, event, stream), {});
 }
 
 Status RemoteBackend::event_synchronize(const BackendDevice& device, void* event) noexcept {
   const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_synchronize);
-  c.a[0] = id_of(event);
-  return round_trip(d, c);
+  return round_trip(d, command(d, Op::event_synchronize, event));
 }
 
 Result<bool> RemoteBackend::event_query(const BackendDevice& device, void* event) noexcept {
   const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_query);
-  c.a[0] = id_of(event);
+  wire::Command c = command(d, Op::event_query, event);
   Answer answer;
   DEVRT_RETURN_IF_ERROR(d.connection->call(c, {}, answer));
   return answer.reply.value[0] != 0;
@@ -305,15 +290,12 @@ Result<bool> RemoteBackend::event_query(const BackendDevice& device, void* event
 
 Status RemoteBackend::stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept {
   const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::stream_wait_event, stream);
-  c.a[0] = id_of(event);
-  return d.connection->post(c, {});
+  return d.connection->post(command(d, Op::stream_wait_event, event, stream), {});
 }
 
 Result<std::int64_t> RemoteBackend::event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
   const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_elapsed);
-  c.a[0] = id_of(start);
+  wire::Command c = command(d, Op::event_elapsed, start);
   c.a[1] = id_of(end);
   Answer answer;
   DEVRT_RETURN_IF_ERROR(d.connection->call(c, {}, answer));
@@ -344,17 +326,13 @@ Result<void*> RemoteBackend::module_load(const BackendDevice& device, ModuleForm
 }
 
 Status RemoteBackend::module_unload(const BackendDevice& device, void* module) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::module_unload);
-  c.a[0] = id_of(module);
-  return release(d, c);
+  return release(device, Op::module_unload, module);
 }
 
 Result<void*> RemoteBackend::module_function(const BackendDevice& device, void* module, const char* name) noexcept {
   const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::module_function);
-  c.a[0] = id_of(module);
-  return create(d, c, {reinterpret_cast<const unsigned char*>(name), std::strlen(name)});
+  return create(d, command(d, Op::module_function, module),
+                {reinterpret_cast<const unsigned char*>(name), std::strlen(name)});
 }
 
 namespace {
@@ -410,8 +388,7 @@ Status RemoteBackend::launch(const BackendDevice& device, void* function, const 
     }
     std::memcpy(payload.data() + i * sizeof out, &out, sizeof out);
   }
-  wire::Command c = command(d, Op::launch, desc.stream);
-  c.a[0] = id_of(function);
+  wire::Command c = command(d, Op::launch, function, desc.stream);
   wire::pack_extents(desc.grid, desc.block, c.a + 1);
   c.a[4] = desc.dynamic_shared_bytes;
   c.a[5] = desc.num_args;
