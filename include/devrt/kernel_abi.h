@@ -33,7 +33,8 @@ extern "C" {
 #define DEVRT_STATUS_ABI_MISMATCH 10
 #define DEVRT_STATUS_TOOL_FAILED 11
 #define DEVRT_STATUS_TIMED_OUT 12
-#define DEVRT_STATUS_LAST DEVRT_STATUS_TIMED_OUT
+#define DEVRT_STATUS_PERMISSION_DENIED 13
+#define DEVRT_STATUS_LAST DEVRT_STATUS_PERMISSION_DENIED
 
 /* devrt_module_format: what the bytes given to module_load are. */
 #define DEVRT_MODULE_HOST_TABLE 1    /* CPU: the name of a kernel table registered in-process */

@@ -44,18 +44,19 @@ struct StatusAccess;
 // Error codes. The numeric values are part of the C ABI (DEVRT_STATUS_*, devrt/kernel_abi.h).
 enum class ErrorCode : std::int32_t {
   ok = 0,
-  invalid_argument = 1, // the caller passed something malformed (null, bad alignment, bad id)
-  out_of_range = 2,     // an offset, size or index lies outside what it refers to
-  unavailable = 3,      // the backend or device cannot be used here (no driver, no device)
-  unsupported = 4,      // the backend does not implement this operation
-  out_of_memory = 5,    // an allocation could not be satisfied
-  driver_error = 6,     // the vendor runtime reported a failure
-  internal = 7,         // a devrt invariant broke (a bug)
-  not_found = 8,        // a named thing (backend, function) does not exist
-  already_exists = 9,   // registering something whose name or kind is taken
-  abi_mismatch = 10,    // a backend table has the wrong ABI version or struct size
-  tool_failed = 11,     // an external tool (compiler, linker, archiver) ran and failed; the message holds its output
-  timed_out = 12,       // a wait passed its deadline (a collective whose peers never came)
+  invalid_argument = 1,   // the caller passed something malformed (null, bad alignment, bad id)
+  out_of_range = 2,       // an offset, size or index lies outside what it refers to
+  unavailable = 3,        // the backend or device cannot be used here (no driver, no device)
+  unsupported = 4,        // the backend does not implement this operation
+  out_of_memory = 5,      // an allocation could not be satisfied
+  driver_error = 6,       // the vendor runtime reported a failure
+  internal = 7,           // a devrt invariant broke (a bug)
+  not_found = 8,          // a named thing (backend, function) does not exist
+  already_exists = 9,     // registering something whose name or kind is taken
+  abi_mismatch = 10,      // a backend table has the wrong ABI version or struct size
+  tool_failed = 11,       // an external tool (compiler, linker, archiver) ran and failed; the message holds its output
+  timed_out = 12,         // a wait passed its deadline (a collective whose peers never came)
+  permission_denied = 13, // refused for want of a right: a server that requires a key, a limit of its clients
 };
 
 static_assert(static_cast<std::int32_t>(ErrorCode::ok) == DEVRT_STATUS_OK &&
@@ -70,7 +71,8 @@ static_assert(static_cast<std::int32_t>(ErrorCode::ok) == DEVRT_STATUS_OK &&
                   static_cast<std::int32_t>(ErrorCode::already_exists) == DEVRT_STATUS_ALREADY_EXISTS &&
                   static_cast<std::int32_t>(ErrorCode::abi_mismatch) == DEVRT_STATUS_ABI_MISMATCH &&
                   static_cast<std::int32_t>(ErrorCode::tool_failed) == DEVRT_STATUS_TOOL_FAILED &&
-                  static_cast<std::int32_t>(ErrorCode::timed_out) == DEVRT_STATUS_TIMED_OUT,
+                  static_cast<std::int32_t>(ErrorCode::timed_out) == DEVRT_STATUS_TIMED_OUT &&
+                  static_cast<std::int32_t>(ErrorCode::permission_denied) == DEVRT_STATUS_PERMISSION_DENIED,
               "devrt::ErrorCode and the C ABI's DEVRT_STATUS_* must agree");
 // The highest code a backend may return; anything above is reported as `internal`.
 inline constexpr ErrorCode kLastErrorCode = static_cast<ErrorCode>(DEVRT_STATUS_LAST);

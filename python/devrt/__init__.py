@@ -22,7 +22,8 @@ __path__ = _pkgutil.extend_path(__path__, __name__)
 from devrt import _capi  # noqa: E402 -- loads libdevrt_c.so, which devrt._ext links
 from devrt import _ext  # noqa: E402
 from devrt._capi import (DevrtError, InvalidArgumentError, NotFoundError, OutOfMemoryError,  # noqa: F401
-                         OutOfRangeError, Status, ToolFailedError, UnavailableError, UnsupportedError)
+                         OutOfRangeError, PermissionDeniedError, Status, ToolFailedError, UnavailableError,
+                         UnsupportedError)
 from devrt._device import (Device, cpu, cuda, cuda_host, device, device_count, devices, ext_dev, hexagon,  # noqa: F401
                            metal, opencl, rocm, vulkan, webgpu)
 from devrt._tensor import DataType, Stream, Tensor, empty, from_dlpack, tensor  # noqa: F401

@@ -87,6 +87,10 @@ class ToolFailedError(DevrtError):
     """An external tool (compiler, linker, archiver) ran and failed; the message holds its output."""
 
 
+class PermissionDeniedError(DevrtError, PermissionError):
+    """Refused for want of a right: a devrt-server that requires a key, or a limit of its clients."""
+
+
 class InvalidArgumentError(DevrtError, ValueError):
     """Something malformed was passed (a bad device, dtype, shape or name)."""
 
@@ -102,7 +106,7 @@ class OutOfMemoryError(DevrtError, MemoryError):
 ERROR_TYPES = {Status.INVALID_ARGUMENT: InvalidArgumentError, Status.OUT_OF_RANGE: OutOfRangeError,
                Status.UNAVAILABLE: UnavailableError, Status.UNSUPPORTED: UnsupportedError,
                Status.OUT_OF_MEMORY: OutOfMemoryError, Status.NOT_FOUND: NotFoundError,
-               Status.TOOL_FAILED: ToolFailedError}
+               Status.TOOL_FAILED: ToolFailedError, Status.PERMISSION_DENIED: PermissionDeniedError}
 # Public as devrt.<name>: tracebacks and reprs say so, not devrt._capi.<name>.
 for _public in (DevrtError, *ERROR_TYPES.values()):
     _public.__module__ = "devrt"

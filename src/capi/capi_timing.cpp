@@ -19,7 +19,7 @@ Status call_back(void* context, StreamRef stream) noexcept {
   const auto& callback = *static_cast<const CallbackCall*>(context);
   const devrt_status status = callback.call(callback.data, capi::to_c(stream));
   if (status == DEVRT_STATUS_OK) return Status();
-  if (status < 0 || status > static_cast<devrt_status>(ErrorCode::timed_out)) {
+  if (status < 0 || status > DEVRT_STATUS_LAST) {
     return make_error(ErrorCode::invalid_argument, "the ", callback.role, " returned ", status,
                       ", which is no devrt_status");
   }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <devrt/status.hpp>
 
+#include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -8,23 +10,33 @@
 
 namespace devrt {
 
-std::string_view error_code_name(ErrorCode code) noexcept {
-  switch (code) {
-  case ErrorCode::ok: return "ok";
-  case ErrorCode::invalid_argument: return "invalid_argument";
-  case ErrorCode::out_of_range: return "out_of_range";
-  case ErrorCode::unavailable: return "unavailable";
-  case ErrorCode::unsupported: return "unsupported";
-  case ErrorCode::out_of_memory: return "out_of_memory";
-  case ErrorCode::driver_error: return "driver_error";
-  case ErrorCode::internal: return "internal";
-  case ErrorCode::not_found: return "not_found";
-  case ErrorCode::already_exists: return "already_exists";
-  case ErrorCode::abi_mismatch: return "abi_mismatch";
-  case ErrorCode::tool_failed: return "tool_failed";
-  case ErrorCode::timed_out: return "timed_out";
+namespace {
+
+// Every code's name in code order, then "unknown", each ended by '\0': one string and a table of
+// byte offsets, a third of the bytes a switch's table of string views takes in firmware.
+constexpr char kNames[] = "ok\0invalid_argument\0out_of_range\0unavailable\0unsupported\0out_of_memory\0"
+                          "driver_error\0internal\0not_found\0already_exists\0abi_mismatch\0tool_failed\0"
+                          "timed_out\0permission_denied\0unknown";
+constexpr std::size_t kCodes = static_cast<std::size_t>(kLastErrorCode) + 1;
+constexpr std::array<unsigned char, kCodes + 2> kNameStarts = [] {
+  std::array<unsigned char, kCodes + 2> starts{};
+  std::size_t at = 0;
+  for (std::size_t i = 0; i <= kCodes; ++i) {
+    starts[i] = static_cast<unsigned char>(at);
+    while (at < sizeof kNames && kNames[at] != '\0') ++at;
+    ++at;
   }
-  return "unknown";
+  starts[kCodes + 1] = static_cast<unsigned char>(at);
+  return starts;
+}();
+static_assert(kNameStarts[kCodes + 1] == sizeof kNames, "one name per ErrorCode, then \"unknown\"");
+
+} // namespace
+
+std::string_view error_code_name(ErrorCode code) noexcept {
+  std::size_t i = static_cast<std::uint32_t>(code);
+  if (i > kCodes) i = kCodes;
+  return std::string_view(kNames + kNameStarts[i], kNameStarts[i + 1] - kNameStarts[i] - 1u);
 }
 
 namespace detail {
