@@ -123,7 +123,7 @@ for config in $foreground; do
         --suite unit --suite cpu --timeout-multiplier 4 \
         --wrap "env DEVRT_WEBGPU_LIBRARY=/nonexistent/libwebgpu.so valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=$PWD/tools/valgrind.supp" ;;
     tsan)
-      setup_suite build-tsan concurrency -Db_sanitize=thread -Db_lundef=false -Dtools=false $unity &&
+      setup_suite build-tsan concurrency -Db_sanitize=thread -Db_lundef=false $unity &&
         meson test -C build-tsan --no-rebuild $test_args --print-errorlogs --logbase tsan --suite concurrency ;;
     fuzz)
       if [ ! -f build-fuzz/build.ninja ]; then

@@ -145,6 +145,12 @@ DEVRT_C_API devrt_status devrt_detect_target(devrt_device device, char** json);
  * reached or UCX is not installed, DEVRT_STATUS_UNSUPPORTED in a build without the remote backend.
  * Thread-safe. */
 DEVRT_C_API devrt_status devrt_remote_connect(const char* address, int32_t* first_id, int32_t* count);
+/* devrt_remote_connect proving the key in `key_file` to a keyed server (docs/remote.md, "Keys");
+ * NULL: DEVRT_REMOTE_KEY_FILE, else no key (devrt_remote_connect does that). DEVRT_STATUS_PERMISSION_DENIED
+ * when the server requires a key and this client has none or another, when this client has a key
+ * and the server does not prove it, or when the key file may be read by others. Thread-safe. */
+DEVRT_C_API devrt_status devrt_remote_connect_keyed(const char* address, const char* key_file, int32_t* first_id,
+                                                    int32_t* count);
 /* What a remote device is on its server, as JSON: {"server": "host:port", "kind": "opencl",
  * "index": 0, "name": "...", "lost": false, "lost_reason": ""}; free *json with devrt_string_free.
  * DEVRT_STATUS_INVALID_ARGUMENT for a device that is not remote. Thread-safe. */

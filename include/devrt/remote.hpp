@@ -19,11 +19,22 @@
 
 namespace devrt::remote {
 
+// How to connect: the key to prove, when the server has one (docs/remote.md, "Keys").
+struct ConnectOptions {
+  // A file of 64 hexadecimal digits readable by its owner only (devrt-server --generate-key
+  // writes one). Empty: DEVRT_REMOTE_KEY_FILE, else no key.
+  std::string key_file;
+};
+
 // Connects to the devrt-server at "host:port" and adds its devices, which then appear in
 // devrt::devices(). Returns them. unavailable naming the address when the server cannot be reached
 // within the timeout (DEVRT_REMOTE_TIMEOUT_MS, default 10000), or when UCX is not installed;
-// unsupported when devrt was built without the remote backend. Connecting to one address twice
-// gives a second set of devices. Thread-safe.
+// permission_denied when the server requires a key and this client has none or another, or when
+// this client has a key and the server does not prove it; unsupported when devrt was built
+// without the remote backend. Connecting to one address twice gives a second set of devices.
+// Thread-safe.
+Result<std::vector<Device>> connect(std::string_view address, const ConnectOptions& options) noexcept;
+// connect(address, {}): the key, if any, from DEVRT_REMOTE_KEY_FILE. Thread-safe.
 Result<std::vector<Device>> connect(std::string_view address) noexcept;
 
 // What a remote device is on its server.

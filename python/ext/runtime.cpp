@@ -49,11 +49,12 @@ PyObject* detect_target(PyObject*, PyObject* device_object) noexcept {
   return take_text(status, json);
 }
 
-PyObject* remote_connect(PyObject*, PyObject* address_object) noexcept {
-  const char* address = PyUnicode_AsUTF8AndSize(address_object, nullptr);
-  if (address == nullptr) return nullptr;
+PyObject* remote_connect(PyObject*, PyObject* args) noexcept {
+  const char* address = nullptr;
+  const char* key_file = nullptr;
+  if (!PyArg_ParseTuple(args, "sz:remote_connect", &address, &key_file)) return nullptr;
   std::int32_t first = 0, count = 0;
-  if (devrt_status status = devrt_remote_connect(address, &first, &count); status != DEVRT_STATUS_OK) {
+  if (devrt_status status = devrt_remote_connect_keyed(address, key_file, &first, &count); status != DEVRT_STATUS_OK) {
     return raise_status(status);
   }
   return Py_BuildValue("(ii)", first, count);
@@ -237,8 +238,8 @@ PyMethodDef kRuntimeFunctions[] = {
     {"attributes", attributes, METH_NOARGS,
      "{name: (number, type)} of every attribute (0 bool, 1 int, 2 str, 3 dim3)."},
     {"device_count", device_count, METH_O, "device_count(device type number) -> devices of that type here."},
-    {"remote_connect", remote_connect, METH_O,
-     "remote_connect(\"host:port\") -> (first remote device index, count) of the server's devices."},
+    {"remote_connect", remote_connect, METH_VARARGS,
+     "remote_connect(\"host:port\", key_file or None) -> (first remote device index, count) of the server's devices."},
     {"remote_describe", remote_describe, METH_O, "remote_describe(device) -> the remote device's identity, JSON."},
     {"device_synchronize", device_synchronize, METH_O,
      "Waits for the device (for this thread's current stream where the backend cannot wait for all)."},

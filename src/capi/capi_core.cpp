@@ -188,10 +188,20 @@ devrt_status devrt_detect_target(devrt_device device, char** json) {
 }
 
 devrt_status devrt_remote_connect(const char* address, int32_t* first_id, int32_t* count) {
+  return devrt_remote_connect_keyed(address, nullptr, first_id, count);
+}
+
+devrt_status devrt_remote_connect_keyed(const char* address, const char* key_file, int32_t* first_id, int32_t* count) {
   if (address == nullptr) return null_argument("devrt_remote_connect", "address");
   if (first_id == nullptr) return null_argument("devrt_remote_connect", "first_id");
   if (count == nullptr) return null_argument("devrt_remote_connect", "count");
-  Result<std::vector<Device>> added = remote::connect(address);
+  if (key_file != nullptr && key_file[0] == '\0') {
+    return fail(make_error(ErrorCode::invalid_argument,
+                           "devrt_remote_connect_keyed: key_file is empty (NULL: DEVRT_REMOTE_KEY_FILE)"));
+  }
+  remote::ConnectOptions options;
+  if (key_file != nullptr) options.key_file = key_file;
+  Result<std::vector<Device>> added = remote::connect(address, options);
   if (!added.ok()) return fail(added.status());
   *first_id = added->empty() ? device_count(DeviceKind::remote) : added->front().id;
   *count = static_cast<int32_t>(added->size());

@@ -5,11 +5,12 @@
 namespace devrt::remote {
 namespace {
 Status not_built() noexcept {
-  return make_error(ErrorCode::unsupported,
-                    "devrt was built without the remote backend (it needs <ucp/api/ucp.h>, Debian: libucx-dev)");
+  return make_error(ErrorCode::unsupported, "devrt was built without the remote backend (it needs <ucp/api/ucp.h> and "
+                                            "<sodium.h>, Debian: libucx-dev libsodium-dev)");
 }
 } // namespace
 
+Result<std::vector<Device>> connect(std::string_view, const ConnectOptions&) noexcept { return not_built(); }
 Result<std::vector<Device>> connect(std::string_view) noexcept { return not_built(); }
 Result<DeviceInfo> describe(Device) noexcept { return not_built(); }
 Result<ServerStats> server_stats(Device) noexcept { return not_built(); }

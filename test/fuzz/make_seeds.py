@@ -6,6 +6,10 @@ dlpack_import inputs follow LLVMFuzzerTestOneInput in dlpack_import_fuzz.cpp: fl
 dtype (code u8, bits u8, lanes u16), device type (u8, or i32 with the raw-device flag), device id
 i8, buffer size u16, byte offset (u8 * 4, or u64 with the raw-offset flag), data offset u16, then
 per dimension a shape and a stride (i8 each, or i64 each with the raw-values flag).
+
+remote_commands inputs follow remote_commands_fuzz.cpp: a byte (1: a correct hello first; 2: a keyed
+server), then per message a Command (op u32, device u32, sequence u64, stream u64, a[6] u64), a u16
+payload length and the payload.
 """
 import json
 import pathlib
@@ -61,6 +65,42 @@ def main():
     for name, value in json_seeds.items():
         (target / name).write_text(json.dumps(value, ensure_ascii=name != "escapes"))
     (target / "pretty").write_text(json.dumps(json_seeds["cpu"], indent=2))
+    remote_commands_seeds()
+
+
+# The protocol's command numbers (src/backends/remote/remote_protocol.hpp, enum class Op).
+(HELLO, ALLOCATE, FREE, WRITE, READ, COPY, STREAM_CREATE, STREAM_DESTROY, STREAM_SYNCHRONIZE, EVENT_CREATE,
+ EVENT_DESTROY, EVENT_RECORD, EVENT_SYNCHRONIZE, EVENT_QUERY, STREAM_WAIT_EVENT, EVENT_ELAPSED, MODULE_LOAD,
+ MODULE_UNLOAD, MODULE_FUNCTION, LAUNCH, DEVICE_SYNCHRONIZE, SERVER_STATS, AUTHENTICATE, PING) = range(1, 25)
+
+
+def command(op, *a, stream=0, device=0, payload=b""):
+    operands = list(a) + [0] * (6 - len(a))
+    return struct.pack("<IIQQ6Q", op, device, 0, stream, *operands) + struct.pack("<H", len(payload)) + payload
+
+
+def remote_commands_seeds():
+    seeds = {
+        # Handles count from 1 per client: the buffer is 1, the stream 2, the events 3 and 4.
+        "session": b"\x01" + command(ALLOCATE, 4096, 64) + command(WRITE, 1, 0, payload=bytes(range(16)))
+        + command(READ, 1, 0, 16) + command(STREAM_CREATE) + command(EVENT_CREATE, 1) + command(EVENT_CREATE, 1)
+        + command(EVENT_RECORD, 3, stream=2) + command(COPY, 1, 0, 1, 64, 16, 0, stream=2)
+        + command(EVENT_RECORD, 4, stream=2) + command(EVENT_SYNCHRONIZE, 4) + command(EVENT_ELAPSED, 3, 4)
+        + command(STREAM_WAIT_EVENT, 4) + command(STREAM_SYNCHRONIZE, stream=2) + command(EVENT_QUERY, 3)
+        + command(FREE, 1) + command(DEVICE_SYNCHRONIZE) + command(SERVER_STATS) + command(PING),
+        "before_hello": b"\x00" + command(ALLOCATE, 64, 8),
+        "wrong_version": b"\x00" + command(HELLO, 1, payload=bytes(32)),
+        "host_code": b"\x01" + command(MODULE_LOAD, 1, 0, payload=b"conformance")
+        + command(MODULE_FUNCTION, 5, payload=b"vadd"),
+        "launch": b"\x01" + command(LAUNCH, 1, 1, 1, 1, 0, 1, payload=bytes(40)),
+        "foreign": b"\x01" + command(FREE, 9) + command(PING),
+        "keyed": b"\x02" + command(HELLO, 2, payload=bytes(32)) + command(AUTHENTICATE, payload=bytes(32))
+        + command(ALLOCATE, 64, 8),
+    }
+    target = HERE / "remote_commands"
+    target.mkdir(parents=True, exist_ok=True)
+    for name, data in seeds.items():
+        (target / name).write_bytes(data)
 
 
 if __name__ == "__main__":

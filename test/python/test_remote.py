@@ -76,3 +76,35 @@ def test_connect_refuses_what_it_cannot_use(server):
         with pytest.raises(devrt.InvalidArgumentError, match="no remote device"):
             devrt.remote.describe(devrt.cpu(0))
     """)
+
+
+def test_keyed_server_wants_its_key():
+    if not SERVER:
+        pytest.skip("devrt-server was not built (no remote backend: UCX's headers are missing)")
+    with tempfile.TemporaryDirectory() as scratch:
+        key = os.path.join(scratch, "key")
+        subprocess.run([SERVER, "--generate-key", key], check=True, capture_output=True)
+        address_file = os.path.join(scratch, "address")
+        process = subprocess.Popen([SERVER, "--devices", "cpu", "--key-file", key, "--address-file", address_file],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(600):
+                if os.path.exists(address_file):
+                    break
+                assert process.poll() is None, "devrt-server exited before listening"
+                time.sleep(0.1)
+            with open(address_file) as f:
+                address = f.read().strip()
+            run_client(address, f"""
+                import pathlib
+                with pytest.raises(devrt.PermissionDeniedError, match="requires a key"):
+                    devrt.remote.connect(ADDRESS)
+                dev = devrt.remote.connect(ADDRESS, key_file=pathlib.Path({key!r}))[0]
+                values = numpy.arange(16, dtype=numpy.int32)
+                numpy.testing.assert_array_equal(devrt.tensor(values, dev).numpy(), values)
+                with pytest.raises(TypeError):
+                    devrt.remote.connect(ADDRESS, key_file=3)
+            """)
+        finally:
+            process.kill()
+            process.wait()

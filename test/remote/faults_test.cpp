@@ -22,98 +22,14 @@
 #include <devrt/discovery.hpp>
 #include <devrt/remote.hpp>
 
+#include "remote_process.hpp"
+
 namespace {
 
 using devrt::Buffer;
 using devrt::Device;
 using devrt::ErrorCode;
-
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
-// A child process, killed (SIGKILL) and reaped when it goes out of scope.
-class Process {
-public:
-  explicit Process(std::vector<std::string> argv) {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::vector<char*> args;
-      for (std::string& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      std::_Exit(127);
-    }
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  ~Process() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  void signal(int sig) const { ::kill(pid_, sig); }
-  void kill_and_reap() {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-private:
-  pid_t pid_ = -1;
-};
-
-// Waits (at most 60 s) for `path` to hold a line, and returns it.
-std::string wait_for_line(const std::string& path) {
-  for (int i = 0; i < 600; ++i) {
-    std::ifstream file(path);
-    std::string line;
-    if (std::getline(file, line) && !line.empty()) return line;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  FAIL("nothing was written to " << path << " within 60 s");
-  return {};
-}
-
-std::string scratch_path(const char* name) {
-  static const std::string dir = [] {
-    char pattern[] = "/tmp/devrt-remote-faults-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    REQUIRE(made != nullptr);
-    return std::string(made);
-  }();
-  static int serial = 0;
-  return dir + "/" + name + std::to_string(++serial);
-}
-
-// A devrt-server exporting the CPU device, on a free loopback port.
-struct Server {
-  explicit Server(std::vector<std::string> extra = {})
-      : address_file(scratch_path("address")), process([&] {
-          std::vector<std::string> argv{std::getenv("DEVRT_TEST_SERVER"), "--devices", "cpu", "--address-file",
-                                        address_file};
-          argv.insert(argv.end(), extra.begin(), extra.end());
-          return argv;
-        }()),
-        address(wait_for_line(address_file)) {}
-  std::string address_file;
-  Process process;
-  std::string address;
-};
-
-Device connect_one(const std::string& address) {
-  devrt::Result<std::vector<Device>> devices = devrt::remote::connect(address);
-  INFO(devices.status().message());
-  REQUIRE(devices.ok());
-  REQUIRE(devices->size() == 1);
-  return devices->front();
-}
-
-std::uint64_t server_allocated(Device device) {
-  devrt::Result<devrt::remote::ServerStats> stats = devrt::remote::server_stats(device);
-  INFO(stats.status().message());
-  REQUIRE(stats.ok());
-  return stats->allocated_bytes;
-}
+using namespace devrt::test;
 
 // The child of "a killed client's memory is freed": connects, holds three buffers, says so, waits.
 int hold_memory(const char* address, const char* ready_file) {
@@ -231,8 +147,14 @@ TEST_CASE("host code is refused unless the server allows it", "[remote]") {
   CHECK_FALSE(backend->device_module_formats(device.id).value_or(~0u) &
               DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT));
 
-  Server allowing({"--allow-host-code"});
-  const Device trusted = connect_one(allowing.address);
+  const std::string key = new_key();
+  Server allowing({"--allow-host-code", "--key-file", key});
+  devrt::remote::ConnectOptions keyed;
+  keyed.key_file = key;
+  devrt::Result<std::vector<Device>> added = devrt::remote::connect(allowing.address, keyed);
+  INFO(added.status().message());
+  REQUIRE(added.ok());
+  const Device trusted = added->front();
   CHECK(backend->device_module_formats(trusted.id).value_or(0) & DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT));
 }
 

@@ -1,19 +1,27 @@
 #!/bin/sh
-# with_server.sh SERVER [SERVER ARGUMENTS...] -- COMMAND [ARGUMENTS...]
+# with_server.sh SERVER [--keyed] [SERVER ARGUMENTS...] -- COMMAND [ARGUMENTS...]
 # Starts devrt-server on a free loopback port, runs COMMAND with DEVRT_REMOTE naming it, stops the
-# server, and exits with COMMAND's status (77, a skip, included). The server's output goes to
-# stderr, prefixed, so that a failing test shows what the server said.
+# server, and exits with COMMAND's status (77, a skip, included). --keyed: the server has a new
+# key (devrt-server --generate-key), and COMMAND gets it in DEVRT_REMOTE_KEY_FILE. The server's
+# output goes to stderr, prefixed, so that a failing test shows what the server said.
 set -u
 server=$1
 shift
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 server_args=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  server_args="$server_args $1"
+  if [ "$1" = --keyed ]; then
+    "$server" --generate-key "$work/key" || exit 1
+    server_args="$server_args --key-file $work/key"
+    DEVRT_REMOTE_KEY_FILE=$work/key
+    export DEVRT_REMOTE_KEY_FILE
+  else
+    server_args="$server_args $1"
+  fi
   shift
 done
 [ $# -gt 0 ] && shift
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 # shellcheck disable=SC2086 # the arguments are words
 "$server" $server_args --address-file "$work/address" > "$work/server.log" 2>&1 &
 server_pid=$!

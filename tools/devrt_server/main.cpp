@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// devrt-server [--listen HOST] [--port N] [--devices LIST] [--allow-host-code] [--address-file PATH]
+// devrt-server [--listen HOST] [--port N] [--devices LIST] [--key-file PATH] [--allow-host-code]
+//              [--address-file PATH] [--max-* N ...] | --generate-key PATH
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -18,11 +19,21 @@ void request_stop(int) { stop_requested.store(true); }
 constexpr const char* kUsage =
     "usage: devrt-server [options]\n"
     "Serves this machine's devices to devrt's remote backend over UCX (docs/remote.md).\n"
-    "  --listen HOST        IPv4 address to listen on (default 127.0.0.1; loopback only until keys exist)\n"
-    "  --port N             port (default 0: any free one; the address is printed)\n"
-    "  --devices LIST       what to export: backend[:index],... (default: every present device)\n"
-    "  --allow-host-code    accept shared_object and host_table modules (they run code in this process)\n"
-    "  --address-file PATH  write host:port there once listening\n";
+    "  --listen HOST           IPv4 address to listen on (default 127.0.0.1; any other needs --key-file)\n"
+    "  --port N                port (default 0: any free one; the address is printed)\n"
+    "  --devices LIST          what to export: backend[:index],... (default: every present device)\n"
+    "  --key-file PATH         clients must prove this key (mode 0600; clients: DEVRT_REMOTE_KEY_FILE)\n"
+    "  --allow-host-code       accept shared_object and host_table modules (they run code in this\n"
+    "                          process; needs --key-file, since every local user reaches loopback)\n"
+    "  --address-file PATH     write host:port there once listening\n"
+    "  --max-clients N         clients connected at once (default 64)\n"
+    "  --max-client-memory N   bytes one client may allocate (default: no limit but the devices')\n"
+    "  --max-client-modules N  modules one client may load (default 256)\n"
+    "  --max-client-streams N  streams one client may create (default 256)\n"
+    "  --max-client-events N   events one client may create (default 4096)\n"
+    "  --max-message N         bytes of one command's payload (default 268435456); a larger one ends\n"
+    "                          the client's connection (devrt's clients split their copies to fit)\n"
+    "  --generate-key PATH     write a new random key to PATH (mode 0600) and exit\n";
 
 int usage_error(const char* what) {
   std::fprintf(stderr, "devrt-server: %s\n%s", what, kUsage);
@@ -30,6 +41,38 @@ int usage_error(const char* what) {
 }
 
 bool is_loopback(const std::string& host) { return host.rfind("127.", 0) == 0; }
+
+// The value of a --max-* option: a count or byte size from 1 up.
+bool parse_limit(const char* text, std::uint64_t& out) { return devrt::detail::parse_unsigned(text, out) && out > 0; }
+
+// The options `limits` takes, or nullptr for another argument.
+std::uint64_t* limit_option(const std::string& arg, devrt::server::Limits& limits) {
+  if (arg == "--max-clients") return &limits.clients;
+  if (arg == "--max-client-memory") return &limits.memory_bytes;
+  if (arg == "--max-client-modules") return &limits.modules;
+  if (arg == "--max-client-streams") return &limits.streams;
+  if (arg == "--max-client-events") return &limits.events;
+  if (arg == "--max-message") return &limits.message_bytes;
+  return nullptr;
+}
+
+// What the options allow together, or an error: keys guard everything beyond a loopback server
+// that runs no client's code.
+int check_safety(const devrt::server::Options& options) {
+  if (!options.key && !is_loopback(options.host)) {
+    std::fprintf(stderr,
+                 "devrt-server: --listen %s needs --key-file: a server beyond loopback (127.x.x.x) serves only "
+                 "clients that prove a key (docs/remote.md, \"Keys\")\n",
+                 options.host.c_str());
+    return 2;
+  }
+  if (!options.key && options.allow_host_code) {
+    std::fprintf(stderr, "devrt-server: --allow-host-code needs --key-file: host code runs in this process, and every "
+                         "local user can reach loopback (docs/remote.md, \"Keys\")\n");
+    return 2;
+  }
+  return 0;
+}
 
 } // namespace
 
@@ -41,6 +84,20 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
+    } else if (std::uint64_t* limit = limit_option(arg, options.limits); limit != nullptr && has_value) {
+      if (!parse_limit(argv[++i], *limit)) return usage_error((arg + ": a number from 1 up").c_str());
+    } else if (arg == "--key-file" && has_value) {
+      devrt::Result<devrt::remote::auth::Key> key = devrt::remote::auth::read_key_file(argv[++i]);
+      if (!key.ok()) return usage_error(std::string(key.status().message()).c_str());
+      if (devrt::Status s = devrt::remote::auth::available(); !s.ok()) {
+        std::fprintf(stderr, "devrt-server: %s\n", std::string(s.message()).c_str());
+        return 1;
+      }
+      options.key = *key;
+    } else if (arg == "--generate-key" && has_value) {
+      devrt::Status s = devrt::remote::auth::write_key_file(argv[++i]);
+      if (!s.ok()) std::fprintf(stderr, "devrt-server: %s\n", std::string(s.message()).c_str());
+      return s.ok() ? 0 : 1;
     } else if (arg == "--allow-host-code") {
       options.allow_host_code = true;
     } else if (arg == "--listen" && has_value) {
@@ -57,13 +114,7 @@ int main(int argc, char** argv) {
       return usage_error(("unknown argument or missing value: " + arg).c_str());
     }
   }
-  if (!is_loopback(options.host)) {
-    std::fprintf(stderr,
-                 "devrt-server: --listen %s refused: this server has no authentication yet, so it listens on "
-                 "loopback (127.x.x.x) only (docs/remote.md, \"What is not protected yet\")\n",
-                 options.host.c_str());
-    return 2;
-  }
+  if (int refused = check_safety(options); refused != 0) return refused;
   devrt::Result<std::vector<devrt::server::Exported>> devices =
       devrt::server::export_devices(options.devices, options.allow_host_code);
   if (!devices.ok()) {

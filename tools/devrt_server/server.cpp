@@ -73,7 +73,7 @@ private:
   static ucs_status_t on_command(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
                                  const ucp_am_recv_param_t* param);
   static void on_data(void* request, ucs_status_t status, std::size_t length, void* user_data);
-  void drop(Client* client, const char* why);
+  void drop(Client* client, const std::string& why);
   void flush_outbox();
   void reap();
 
@@ -106,6 +106,10 @@ void Server::on_connection(ucp_conn_request_h request, void* arg) {
     return;
   }
   auto client = std::make_unique<Client>(*server, endpoint, server->next_client_++);
+  const std::uint64_t most = server->options_.limits.clients;
+  if (server->clients_.size() >= most) {
+    client->refuse("the server serves " + std::to_string(most) + " clients at most (--max-clients), all connected");
+  }
   client->start();
   server->clients_[endpoint] = std::move(client);
   server->client_count_.fetch_add(1, std::memory_order_relaxed);
@@ -117,9 +121,9 @@ void Server::on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status
   if (it != server->clients_.end()) server->drop(it->second.get(), remote::ucx_library().api.ucs_status_string(status));
 }
 
-void Server::drop(Client* client, const char* why) {
+void Server::drop(Client* client, const std::string& why) {
   std::fprintf(stderr, "devrt-server: client %llu left (%s); freeing what it held\n",
-               static_cast<unsigned long long>(client->id()), why);
+               static_cast<unsigned long long>(client->id()), why.c_str());
   auto it = clients_.find(client->endpoint());
   client->close();
   closing_.push_back(std::move(it->second));
@@ -143,11 +147,16 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
   Client* client = it->second.get();
   wire::Command command;
   if (header_bytes != sizeof command) {
-    server->drop(client, "a malformed command header");
+    server->drop(client, "it broke the protocol: a command header of " + std::to_string(header_bytes) + " bytes");
     return UCS_OK;
   }
   std::memcpy(&command, header, sizeof command);
-  Incoming* incoming = client->accept(command);
+  std::string why;
+  Incoming* incoming = client->accept(command, bytes, why);
+  if (incoming == nullptr) {
+    server->drop(client, "it broke the protocol: " + why);
+    return UCS_OK;
+  }
   incoming->data.resize(bytes);
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
     if (bytes > 0) std::memcpy(incoming->data.data(), data, bytes);
@@ -178,19 +187,34 @@ void Server::flush_outbox() {
     batch.swap(outbox_);
   }
   for (Outgoing& out : batch) {
-    if (clients_.find(out.endpoint) == clients_.end()) continue; // the client is gone
+    auto it = clients_.find(out.endpoint);
+    if (it == clients_.end()) continue; // the client is gone
+    Client* client = it->second.get();
+    if (!out.has_reply) {
+      drop(client, out.disconnect);
+      continue;
+    }
     auto* message = new remote::OutgoingMessage();
     const auto* header = reinterpret_cast<const unsigned char*>(&out.reply);
     message->header.assign(header, header + sizeof out.reply);
     message->payload = std::move(out.data);
     message->data = message->payload.data();
     message->bytes = message->payload.size();
+    message->in_flight = &client->sends_in_flight;
+    if (!out.disconnect.empty()) client->disconnect_when_sent = std::move(out.disconnect);
     static_cast<void>(remote::send_message(out.endpoint, wire::kReplyMessage, message, 0));
   }
 }
 
-// Ends the endpoints of clients whose threads have freed everything.
+// Ends the connections of clients refused once their reply has gone, and the endpoints of clients
+// whose threads have freed everything.
 void Server::reap() {
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    Client* client = (it++)->second.get();
+    if (!client->disconnect_when_sent.empty() && client->sends_in_flight == 0) {
+      drop(client, client->disconnect_when_sent);
+    }
+  }
   for (auto it = closing_.begin(); it != closing_.end();) {
     if (!(*it)->finished()) {
       ++it;
@@ -240,7 +264,8 @@ Status Server::run(const std::atomic<bool>& stop) {
   if (s != UCS_OK) return remote::ucx_error(ErrorCode::unavailable, "ucp_listener_query", s);
   const auto* bound = reinterpret_cast<const sockaddr_in*>(&attr.sockaddr);
   const std::string where = options_.host + ":" + std::to_string(ntohs(bound->sin_port));
-  std::printf("devrt-server: listening on %s, exporting %zu devices\n", where.c_str(), devices_.size());
+  std::printf("devrt-server: listening on %s, exporting %zu devices; %s\n", where.c_str(), devices_.size(),
+              options_.key ? "clients must prove the key" : "no key: loopback only, no host code");
   std::fflush(stdout);
   if (!options_.address_file.empty()) {
     const std::string partial = options_.address_file + ".partial";

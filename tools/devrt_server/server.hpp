@@ -8,21 +8,37 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <devrt/devrt.hpp>
 
+#include "backends/remote/remote_auth.hpp"
 #include "backends/remote/remote_protocol.hpp"
 
 namespace devrt::server {
 
+// What one client may hold and send (docs/remote.md, "Limits"). Going past one is an error to that
+// client (out_of_memory for memory, permission_denied for the others); a message larger than
+// message_bytes breaks the protocol and ends its connection.
+struct Limits {
+  std::uint64_t clients = 64;                 // connected at once
+  std::uint64_t memory_bytes = 0;             // allocated by one client; 0: no limit of the server's
+  std::uint64_t modules = 256;                // loaded by one client
+  std::uint64_t streams = 256;                // created by one client
+  std::uint64_t events = 4096;                // created by one client
+  std::uint64_t message_bytes = 256ull << 20; // one command's payload
+};
+
 struct Options {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;           // 0: any free port
-  std::vector<std::string> devices; // backend[:index] each; empty: every present device
-  bool allow_host_code = false;     // shared_object and host_table modules
-  std::string address_file;         // where to write host:port once listening
+  std::uint16_t port = 0;               // 0: any free port
+  std::vector<std::string> devices;     // backend[:index] each; empty: every present device
+  bool allow_host_code = false;         // shared_object and host_table modules (needs a key)
+  std::string address_file;             // where to write host:port once listening
+  std::optional<remote::auth::Key> key; // clients must prove it (--key-file)
+  Limits limits;
 };
 
 // A device this server exports, in the hello's order.

@@ -8,75 +8,175 @@
 
 namespace devrt::server {
 
+namespace {
+// Commands a client may have queued beyond the one running: a sequence number further ahead is out
+// of order.
+constexpr std::uint64_t kSequenceWindow = 1u << 16;
+} // namespace
+
+Incoming* Client::accept(const wire::Command& command, std::size_t bytes, std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > message_limit_) {
+    why = "a message of " + std::to_string(bytes) + " bytes, beyond this server's largest (--max-message " +
+          std::to_string(message_limit_) + ")";
+    return nullptr;
+  }
+  if (command.sequence < next_sequence_ || command.sequence - next_sequence_ >= kSequenceWindow ||
+      queue_.count(command.sequence) != 0) {
+    why = "command sequence number " + std::to_string(command.sequence) + " out of order (expected " +
+          std::to_string(next_sequence_) + " onwards)";
+    return nullptr;
+  }
+  // Payloads waiting to run: a client may queue a few of the largest messages, no more.
+  if (queued_bytes_ + bytes > 4 * message_limit_) {
+    why = "more than " + std::to_string(4 * message_limit_) + " bytes of commands queued";
+    return nullptr;
+  }
+  queued_bytes_ += bytes;
+  auto incoming = std::make_unique<Incoming>();
+  incoming->command = command;
+  Incoming* raw = incoming.get();
+  queue_[command.sequence] = std::move(incoming);
+  return raw;
+}
+
 void Client::run() {
+  bool serving = true;
   for (;;) {
     std::unique_ptr<Incoming> next;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] {
+      wake_.wait(lock, [this, serving] {
         auto it = queue_.find(next_sequence_);
-        return closing_ || (it != queue_.end() && it->second->ready);
+        return closing_ || (serving && it != queue_.end() && it->second->ready);
       });
       if (closing_) break;
       auto it = queue_.find(next_sequence_);
       next = std::move(it->second);
       queue_.erase(it);
+      queued_bytes_ -= next->data.size();
       ++next_sequence_;
     }
-    execute(*next);
+    // After a violation nothing more runs: the UCX thread ends the connection and closes us.
+    serving = runner_.run(next->command, next->data);
   }
-  // Frees everything the client held, in dependency order; the devices stay open for others.
+  runner_.release_all();
+  finished_.store(true, std::memory_order_release);
+}
+
+void CommandRunner::release_all() {
   functions_.clear();
   modules_.clear();
   events_.clear();
   for (auto& [handle, entry] : streams_) static_cast<void>(entry.stream.synchronize());
   streams_.clear();
-  for (const Exported& e : host_.devices()) static_cast<void>(synchronize(e.device));
+  if (!buffers_.empty()) {
+    for (const Exported& e : host_.devices()) static_cast<void>(synchronize(e.device));
+  }
   buffers_.clear();
-  finished_.store(true, std::memory_order_release);
+  allocated_bytes_ = 0;
 }
 
-void Client::execute(Incoming& incoming) {
-  const wire::Command& c = incoming.command;
+bool CommandRunner::run(const wire::Command& c, const std::vector<unsigned char>& data) {
   const auto op = static_cast<Op>(c.op);
   Outgoing out;
   out.endpoint = endpoint_;
   out.reply.sequence = c.sequence;
-  Status status = dispatch(c, incoming.data, out);
+  Status status = !wire::payload_fits(c, data.size())
+                      ? violation("command " + std::to_string(c.op) + " with a payload of " +
+                                  std::to_string(data.size()) + " bytes")
+                      : dispatch(c, data, out);
+  if (!violation_.empty()) {
+    out.has_reply = false;
+    out.disconnect = "it broke the protocol: " + violation_;
+    host_.send(std::move(out));
+    return false;
+  }
   if (!wire::has_reply(op)) {
     // A one-way command's failure waits for the next synchronizing call on its device.
     if (!status.ok()) deferred_.try_emplace(c.device, std::move(status));
-    return;
+    return true;
   }
   if (!status.ok()) { // the message, then what the command had to say (a build log)
     std::string_view text = status.message();
     out.reply.code = static_cast<std::int32_t>(status.code());
     out.reply.text_bytes = static_cast<std::uint32_t>(text.size());
     out.data.insert(out.data.begin(), text.begin(), text.end());
+    // A client refused at the handshake is ended once it has the reason.
+    if (stage_ != Stage::ready) out.disconnect = "refused: " + std::string(text);
   }
+  const bool goes_on = out.disconnect.empty();
   host_.send(std::move(out));
+  return goes_on;
 }
 
-Result<Device> Client::device(std::uint32_t index) const {
-  if (index >= host_.devices().size()) {
-    return make_error(ErrorCode::invalid_argument, "no exported device ", index, " (the server exports ",
-                      host_.devices().size(), ")");
+Status CommandRunner::violation(std::string why) {
+  violation_ = std::move(why);
+  return make_error(ErrorCode::invalid_argument, violation_);
+}
+
+std::vector<unsigned char> CommandRunner::device_list() const {
+  std::vector<wire::DeviceDescription> descriptions;
+  for (const Exported& e : host_.devices()) descriptions.push_back(e.description);
+  return wire::encode_devices(descriptions);
+}
+
+// hello, then authenticate when the server has a key (remote_auth.hpp).
+Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoing& out) {
+  const Options& options = host_.options();
+  if (static_cast<Op>(c.op) == Op::hello) {
+    if (stage_ != Stage::hello) return violation("a second hello");
+    if (c.a[0] != wire::kVersion) {
+      stage_ = Stage::authenticate; // ended with the reply
+      return make_error(ErrorCode::abi_mismatch, "the client speaks protocol version ", c.a[0], ", this server ",
+                        wire::kVersion, ": use one devrt release on both sides");
+    }
+    out.reply.value[1] = options.limits.message_bytes;
+    if (!refusal_.empty()) {
+      stage_ = Stage::authenticate;
+      return make_error(ErrorCode::permission_denied, refusal_);
+    }
+    if (!options.key) {
+      stage_ = Stage::ready;
+      out.data = device_list();
+      return Status();
+    }
+    std::memcpy(client_nonce_.data(), data.data(), client_nonce_.size());
+    Result<remote::auth::Nonce> nonce = remote::auth::random_nonce();
+    if (!nonce.ok()) return std::move(nonce).status();
+    server_nonce_ = *nonce;
+    Result<remote::auth::Proof> proof =
+        remote::auth::prove(*options.key, remote::auth::Role::server, client_nonce_, server_nonce_);
+    if (!proof.ok()) return std::move(proof).status();
+    stage_ = Stage::authenticate;
+    out.reply.value[0] = wire::kHelloKeyed;
+    out.data.assign(server_nonce_.begin(), server_nonce_.end());
+    out.data.insert(out.data.end(), proof->begin(), proof->end());
+    return Status();
   }
-  return host_.devices()[index].device;
+  // authenticate
+  if (stage_ != Stage::authenticate || !options.key) return violation("authenticate out of turn");
+  if (!remote::auth::verify(*options.key, remote::auth::Role::client, client_nonce_, server_nonce_, data.data(),
+                            data.size())) {
+    return make_error(ErrorCode::permission_denied, "the client did not prove this server's key");
+  }
+  stage_ = Stage::ready;
+  out.data = device_list();
+  return Status();
 }
 
-Result<StreamRef> Client::stream(const wire::Command& c) const {
-  Result<Device> d = device(c.device);
-  if (!d.ok()) return std::move(d).status();
-  if (c.stream == 0) return current_stream(*d);
+Result<StreamRef> CommandRunner::stream(const wire::Command& c) {
+  const Device dev = host_.devices()[c.device].device;
+  if (c.stream == 0) return current_stream(dev);
   auto it = streams_.find(c.stream);
   if (it == streams_.end() || it->second.device != c.device) {
-    return make_error(ErrorCode::invalid_argument, "stream ", c.stream, " is no stream of this client on ", *d);
+    return violation("stream " + std::to_string(c.stream) + " is no stream of this client on device " +
+                     std::to_string(c.device));
   }
   return it->second.stream.ref();
 }
 
-Status Client::take_deferred(std::uint32_t device) {
+Status CommandRunner::take_deferred(std::uint32_t device) {
   auto it = deferred_.find(device);
   if (it == deferred_.end()) return Status();
   Status s = std::move(it->second);
@@ -84,23 +184,29 @@ Status Client::take_deferred(std::uint32_t device) {
   return make_error(s.code(), "an earlier call failed: ", s.message());
 }
 
-namespace {
-// The named object of the client, or invalid_argument naming what was asked for.
 template <class Map>
-auto find_object(Map& map, std::uint64_t handle, std::uint32_t device, const char* what)
-    -> Result<typename Map::mapped_type*> {
+Result<typename Map::mapped_type*> CommandRunner::find(Map& map, std::uint64_t handle, std::uint32_t device,
+                                                       const char* what) {
   auto it = map.find(handle);
   if (it == map.end() || it->second.device != device) {
-    return make_error(ErrorCode::invalid_argument, what, " ", handle, " is no ", what, " of this client on device ",
-                      device);
+    return violation(std::string(what) + " " + std::to_string(handle) + " is no " + what +
+                     " of this client on device " + std::to_string(device));
   }
   return &it->second;
 }
 
+namespace {
 #define SERVER_TRY_ASSIGN(name, expression)                                                                            \
   auto name##_result = (expression);                                                                                   \
   if (!name##_result.ok()) return std::move(name##_result).status();                                                   \
   auto& name = *name##_result;
+
+// permission_denied when a client holding `held` objects of a kind may hold no more.
+Status check_count(std::size_t held, std::uint64_t limit, const char* what, const char* option) {
+  if (held < limit) return Status();
+  return make_error(ErrorCode::permission_denied, "this client holds ", held, " ", what,
+                    ", as many as the server allows one client (", option, " ", limit, ")");
+}
 
 Status check_range(const Allocation& a, std::uint64_t offset, std::uint64_t bytes) {
   if (offset > a.buffer.size() || bytes > a.buffer.size() - offset) {
@@ -111,22 +217,31 @@ Status check_range(const Allocation& a, std::uint64_t offset, std::uint64_t byte
 }
 } // namespace
 
-Status Client::memory_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data,
-                              Outgoing& out) {
+Status CommandRunner::memory_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data,
+                                     Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::allocate: {
     if (c.a[0] == 0) return make_error(ErrorCode::invalid_argument, "allocate: zero bytes");
+    const std::uint64_t limit = host_.options().limits.memory_bytes;
+    if (limit != 0 && (c.a[0] > limit || allocated_bytes_ > limit - c.a[0])) {
+      return make_error(ErrorCode::out_of_memory, "allocate(", c.a[0], " bytes): this client holds ", allocated_bytes_,
+                        " bytes of the ", limit, " the server allows one client (--max-client-memory)");
+    }
     SERVER_TRY_ASSIGN(buffer, Buffer::allocate(dev, c.a[0], c.a[1]));
     const std::uint64_t handle = next_handle_++;
+    allocated_bytes_ += c.a[0];
     buffers_.emplace(handle, Allocation{c.device, std::move(buffer)});
     out.reply.value[0] = handle;
     return Status();
   }
-  case Op::free:
-    if (buffers_.erase(c.a[0]) == 0) return make_error(ErrorCode::invalid_argument, "free: no allocation ", c.a[0]);
+  case Op::free: {
+    SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
+    allocated_bytes_ -= a->buffer.size();
+    buffers_.erase(c.a[0]);
     return Status();
+  }
   case Op::write: {
-    SERVER_TRY_ASSIGN(a, find_object(buffers_, c.a[0], c.device, "allocation"));
+    SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
     DEVRT_RETURN_IF_ERROR(check_range(*a, c.a[1], data.size()));
     SERVER_TRY_ASSIGN(s, stream(c));
     DEVRT_RETURN_IF_ERROR(copy(host_span(data.data(), data.size()), 0, a->buffer.span(), c.a[1], data.size(), s));
@@ -134,7 +249,7 @@ Status Client::memory_command(const wire::Command& c, Device dev, const std::vec
     return synchronize(s);
   }
   case Op::read: {
-    SERVER_TRY_ASSIGN(a, find_object(buffers_, c.a[0], c.device, "allocation"));
+    SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
     DEVRT_RETURN_IF_ERROR(check_range(*a, c.a[1], c.a[2]));
     DEVRT_RETURN_IF_ERROR(take_deferred(c.device));
     SERVER_TRY_ASSIGN(s, stream(c));
@@ -143,8 +258,8 @@ Status Client::memory_command(const wire::Command& c, Device dev, const std::vec
     return synchronize(s);
   }
   case Op::copy: {
-    SERVER_TRY_ASSIGN(dst, find_object(buffers_, c.a[2], c.device, "allocation"));
-    SERVER_TRY_ASSIGN(src, find_object(buffers_, c.a[0], static_cast<std::uint32_t>(c.a[5]), "allocation"));
+    SERVER_TRY_ASSIGN(dst, find(buffers_, c.a[2], c.device, "allocation"));
+    SERVER_TRY_ASSIGN(src, find(buffers_, c.a[0], static_cast<std::uint32_t>(c.a[5]), "allocation"));
     DEVRT_RETURN_IF_ERROR(check_range(*src, c.a[1], c.a[4]));
     DEVRT_RETURN_IF_ERROR(check_range(*dst, c.a[3], c.a[4]));
     SERVER_TRY_ASSIGN(s, stream(c));
@@ -159,9 +274,11 @@ Status Client::memory_command(const wire::Command& c, Device dev, const std::vec
   }
 }
 
-Status Client::stream_command(const wire::Command& c, Device dev, Outgoing& out) {
+Status CommandRunner::stream_command(const wire::Command& c, Device dev, Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::stream_create: {
+    DEVRT_RETURN_IF_ERROR(
+        check_count(streams_.size(), host_.options().limits.streams, "streams", "--max-client-streams"));
     SERVER_TRY_ASSIGN(created, Stream::create(dev));
     const std::uint64_t handle = next_handle_++;
     streams_.emplace(handle, StreamEntry{c.device, std::move(created)});
@@ -169,7 +286,7 @@ Status Client::stream_command(const wire::Command& c, Device dev, Outgoing& out)
     return Status();
   }
   case Op::stream_destroy: {
-    SERVER_TRY_ASSIGN(entry, find_object(streams_, c.a[0], c.device, "stream"));
+    SERVER_TRY_ASSIGN(entry, find(streams_, c.a[0], c.device, "stream"));
     static_cast<void>(entry);
     streams_.erase(c.a[0]);
     return Status();
@@ -191,9 +308,10 @@ Status Client::stream_command(const wire::Command& c, Device dev, Outgoing& out)
   }
 }
 
-Status Client::event_command(const wire::Command& c, Device dev, Outgoing& out) {
+Status CommandRunner::event_command(const wire::Command& c, Device dev, Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::event_create: {
+    DEVRT_RETURN_IF_ERROR(check_count(events_.size(), host_.options().limits.events, "events", "--max-client-events"));
     SERVER_TRY_ASSIGN(created, Event::create(dev, EventOptions{c.a[0] != 0}));
     const std::uint64_t handle = next_handle_++;
     events_.emplace(handle, EventEntry{c.device, std::move(created)});
@@ -201,35 +319,35 @@ Status Client::event_command(const wire::Command& c, Device dev, Outgoing& out) 
     return Status();
   }
   case Op::event_destroy: {
-    SERVER_TRY_ASSIGN(entry, find_object(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(entry, find(events_, c.a[0], c.device, "event"));
     static_cast<void>(entry);
     events_.erase(c.a[0]);
     return Status();
   }
   case Op::event_record: {
-    SERVER_TRY_ASSIGN(e, find_object(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
     SERVER_TRY_ASSIGN(s, stream(c));
     return e->event.record(s);
   }
   case Op::event_synchronize: {
-    SERVER_TRY_ASSIGN(e, find_object(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
     DEVRT_RETURN_IF_ERROR(e->event.synchronize());
     return take_deferred(c.device);
   }
   case Op::event_query: {
-    SERVER_TRY_ASSIGN(e, find_object(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
     SERVER_TRY_ASSIGN(done, e->event.query());
     out.reply.value[0] = done ? 1 : 0;
     return Status();
   }
   case Op::stream_wait_event: {
-    SERVER_TRY_ASSIGN(e, find_object(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
     SERVER_TRY_ASSIGN(s, stream(c));
     return e->event.wait_on(s);
   }
   case Op::event_elapsed: {
-    SERVER_TRY_ASSIGN(start, find_object(events_, c.a[0], c.device, "event"));
-    SERVER_TRY_ASSIGN(end, find_object(events_, c.a[1], c.device, "event"));
+    SERVER_TRY_ASSIGN(start, find(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(end, find(events_, c.a[1], c.device, "event"));
     SERVER_TRY_ASSIGN(ns, Event::elapsed_ns(start->event, end->event));
     out.reply.value[0] = static_cast<std::uint64_t>(ns);
     return Status();
@@ -238,8 +356,8 @@ Status Client::event_command(const wire::Command& c, Device dev, Outgoing& out) 
   }
 }
 
-Status Client::module_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data,
-                              Outgoing& out) {
+Status CommandRunner::module_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data,
+                                     Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::module_load: {
     const auto format = static_cast<std::uint32_t>(c.a[0]);
@@ -250,7 +368,8 @@ Status Client::module_command(const wire::Command& c, Device dev, const std::vec
                           " modules run host code on the server, which was not started with --allow-host-code");
       }
     }
-    if (c.a[1] > data.size()) return make_error(ErrorCode::invalid_argument, "module_load: options past the message");
+    DEVRT_RETURN_IF_ERROR(
+        check_count(modules_.size(), host_.options().limits.modules, "modules", "--max-client-modules"));
     std::string_view options(reinterpret_cast<const char*>(data.data()), c.a[1]);
     std::span<const std::byte> image(reinterpret_cast<const std::byte*>(data.data()) + c.a[1], data.size() - c.a[1]);
     std::string log;
@@ -267,15 +386,22 @@ Status Client::module_command(const wire::Command& c, Device dev, const std::vec
     return Status();
   }
   case Op::module_unload: {
-    SERVER_TRY_ASSIGN(entry, find_object(modules_, c.a[0], c.device, "module"));
+    SERVER_TRY_ASSIGN(entry, find(modules_, c.a[0], c.device, "module"));
     static_cast<void>(entry);
     std::erase_if(functions_, [&](const auto& f) { return f.second.module == c.a[0]; });
     modules_.erase(c.a[0]);
     return Status();
   }
   case Op::module_function: {
-    SERVER_TRY_ASSIGN(m, find_object(modules_, c.a[0], c.device, "module"));
+    SERVER_TRY_ASSIGN(m, find(modules_, c.a[0], c.device, "module"));
     std::string name(data.begin(), data.end());
+    // One handle per function of a module, however often it is asked for.
+    for (const auto& [handle, f] : functions_) {
+      if (f.module == c.a[0] && f.name == name) {
+        out.reply.value[0] = handle;
+        return Status();
+      }
+    }
     SERVER_TRY_ASSIGN(function, m->module.function(name));
     const std::uint64_t handle = next_handle_++;
     functions_.emplace(handle, FunctionEntry{c.device, c.a[0], function, std::move(name)});
@@ -286,27 +412,25 @@ Status Client::module_command(const wire::Command& c, Device dev, const std::vec
   }
 }
 
-Status Client::launch_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data) {
-  SERVER_TRY_ASSIGN(f, find_object(functions_, c.a[0], c.device, "function"));
-  const std::uint64_t count = c.a[5];
-  if (count > kMaxKernelArgs || data.size() != count * sizeof(wire::LaunchArg)) {
-    return make_error(ErrorCode::invalid_argument, "launch(", f->name, "): ", count, " arguments in ", data.size(),
-                      " bytes");
-  }
+Status CommandRunner::launch_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data) {
+  SERVER_TRY_ASSIGN(f, find(functions_, c.a[0], c.device, "function"));
+  static_assert(wire::kMaxLaunchArgs == kMaxKernelArgs);
+  const std::uint64_t count = c.a[5]; // payload_fits checked it against the payload
   std::vector<KernelArg> args;
   args.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     wire::LaunchArg arg;
     std::memcpy(&arg, data.data() + i * sizeof arg, sizeof arg);
     if (arg.kind == DEVRT_ARG_BUFFER) {
-      SERVER_TRY_ASSIGN(a, find_object(buffers_, arg.handle, c.device, "allocation"));
+      SERVER_TRY_ASSIGN(a, find(buffers_, arg.handle, c.device, "allocation"));
       DEVRT_RETURN_IF_ERROR(check_range(*a, arg.offset, arg.size));
       args.emplace_back(MemorySpan{dev, a->buffer.data(), arg.offset + arg.size}, arg.offset);
     } else if (arg.kind == DEVRT_ARG_SCALAR) {
       args.push_back(
           KernelArg::scalar(DataType{static_cast<DataTypeCode>(arg.type_code), arg.type_bits, 1}, arg.value));
     } else {
-      return make_error(ErrorCode::invalid_argument, "launch(", f->name, "): argument ", i, " has kind ", arg.kind);
+      return violation("launch(" + f->name + "): argument " + std::to_string(i) + " has kind " +
+                       std::to_string(arg.kind));
     }
   }
   LaunchConfig config;
@@ -319,19 +443,16 @@ Status Client::launch_command(const wire::Command& c, Device dev, const std::vec
   return f->function.launch(config, args, s);
 }
 
-Status Client::dispatch(const wire::Command& c, const std::vector<unsigned char>& data, Outgoing& out) {
+Status CommandRunner::dispatch(const wire::Command& c, const std::vector<unsigned char>& data, Outgoing& out) {
   const auto op = static_cast<Op>(c.op);
-  if (op == Op::hello) {
-    if (c.a[0] != wire::kVersion) {
-      return make_error(ErrorCode::abi_mismatch, "the client speaks protocol version ", c.a[0], ", this server ",
-                        wire::kVersion, ": use one devrt release on both sides");
-    }
-    std::vector<wire::DeviceDescription> descriptions;
-    for (const Exported& e : host_.devices()) descriptions.push_back(e.description);
-    out.data = wire::encode_devices(descriptions);
-    return Status();
+  if (op == Op::hello || op == Op::authenticate) return handshake(c, data, out);
+  if (stage_ != Stage::ready) return violation("command " + std::to_string(c.op) + " before the handshake");
+  if (op == Op::ping) return Status();
+  if (c.device >= host_.devices().size()) {
+    return violation("no exported device " + std::to_string(c.device) + " (the server exports " +
+                     std::to_string(host_.devices().size()) + ")");
   }
-  SERVER_TRY_ASSIGN(dev, device(c.device));
+  const Device dev = host_.devices()[c.device].device;
   switch (op) {
   case Op::allocate:
   case Op::free:
@@ -360,7 +481,7 @@ Status Client::dispatch(const wire::Command& c, const std::vector<unsigned char>
     out.reply.value[2] = stats.total.allocations;
     return Status();
   }
-  default: return make_error(ErrorCode::invalid_argument, "unknown command ", c.op);
+  default: return violation("unknown command " + std::to_string(c.op));
   }
 }
 

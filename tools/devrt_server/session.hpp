@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// One client of devrt-server: the commands that arrived, in sequence order, and the thread that runs
-// them against devrt's API with the client's own objects, freed when it leaves or dies. Internal
-// to devrt-server (docs/remote.md).
+// One client of devrt-server: the commands that arrived, in sequence order, the thread that runs
+// them, and the runner that checks and executes each against devrt's API with the client's own
+// objects, freed when it leaves, dies or breaks the protocol. Internal to devrt-server
+// (docs/remote.md).
 #ifndef DEVRT_TOOLS_DEVRT_SERVER_SESSION_HPP
 #define DEVRT_TOOLS_DEVRT_SERVER_SESSION_HPP
 
@@ -16,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/remote/remote_auth.hpp"
 #include "backends/remote/ucx_api.hpp"
 #include "server.hpp"
 
@@ -58,11 +60,13 @@ struct FunctionEntry {
   std::string name;
 };
 
-// A reply on its way to the UCX thread.
+// A reply, or the end of a connection, on its way to the UCX thread.
 struct Outgoing {
   ucp_ep_h endpoint = nullptr;
+  bool has_reply = true;
   wire::Reply reply;
   std::vector<unsigned char> data;
+  std::string disconnect; // not empty: end the connection (once the reply is sent), saying why
 };
 
 // What a client's thread needs of the server. Thread-safe.
@@ -71,33 +75,90 @@ public:
   virtual const std::vector<Exported>& devices() const = 0;
   virtual const Options& options() const = 0;
   virtual std::uint64_t clients() const = 0;
-  // Queues a reply for the UCX thread to send.
+  // Queues a reply or disconnection for the UCX thread.
   virtual void send(Outgoing out) = 0;
 
 protected:
   ~SessionHost() = default;
 };
 
-// One client; its thread runs the commands. accept(), ready() and close() come from the UCX thread.
+// One client's commands, run one at a time in sequence order against devrt's API with the
+// client's own objects: the handshake (hello, and authenticate when the server has a key), then
+// the rest. Not thread-safe: the client's thread drives it (or the decoder's fuzzer).
+class CommandRunner {
+public:
+  CommandRunner(SessionHost& host, ucp_ep_h endpoint) : host_(host), endpoint_(endpoint) {}
+  CommandRunner(const CommandRunner&) = delete;
+  CommandRunner& operator=(const CommandRunner&) = delete;
+  ~CommandRunner() { release_all(); }
+
+  // Runs `c` with its payload; its reply, when it has one, goes to the host. A command that breaks
+  // the protocol (wire/remote_protocol.hpp) sends the host a disconnection instead and returns
+  // false: the client gets nothing more run.
+  bool run(const wire::Command& c, const std::vector<unsigned char>& data);
+  // Answers the client's hello with permission_denied naming `why`, then ends it (a server full).
+  void refuse(std::string why) { refusal_ = std::move(why); }
+  // Frees everything the client held, in dependency order; the devices stay open for others.
+  void release_all();
+
+private:
+  using Data = std::vector<unsigned char>;
+  enum class Stage { hello, authenticate, ready };
+  Status dispatch(const wire::Command& c, const Data& data, Outgoing& out);
+  Status handshake(const wire::Command& c, const Data& data, Outgoing& out);
+  // One group of commands each (dispatch's cases): the command, its device, its payload, the reply.
+  Status memory_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
+  Status stream_command(const wire::Command& c, Device dev, Outgoing& out);
+  Status event_command(const wire::Command& c, Device dev, Outgoing& out);
+  Status module_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
+  Status launch_command(const wire::Command& c, Device dev, const Data& data);
+  Result<StreamRef> stream(const wire::Command& c);
+  Status take_deferred(std::uint32_t device);
+  // The client's object `handle` on `device` in `map`; a violation when it is none.
+  template <class Map>
+  Result<typename Map::mapped_type*> find(Map& map, std::uint64_t handle, std::uint32_t device, const char* what);
+  // Records that the client broke the protocol (`why`), and returns an error saying so.
+  Status violation(std::string why);
+  std::vector<unsigned char> device_list() const;
+
+  SessionHost& host_;
+  ucp_ep_h endpoint_;
+  Stage stage_ = Stage::hello;
+  std::string refusal_;
+  std::string violation_;
+  remote::auth::Nonce client_nonce_{};
+  remote::auth::Nonce server_nonce_{};
+
+  std::uint64_t next_handle_ = 1;
+  std::uint64_t allocated_bytes_ = 0;
+  std::unordered_map<std::uint64_t, Allocation> buffers_;
+  std::unordered_map<std::uint64_t, StreamEntry> streams_;
+  std::unordered_map<std::uint64_t, EventEntry> events_;
+  std::unordered_map<std::uint64_t, ModuleEntry> modules_;
+  std::unordered_map<std::uint64_t, FunctionEntry> functions_;
+  std::map<std::uint32_t, Status> deferred_; // the first failure of a one-way command, per device
+};
+
+// One client: the commands that arrived, and the thread that runs them in order. accept(),
+// ready() and close() come from the UCX thread.
 class Client {
 public:
-  Client(SessionHost& host, ucp_ep_h endpoint, std::uint64_t id) : host_(host), endpoint_(endpoint), id_(id) {}
+  Client(SessionHost& host, ucp_ep_h endpoint, std::uint64_t id)
+      : runner_(host, endpoint), endpoint_(endpoint), id_(id) {
+    message_limit_ = host.options().limits.message_bytes;
+  }
   ~Client() {
     if (executor_.joinable()) executor_.join();
   }
   void start() {
     executor_ = std::thread([this] { run(); });
   }
+  void refuse(std::string why) { runner_.refuse(std::move(why)); }
 
-  // UCX thread: a command arrived (its data may still be on its way: `ready` false).
-  Incoming* accept(const wire::Command& command) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto incoming = std::make_unique<Incoming>();
-    incoming->command = command;
-    Incoming* raw = incoming.get();
-    queue_[command.sequence] = std::move(incoming);
-    return raw;
-  }
+  // UCX thread: a command arrived with `bytes` of payload (which may still be on its way: `ready`
+  // false). nullptr, with `why`, when the message breaks the protocol: its sequence number is out
+  // of order, or the payload or the commands queued are too large.
+  Incoming* accept(const wire::Command& command, std::size_t bytes, std::string& why);
   // UCX thread: `incoming`'s data is complete.
   void ready(Incoming* incoming) {
     {
@@ -118,40 +179,25 @@ public:
   ucp_ep_h endpoint() const { return endpoint_; }
   std::uint64_t id() const { return id_; }
 
+  // UCX thread only: replies being sent, and why to end the connection once they are.
+  std::size_t sends_in_flight = 0;
+  std::string disconnect_when_sent;
+
 private:
   void run();
-  void execute(Incoming& incoming);
-  Status dispatch(const wire::Command& c, const std::vector<unsigned char>& data, Outgoing& out);
-  // One group of commands each (dispatch's cases): the command, its device, its payload, the reply.
-  using Data = std::vector<unsigned char>;
-  Status memory_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
-  Status stream_command(const wire::Command& c, Device dev, Outgoing& out);
-  Status event_command(const wire::Command& c, Device dev, Outgoing& out);
-  Status module_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
-  Status launch_command(const wire::Command& c, Device dev, const Data& data);
-  Result<Device> device(std::uint32_t index) const;
-  Result<StreamRef> stream(const wire::Command& c) const;
-  Status take_deferred(std::uint32_t device);
 
-  SessionHost& host_;
+  CommandRunner runner_;
   ucp_ep_h endpoint_;
   std::uint64_t id_;
+  std::uint64_t message_limit_ = 0;
   std::thread executor_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::uint64_t, std::unique_ptr<Incoming>> queue_;
   std::uint64_t next_sequence_ = 1;
+  std::uint64_t queued_bytes_ = 0;
   bool closing_ = false;
   std::atomic<bool> finished_{false};
-
-  // The client's objects (its thread only).
-  std::uint64_t next_handle_ = 1;
-  std::unordered_map<std::uint64_t, Allocation> buffers_;
-  std::unordered_map<std::uint64_t, StreamEntry> streams_;
-  std::unordered_map<std::uint64_t, EventEntry> events_;
-  std::unordered_map<std::uint64_t, ModuleEntry> modules_;
-  std::unordered_map<std::uint64_t, FunctionEntry> functions_;
-  std::map<std::uint32_t, Status> deferred_; // the first failure of a one-way command, per device
 };
 } // namespace devrt::server
 

@@ -2,6 +2,7 @@
 // The remote backend's devices, each a device of a connected devrt-server, and devrt::remote's API.
 #include "remote_backend.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -47,8 +48,8 @@ public:
     });
   }
 
-  Result<std::vector<Device>> add(std::string_view address) noexcept {
-    Result<std::unique_ptr<Connection>> opened = Connection::open(address);
+  Result<std::vector<Device>> add(std::string_view address, std::string_view key_file = {}) noexcept {
+    Result<std::unique_ptr<Connection>> opened = Connection::open(address, key_file);
     if (!opened.ok()) return std::move(opened).status();
     std::lock_guard<std::mutex> lock(mutex_);
     Connection* connection = opened->get();
@@ -124,6 +125,21 @@ Status round_trip(const RemoteDevice& d, const wire::Command& c) noexcept {
 }
 
 // Frees `object` on the server; on a lost server that succeeds: what it held went with it.
+// desc.nbytes of `bytes` to desc.dst at desc.dst_offset, in pieces the server accepts (its
+// --max-message), one one-way write each, in order on desc.stream. `borrowed`: the caller keeps
+// the bytes until the next round trip.
+Status write(const RemoteDevice& dst, const CopyDesc& desc, const unsigned char* bytes, bool borrowed) noexcept {
+  const std::uint64_t piece = dst.connection->max_message();
+  for (std::uint64_t done = 0; done < desc.nbytes;) {
+    const std::uint64_t n = std::min<std::uint64_t>(piece, desc.nbytes - done);
+    wire::Command c = command(dst, Op::write, desc.dst, desc.stream);
+    c.a[1] = desc.dst_offset + done;
+    DEVRT_RETURN_IF_ERROR(dst.connection->post(c, {bytes + done, n}, borrowed));
+    done += n;
+  }
+  return Status();
+}
+
 Status release(const BackendDevice& device, Op op, const void* object) noexcept {
   const RemoteDevice& d = device_of(device);
   if (d.connection->is_lost()) return Status();
@@ -214,16 +230,11 @@ Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
     read.a[2] = desc.nbytes;
     Answer answer;
     DEVRT_RETURN_IF_ERROR(src.connection->call(read, {}, answer, bounce.data(), bounce.size()));
-    wire::Command write = command(dst, Op::write, desc.dst, desc.stream);
-    write.a[1] = desc.dst_offset;
-    return dst.connection->post(write, bounce);
+    return write(dst, desc, bounce.data(), false);
   }
   if (to_remote) {
-    const RemoteDevice& dst = device_of(*desc.dst_device);
-    wire::Command c = command(dst, Op::write, desc.dst, desc.stream);
-    c.a[1] = desc.dst_offset;
     const auto* bytes = static_cast<const unsigned char*>(desc.src) + desc.src_offset;
-    return dst.connection->post(c, {bytes, desc.nbytes}, desc.nbytes >= kBorrowedWriteBytes);
+    return write(device_of(*desc.dst_device), desc, bytes, desc.nbytes >= kBorrowedWriteBytes);
   }
   const RemoteDevice& src = device_of(*desc.src_device);
   wire::Command c = command(src, Op::read, desc.src, desc.stream);
@@ -309,6 +320,11 @@ Result<void*> RemoteBackend::module_load(const BackendDevice& device, ModuleForm
                                          BuildLog& log) noexcept {
   const RemoteDevice& d = device_of(device);
   const std::size_t option_bytes = std::strlen(options);
+  if (option_bytes + image.size() > d.connection->max_message()) {
+    return make_error(ErrorCode::permission_denied, "module_load: ", option_bytes + image.size(),
+                      " bytes of image and options, more than devrt-server at ", d.connection->address(),
+                      " accepts in one message (its --max-message, ", d.connection->max_message(), ")");
+  }
   std::vector<unsigned char> payload(option_bytes + image.size());
   std::memcpy(payload.data(), options, option_bytes);
   std::memcpy(payload.data() + option_bytes, image.data(), image.size());
@@ -397,11 +413,13 @@ Status RemoteBackend::launch(const BackendDevice& device, void* function, const 
 
 // ---- devrt::remote -----------------------------------------------------------------------------
 
-Result<std::vector<Device>> connect(std::string_view address) noexcept {
+Result<std::vector<Device>> connect(std::string_view address, const ConnectOptions& options) noexcept {
   DEVRT_RETURN_IF_ERROR(ucx_library().status);
   remotes().connect_configured();
-  return remotes().add(address);
+  return remotes().add(address, options.key_file);
 }
+
+Result<std::vector<Device>> connect(std::string_view address) noexcept { return connect(address, ConnectOptions{}); }
 
 namespace {
 Result<const RemoteDevice*> remote_device(Device device, const char* call) noexcept {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "support/environment.hpp"
 
@@ -127,7 +128,8 @@ Status Connection::lost() const noexcept {
                     "): its devices stay unavailable; connect again for new ones");
 }
 
-Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_text) noexcept {
+Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_text,
+                                                     std::string_view key_file) noexcept {
   Result<SocketAddress> address = parse_address(address_text);
   if (!address.ok()) return std::move(address).status();
   auto c = std::make_unique<Connection>();
@@ -170,21 +172,77 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_te
     c->endpoint_ = nullptr;
     return ucx_error(ErrorCode::unavailable, "ucp_ep_create", s);
   }
-  wire::Command hello;
-  hello.op = static_cast<std::uint32_t>(wire::Op::hello);
-  hello.a[0] = wire::kVersion;
-  Answer answer;
-  if (Status st = c->call(hello, {}, answer); !st.ok()) {
+  if (Status st = c->handshake(key_file); !st.ok()) {
     if (c->is_lost()) {
       return make_error(ErrorCode::unavailable, "cannot connect to devrt-server at ", address_text, ": ",
                         c->lost_reason());
     }
     return make_error(st.code(), "cannot connect to devrt-server at ", address_text, ": ", st.message());
   }
-  if (!wire::decode_devices(answer.data.data(), answer.data.size(), c->devices_)) {
-    return make_error(ErrorCode::internal, "devrt-server at ", address_text, " sent a malformed device list");
-  }
   return c;
+}
+
+Status Connection::handshake(std::string_view key_file) noexcept {
+  std::string key_path(key_file);
+  if (key_path.empty()) {
+    const char* configured = std::getenv("DEVRT_REMOTE_KEY_FILE");
+    if (configured != nullptr) key_path = configured;
+  }
+  std::optional<auth::Key> key;
+  auth::Nonce nonce{};
+  if (!key_path.empty()) {
+    Result<auth::Key> read = auth::read_key_file(key_path);
+    if (!read.ok()) return std::move(read).status();
+    key = *read;
+    Result<auth::Nonce> fresh = auth::random_nonce();
+    if (!fresh.ok()) return std::move(fresh).status();
+    nonce = *fresh;
+  }
+  wire::Command hello;
+  hello.op = static_cast<std::uint32_t>(wire::Op::hello);
+  hello.a[0] = wire::kVersion;
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR(call(hello, {nonce.data(), nonce.size()}, answer));
+  max_message_ = answer.reply.value[1];
+  if (max_message_ == 0) return make_error(ErrorCode::internal, "the server accepts no message");
+  const bool keyed = (answer.reply.value[0] & wire::kHelloKeyed) != 0;
+  if (keyed && !key) {
+    return make_error(
+        ErrorCode::permission_denied,
+        "the server requires a key: name its key file in DEVRT_REMOTE_KEY_FILE (docs/remote.md, \"Keys\")");
+  }
+  if (!keyed && key) {
+    return make_error(ErrorCode::permission_denied, "this client has a key (", key_path,
+                      "), and the server does not ask for one: it may not be the server you meant");
+  }
+  if (keyed) DEVRT_RETURN_IF_ERROR(authenticate(*key, nonce, answer));
+  if (!wire::decode_devices(answer.data.data(), answer.data.size(), devices_)) {
+    return make_error(ErrorCode::internal, "the server sent a malformed device list");
+  }
+  return Status();
+}
+
+// The server proved the key in its hello reply (its nonce, then its proof); the client proves it
+// in turn, and the answer (the device list) replaces the hello's.
+Status Connection::authenticate(const auth::Key& key, const auth::Nonce& client_nonce, Answer& hello) noexcept {
+  auth::Nonce server_nonce{};
+  if (hello.data.size() != server_nonce.size() + auth::kProofBytes) {
+    return make_error(ErrorCode::internal, "the server's hello carries no key proof");
+  }
+  std::memcpy(server_nonce.data(), hello.data.data(), server_nonce.size());
+  if (!auth::verify(key, auth::Role::server, client_nonce, server_nonce, hello.data.data() + server_nonce.size(),
+                    auth::kProofBytes)) {
+    return make_error(ErrorCode::permission_denied,
+                      "the server did not prove the client's key: another server, or another key");
+  }
+  Result<auth::Proof> proof = auth::prove(key, auth::Role::client, client_nonce, server_nonce);
+  if (!proof.ok()) return std::move(proof).status();
+  wire::Command command;
+  command.op = static_cast<std::uint32_t>(wire::Op::authenticate);
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR(call(command, {proof->data(), proof->size()}, answer));
+  hello.data = std::move(answer.data);
+  return Status();
 }
 
 Status Connection::send(const wire::Command& command, std::span<const unsigned char> payload, bool borrowed) noexcept {
@@ -228,15 +286,7 @@ Status Connection::call(wire::Command command, std::span<const unsigned char> pa
     lock.unlock();
     return lost();
   }
-  command.sequence = next_sequence_++;
-  awaited_ = command.sequence;
-  replied_ = false;
-  answer_ = &answer;
-  into_ = into;
-  into_bytes_ = into_bytes;
-  if (send(command, payload, true).ok()) static_cast<void>(wait_reply(static_cast<wire::Op>(command.op)));
-  answer_ = nullptr;
-  into_ = nullptr;
+  round_trip(command, payload, answer, into, into_bytes);
   const bool failed = is_lost();
   lock.unlock();
   if (failed) return lost();
@@ -250,6 +300,20 @@ Status Connection::call(wire::Command command, std::span<const unsigned char> pa
   return make_error(code, "on devrt-server ", address_, ": ", answer.text);
 }
 
+void Connection::round_trip(wire::Command command, std::span<const unsigned char> payload, Answer& answer, void* into,
+                            std::size_t into_bytes) noexcept {
+  command.sequence = next_sequence_++;
+  awaited_ = command.sequence;
+  replied_ = false;
+  answer_ = &answer;
+  into_ = into;
+  into_bytes_ = into_bytes;
+  if (send(command, payload, true).ok()) static_cast<void>(wait_reply(static_cast<wire::Op>(command.op)));
+  answer_ = nullptr;
+  into_ = nullptr;
+  posted_bytes_ = 0;
+}
+
 Status Connection::post(wire::Command command, std::span<const unsigned char> payload, bool borrowed) noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!is_lost()) {
@@ -258,6 +322,13 @@ Status Connection::post(wire::Command command, std::span<const unsigned char> pa
     // Sends complete in progress calls; run some now so a long queue of one-way commands does not
     // wait for the next round trip to be sent.
     worker_.progress();
+    posted_bytes_ += payload.size();
+    if (max_message_ != 0 && posted_bytes_ > 2 * max_message_) { // let the server's queue drain
+      wire::Command ping;
+      ping.op = static_cast<std::uint32_t>(wire::Op::ping);
+      Answer answer;
+      round_trip(ping, {}, answer, nullptr, 0);
+    }
   }
   const bool failed = is_lost();
   lock.unlock();

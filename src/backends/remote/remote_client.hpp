@@ -15,6 +15,7 @@
 
 #include <devrt/status.hpp>
 
+#include "remote_auth.hpp"
 #include "remote_protocol.hpp"
 #include "ucx_api.hpp"
 
@@ -32,14 +33,20 @@ struct Answer {
 // single-threaded); thread-safe.
 class Connection {
 public:
-  // Connects and says hello: the server's devices are in devices() after it.
-  static Result<std::unique_ptr<Connection>> open(std::string_view address) noexcept;
+  // Connects, says hello and, when the server has a key, proves `key_file`'s key and checks that
+  // the server proves it too (remote_auth.hpp); the server's devices are in devices() after it.
+  // An empty key_file: DEVRT_REMOTE_KEY_FILE, else no key. permission_denied when the server
+  // requires a key and the client has none or another, or when the client has one and the
+  // server does not prove it.
+  static Result<std::unique_ptr<Connection>> open(std::string_view address, std::string_view key_file) noexcept;
   Connection() = default;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   ~Connection();
 
   const std::string& address() const noexcept { return address_; }
+  // The largest payload the server accepts in one command (its --max-message).
+  std::uint64_t max_message() const noexcept { return max_message_; }
   const std::vector<wire::DeviceDescription>& devices() const noexcept { return devices_; }
 
   // Sends `command` with `payload` and waits for its reply. A reply carrying data lands in
@@ -60,6 +67,11 @@ private:
   friend struct ConnectionCallbacks;
   Status send(const wire::Command& command, std::span<const unsigned char> payload, bool borrowed) noexcept;
   Status wait_reply(wire::Op op) noexcept;
+  Status handshake(std::string_view key_file) noexcept;
+  Status authenticate(const auth::Key& key, const auth::Nonce& client_nonce, Answer& hello) noexcept;
+  // Sends `command` and waits for its reply (or the loss of the server); the caller holds mutex_.
+  void round_trip(wire::Command command, std::span<const unsigned char> payload, Answer& answer, void* into,
+                  std::size_t into_bytes) noexcept;
   void mark_lost(std::string reason) noexcept;
 
   std::string address_;
@@ -70,6 +82,10 @@ private:
   std::atomic<bool> lost_flag_{false};
   std::string lost_reason_; // under mutex_
   std::uint64_t next_sequence_ = 1;
+  std::uint64_t max_message_ = 0;
+  // Payload bytes posted since the last round trip: past a few of the largest messages, post()
+  // waits for the server to run them (a ping), so that its queue stays bounded.
+  std::uint64_t posted_bytes_ = 0;
   int timeout_ms_ = 10000;
   // The round trip in flight (under mutex_).
   std::uint64_t awaited_ = 0;

@@ -9,6 +9,10 @@
 // and the server runs each client's commands in that order. Only the calls that must answer
 // (allocate, create, load, synchronize, read, query) get a Reply; the others are one-way, and a
 // failure of one is kept and reported by the next synchronizing call on its device.
+//
+// A message that breaks the protocol (a malformed header, a payload its command does not take, an
+// unknown command or device, a handle the client does not own, a sequence number out of order)
+// ends the connection: the server frees what the client held and serves the others.
 #ifndef DEVRT_SRC_BACKENDS_REMOTE_REMOTE_PROTOCOL_HPP
 #define DEVRT_SRC_BACKENDS_REMOTE_REMOTE_PROTOCOL_HPP
 
@@ -24,13 +28,16 @@
 
 namespace devrt::remote::wire {
 
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 // Active message ids: client -> server commands, server -> client replies.
 inline constexpr unsigned kCommandMessage = 1;
 inline constexpr unsigned kReplyMessage = 2;
 
 enum class Op : std::uint32_t {
-  hello = 1,          // a[0] = kVersion; reply data: the exported devices (encode_devices)
+  hello = 1,          // a[0] = kVersion; data = the client's nonce (auth::kNonceBytes); reply value[0] =
+                      // kHelloKeyed or 0, value[1] = the largest message the server accepts;
+                      // data = the exported devices (encode_devices), or when keyed the server's
+                      // nonce then its proof (remote_auth.hpp)
   allocate,           // a[0] = bytes, a[1] = alignment; reply value[0] = handle
   free,               // one-way; a[0] = handle
   write,              // one-way; a[0] = handle, a[1] = offset; data = the bytes
@@ -55,8 +62,15 @@ enum class Op : std::uint32_t {
                       // a[4] = dynamic shared bytes, a[5] = argument count; data = LaunchArg[]
   device_synchronize, // reply
   server_stats,       // reply value[0] = clients, value[1] = allocated bytes, value[2] = allocations
-  last = server_stats,
+  authenticate,       // data = the client's proof; reply data = the exported devices
+  ping,               // a round trip and nothing else: everything sent before it has run
+  last = ping,
 };
+
+inline constexpr std::uint64_t kHelloKeyed = 1;
+inline constexpr std::size_t kNonceBytes = 32;     // auth::kNonceBytes
+inline constexpr std::size_t kProofBytes = 32;     // auth::kProofBytes
+inline constexpr std::size_t kMaxNameBytes = 4096; // a kernel's name
 
 // True for the commands that get a reply.
 constexpr bool has_reply(Op op) noexcept {
@@ -74,6 +88,9 @@ constexpr bool has_reply(Op op) noexcept {
   }
 }
 
+// True for the commands that run on an exported device (Command.device names it).
+constexpr bool names_device(Op op) noexcept { return op != Op::hello && op != Op::authenticate && op != Op::ping; }
+
 struct Command {
   std::uint32_t op = 0;
   std::uint32_t device = 0;   // the server's exported device
@@ -89,6 +106,8 @@ struct Reply {
   std::uint64_t value[3] = {};
 };
 
+inline constexpr std::uint64_t kMaxLaunchArgs = 64; // devrt::kMaxKernelArgs
+
 // One launch argument (devrt_kernel_arg with a handle for the buffer).
 struct LaunchArg {
   std::int32_t kind = 0; // DEVRT_ARG_BUFFER or DEVRT_ARG_SCALAR
@@ -100,6 +119,21 @@ struct LaunchArg {
   std::uint64_t size = 0;   // buffers
   std::uint64_t value = 0;  // scalars: the little-endian bytes
 };
+
+// True when a command of this kind may carry `bytes` of payload: the size its operands and Op's
+// comment give, none for the commands that take none. False for an unknown command.
+constexpr bool payload_fits(const Command& c, std::uint64_t bytes) noexcept {
+  if (c.op == 0 || c.op > static_cast<std::uint32_t>(Op::last)) return false;
+  switch (static_cast<Op>(c.op)) {
+  case Op::hello: return bytes == kNonceBytes;
+  case Op::authenticate: return bytes == kProofBytes;
+  case Op::write: return true;
+  case Op::module_load: return c.a[1] <= bytes;
+  case Op::module_function: return bytes > 0 && bytes <= kMaxNameBytes;
+  case Op::launch: return c.a[5] <= kMaxLaunchArgs && bytes == c.a[5] * sizeof(LaunchArg);
+  default: return bytes == 0;
+  }
+}
 
 // Grid and block, six 32-bit extents, in three operands.
 inline void pack_extents(const std::uint32_t grid[3], const std::uint32_t block[3], std::uint64_t* out) noexcept {

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target: devrt-server's decoder and runner (tools/devrt_server/session.cpp), the code a
+// hostile client reaches first, against the real CPU device; and the client's decoder of a
+// server's device list. The input is a client's messages: each a Command (72 bytes), a 16-bit
+// payload length and the payload; the first byte set to 1 sends a correct hello first, set to 2
+// makes the server keyed (an all-zero key: no input can prove it, so no command but the handshake
+// may ever succeed). Every message either runs, is refused, or ends the connection; after the end
+// nothing more runs, and the client's objects are freed (libFuzzer reports a leak otherwise).
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <devrt/devrt.hpp>
+
+#include "fuzz_check.hpp"
+#include "session.hpp"
+
+namespace {
+
+using devrt::server::Exported;
+using devrt::server::Outgoing;
+
+class Host final : public devrt::server::SessionHost {
+public:
+  explicit Host(bool keyed) : keyed(keyed) {
+    if (keyed) options_.key = devrt::remote::auth::Key{};
+    Exported cpu;
+    cpu.device = devrt::Device{devrt::DeviceKind::cpu, 0};
+    cpu.description.kind = static_cast<std::int32_t>(devrt::DeviceKind::cpu);
+    cpu.description.name = "cpu";
+    devices_.push_back(cpu);
+    options_.limits.memory_bytes = 1 << 20;
+    options_.limits.message_bytes = 1 << 16;
+    options_.limits.streams = 4;
+    options_.limits.events = 4;
+    options_.limits.modules = 2;
+  }
+  const std::vector<Exported>& devices() const override { return devices_; }
+  const devrt::server::Options& options() const override { return options_; }
+  std::uint64_t clients() const override { return 1; }
+  void send(Outgoing out) override {
+    if (ended) broken("a reply or disconnection after the connection ended");
+    if (!out.has_reply && out.disconnect.empty()) broken("neither a reply nor a disconnection");
+    if (!out.disconnect.empty()) ended = true;
+    // Keyed: only hello may succeed (its reply is the challenge, never the device list).
+    if (keyed && out.has_reply && out.reply.code == 0 && out.reply.value[0] != devrt::remote::wire::kHelloKeyed) {
+      broken("a keyed server answered a client that cannot know its key");
+    }
+  }
+  const bool keyed;
+  bool ended = false;
+
+private:
+  std::vector<Exported> devices_;
+  devrt::server::Options options_;
+};
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::vector<devrt::remote::wire::DeviceDescription> listed;
+  static_cast<void>(devrt::remote::wire::decode_devices(data, size, listed));
+  if (size == 0) return 0;
+  Host host(data[0] == 2);
+  devrt::server::CommandRunner runner(host, nullptr);
+  std::uint64_t sequence = 1;
+  if (data[0] == 1) {
+    devrt::remote::wire::Command hello;
+    hello.op = static_cast<std::uint32_t>(devrt::remote::wire::Op::hello);
+    hello.a[0] = devrt::remote::wire::kVersion;
+    hello.sequence = sequence++;
+    if (!runner.run(hello, std::vector<unsigned char>(devrt::remote::wire::kNonceBytes))) broken("hello refused");
+  }
+  std::size_t at = 1;
+  while (size - at >= sizeof(devrt::remote::wire::Command) + 2) {
+    devrt::remote::wire::Command command;
+    std::memcpy(&command, data + at, sizeof command);
+    at += sizeof command;
+    const std::size_t bytes = std::min<std::size_t>(data[at] | data[at + 1] << 8, size - at - 2);
+    at += 2;
+    std::vector<unsigned char> payload(data + at, data + at + bytes);
+    at += bytes;
+    command.sequence = sequence++; // the UCX thread admits commands in order only
+    if (!runner.run(command, payload)) {
+      if (!host.ended) broken("a violation without a disconnection");
+      break;
+    }
+  }
+  runner.release_all();
+  return 0;
+}
