@@ -2,6 +2,7 @@
 """devrt.remote: a devrt-server on loopback, connected from Python as tvm.rpc.connect is. Each check
 runs in a Python of its own, so that the remote devices it adds never reach the other tests'
 devrt.devices()."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -14,13 +15,12 @@ import pytest
 SERVER = os.environ.get("DEVRT_TEST_SERVER", "")
 
 
-@pytest.fixture(scope="module")
-def server():
-    if not SERVER:
-        pytest.skip("devrt-server was not built (no remote backend: UCX's headers are missing)")
+@contextlib.contextmanager
+def serving(*arguments):
+    """A devrt-server exporting the CPU device with `arguments`; yields its address."""
     with tempfile.TemporaryDirectory() as scratch:
         address_file = os.path.join(scratch, "address")
-        process = subprocess.Popen([SERVER, "--devices", "cpu", "--address-file", address_file],
+        process = subprocess.Popen([SERVER, "--devices", "cpu", *arguments, "--address-file", address_file],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             for _ in range(600):
@@ -33,6 +33,14 @@ def server():
         finally:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not SERVER:
+        pytest.skip("devrt-server was not built (no remote backend: UCX's headers are missing)")
+    with serving() as address:
+        yield address
 
 
 def run_client(address, code):
@@ -84,17 +92,7 @@ def test_keyed_server_wants_its_key():
     with tempfile.TemporaryDirectory() as scratch:
         key = os.path.join(scratch, "key")
         subprocess.run([SERVER, "--generate-key", key], check=True, capture_output=True)
-        address_file = os.path.join(scratch, "address")
-        process = subprocess.Popen([SERVER, "--devices", "cpu", "--key-file", key, "--address-file", address_file],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(600):
-                if os.path.exists(address_file):
-                    break
-                assert process.poll() is None, "devrt-server exited before listening"
-                time.sleep(0.1)
-            with open(address_file) as f:
-                address = f.read().strip()
+        with serving("--key-file", key) as address:
             run_client(address, f"""
                 import pathlib
                 with pytest.raises(devrt.PermissionDeniedError, match="requires a key"):
@@ -105,6 +103,3 @@ def test_keyed_server_wants_its_key():
                 with pytest.raises(TypeError):
                     devrt.remote.connect(ADDRESS, key_file=3)
             """)
-        finally:
-            process.kill()
-            process.wait()
