@@ -21,6 +21,8 @@
 
 namespace devrt {
 
+class Graph; // devrt/graph.hpp
+
 // TVM's Timer: start() marks the stream, stop() marks it again, elapsed_ns() synchronizes with the
 // stop mark on its first call and answers the nanoseconds between the marks (the same value on
 // later calls). On a backend whose events can be timed the marks are timed events (the device's
@@ -74,7 +76,10 @@ struct TimedCall {
 // limit_zero_time_iterations batches read 0), `number` growing between batches to
 // max(min_repeat_ms / (ms / number) + 1, number * 1.618); its result the batch's seconds per call;
 // then the cooldown. The grown `number` stays for later repeats and later runs of this evaluator,
-// as in TVM (whose evaluator captures it). One thread at a time.
+// as in TVM (whose evaluator captures it). On a device in another process (remote) each batch is
+// captured into a Graph first and timed as one replay, which the server runs without the network
+// between the calls (TVM's RPCTimeEvaluator); a call must then be one a capture accepts. One
+// thread at a time.
 class TimeEvaluator {
 public:
   // invalid_argument for number or repeat below 1, repeats_to_cooldown below 1, or any other
@@ -110,11 +115,13 @@ private:
     return (*static_cast<Call*>(context))(stream);
   }
   Status timed_batch(TimedCall call, double& duration_ms) noexcept;
+  Result<Graph> capture_batch(TimedCall call) noexcept;
 
   Device device_;
   StreamRef stream_;
   TimeEvaluatorOptions options_;
   bool device_side_ = false;
+  bool out_of_process_ = false; // batches are captured and replayed by one message
 };
 
 } // namespace devrt

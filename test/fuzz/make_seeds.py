@@ -71,7 +71,13 @@ def main():
 # The protocol's command numbers (src/backends/remote/remote_protocol.hpp, enum class Op).
 (HELLO, ALLOCATE, FREE, WRITE, READ, COPY, STREAM_CREATE, STREAM_DESTROY, STREAM_SYNCHRONIZE, EVENT_CREATE,
  EVENT_DESTROY, EVENT_RECORD, EVENT_SYNCHRONIZE, EVENT_QUERY, STREAM_WAIT_EVENT, EVENT_ELAPSED, MODULE_LOAD,
- MODULE_UNLOAD, MODULE_FUNCTION, LAUNCH, DEVICE_SYNCHRONIZE, SERVER_STATS, AUTHENTICATE, PING) = range(1, 25)
+ MODULE_UNLOAD, MODULE_FUNCTION, LAUNCH, DEVICE_SYNCHRONIZE, SERVER_STATS, AUTHENTICATE, PING, GRAPH_CREATE, GRAPH_LAUNCH,
+ GRAPH_DESTROY) = range(1, 28)
+GRAPH_NODE_LAUNCH, GRAPH_NODE_COPY = 1, 2
+
+
+def graph_node(kind, arguments=0, function=0, extents=(0, 0, 0), shared=0, copy=(0, 0, 0, 0, 0)):
+    return struct.pack("<IIQ3QQ5Q", kind, arguments, function, *extents, shared, *copy)
 
 
 def command(op, *a, stream=0, device=0, payload=b""):
@@ -94,6 +100,10 @@ def remote_commands_seeds():
         + command(MODULE_FUNCTION, 5, payload=b"vadd"),
         "launch": b"\x01" + command(LAUNCH, 1, 1, 1, 1, 0, 1, payload=bytes(40)),
         "foreign": b"\x01" + command(FREE, 9) + command(PING),
+        # A graph of one copy inside the buffer (handle 1), then the graph (handle 2) replayed.
+        "graph": b"\x01" + command(ALLOCATE, 4096, 64)
+        + command(GRAPH_CREATE, 1, payload=graph_node(GRAPH_NODE_COPY, copy=(1, 0, 1, 64, 16)))
+        + command(GRAPH_LAUNCH, 2) + command(GRAPH_LAUNCH, 2) + command(STREAM_SYNCHRONIZE) + command(GRAPH_DESTROY, 2),
         "keyed": b"\x02" + command(HELLO, 2, payload=bytes(32)) + command(AUTHENTICATE, payload=bytes(32))
         + command(ALLOCATE, 64, 8),
     }

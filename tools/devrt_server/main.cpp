@@ -31,6 +31,7 @@ constexpr const char* kUsage =
     "  --max-client-modules N  modules one client may load (default 256)\n"
     "  --max-client-streams N  streams one client may create (default 256)\n"
     "  --max-client-events N   events one client may create (default 4096)\n"
+    "  --max-client-graphs N   graphs one client may capture (default 256)\n"
     "  --max-message N         bytes of one command's payload (default 268435456); a larger one ends\n"
     "                          the client's connection (devrt's clients split their copies to fit)\n"
     "  --generate-key PATH     write a new random key to PATH (mode 0600) and exit\n";
@@ -52,6 +53,7 @@ std::uint64_t* limit_option(const std::string& arg, devrt::server::Limits& limit
   if (arg == "--max-client-modules") return &limits.modules;
   if (arg == "--max-client-streams") return &limits.streams;
   if (arg == "--max-client-events") return &limits.events;
+  if (arg == "--max-client-graphs") return &limits.graphs;
   if (arg == "--max-message") return &limits.message_bytes;
   return nullptr;
 }

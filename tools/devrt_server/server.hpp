@@ -28,6 +28,7 @@ struct Limits {
   std::uint64_t modules = 256;                // loaded by one client
   std::uint64_t streams = 256;                // created by one client
   std::uint64_t events = 4096;                // created by one client
+  std::uint64_t graphs = 256;                 // captured by one client
   std::uint64_t message_bytes = 256ull << 20; // one command's payload
 };
 

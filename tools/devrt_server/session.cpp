@@ -65,6 +65,7 @@ void Client::run() {
 }
 
 void CommandRunner::release_all() {
+  graphs_.clear();
   functions_.clear();
   modules_.clear();
   events_.clear();
@@ -413,16 +414,23 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
 }
 
 Status CommandRunner::launch_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data) {
-  SERVER_TRY_ASSIGN(f, find(functions_, c.a[0], c.device, "function"));
   static_assert(wire::kMaxLaunchArgs == kMaxKernelArgs);
-  const std::uint64_t count = c.a[5]; // payload_fits checked it against the payload
+  SERVER_TRY_ASSIGN(s, stream(c));
+  // payload_fits checked the argument count against the payload.
+  return launch(c.device, dev, c.a[0], c.a + 1, c.a[4], data.data(), c.a[5], s);
+}
+
+Status CommandRunner::launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint64_t extents[3],
+                             std::uint64_t shared_bytes, const unsigned char* arg_bytes, std::uint64_t count,
+                             StreamRef stream) {
+  SERVER_TRY_ASSIGN(f, find(functions_, function, device, "function"));
   std::vector<KernelArg> args;
   args.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
     wire::LaunchArg arg;
-    std::memcpy(&arg, data.data() + i * sizeof arg, sizeof arg);
+    std::memcpy(&arg, arg_bytes + i * sizeof arg, sizeof arg);
     if (arg.kind == DEVRT_ARG_BUFFER) {
-      SERVER_TRY_ASSIGN(a, find(buffers_, arg.handle, c.device, "allocation"));
+      SERVER_TRY_ASSIGN(a, find(buffers_, arg.handle, device, "allocation"));
       DEVRT_RETURN_IF_ERROR(check_range(*a, arg.offset, arg.size));
       args.emplace_back(MemorySpan{dev, a->buffer.data(), arg.offset + arg.size}, arg.offset);
     } else if (arg.kind == DEVRT_ARG_SCALAR) {
@@ -435,12 +443,74 @@ Status CommandRunner::launch_command(const wire::Command& c, Device dev, const s
   }
   LaunchConfig config;
   std::uint32_t grid[3], block[3];
-  wire::unpack_extents(c.a + 1, grid, block);
+  wire::unpack_extents(extents, grid, block);
   config.grid = Extent3{grid[0], grid[1], grid[2]};
   config.block = Extent3{block[0], block[1], block[2]};
-  config.dynamic_shared_bytes = c.a[4];
-  SERVER_TRY_ASSIGN(s, stream(c));
-  return f->function.launch(config, args, s);
+  config.dynamic_shared_bytes = shared_bytes;
+  return f->function.launch(config, args, stream);
+}
+
+Status CommandRunner::issue_nodes(const wire::Command& c, Device dev, const Data& data, StreamRef stream) {
+  std::size_t at = 0;
+  for (std::uint64_t i = 0; i < c.a[0]; ++i) {
+    wire::GraphNode node;
+    if (data.size() - at < sizeof node) return violation("graph_create: node " + std::to_string(i) + " cut short");
+    std::memcpy(&node, data.data() + at, sizeof node);
+    at += sizeof node;
+    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
+      const std::uint64_t arg_bytes = std::uint64_t{node.argument_count} * sizeof(wire::LaunchArg);
+      if (node.argument_count > wire::kMaxLaunchArgs || data.size() - at < arg_bytes) {
+        return violation("graph_create: node " + std::to_string(i) + "'s arguments cut short");
+      }
+      DEVRT_RETURN_IF_ERROR(launch(c.device, dev, node.function, node.extents, node.dynamic_shared_bytes,
+                                   data.data() + at, node.argument_count, stream));
+      at += arg_bytes;
+    } else if (node.type == DEVRT_GRAPH_NODE_COPY) {
+      SERVER_TRY_ASSIGN(src, find(buffers_, node.source, c.device, "allocation"));
+      SERVER_TRY_ASSIGN(dst, find(buffers_, node.destination, c.device, "allocation"));
+      DEVRT_RETURN_IF_ERROR(check_range(*src, node.source_offset, node.bytes));
+      DEVRT_RETURN_IF_ERROR(check_range(*dst, node.destination_offset, node.bytes));
+      DEVRT_RETURN_IF_ERROR(copy(src->buffer.span(), node.source_offset, dst->buffer.span(), node.destination_offset,
+                                 node.bytes, stream));
+    } else {
+      return violation("graph_create: node " + std::to_string(i) + " has type " + std::to_string(node.type));
+    }
+  }
+  if (at != data.size()) return violation("graph_create: bytes after the last node");
+  return Status();
+}
+
+Status CommandRunner::graph_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out) {
+  switch (static_cast<Op>(c.op)) {
+  case Op::graph_create: {
+    DEVRT_RETURN_IF_ERROR(check_count(graphs_.size(), host_.options().limits.graphs, "graphs", "--max-client-graphs"));
+    // Captured on a stream of its own, then replayable on any of the client's streams.
+    SERVER_TRY_ASSIGN(capturing, Stream::create(dev));
+    if (Status began = begin_capture(capturing.ref()); !began.ok()) { // another client captures on the device
+      return make_error(ErrorCode::unsupported, "graph_create: ", began.message());
+    }
+    Status issued = issue_nodes(c, dev, data, capturing.ref());
+    Result<Graph> graph = end_capture(capturing.ref());
+    DEVRT_RETURN_IF_ERROR(issued);
+    if (!graph.ok()) return std::move(graph).status();
+    const std::uint64_t handle = next_handle_++;
+    graphs_.emplace(handle, GraphEntry{c.device, std::move(graph).value()});
+    out.reply.value[0] = handle;
+    return Status();
+  }
+  case Op::graph_launch: {
+    SERVER_TRY_ASSIGN(g, find(graphs_, c.a[0], c.device, "graph"));
+    SERVER_TRY_ASSIGN(s, stream(c));
+    return g->graph.launch(s);
+  }
+  case Op::graph_destroy: {
+    SERVER_TRY_ASSIGN(g, find(graphs_, c.a[0], c.device, "graph"));
+    static_cast<void>(g);
+    graphs_.erase(c.a[0]);
+    return Status();
+  }
+  default: return make_error(ErrorCode::internal, "command ", c.op, " is no graph command");
+  }
 }
 
 Status CommandRunner::dispatch(const wire::Command& c, const std::vector<unsigned char>& data, Outgoing& out) {
@@ -474,6 +544,9 @@ Status CommandRunner::dispatch(const wire::Command& c, const std::vector<unsigne
   case Op::module_unload:
   case Op::module_function: return module_command(c, dev, data, out);
   case Op::launch: return launch_command(c, dev, data);
+  case Op::graph_create:
+  case Op::graph_launch:
+  case Op::graph_destroy: return graph_command(c, dev, data, out);
   case Op::server_stats: {
     SERVER_TRY_ASSIGN(stats, memory_stats(dev));
     out.reply.value[0] = host_.clients();

@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <devrt/graph.hpp>
+
 #include "backends/remote/remote_auth.hpp"
 #include "backends/remote/ucx_api.hpp"
 #include "server.hpp"
@@ -52,6 +54,10 @@ struct EventEntry {
 struct ModuleEntry {
   std::uint32_t device = 0;
   Module module;
+};
+struct GraphEntry {
+  std::uint32_t device = 0;
+  Graph graph;
 };
 struct FunctionEntry {
   std::uint32_t device = 0;
@@ -112,6 +118,12 @@ private:
   Status event_command(const wire::Command& c, Device dev, Outgoing& out);
   Status module_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
   Status launch_command(const wire::Command& c, Device dev, const Data& data);
+  Status graph_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
+  // Issues a graph_create payload's nodes on `stream` (being captured).
+  Status issue_nodes(const wire::Command& c, Device dev, const Data& data, StreamRef stream);
+  // Launches the client's function `function` on device `device` with `count` LaunchArgs at `args`.
+  Status launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint64_t extents[3],
+                std::uint64_t shared_bytes, const unsigned char* args, std::uint64_t count, StreamRef stream);
   Result<StreamRef> stream(const wire::Command& c);
   Status take_deferred(std::uint32_t device);
   // The client's object `handle` on `device` in `map`; a violation when it is none.
@@ -136,6 +148,7 @@ private:
   std::unordered_map<std::uint64_t, EventEntry> events_;
   std::unordered_map<std::uint64_t, ModuleEntry> modules_;
   std::unordered_map<std::uint64_t, FunctionEntry> functions_;
+  std::unordered_map<std::uint64_t, GraphEntry> graphs_;
   std::map<std::uint32_t, Status> deferred_; // the first failure of a one-way command, per device
 };
 

@@ -382,10 +382,9 @@ Status check_offset(const RemoteDevice& d, std::uint32_t index, std::size_t offs
 }
 } // namespace
 
-Status RemoteBackend::launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept {
-  const RemoteDevice& d = device_of(device);
-  DEVRT_RETURN_IF_ERROR(check_block(d, desc));
-  std::vector<unsigned char> payload(desc.num_args * sizeof(wire::LaunchArg));
+namespace {
+// Appends desc's arguments as LaunchArgs.
+Status append_arguments(const RemoteDevice& d, const LaunchDesc& desc, std::vector<unsigned char>& payload) noexcept {
   for (std::uint32_t i = 0; i < desc.num_args; ++i) {
     const devrt_kernel_arg& arg = desc.args[i];
     wire::LaunchArg out;
@@ -402,13 +401,72 @@ Status RemoteBackend::launch(const BackendDevice& device, void* function, const 
     } else {
       return make_error(ErrorCode::unsupported, "argument ", i, ": remote devices take no textures");
     }
-    std::memcpy(payload.data() + i * sizeof out, &out, sizeof out);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&out);
+    payload.insert(payload.end(), bytes, bytes + sizeof out);
   }
+  return Status();
+}
+} // namespace
+
+Status RemoteBackend::launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept {
+  const RemoteDevice& d = device_of(device);
+  DEVRT_RETURN_IF_ERROR(check_block(d, desc));
+  std::vector<unsigned char> payload;
+  payload.reserve(desc.num_args * sizeof(wire::LaunchArg));
+  DEVRT_RETURN_IF_ERROR(append_arguments(d, desc, payload));
   wire::Command c = command(d, Op::launch, function, desc.stream);
   wire::pack_extents(desc.grid, desc.block, c.a + 1);
   c.a[4] = desc.dynamic_shared_bytes;
   c.a[5] = desc.num_args;
   return d.connection->post(c, payload);
+}
+
+// ---- Graphs: captured on the client, sent once, replayed on the server by one message each -------
+
+Result<void*> RemoteBackend::graph_create(const BackendDevice& device, void*,
+                                          std::span<const devrt_graph_node> nodes) noexcept {
+  const RemoteDevice& d = device_of(device);
+  if (nodes.size() > wire::kMaxGraphNodes) {
+    return make_error(ErrorCode::unsupported, "a graph of ", nodes.size(), " nodes (the remote protocol sends ",
+                      wire::kMaxGraphNodes, " at most)");
+  }
+  std::vector<unsigned char> payload;
+  for (const devrt_graph_node& node : nodes) {
+    wire::GraphNode out;
+    out.type = static_cast<std::uint32_t>(node.type);
+    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) {
+      DEVRT_RETURN_IF_ERROR(check_block(d, node.launch));
+      out.argument_count = node.launch.num_args;
+      out.function = id_of(node.function);
+      wire::pack_extents(node.launch.grid, node.launch.block, out.extents);
+      out.dynamic_shared_bytes = node.launch.dynamic_shared_bytes;
+    } else {
+      out.source = id_of(node.copy.src);
+      out.source_offset = node.copy.src_offset;
+      out.destination = id_of(node.copy.dst);
+      out.destination_offset = node.copy.dst_offset;
+      out.bytes = node.copy.nbytes;
+    }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&out);
+    payload.insert(payload.end(), bytes, bytes + sizeof out);
+    if (node.type == DEVRT_GRAPH_NODE_LAUNCH) DEVRT_RETURN_IF_ERROR(append_arguments(d, node.launch, payload));
+  }
+  if (payload.size() > d.connection->max_message()) { // the core issues the nodes itself at each replay
+    return make_error(ErrorCode::unsupported, "a graph of ", payload.size(), " bytes, more than devrt-server at ",
+                      d.connection->address(), " accepts in one message");
+  }
+  wire::Command c = command(d, Op::graph_create);
+  c.a[0] = nodes.size();
+  return create(d, c, payload);
+}
+
+Status RemoteBackend::graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept {
+  const RemoteDevice& d = device_of(device);
+  return d.connection->post(command(d, Op::graph_launch, graph, stream), {});
+}
+
+Status RemoteBackend::graph_destroy(const BackendDevice& device, void* graph) noexcept {
+  return release(device, Op::graph_destroy, graph);
 }
 
 // ---- devrt::remote -----------------------------------------------------------------------------

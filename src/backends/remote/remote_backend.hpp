@@ -58,6 +58,13 @@ public:
   Status module_unload(const BackendDevice& device, void* module) noexcept;
   Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
+  // Graphs: the nodes go to the server once, which captures them into a graph of its own; each
+  // replay is one one-way message. unsupported (the core replays the nodes itself) for a graph
+  // larger than the server's largest message.
+  Result<void*> graph_create(const BackendDevice& device, void* stream,
+                             std::span<const devrt_graph_node> nodes) noexcept;
+  Status graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept;
+  Status graph_destroy(const BackendDevice& device, void* graph) noexcept;
 };
 
 static_assert(Backend<RemoteBackend> && BackendEvents<RemoteBackend> && BackendEventTiming<RemoteBackend> &&

@@ -64,7 +64,11 @@ enum class Op : std::uint32_t {
   server_stats,       // reply value[0] = clients, value[1] = allocated bytes, value[2] = allocations
   authenticate,       // data = the client's proof; reply data = the exported devices
   ping,               // a round trip and nothing else: everything sent before it has run
-  last = ping,
+  graph_create,       // a[0] = node count; data = the nodes (GraphNode, each launch's LaunchArg[] after
+                      // it); the server captures them into a devrt::Graph; reply value[0] = graph
+  graph_launch,       // one-way; a[0] = graph, replayed on Command.stream
+  graph_destroy,      // one-way; a[0] = graph
+  last = graph_destroy,
 };
 
 inline constexpr std::uint64_t kHelloKeyed = 1;
@@ -83,7 +87,9 @@ constexpr bool has_reply(Op op) noexcept {
   case Op::event_record:
   case Op::stream_wait_event:
   case Op::module_unload:
-  case Op::launch: return false;
+  case Op::launch:
+  case Op::graph_launch:
+  case Op::graph_destroy: return false;
   default: return true;
   }
 }
@@ -107,6 +113,7 @@ struct Reply {
 };
 
 inline constexpr std::uint64_t kMaxLaunchArgs = 64; // devrt::kMaxKernelArgs
+inline constexpr std::uint64_t kMaxGraphNodes = 1u << 16;
 
 // One launch argument (devrt_kernel_arg with a handle for the buffer).
 struct LaunchArg {
@@ -120,6 +127,20 @@ struct LaunchArg {
   std::uint64_t value = 0;  // scalars: the little-endian bytes
 };
 
+// One node of a graph_create payload; a launch's LaunchArg[argument_count] follow it.
+struct GraphNode {
+  std::uint32_t type = 0;           // DEVRT_GRAPH_NODE_LAUNCH or DEVRT_GRAPH_NODE_COPY
+  std::uint32_t argument_count = 0; // launches
+  std::uint64_t function = 0;       // launches
+  std::uint64_t extents[3] = {};    // launches: grid and block (pack_extents)
+  std::uint64_t dynamic_shared_bytes = 0;
+  std::uint64_t source = 0; // copies: handles and offsets on the command's device, and the size
+  std::uint64_t source_offset = 0;
+  std::uint64_t destination = 0;
+  std::uint64_t destination_offset = 0;
+  std::uint64_t bytes = 0;
+};
+
 // True when a command of this kind may carry `bytes` of payload: the size its operands and Op's
 // comment give, none for the commands that take none. False for an unknown command.
 constexpr bool payload_fits(const Command& c, std::uint64_t bytes) noexcept {
@@ -131,6 +152,9 @@ constexpr bool payload_fits(const Command& c, std::uint64_t bytes) noexcept {
   case Op::module_load: return c.a[1] <= bytes;
   case Op::module_function: return bytes > 0 && bytes <= kMaxNameBytes;
   case Op::launch: return c.a[5] <= kMaxLaunchArgs && bytes == c.a[5] * sizeof(LaunchArg);
+  case Op::graph_create:
+    return c.a[0] >= 1 && c.a[0] <= kMaxGraphNodes && bytes >= c.a[0] * sizeof(GraphNode) &&
+           bytes <= c.a[0] * (sizeof(GraphNode) + kMaxLaunchArgs * sizeof(LaunchArg));
   default: return bytes == 0;
   }
 }
