@@ -78,6 +78,17 @@ config_logs() { # config: the meson test logs it writes
   esac
 }
 
+# A whole run writes about 5.5 GiB here (build directories and ccache's cache) and the compilers'
+# temporaries in TMPDIR: a disk that fills shows only as "No space left on device" deep in one
+# configuration's log, so say it before anything is built.
+if [ "$nested" != 1 ]; then
+  for where in . "${TMPDIR:-/tmp}"; do
+    free_mib=$(df -Pm "$where" | awk 'NR == 2 { print $4 }')
+    [ "${free_mib:-0}" -ge 8192 ] ||
+      echo "=== warning: $free_mib MiB free in $where ($(cd "$where" && pwd)); a whole run needs about 5.5 GiB"
+  done
+fi
+
 logs="" foreground="" background="" background_pid=""
 for config in $configs; do
   logs="$logs $(config_logs "$config")"
