@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +52,9 @@ Exported describe(Device device, bool allow_host_code) {
   return e;
 }
 
+// How long the UCX thread keeps polling after its last activity before it sleeps.
+constexpr std::chrono::microseconds kSpin{200};
+
 // The UCX thread: the listener, every client's endpoint, receiving commands and sending replies.
 class Server final : public SessionHost {
 public:
@@ -63,6 +68,7 @@ public:
     {
       std::lock_guard<std::mutex> lock(outbox_mutex_);
       outbox_.push_back(std::move(out));
+      outbox_ready_.store(true, std::memory_order_release);
     }
     worker_.signal();
   }
@@ -72,9 +78,17 @@ private:
   static void on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status);
   static ucs_status_t on_command(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
                                  const ucp_am_recv_param_t* param);
+  // A command's data arriving by rendezvous, for on_data.
+  struct Receipt {
+    Server* server;
+    Client* client;
+    Incoming* incoming;
+  };
   static void on_data(void* request, ucs_status_t status, std::size_t length, void* user_data);
   void drop(Client* client, const std::string& why);
-  void flush_outbox();
+  // Sends the replies the clients' threads queued; false when there were none.
+  bool flush_outbox();
+  bool transferring() const;
   void reap();
 
   const Options& options_;
@@ -86,6 +100,8 @@ private:
   std::atomic<std::uint64_t> client_count_{0};
   std::mutex outbox_mutex_;
   std::deque<Outgoing> outbox_;
+  std::atomic<bool> outbox_ready_{false};
+  int receiving_ = 0; // commands' data still arriving (rendezvous)
 };
 
 // ---- The UCX thread -----------------------------------------------------------------------
@@ -132,9 +148,10 @@ void Server::drop(Client* client, const std::string& why) {
 }
 
 void Server::on_data(void* request, ucs_status_t status, std::size_t, void* user_data) {
-  auto* incoming = static_cast<std::pair<Client*, Incoming*>*>(user_data);
-  if (status == UCS_OK) incoming->first->ready(incoming->second);
-  delete incoming;
+  auto* receipt = static_cast<Receipt*>(user_data);
+  --receipt->server->receiving_;
+  if (status == UCS_OK) receipt->client->ready(receipt->incoming);
+  delete receipt;
   remote::ucx_library().api.ucp_request_free(request);
 }
 
@@ -157,7 +174,7 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
     server->drop(client, "it broke the protocol: " + why);
     return UCS_OK;
   }
-  incoming->data.resize(bytes);
+  incoming->data = take_staging(bytes);
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
     if (bytes > 0) std::memcpy(incoming->data.data(), data, bytes);
     client->ready(incoming);
@@ -166,7 +183,7 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
   ucp_request_param_t receive{};
   receive.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   receive.cb.recv_am = &Server::on_data;
-  auto* context = new std::pair<Client*, Incoming*>(client, incoming);
+  auto* context = new Receipt{server, client, incoming};
   receive.user_data = context;
   ucs_status_ptr_t request = remote::ucx_library().api.ucp_am_recv_data_nbx(server->worker_.handle(), data,
                                                                             incoming->data.data(), bytes, &receive);
@@ -176,15 +193,27 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
   } else if (UCS_PTR_IS_ERR(request)) {
     delete context;
     server->drop(client, "receiving a command's data failed");
+  } else {
+    ++server->receiving_;
   }
   return UCS_OK;
 }
 
-void Server::flush_outbox() {
+bool Server::transferring() const {
+  if (receiving_ > 0) return true;
+  for (const auto& [endpoint, client] : clients_) {
+    if (client->sends_in_flight > 0) return true;
+  }
+  return false;
+}
+
+bool Server::flush_outbox() {
+  if (!outbox_ready_.load(std::memory_order_acquire)) return false;
   std::deque<Outgoing> batch;
   {
     std::lock_guard<std::mutex> lock(outbox_mutex_);
     batch.swap(outbox_);
+    outbox_ready_.store(false, std::memory_order_relaxed);
   }
   for (Outgoing& out : batch) {
     auto it = clients_.find(out.endpoint);
@@ -201,9 +230,14 @@ void Server::flush_outbox() {
     message->data = message->payload.data();
     message->bytes = message->payload.size();
     message->in_flight = &client->sends_in_flight;
-    if (!out.disconnect.empty()) client->disconnect_when_sent = std::move(out.disconnect);
+    message->recycle = [](std::vector<unsigned char>&& payload) { give_staging(std::move(payload)); };
+    if (!out.disconnect.empty()) {
+      client->disconnect_when_sent = std::move(out.disconnect);
+      client->disconnect_after = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
     static_cast<void>(remote::send_message(out.endpoint, wire::kReplyMessage, message, 0));
   }
+  return true;
 }
 
 // Ends the connections of clients refused once their reply has gone, and the endpoints of clients
@@ -211,7 +245,11 @@ void Server::flush_outbox() {
 void Server::reap() {
   for (auto it = clients_.begin(); it != clients_.end();) {
     Client* client = (it++)->second.get();
-    if (!client->disconnect_when_sent.empty() && client->sends_in_flight == 0) {
+    // A refused client closes its end once it has read why (the server then drops it at once, its
+    // endpoint failing); one that does not is dropped a second after the reason was sent: closing
+    // sooner could discard the reason on its way.
+    if (!client->disconnect_when_sent.empty() && client->sends_in_flight == 0 &&
+        std::chrono::steady_clock::now() >= client->disconnect_after) {
       drop(client, client->disconnect_when_sent);
     }
   }
@@ -272,11 +310,24 @@ Status Server::run(const std::atomic<bool>& stop) {
     std::ofstream(partial) << where << "\n";
     std::rename(partial.c_str(), options_.address_file.c_str());
   }
+  // Sleeping on the worker's descriptor and waking costs tens of microseconds each way: after any
+  // activity the loop keeps polling for kSpin (a client's next command, a reply from its thread),
+  // and never sleeps while a transfer is under way (a rendezvous's fragments need progress that no
+  // descriptor announces).
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point active = Clock::now();
   while (!stop.load(std::memory_order_relaxed)) {
-    worker_.wait(100);
-    worker_.progress();
-    flush_outbox();
+    bool busy = worker_.progress();
+    busy = flush_outbox() || busy;
     reap();
+    const Clock::time_point now = Clock::now();
+    if (busy || transferring()) {
+      active = now;
+    } else if (now - active < kSpin) {
+      ::sched_yield();
+    } else {
+      worker_.wait(100, {}, &outbox_ready_);
+    }
   }
   ucx.ucp_listener_destroy(listener);
   while (!clients_.empty()) drop(clients_.begin()->second.get(), "the server is stopping");

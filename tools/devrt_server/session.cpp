@@ -14,6 +14,35 @@ namespace {
 constexpr std::uint64_t kSequenceWindow = 1u << 16;
 } // namespace
 
+namespace {
+constexpr std::size_t kSmallestStaging = std::size_t{1} << 20;
+constexpr std::size_t kLargestStaging = std::size_t{128} << 20;
+std::mutex staging_mutex;
+std::vector<std::vector<unsigned char>> staging_spares; // under staging_mutex; two at most
+} // namespace
+
+std::vector<unsigned char> take_staging(std::size_t bytes) {
+  std::vector<unsigned char> buffer;
+  if (bytes >= kSmallestStaging) {
+    std::lock_guard<std::mutex> lock(staging_mutex);
+    for (auto it = staging_spares.begin(); it != staging_spares.end(); ++it) {
+      if (it->capacity() < bytes) continue;
+      buffer = std::move(*it);
+      staging_spares.erase(it);
+      break;
+    }
+  }
+  // Shrinking keeps the capacity; growing zeroes only the bytes past the buffer's last size.
+  buffer.resize(bytes);
+  return buffer;
+}
+
+void give_staging(std::vector<unsigned char>&& buffer) {
+  if (buffer.capacity() < kSmallestStaging || buffer.capacity() > kLargestStaging) return;
+  std::lock_guard<std::mutex> lock(staging_mutex);
+  if (staging_spares.size() < 2) staging_spares.push_back(std::move(buffer));
+}
+
 Incoming* Client::accept(const wire::Command& command, std::size_t bytes, std::string& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (bytes > message_limit_) {
@@ -59,6 +88,7 @@ void Client::run() {
     }
     // After a violation nothing more runs: the UCX thread ends the connection and closes us.
     serving = runner_.run(next->command, next->data);
+    give_staging(std::move(next->data));
   }
   runner_.release_all();
   finished_.store(true, std::memory_order_release);
@@ -254,7 +284,7 @@ Status CommandRunner::memory_command(const wire::Command& c, Device dev, const s
     DEVRT_RETURN_IF_ERROR(check_range(*a, c.a[1], c.a[2]));
     DEVRT_RETURN_IF_ERROR(take_deferred(c.device));
     SERVER_TRY_ASSIGN(s, stream(c));
-    out.data.resize(c.a[2]);
+    out.data = take_staging(c.a[2]);
     DEVRT_RETURN_IF_ERROR(copy(a->buffer.span(), c.a[1], host_span(out.data.data(), out.data.size()), 0, c.a[2], s));
     return synchronize(s);
   }

@@ -7,6 +7,7 @@
 #define DEVRT_TOOLS_DEVRT_SERVER_SESSION_HPP
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -31,6 +32,13 @@ using wire::Op;
 // The module formats that run host code in the server: refused without --allow-host-code.
 inline constexpr std::uint32_t kHostCodeFormats =
     DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_HOST_TABLE) | DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT);
+
+// Large payload buffers kept for reuse: a fresh 64 MiB vector costs page faults and zeroing (40 ms
+// here) where the transfer itself takes 22. Keeps two buffers of 1 to 128 MiB at most.
+// Thread-safe: the UCX thread takes buffers for commands' data and gives back those of sent
+// replies; clients' threads give back those of commands run and take them for replies.
+std::vector<unsigned char> take_staging(std::size_t bytes);
+void give_staging(std::vector<unsigned char>&& buffer);
 
 // A command as it arrived: its data may still be on its way (rendezvous) while `ready` is false.
 struct Incoming {
@@ -195,6 +203,7 @@ public:
   // UCX thread only: replies being sent, and why to end the connection once they are.
   std::size_t sends_in_flight = 0;
   std::string disconnect_when_sent;
+  std::chrono::steady_clock::time_point disconnect_after;
 
 private:
   void run();

@@ -274,7 +274,14 @@ Status Connection::wait_reply(wire::Op op) noexcept {
                 std::to_string(timeout_ms_) + " ms (DEVRT_REMOTE_TIMEOUT_MS)");
       return Status();
     }
-    worker_.wait(static_cast<int>(left < 100 ? left : 100));
+    // A rendezvous's fragments need progress that no descriptor announces: no sleeping while
+    // data moves. Otherwise poll for spin_ (a reply that comes back within a round trip is taken
+    // without the sleep and the wake-up) before sleeping.
+    if (data_pending_ > 0 || sends_in_flight_ > 0) {
+      worker_.progress();
+    } else {
+      worker_.wait(static_cast<int>(left < 100 ? left : 100), spin_);
+    }
   }
   return Status();
 }

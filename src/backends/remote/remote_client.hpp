@@ -5,6 +5,7 @@
 #define DEVRT_SRC_BACKENDS_REMOTE_REMOTE_CLIENT_HPP
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -87,6 +88,7 @@ private:
   // waits for the server to run them (a ping), so that its queue stays bounded.
   std::uint64_t posted_bytes_ = 0;
   int timeout_ms_ = 10000;
+  std::chrono::microseconds spin_{200}; // how long a round trip polls before it sleeps
   // The round trip in flight (under mutex_).
   std::uint64_t awaited_ = 0;
   bool replied_ = false;

@@ -6,6 +6,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -78,9 +79,11 @@ public:
   ucp_worker_h handle() const noexcept { return worker_; }
   // Runs the worker's callbacks until none is pending; true when any ran.
   bool progress() noexcept;
-  // Progresses, then sleeps on the worker's event descriptor until something arrives, `wake_ms`
-  // passes, or signal() is called. Returns after at most wake_ms.
-  void wait(int wake_ms) noexcept;
+  // Progresses; when nothing ran, keeps progressing for up to `spin`, then sleeps on the worker's
+  // event descriptor until something arrives, `wake_ms` passes, or signal() is called. Returns
+  // after at most spin + wake_ms. A thread that signals sets `*woken` before signal(): arming the
+  // worker drains a signal sent before it, and the flag then stops the sleep.
+  void wait(int wake_ms, std::chrono::microseconds spin = {}, const std::atomic<bool>* woken = nullptr) noexcept;
   // Wakes a thread in wait(). Thread-safe.
   void signal() noexcept;
 
@@ -99,6 +102,8 @@ struct OutgoingMessage {
   const void* data = nullptr;
   std::size_t bytes = 0;
   std::size_t* in_flight = nullptr;
+  // Takes `payload` back once sent (a pool of large buffers), when set.
+  void (*recycle)(std::vector<unsigned char>&& payload) = nullptr;
 };
 // Starts sending `message` (taking it) as active message `id` on `endpoint`; `flags` are
 // UCP_AM_SEND_FLAG_*. The caller holds the worker's serialisation.

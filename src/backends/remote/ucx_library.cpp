@@ -3,6 +3,7 @@
 #include "ucx_api.hpp"
 
 #include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -79,12 +80,23 @@ bool Worker::progress() noexcept {
   return any;
 }
 
-void Worker::wait(int wake_ms) noexcept {
+void Worker::wait(int wake_ms, std::chrono::microseconds spin, const std::atomic<bool>* woken) noexcept {
   const UcxApi& ucx = ucx_library().api;
   if (progress()) return;
+  // An answer that comes back within `spin` is taken without a sleep and the wake-up after it (tens
+  // of microseconds each); yielding lets a thread of this process that has work take the core.
+  if (spin.count() > 0) {
+    const auto until = std::chrono::steady_clock::now() + spin;
+    do {
+      if (progress()) return;
+      ::sched_yield();
+    } while (std::chrono::steady_clock::now() < until);
+  }
   // Armed: nothing is pending, and the descriptor fires on the next event (UCS_ERR_BUSY: something
   // arrived meanwhile; the caller progresses again).
   if (ucx.ucp_worker_arm(worker_) != UCS_OK) return;
+  // Arming drains a signal() that came before it: the flag its caller set first says so.
+  if (woken != nullptr && woken->load(std::memory_order_acquire)) return;
   pollfd fd{event_fd_, POLLIN, 0};
   static_cast<void>(::poll(&fd, 1, wake_ms));
 }
@@ -96,6 +108,7 @@ void Worker::signal() noexcept {
 namespace {
 void message_sent(OutgoingMessage* message) noexcept {
   if (message->in_flight != nullptr) --*message->in_flight;
+  if (message->recycle != nullptr) message->recycle(std::move(message->payload));
   delete message;
 }
 void on_message_sent(void* request, ucs_status_t, void* user_data) noexcept {
