@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +28,7 @@
 #include <devrt/devrt.hpp>
 #include <devrt/remote.hpp>
 
+#include "backends/remote/remote_client.hpp"
 #include "backends/remote/remote_protocol.hpp"
 #include "backends/remote/ucx_api.hpp"
 
@@ -362,6 +364,19 @@ void devrt_synchronize(benchmark::State& state) {
   }
 }
 
+// The remote backend's connection alone: a ping round trip, no device or devrt API call around it.
+std::unique_ptr<remote::Connection> ping_connection;
+
+void devrt_ping(benchmark::State& state) {
+  if (!ping_connection) return state.SkipWithError("no second connection");
+  wire::Command ping{};
+  ping.op = static_cast<std::uint32_t>(wire::Op::ping);
+  for (auto _ : state) {
+    remote::Answer answer;
+    if (!ping_connection->call(ping, {}, answer).ok()) state.SkipWithError("ping failed");
+  }
+}
+
 // kLaunchBatch one-way sends timed (an iteration is the batch), then one untimed round trip (they
 // have all arrived).
 void raw_one_way(benchmark::State& state) {
@@ -436,6 +451,7 @@ void register_all() {
   // Interleaved: each pair alternates, so the machine's interference falls on both alike.
   benchmark::RegisterBenchmark((t + "raw/round_trip").c_str(), raw_round_trip)->MinTime(0.2)->UseRealTime();
   benchmark::RegisterBenchmark((t + "devrt/synchronize").c_str(), devrt_synchronize)->MinTime(0.2)->UseRealTime();
+  benchmark::RegisterBenchmark((t + "devrt/connection_ping").c_str(), devrt_ping)->MinTime(0.2)->UseRealTime();
   benchmark::RegisterBenchmark((t + "raw/one_way_send_x1000").c_str(), raw_one_way)->UseManualTime()->MinTime(0.2);
   benchmark::RegisterBenchmark((t + "devrt/launch_issue_x1000").c_str(), devrt_launch_issue)
       ->UseManualTime()
@@ -486,6 +502,8 @@ int main(int argc, char** argv) {
       if (info->kind == devrt::DeviceKind::opencl) devrt_side.compute = d;
     }
     if (devrt_side.compute.kind == devrt::DeviceKind::remote) devrt_side.prepare_compute();
+    if (auto opened = remote::Connection::open(server_address, ""); opened.ok())
+      ping_connection = std::move(opened).value();
     raw_client = &raw;
     side = &devrt_side;
     benchmark::Initialize(&argc, argv);
@@ -496,6 +514,7 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     status = 0;
   }
+  ping_connection.reset();
   // The module and buffer go back to the server while it still runs.
   static_cast<void>(devrt_side.launch_buffer.reset());
   devrt_side.scale = devrt::Function();

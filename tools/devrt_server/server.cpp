@@ -70,7 +70,8 @@ public:
       outbox_.push_back(std::move(out));
       outbox_ready_.store(true, std::memory_order_release);
     }
-    worker_.signal();
+    // A reply of a command the UCX thread ran itself goes out on its next pass.
+    if (std::this_thread::get_id() != ucx_thread_) worker_.signal();
   }
 
 private:
@@ -101,7 +102,8 @@ private:
   std::mutex outbox_mutex_;
   std::deque<Outgoing> outbox_;
   std::atomic<bool> outbox_ready_{false};
-  int receiving_ = 0; // commands' data still arriving (rendezvous)
+  std::thread::id ucx_thread_ = std::this_thread::get_id(); // run()'s
+  int receiving_ = 0;                                       // commands' data still arriving (rendezvous)
 };
 
 // ---- The UCX thread -----------------------------------------------------------------------
@@ -271,6 +273,7 @@ void Server::reap() {
 }
 
 Status Server::run(const std::atomic<bool>& stop) {
+  ucx_thread_ = std::this_thread::get_id();
   DEVRT_RETURN_IF_ERROR(worker_.open());
   const remote::UcxApi& ucx = remote::ucx_library().api;
   ucp_am_handler_param_t handler{};

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session.hpp"
 
+#include <chrono>
 #include <cstring>
 
 #include <devrt/backend/backend.hpp>
@@ -12,6 +13,9 @@ namespace {
 // Commands a client may have queued beyond the one running: a sequence number further ahead is out
 // of order.
 constexpr std::uint64_t kSequenceWindow = 1u << 16;
+// A launch the UCX thread ran that took longer (a driver's full queue): that client's launches go
+// to its own thread from then on, so that they hold up no other client again.
+constexpr std::chrono::milliseconds kSlowLaunch{1};
 } // namespace
 
 namespace {
@@ -69,26 +73,75 @@ Incoming* Client::accept(const wire::Command& command, std::size_t bytes, std::s
   return raw;
 }
 
+std::unique_ptr<Incoming> Client::take_next() {
+  auto it = queue_.find(next_sequence_);
+  std::unique_ptr<Incoming> next = std::move(it->second);
+  queue_.erase(it);
+  queued_bytes_ -= next->data.size();
+  ++next_sequence_;
+  running_ = true;
+  return next;
+}
+
+void Client::finish(Incoming& done, bool goes_on) {
+  give_staging(std::move(done.data));
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    // After a violation nothing more runs: the UCX thread ends the connection and closes us.
+    serving_ = serving_ && goes_on;
+    // The client's thread waits for a command or for the end; waking it for neither costs a
+    // context switch on every command the UCX thread answers itself.
+    auto it = queue_.find(next_sequence_);
+    wake = closing_ || (it != queue_.end() && it->second->ready);
+  }
+  if (wake) wake_.notify_one();
+}
+
+void Client::ready(Incoming* incoming) {
+  std::unique_ptr<Incoming> next;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming->ready = true;
+    // The next command, with this client's thread idle, that runs at once: run here, on the UCX
+    // thread, without handing it over and back (CommandRunner::runs_on_arrival). A round trip
+    // then costs about what the transport's does, and a launch what a one-way message does.
+    if (!running_ && serving_ && !closing_ && incoming->command.sequence == next_sequence_ &&
+        runner_.runs_on_arrival(incoming->command)) {
+      next = take_next();
+    }
+  }
+  if (!next) {
+    wake_.notify_one();
+    return;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const bool goes_on = runner_.run(next->command, next->data);
+  if (static_cast<Op>(next->command.op) == Op::launch && std::chrono::steady_clock::now() - started > kSlowLaunch) {
+    runner_.run_launches_on_arrival(false);
+  }
+  finish(*next, goes_on);
+}
+
 void Client::run() {
-  bool serving = true;
   for (;;) {
     std::unique_ptr<Incoming> next;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this, serving] {
+      wake_.wait(lock, [this] {
         auto it = queue_.find(next_sequence_);
-        return closing_ || (serving && it != queue_.end() && it->second->ready);
+        return closing_ || (serving_ && !running_ && it != queue_.end() && it->second->ready);
       });
       if (closing_) break;
-      auto it = queue_.find(next_sequence_);
-      next = std::move(it->second);
-      queue_.erase(it);
-      queued_bytes_ -= next->data.size();
-      ++next_sequence_;
+      next = take_next();
     }
-    // After a violation nothing more runs: the UCX thread ends the connection and closes us.
-    serving = runner_.run(next->command, next->data);
-    give_staging(std::move(next->data));
+    finish(*next, runner_.run(next->command, next->data));
+  }
+  {
+    // The UCX thread runs nothing more once closing_ is set; wait for what it runs now.
+    std::unique_lock<std::mutex> lock(mutex_);
+    wake_.wait(lock, [this] { return !running_; });
   }
   runner_.release_all();
   finished_.store(true, std::memory_order_release);
@@ -198,13 +251,52 @@ Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoi
 
 Result<StreamRef> CommandRunner::stream(const wire::Command& c) {
   const Device dev = host_.devices()[c.device].device;
-  if (c.stream == 0) return current_stream(dev);
+  if (c.stream == 0) {
+    default_streams_used_.insert(c.device);
+    return current_stream(dev);
+  }
   auto it = streams_.find(c.stream);
   if (it == streams_.end() || it->second.device != c.device) {
     return violation("stream " + std::to_string(c.stream) + " is no stream of this client on device " +
                      std::to_string(c.device));
   }
+  it->second.used = true;
   return it->second.stream.ref();
+}
+
+bool CommandRunner::runs_on_arrival(const wire::Command& c) const {
+  if (stage_ != Stage::ready || !violation_.empty()) return false;
+  const auto op = static_cast<Op>(c.op);
+  if (op == Op::ping) return true;
+  // The CPU backend runs a kernel in the caller's thread: never on the UCX thread.
+  if (op == Op::launch) {
+    return launches_on_arrival_ && c.device < host_.devices().size() &&
+           host_.devices()[c.device].device.kind != DeviceKind::cpu;
+  }
+  if (op != Op::stream_synchronize && op != Op::device_synchronize) return false;
+  if (c.device >= host_.devices().size() || default_streams_used_.count(c.device) != 0) return false;
+  if (op == Op::stream_synchronize) {
+    if (c.stream == 0) return true;
+    auto it = streams_.find(c.stream);
+    return it != streams_.end() && it->second.device == c.device && !it->second.used;
+  }
+  for (const auto& [handle, entry] : streams_) {
+    if (entry.device == c.device && entry.used) return false;
+  }
+  return true;
+}
+
+void CommandRunner::synchronized(const wire::Command& c) {
+  if (static_cast<Op>(c.op) == Op::device_synchronize) {
+    for (auto& [handle, entry] : streams_) {
+      if (entry.device == c.device) entry.used = false;
+    }
+    default_streams_used_.erase(c.device);
+  } else if (c.stream == 0) {
+    default_streams_used_.erase(c.device);
+  } else if (auto it = streams_.find(c.stream); it != streams_.end()) {
+    it->second.used = false;
+  }
 }
 
 Status CommandRunner::take_deferred(std::uint32_t device) {
@@ -325,6 +417,7 @@ Status CommandRunner::stream_command(const wire::Command& c, Device dev, Outgoin
   case Op::stream_synchronize: {
     SERVER_TRY_ASSIGN(s, stream(c));
     DEVRT_RETURN_IF_ERROR(synchronize(s));
+    synchronized(c);
     return take_deferred(c.device);
   }
   case Op::device_synchronize:
@@ -334,6 +427,7 @@ Status CommandRunner::stream_command(const wire::Command& c, Device dev, Outgoin
       if (entry.device == c.device) DEVRT_RETURN_IF_ERROR(entry.stream.synchronize());
     }
     DEVRT_RETURN_IF_ERROR(synchronize(current_stream(dev)));
+    synchronized(c);
     return take_deferred(c.device);
   default: return make_error(ErrorCode::internal, "command ", c.op, " is no stream command");
   }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -54,6 +55,7 @@ struct Allocation {
 struct StreamEntry {
   std::uint32_t device = 0;
   Stream stream;
+  bool used = false; // given work since its last synchronize
 };
 struct EventEntry {
   std::uint32_t device = 0;
@@ -112,6 +114,13 @@ public:
   bool run(const wire::Command& c, const std::vector<unsigned char>& data);
   // Answers the client's hello with permission_denied naming `why`, then ends it (a server full).
   void refuse(std::string why) { refusal_ = std::move(why); }
+  // Whether `c` returns at once: a ping, a synchronize of streams given no work since their last
+  // one (every command that names a stream counts as work on it), or a launch on a GPU API's
+  // device (asynchronous; a driver blocks only when its queue is full). The UCX thread runs those
+  // itself when the client's thread is idle.
+  bool runs_on_arrival(const wire::Command& c) const;
+  // After a launch that did not return at once: false keeps this client's launches on its thread.
+  void run_launches_on_arrival(bool yes) { launches_on_arrival_ = yes; }
   // Frees everything the client held, in dependency order; the devices stay open for others.
   void release_all();
 
@@ -132,7 +141,10 @@ private:
   // Launches the client's function `function` on device `device` with `count` LaunchArgs at `args`.
   Status launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint64_t extents[3],
                 std::uint64_t shared_bytes, const unsigned char* args, std::uint64_t count, StreamRef stream);
+  // The stream `c` names (0: its device's default), marked as given work.
   Result<StreamRef> stream(const wire::Command& c);
+  // After a synchronize: the streams it waited for have no work left.
+  void synchronized(const wire::Command& c);
   Status take_deferred(std::uint32_t device);
   // The client's object `handle` on `device` in `map`; a violation when it is none.
   template <class Map>
@@ -158,6 +170,8 @@ private:
   std::unordered_map<std::uint64_t, FunctionEntry> functions_;
   std::unordered_map<std::uint64_t, GraphEntry> graphs_;
   std::map<std::uint32_t, Status> deferred_; // the first failure of a one-way command, per device
+  bool launches_on_arrival_ = true;
+  std::set<std::uint32_t> default_streams_used_; // devices whose default stream has work since its last synchronize
 };
 
 // One client: the commands that arrived, and the thread that runs them in order. accept(),
@@ -180,14 +194,9 @@ public:
   // false). nullptr, with `why`, when the message breaks the protocol: its sequence number is out
   // of order, or the payload or the commands queued are too large.
   Incoming* accept(const wire::Command& command, std::size_t bytes, std::string& why);
-  // UCX thread: `incoming`'s data is complete.
-  void ready(Incoming* incoming) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      incoming->ready = true;
-    }
-    wake_.notify_one();
-  }
+  // UCX thread: `incoming`'s data is complete. A command that returns at once, next in line with
+  // the client's thread idle, runs here (CommandRunner::runs_on_arrival).
+  void ready(Incoming* incoming);
   // UCX thread: the client left or died; its thread frees everything and ends.
   void close() {
     {
@@ -207,6 +216,11 @@ public:
 
 private:
   void run();
+  // The next command in sequence, taken from the queue to run (mutex_ held); marks it running.
+  std::unique_ptr<Incoming> take_next();
+  // After a command ran on either thread: its buffer back to the pool, the client free to run the
+  // next (or no more, after a violation).
+  void finish(Incoming& done, bool goes_on);
 
   CommandRunner runner_;
   ucp_ep_h endpoint_;
@@ -219,6 +233,8 @@ private:
   std::uint64_t next_sequence_ = 1;
   std::uint64_t queued_bytes_ = 0;
   bool closing_ = false;
+  bool running_ = false; // a command runs, on the client's thread or the UCX thread
+  bool serving_ = true;  // false after a violation
   std::atomic<bool> finished_{false};
 };
 } // namespace devrt::server
