@@ -5,7 +5,7 @@
 // sizes). Rows are <transport>/<devrt|raw>/<what>; bench/report_remote.py prints the ratios.
 //
 // The raw side is UCX at its fastest: both ends poll without sleeping while messages come. devrt's
-// client and server wait as they always do (docs/remote.md, "Waiting").
+// client and server wait as they always do (docs/remote.md, "Waiting and speed").
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>

@@ -217,6 +217,40 @@ TEST_CASE("messages that break the protocol end their own connection, and the se
   CHECK(back == bytes);
 }
 
+// A client that moves 64 MiB to and from its buffer for as long as it lives (this program run as
+// "--mover ADDRESS"): the server sends and receives it in place, in the buffer's own memory.
+int run_mover(const char* address) {
+  devrt::Result<std::vector<Device>> devices = devrt::remote::connect(address);
+  if (!devices.ok() || devices->empty()) return 1;
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  devrt::Result<Buffer> buffer = Buffer::allocate(devices->front(), kBytes);
+  if (!buffer.ok()) return 1;
+  std::vector<unsigned char> bytes(kBytes, 1);
+  for (;;) {
+    if (!devrt::copy(devrt::host_span(bytes.data(), kBytes), *buffer).ok()) return 1;
+    if (!devrt::copy(*buffer, devrt::host_span(bytes.data(), kBytes)).ok()) return 1;
+  }
+}
+
+TEST_CASE("a client killed while its memory moves is freed, and the server serves the others", "[remote][hostile]") {
+  Server server;
+  const Device bystander = connect_one(server.address);
+  const std::uint64_t held = server_allocated(bystander);
+  for (int round = 0; round < 3; ++round) {
+    Process mover({"/proc/self/exe", "--mover", server.address});
+    std::this_thread::sleep_for(std::chrono::milliseconds(400 + 150 * round));
+    mover.kill_and_reap();
+    bool freed = false;
+    for (int i = 0; i < 100 && !freed; ++i) {
+      freed = server_allocated(bystander) == held;
+      if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    CHECK(freed);
+  }
+  CHECK(devrt::synchronize(devrt::current_stream(bystander)).ok());
+  CHECK(server.process.terminate() == 0);
+}
+
 TEST_CASE("time_evaluator and graphs on a remote device run on the server", "[remote][graph]") {
   const std::string key = new_key();
   Server server({"--key-file", key, "--allow-host-code", "--max-client-graphs", "2"});
@@ -309,6 +343,7 @@ TEST_CASE("several clients at once, each with its own objects", "[remote][concur
 extern "C" int devrt_catch_session_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--mover") return run_mover(argv[2]);
   if (std::getenv("DEVRT_TEST_SERVER") == nullptr) {
     std::puts("DEVRT_TEST_SERVER is not set: it names the devrt-server to start");
     return 77;

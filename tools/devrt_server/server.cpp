@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +85,7 @@ private:
     Server* server;
     Client* client;
     Incoming* incoming;
+    bool in_place; // landing in the client's memory (Client::receive_in_place)
   };
   static void on_data(void* request, ucs_status_t status, std::size_t length, void* user_data);
   void drop(Client* client, const std::string& why);
@@ -152,7 +154,11 @@ void Server::drop(Client* client, const std::string& why) {
 void Server::on_data(void* request, ucs_status_t status, std::size_t, void* user_data) {
   auto* receipt = static_cast<Receipt*>(user_data);
   --receipt->server->receiving_;
-  if (status == UCS_OK) receipt->client->ready(receipt->incoming);
+  if (receipt->in_place) {
+    receipt->client->landed_in_place(status == UCS_OK);
+  } else if (status == UCS_OK) {
+    receipt->client->ready(receipt->incoming);
+  }
   delete receipt;
   remote::ucx_library().api.ucp_request_free(request);
 }
@@ -176,25 +182,34 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
     server->drop(client, "it broke the protocol: " + why);
     return UCS_OK;
   }
-  incoming->data = take_staging(bytes);
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
+    incoming->data = take_staging(bytes);
     if (bytes > 0) std::memcpy(incoming->data.data(), data, bytes);
     client->ready(incoming);
     return UCS_OK;
   }
+  // A write into host memory lands there directly when it can; anything else is staged.
+  void* place = client->receive_in_place(incoming);
+  if (place == nullptr) {
+    incoming->data = take_staging(bytes);
+    place = incoming->data.data();
+  }
   ucp_request_param_t receive{};
   receive.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   receive.cb.recv_am = &Server::on_data;
-  auto* context = new Receipt{server, client, incoming};
+  auto* context = new Receipt{server, client, incoming, place != incoming->data.data()};
   receive.user_data = context;
-  ucs_status_ptr_t request = remote::ucx_library().api.ucp_am_recv_data_nbx(server->worker_.handle(), data,
-                                                                            incoming->data.data(), bytes, &receive);
-  if (request == nullptr) {
+  ucs_status_ptr_t request =
+      remote::ucx_library().api.ucp_am_recv_data_nbx(server->worker_.handle(), data, place, bytes, &receive);
+  if (request == nullptr || UCS_PTR_IS_ERR(request)) {
+    const bool ok = request == nullptr, in_place = context->in_place;
     delete context;
-    client->ready(incoming);
-  } else if (UCS_PTR_IS_ERR(request)) {
-    delete context;
-    server->drop(client, "receiving a command's data failed");
+    if (in_place) {
+      client->landed_in_place(ok);
+    } else if (ok) {
+      client->ready(incoming);
+    }
+    if (!ok) server->drop(client, "receiving a command's data failed");
   } else {
     ++server->receiving_;
   }
@@ -219,7 +234,10 @@ bool Server::flush_outbox() {
   }
   for (Outgoing& out : batch) {
     auto it = clients_.find(out.endpoint);
-    if (it == clients_.end()) continue; // the client is gone
+    if (it == clients_.end()) { // the client is gone
+      if (out.lender != nullptr) out.lender->lent_sent();
+      continue;
+    }
     Client* client = it->second.get();
     if (!out.has_reply) {
       drop(client, out.disconnect);
@@ -231,6 +249,12 @@ bool Server::flush_outbox() {
     message->payload = std::move(out.data);
     message->data = message->payload.data();
     message->bytes = message->payload.size();
+    if (out.lender != nullptr) {
+      message->data = out.lent;
+      message->bytes = out.lent_bytes;
+      message->sent = [](void* lender) { static_cast<Client*>(lender)->lent_sent(); };
+      message->sent_context = out.lender;
+    }
     message->in_flight = &client->sends_in_flight;
     message->recycle = [](std::vector<unsigned char>&& payload) { give_staging(std::move(payload)); };
     if (!out.disconnect.empty()) {
@@ -255,20 +279,23 @@ void Server::reap() {
       drop(client, client->disconnect_when_sent);
     }
   }
+  // A dropped client's endpoint closes at once (outside UCX's callbacks, so here): transfers into or
+  // out of its memory that were under way end with it, and its thread, done with what it runs,
+  // frees everything; then it goes.
   for (auto it = closing_.begin(); it != closing_.end();) {
-    if (!(*it)->finished()) {
-      ++it;
-      continue;
+    Client& client = **it;
+    if (!client.endpoint_closed) {
+      client.endpoint_closed = true;
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      ucs_status_ptr_t request = remote::ucx_library().api.ucp_ep_close_nbx(client.endpoint(), &param);
+      if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
+        while (remote::ucx_library().api.ucp_request_check_status(request) == UCS_INPROGRESS) worker_.progress();
+        remote::ucx_library().api.ucp_request_free(request);
+      }
     }
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t request = remote::ucx_library().api.ucp_ep_close_nbx((*it)->endpoint(), &param);
-    if (request != nullptr && !UCS_PTR_IS_ERR(request)) {
-      while (remote::ucx_library().api.ucp_request_check_status(request) == UCS_INPROGRESS) worker_.progress();
-      remote::ucx_library().api.ucp_request_free(request);
-    }
-    it = closing_.erase(it);
+    it = client.finished() ? closing_.erase(it) : std::next(it);
   }
 }
 

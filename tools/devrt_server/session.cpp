@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session.hpp"
 
-#include <chrono>
 #include <cstring>
 
 #include <devrt/backend/backend.hpp>
 #include <devrt/memory_stats.hpp>
 
 namespace devrt::server {
-
-namespace {
-// Commands a client may have queued beyond the one running: a sequence number further ahead is out
-// of order.
-constexpr std::uint64_t kSequenceWindow = 1u << 16;
-// A launch the UCX thread ran that took longer (a driver's full queue): that client's launches go
-// to its own thread from then on, so that they hold up no other client again.
-constexpr std::chrono::milliseconds kSlowLaunch{1};
-} // namespace
 
 namespace {
 constexpr std::size_t kSmallestStaging = std::size_t{1} << 20;
@@ -45,106 +35,6 @@ void give_staging(std::vector<unsigned char>&& buffer) {
   if (buffer.capacity() < kSmallestStaging || buffer.capacity() > kLargestStaging) return;
   std::lock_guard<std::mutex> lock(staging_mutex);
   if (staging_spares.size() < 2) staging_spares.push_back(std::move(buffer));
-}
-
-Incoming* Client::accept(const wire::Command& command, std::size_t bytes, std::string& why) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > message_limit_) {
-    why = "a message of " + std::to_string(bytes) + " bytes, beyond this server's largest (--max-message " +
-          std::to_string(message_limit_) + ")";
-    return nullptr;
-  }
-  if (command.sequence < next_sequence_ || command.sequence - next_sequence_ >= kSequenceWindow ||
-      queue_.count(command.sequence) != 0) {
-    why = "command sequence number " + std::to_string(command.sequence) + " out of order (expected " +
-          std::to_string(next_sequence_) + " onwards)";
-    return nullptr;
-  }
-  // Payloads waiting to run: a client may queue a few of the largest messages, no more.
-  if (queued_bytes_ + bytes > 4 * message_limit_) {
-    why = "more than " + std::to_string(4 * message_limit_) + " bytes of commands queued";
-    return nullptr;
-  }
-  queued_bytes_ += bytes;
-  auto incoming = std::make_unique<Incoming>();
-  incoming->command = command;
-  Incoming* raw = incoming.get();
-  queue_[command.sequence] = std::move(incoming);
-  return raw;
-}
-
-std::unique_ptr<Incoming> Client::take_next() {
-  auto it = queue_.find(next_sequence_);
-  std::unique_ptr<Incoming> next = std::move(it->second);
-  queue_.erase(it);
-  queued_bytes_ -= next->data.size();
-  ++next_sequence_;
-  running_ = true;
-  return next;
-}
-
-void Client::finish(Incoming& done, bool goes_on) {
-  give_staging(std::move(done.data));
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    running_ = false;
-    // After a violation nothing more runs: the UCX thread ends the connection and closes us.
-    serving_ = serving_ && goes_on;
-    // The client's thread waits for a command or for the end; waking it for neither costs a
-    // context switch on every command the UCX thread answers itself.
-    auto it = queue_.find(next_sequence_);
-    wake = closing_ || (it != queue_.end() && it->second->ready);
-  }
-  if (wake) wake_.notify_one();
-}
-
-void Client::ready(Incoming* incoming) {
-  std::unique_ptr<Incoming> next;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    incoming->ready = true;
-    // The next command, with this client's thread idle, that runs at once: run here, on the UCX
-    // thread, without handing it over and back (CommandRunner::runs_on_arrival). A round trip
-    // then costs about what the transport's does, and a launch what a one-way message does.
-    if (!running_ && serving_ && !closing_ && incoming->command.sequence == next_sequence_ &&
-        runner_.runs_on_arrival(incoming->command)) {
-      next = take_next();
-    }
-  }
-  if (!next) {
-    wake_.notify_one();
-    return;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  const bool goes_on = runner_.run(next->command, next->data);
-  if (static_cast<Op>(next->command.op) == Op::launch && std::chrono::steady_clock::now() - started > kSlowLaunch) {
-    runner_.run_launches_on_arrival(false);
-  }
-  finish(*next, goes_on);
-}
-
-void Client::run() {
-  for (;;) {
-    std::unique_ptr<Incoming> next;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] {
-        auto it = queue_.find(next_sequence_);
-        return closing_ || (serving_ && !running_ && it != queue_.end() && it->second->ready);
-      });
-      if (closing_) break;
-      next = take_next();
-    }
-    finish(*next, runner_.run(next->command, next->data));
-  }
-  {
-    // The UCX thread runs nothing more once closing_ is set; wait for what it runs now.
-    std::unique_lock<std::mutex> lock(mutex_);
-    wake_.wait(lock, [this] { return !running_; });
-  }
-  runner_.release_all();
-  finished_.store(true, std::memory_order_release);
 }
 
 void CommandRunner::release_all() {
@@ -262,6 +152,31 @@ Result<StreamRef> CommandRunner::stream(const wire::Command& c) {
   }
   it->second.used = true;
   return it->second.stream.ref();
+}
+
+bool CommandRunner::stream_idle(const wire::Command& c) const {
+  if (c.stream == 0) return default_streams_used_.count(c.device) == 0;
+  auto it = streams_.find(c.stream);
+  return it != streams_.end() && it->second.device == c.device && !it->second.used;
+}
+
+unsigned char* CommandRunner::in_place(const wire::Command& c, std::size_t bytes) const {
+  if (stage_ != Stage::ready || !violation_.empty() || c.device >= host_.devices().size()) return nullptr;
+  if (deferred_.count(c.device) != 0 || !stream_idle(c)) return nullptr;
+  auto it = buffers_.find(c.a[0]);
+  if (it == buffers_.end() || it->second.device != c.device) return nullptr;
+  const MemorySpan span = it->second.buffer.span();
+  if (span.device.kind != DeviceKind::cpu || span.data == nullptr) return nullptr;
+  if (c.a[1] > span.size || bytes > span.size - c.a[1]) return nullptr;
+  return static_cast<unsigned char*>(span.data) + c.a[1];
+}
+
+void* CommandRunner::write_in_place(const wire::Command& c, std::size_t bytes) const {
+  return static_cast<Op>(c.op) == Op::write ? in_place(c, bytes) : nullptr;
+}
+
+const void* CommandRunner::read_in_place(const wire::Command& c) const {
+  return static_cast<Op>(c.op) == Op::read ? in_place(c, c.a[2]) : nullptr;
 }
 
 bool CommandRunner::runs_on_arrival(const wire::Command& c) const {

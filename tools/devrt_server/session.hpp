@@ -44,6 +44,7 @@ void give_staging(std::vector<unsigned char>&& buffer);
 // A command as it arrived: its data may still be on its way (rendezvous) while `ready` is false.
 struct Incoming {
   wire::Command command;
+  std::size_t bytes = 0; // its payload's size, as accepted
   std::vector<unsigned char> data;
   bool ready = false;
 };
@@ -76,12 +77,19 @@ struct FunctionEntry {
   std::string name;
 };
 
+class Client;
+
 // A reply, or the end of a connection, on its way to the UCX thread.
 struct Outgoing {
   ucp_ep_h endpoint = nullptr;
   bool has_reply = true;
   wire::Reply reply;
   std::vector<unsigned char> data;
+  // A read's bytes sent from the client's own host memory instead of `data`: `lender` runs nothing
+  // more until Client::lent_sent() says they have gone.
+  const void* lent = nullptr;
+  std::size_t lent_bytes = 0;
+  Client* lender = nullptr;
   std::string disconnect; // not empty: end the connection (once the reply is sent), saying why
 };
 
@@ -119,6 +127,11 @@ public:
   // device (asynchronous; a driver blocks only when its queue is full). The UCX thread runs those
   // itself when the client's thread is idle.
   bool runs_on_arrival(const wire::Command& c) const;
+  // Where a write's data can land directly (its destination in host memory, on a stream with no
+  // work since its last synchronize, the range checked), or nullptr: then run() stages it.
+  void* write_in_place(const wire::Command& c, std::size_t bytes) const;
+  // Where a read's reply can be sent from directly (the same conditions), or nullptr.
+  const void* read_in_place(const wire::Command& c) const;
   // After a launch that did not return at once: false keeps this client's launches on its thread.
   void run_launches_on_arrival(bool yes) { launches_on_arrival_ = yes; }
   // Frees everything the client held, in dependency order; the devices stay open for others.
@@ -141,6 +154,11 @@ private:
   // Launches the client's function `function` on device `device` with `count` LaunchArgs at `args`.
   Status launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint64_t extents[3],
                 std::uint64_t shared_bytes, const unsigned char* args, std::uint64_t count, StreamRef stream);
+  // The host address of [c.a[1], + bytes) of the client's allocation c.a[0] when in host memory,
+  // on an idle stream, with no failure waiting to be reported; else nullptr.
+  unsigned char* in_place(const wire::Command& c, std::size_t bytes) const;
+  // Whether the stream `c` names has had no work since its last synchronize.
+  bool stream_idle(const wire::Command& c) const;
   // The stream `c` names (0: its device's default), marked as given work.
   Result<StreamRef> stream(const wire::Command& c);
   // After a synchronize: the streams it waited for have no work left.
@@ -179,7 +197,7 @@ private:
 class Client {
 public:
   Client(SessionHost& host, ucp_ep_h endpoint, std::uint64_t id)
-      : runner_(host, endpoint), endpoint_(endpoint), id_(id) {
+      : runner_(host, endpoint), host_(host), endpoint_(endpoint), id_(id) {
     message_limit_ = host.options().limits.message_bytes;
   }
   ~Client() {
@@ -197,6 +215,15 @@ public:
   // UCX thread: `incoming`'s data is complete. A command that returns at once, next in line with
   // the client's thread idle, runs here (CommandRunner::runs_on_arrival).
   void ready(Incoming* incoming);
+  // UCX thread: where `incoming`'s data (a write's, arriving by rendezvous) can land directly
+  // (CommandRunner::write_in_place) when it is next in line and the client's thread idle; the
+  // client then runs nothing more until landed_in_place(). nullptr: stage it.
+  void* receive_in_place(Incoming* incoming);
+  // UCX thread: the data receive_in_place() placed has landed, or failed (`ok` false: the
+  // connection is failing, and the client is dropped).
+  void landed_in_place(bool ok);
+  // UCX thread: a reply's lent bytes (Outgoing::lent) have gone, or their send failed.
+  void lent_sent();
   // UCX thread: the client left or died; its thread frees everything and ends.
   void close() {
     {
@@ -213,6 +240,7 @@ public:
   std::size_t sends_in_flight = 0;
   std::string disconnect_when_sent;
   std::chrono::steady_clock::time_point disconnect_after;
+  bool endpoint_closed = false;
 
 private:
   void run();
@@ -223,6 +251,7 @@ private:
   void finish(Incoming& done, bool goes_on);
 
   CommandRunner runner_;
+  SessionHost& host_;
   ucp_ep_h endpoint_;
   std::uint64_t id_;
   std::uint64_t message_limit_ = 0;
@@ -233,8 +262,9 @@ private:
   std::uint64_t next_sequence_ = 1;
   std::uint64_t queued_bytes_ = 0;
   bool closing_ = false;
-  bool running_ = false; // a command runs, on the client's thread or the UCX thread
-  bool serving_ = true;  // false after a violation
+  bool running_ = false;               // a command runs, on the client's thread or the UCX thread
+  bool serving_ = true;                // false after a violation
+  std::unique_ptr<Incoming> in_place_; // the write or read moving the client's memory directly
   std::atomic<bool> finished_{false};
 };
 } // namespace devrt::server

@@ -104,6 +104,9 @@ struct OutgoingMessage {
   std::size_t* in_flight = nullptr;
   // Takes `payload` back once sent (a pool of large buffers), when set.
   void (*recycle)(std::vector<unsigned char>&& payload) = nullptr;
+  // Called with sent_context once the send has completed or failed, when set.
+  void (*sent)(void* context) = nullptr;
+  void* sent_context = nullptr;
 };
 // Starts sending `message` (taking it) as active message `id` on `endpoint`; `flags` are
 // UCP_AM_SEND_FLAG_*. The caller holds the worker's serialisation.

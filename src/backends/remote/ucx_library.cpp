@@ -109,6 +109,7 @@ namespace {
 void message_sent(OutgoingMessage* message) noexcept {
   if (message->in_flight != nullptr) --*message->in_flight;
   if (message->recycle != nullptr) message->recycle(std::move(message->payload));
+  if (message->sent != nullptr) message->sent(message->sent_context);
   delete message;
 }
 void on_message_sent(void* request, ucs_status_t, void* user_data) noexcept {
