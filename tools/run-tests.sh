@@ -14,9 +14,8 @@
 # (cross/hexagon.ini) whose DSP-side tests, the hexagon backend's included, run under qemu-hexagon.
 #
 # DEVRT_TEST_CONFIGS selects configurations (default: "plain plugins asan valgrind tsan fuzz
-# firmware hexagon"). Those in DEVRT_BACKGROUND_CONFIGS (default: "firmware hexagon fuzz": the
-# cross builds, whose tests run on QEMU, and the fuzz targets, which run for a fixed time and share
-# nothing with the other builds) run beside the others at the lowest CPU priority (nice 19), with
+# firmware hexagon"). Those in DEVRT_BACKGROUND_CONFIGS (default: "firmware hexagon", the cross
+# builds, whose tests run on QEMU) run beside the others at the lowest CPU priority (nice 19), with
 # ten times the tests' timeouts: they take the cores the others leave idle (their tests that run
 # alone, the last units of a build) instead of a slot of their own.
 set -u
@@ -93,7 +92,7 @@ fi
 logs="" foreground="" background="" background_pid=""
 for config in $configs; do
   logs="$logs $(config_logs "$config")"
-  case " ${DEVRT_BACKGROUND_CONFIGS-firmware hexagon fuzz} " in
+  case " ${DEVRT_BACKGROUND_CONFIGS-firmware hexagon} " in
     *" $config "*) [ "$nested" = 1 ] && foreground="$foreground $config" || background="$background $config" ;;
     *) foreground="$foreground $config" ;;
   esac
