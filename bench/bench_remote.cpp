@@ -315,39 +315,53 @@ RawClient* raw_client = nullptr;
 
 // ---- devrt's side ----------------------------------------------------------------------------------
 
-struct DevrtSide {
-  devrt::Device compute; // the server's OpenCL device (PoCL in CI)
-  devrt::Device memory;  // the server's CPU device: host memory there
-  bool has_compute = false;
+// The `scale` kernel on one OpenCL device (launched with n = 0: it binds a buffer and two scalars,
+// and does nothing).
+struct NoOpKernel {
+  devrt::Device device;
+  bool ready = false;
   devrt::Module module;
   devrt::Function scale;
-  devrt::Buffer launch_buffer;
-  std::vector<unsigned char> host = std::vector<unsigned char>(kBulkBytes, 3);
-  std::string compute_error = "the server exports no OpenCL device";
+  devrt::Buffer buffer;
+  std::string error;
 
-  // The `scale` kernel (launched with n = 0: it binds a buffer and two scalars, and does nothing).
-  void prepare_compute() {
+  void prepare(devrt::Device on) {
+    device = on;
     std::ifstream source(DEVRT_BENCH_OPENCL_SOURCE);
     const std::string code((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
-    devrt::Result<devrt::Module> loaded = devrt::Module::load(compute, devrt::ModuleFormat::opencl_c, code);
+    devrt::Result<devrt::Module> loaded = devrt::Module::load(device, devrt::ModuleFormat::opencl_c, code);
     devrt::Result<devrt::Function> function =
         loaded.ok() ? loaded->function("scale") : devrt::Result<devrt::Function>(loaded.status());
-    devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(compute, 4096);
-    if (!function.ok() || !buffer.ok()) {
-      compute_error = std::string((function.ok() ? buffer.status() : function.status()).message());
+    devrt::Result<devrt::Buffer> allocated = devrt::Buffer::allocate(device, 4096);
+    if (!function.ok() || !allocated.ok()) {
+      error = std::string((function.ok() ? allocated.status() : function.status()).message());
       return;
     }
     module = std::move(loaded).value();
     scale = std::move(function).value();
-    launch_buffer = std::move(buffer).value();
-    has_compute = true;
+    buffer = std::move(allocated).value();
+    ready = true;
+  }
+
+  devrt::Status launch(devrt::StreamRef stream) const {
+    return scale.launch({.grid = {1}, .block = {1}}, {buffer, 1.0f, std::int32_t{0}}, stream);
+  }
+
+  // Kernel and buffer go back while the device (a remote one's server) is still there.
+  void release() {
+    static_cast<void>(buffer.reset());
+    scale = devrt::Function();
+    module = devrt::Module();
   }
 };
-DevrtSide* side = nullptr;
 
-devrt::Status launch_empty(devrt::StreamRef stream) {
-  return side->scale.launch({.grid = {1}, .block = {1}}, {side->launch_buffer, 1.0f, std::int32_t{0}}, stream);
-}
+struct DevrtSide {
+  devrt::Device memory; // the server's CPU device: host memory there
+  NoOpKernel compute;   // on the server's OpenCL device (PoCL in CI)
+  NoOpKernel local;     // on this process's own first OpenCL device: the driver's floor
+  std::vector<unsigned char> host = std::vector<unsigned char>(kBulkBytes, 3);
+};
+DevrtSide* side = nullptr;
 
 // ---- The benchmarks --------------------------------------------------------------------------------
 
@@ -393,11 +407,12 @@ void raw_one_way(benchmark::State& state) {
 // kLaunchBatch no-op launches timed (what the caller waits for; an iteration is the batch), then one
 // untimed synchronize.
 void devrt_launch_issue(benchmark::State& state) {
-  if (!side->has_compute) return state.SkipWithError(side->compute_error.c_str());
-  const devrt::StreamRef stream = devrt::current_stream(side->compute);
+  const NoOpKernel& kernel = side->compute;
+  if (!kernel.ready) return state.SkipWithError(kernel.error.c_str());
+  const devrt::StreamRef stream = devrt::current_stream(kernel.device);
   for (auto _ : state) {
     const auto started = std::chrono::steady_clock::now();
-    for (int i = 0; i < kLaunchBatch; ++i) static_cast<void>(launch_empty(stream));
+    for (int i = 0; i < kLaunchBatch; ++i) static_cast<void>(kernel.launch(stream));
     const auto issued = std::chrono::steady_clock::now();
     if (!devrt::synchronize(stream).ok()) state.SkipWithError("launch failed");
     state.SetIterationTime(std::chrono::duration<double>(issued - started).count());
@@ -405,12 +420,14 @@ void devrt_launch_issue(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kLaunchBatch);
 }
 
-// kLaunchBatch no-op launches and one synchronize, all timed.
-void devrt_launch_batch(benchmark::State& state) {
-  if (!side->has_compute) return state.SkipWithError(side->compute_error.c_str());
-  const devrt::StreamRef stream = devrt::current_stream(side->compute);
+// kLaunchBatch no-op launches and one synchronize, all timed: on the remote device, or on this
+// process's own OpenCL device (the same driver as the server's here: what the driver alone costs).
+void devrt_launch_batch(benchmark::State& state, bool local) {
+  const NoOpKernel& kernel = local ? side->local : side->compute;
+  if (!kernel.ready) return state.SkipWithError(kernel.error.c_str());
+  const devrt::StreamRef stream = devrt::current_stream(kernel.device);
   for (auto _ : state) {
-    for (int i = 0; i < kLaunchBatch; ++i) static_cast<void>(launch_empty(stream));
+    for (int i = 0; i < kLaunchBatch; ++i) static_cast<void>(kernel.launch(stream));
     if (!devrt::synchronize(stream).ok()) state.SkipWithError("launch failed");
   }
   state.SetItemsProcessed(state.iterations() * kLaunchBatch);
@@ -432,8 +449,8 @@ void raw_get(benchmark::State& state) {
 
 // kBulkBytes to or from a remote device's memory, complete on return.
 void devrt_copy(benchmark::State& state, bool to_device, bool driver) {
-  if (driver && !side->has_compute) return state.SkipWithError(side->compute_error.c_str());
-  const devrt::Device device = driver ? side->compute : side->memory;
+  if (driver && !side->compute.ready) return state.SkipWithError(side->compute.error.c_str());
+  const devrt::Device device = driver ? side->compute.device : side->memory;
   devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(device, kBulkBytes);
   if (!buffer.ok()) return state.SkipWithError(std::string(buffer.status().message()).c_str());
   const devrt::StreamRef stream = devrt::current_stream(device);
@@ -456,7 +473,10 @@ void register_all() {
   benchmark::RegisterBenchmark((t + "devrt/launch_issue_x1000").c_str(), devrt_launch_issue)
       ->UseManualTime()
       ->MinTime(0.2);
-  benchmark::RegisterBenchmark((t + "devrt/launch_1000_synchronize").c_str(), devrt_launch_batch)
+  benchmark::RegisterBenchmark((t + "devrt/launch_1000_synchronize").c_str(), devrt_launch_batch, false)
+      ->MinTime(0.2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark((t + "local/launch_1000_synchronize").c_str(), devrt_launch_batch, true)
       ->MinTime(0.2)
       ->UseRealTime();
   benchmark::RegisterBenchmark((t + "raw/put_64MiB").c_str(), raw_put)->MinTime(0.5)->UseRealTime();
@@ -495,13 +515,17 @@ int main(int argc, char** argv) {
   } else if (!raw.open(echo_address)) {
     std::fprintf(stderr, "bench-remote: cannot reach the echo: %s\n", raw.error.c_str());
   } else {
+    devrt_side.compute.error = "the server exports no OpenCL device";
     for (devrt::Device d : *devices) {
       devrt::Result<remote::DeviceInfo> info = remote::describe(d);
       if (!info.ok()) continue;
       if (info->kind == devrt::DeviceKind::cpu) devrt_side.memory = d;
-      if (info->kind == devrt::DeviceKind::opencl) devrt_side.compute = d;
+      if (info->kind == devrt::DeviceKind::opencl && !devrt_side.compute.ready) devrt_side.compute.prepare(d);
     }
-    if (devrt_side.compute.kind == devrt::DeviceKind::remote) devrt_side.prepare_compute();
+    devrt_side.local.error = "this process has no OpenCL device";
+    if (devrt::device_count(devrt::DeviceKind::opencl) > 0) {
+      devrt_side.local.prepare(devrt::Device{devrt::DeviceKind::opencl, 0});
+    }
     if (auto opened = remote::Connection::open(server_address, ""); opened.ok())
       ping_connection = std::move(opened).value();
     raw_client = &raw;
@@ -515,10 +539,8 @@ int main(int argc, char** argv) {
     status = 0;
   }
   ping_connection.reset();
-  // The module and buffer go back to the server while it still runs.
-  static_cast<void>(devrt_side.launch_buffer.reset());
-  devrt_side.scale = devrt::Function();
-  devrt_side.module = devrt::Module();
+  devrt_side.compute.release();
+  devrt_side.local.release();
   ::kill(server, SIGTERM);
   ::kill(echo, SIGKILL);
   ::waitpid(server, nullptr, 0);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Prints devrt's remote figures against raw UCX from bench-remote's JSON files, with issue 60's
-targets: per transport, the round trip, a launch's issue cost, 1,000 launches and a synchronize,
-and 64 MiB each way. The fastest repetition of each row counts (report.py's load()): on a shared
+targets: per transport, the round trip, a launch's issue cost, 1,000 launches and a synchronize
+(beside the same launches on the client's own OpenCL device, the driver's cost without the
+network), and 64 MiB each way. The fastest repetition of each row counts (report.py's load()): on a shared
 machine interference only adds time, and the rows are interleaved.
 
 usage: report_remote.py bench-remote-tcp.json [bench-remote-shm.json ...]
@@ -55,6 +56,10 @@ def report(path):
             line("1,000 launches + synchronize / RTT + 1,000 sends", f"{batch / 1e6:.2f} ms", f"{bound / 1e6:.2f} ms",
                  f"{batch / bound:.2f}x", "<= 1.0x")
             ok &= batch <= bound
+            if "local/launch_1000_synchronize" in ns:
+                local = ns["local/launch_1000_synchronize"]
+                line("  the same 1,000 on this machine's own driver", f"{local / 1e6:.2f} ms", "", "",
+                     "the driver's floor")
     for devrt_row, raw_row, what in (("devrt/to_server_64MiB", "raw/put_64MiB", "64 MiB to server memory"),
                                      ("devrt/from_server_64MiB", "raw/get_64MiB", "64 MiB from server memory")):
         if bandwidth.get(devrt_row) and bandwidth.get(raw_row):

@@ -512,8 +512,6 @@ devrt::Status spin(const Kernel& kernel, const Buffer& value, std::int32_t round
   return kernel.function.launch({.grid = {1}, .block = {1}}, {value, rounds}, stream);
 }
 
-// Rounds of the spin kernel that last at least `ns` launched and synchronized from the host, and
-// that length (the fastest of three runs).
 // Rounds of `spin` whose launch and synchronization take at least `ns` on the host, and that
 // time. Enough only when the kernel makes the time, not the launch: doubling the rounds must
 // have nearly doubled it, which a loaded machine's stalls of a short launch do not do.
