@@ -118,9 +118,7 @@ void* Client::receive_in_place(Incoming* incoming) {
   return place;
 }
 
-void Client::landed_in_place(bool) { lent_sent(); }
-
-void Client::lent_sent() {
+void Client::in_place_done() {
   std::unique_ptr<Incoming> done = std::move(in_place_);
   finish(*done, true);
 }

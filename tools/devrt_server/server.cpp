@@ -155,7 +155,7 @@ void Server::on_data(void* request, ucs_status_t status, std::size_t, void* user
   auto* receipt = static_cast<Receipt*>(user_data);
   --receipt->server->receiving_;
   if (receipt->in_place) {
-    receipt->client->landed_in_place(status == UCS_OK);
+    receipt->client->in_place_done();
   } else if (status == UCS_OK) {
     receipt->client->ready(receipt->incoming);
   }
@@ -205,7 +205,7 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
     const bool ok = request == nullptr, in_place = context->in_place;
     delete context;
     if (in_place) {
-      client->landed_in_place(ok);
+      client->in_place_done();
     } else if (ok) {
       client->ready(incoming);
     }
@@ -235,7 +235,7 @@ bool Server::flush_outbox() {
   for (Outgoing& out : batch) {
     auto it = clients_.find(out.endpoint);
     if (it == clients_.end()) { // the client is gone
-      if (out.lender != nullptr) out.lender->lent_sent();
+      if (out.lender != nullptr) out.lender->in_place_done();
       continue;
     }
     Client* client = it->second.get();
@@ -252,7 +252,7 @@ bool Server::flush_outbox() {
     if (out.lender != nullptr) {
       message->data = out.lent;
       message->bytes = out.lent_bytes;
-      message->sent = [](void* lender) { static_cast<Client*>(lender)->lent_sent(); };
+      message->sent = [](void* lender) { static_cast<Client*>(lender)->in_place_done(); };
       message->sent_context = out.lender;
     }
     message->in_flight = &client->sends_in_flight;

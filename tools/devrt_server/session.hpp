@@ -86,7 +86,7 @@ struct Outgoing {
   wire::Reply reply;
   std::vector<unsigned char> data;
   // A read's bytes sent from the client's own host memory instead of `data`: `lender` runs nothing
-  // more until Client::lent_sent() says they have gone.
+  // more until Client::in_place_done() says they have gone.
   const void* lent = nullptr;
   std::size_t lent_bytes = 0;
   Client* lender = nullptr;
@@ -217,13 +217,12 @@ public:
   void ready(Incoming* incoming);
   // UCX thread: where `incoming`'s data (a write's, arriving by rendezvous) can land directly
   // (CommandRunner::write_in_place) when it is next in line and the client's thread idle; the
-  // client then runs nothing more until landed_in_place(). nullptr: stage it.
+  // client then runs nothing more until in_place_done(). nullptr: stage it.
   void* receive_in_place(Incoming* incoming);
-  // UCX thread: the data receive_in_place() placed has landed, or failed (`ok` false: the
-  // connection is failing, and the client is dropped).
-  void landed_in_place(bool ok);
-  // UCX thread: a reply's lent bytes (Outgoing::lent) have gone, or their send failed.
-  void lent_sent();
+  // UCX thread: a transfer in place has ended: the data receive_in_place() placed has landed, or a
+  // reply's lent bytes (Outgoing::lent) have gone; or it failed, and the connection with it (the
+  // client is being dropped). The client runs its next command.
+  void in_place_done();
   // UCX thread: the client left or died; its thread frees everything and ends.
   void close() {
     {
