@@ -561,12 +561,13 @@ TEST_CASE("timed events measure a kernel on the device, not the host's wait", "[
     const auto [rounds, calibrated] = calibrate_spin(kernel, value, 4e6);
     INFO("spin rounds " << rounds << ", " << calibrated / 1e6 << " ms launched and synchronized");
     devrt::Stream stream = std::move(devrt::Stream::create(device)).value();
-    // Each run lies inside the host's interval and leaves out the host's sleep; one of three tries
-    // (a loaded machine may stall a run) must count at least a quarter of the calibrated kernel.
-    // No upper bound near the calibration: under CPU contention a CPU driver (lavapipe, PoCL)
-    // runs the kernel itself several times slower, which says nothing about the clock.
-    bool counts_the_kernel = false;
-    for (int attempt = 0; attempt < 3 && !counts_the_kernel; ++attempt) {
+    // Every run lies inside the host's interval. One of three tries (a loaded machine may stall a
+    // CPU driver's run for tens of milliseconds) must also leave out the host's sleep and count at
+    // least a quarter of the calibrated kernel: a clock that counted the sleep would do so in
+    // every try. No upper bound near the calibration: under CPU contention a CPU driver (lavapipe,
+    // PoCL) runs the kernel itself several times slower, which says nothing about the clock.
+    bool measures_the_kernel = false;
+    for (int attempt = 0; attempt < 3 && !measures_the_kernel; ++attempt) {
       const auto host_start = Clock::now();
       REQUIRE(start->record(stream).ok());
       REQUIRE(spin(kernel, value, rounds, stream).ok());
@@ -578,15 +579,16 @@ TEST_CASE("timed events measure a kernel on the device, not the host's wait", "[
       devrt::Result<std::int64_t> elapsed = devrt::Event::elapsed_ns(*start, *end);
       INFO(elapsed.status().message());
       REQUIRE(elapsed.ok());
-      INFO("device " << *elapsed / 1e6 << " ms, host " << host / 1e6 << " ms");
+      UNSCOPED_INFO("try " << attempt << ": device " << *elapsed / 1e6 << " ms, host " << host / 1e6 << " ms");
       CHECK(*elapsed > 0);
       CHECK(static_cast<double>(*elapsed) <= host);
       // The sleep is not in it. (An asynchronous device runs the kernel during the sleep, so the
       // host's interval is the sleep, not the kernel plus the sleep: the bound is the sleep.)
-      CHECK(static_cast<double>(*elapsed) < 150e6);
-      counts_the_kernel = static_cast<double>(*elapsed) >= calibrated / 4;
+      const bool leaves_out_the_sleep = static_cast<double>(*elapsed) < 150e6;
+      const bool counts_the_kernel = static_cast<double>(*elapsed) >= calibrated / 4;
+      measures_the_kernel = leaves_out_the_sleep && counts_the_kernel;
     }
-    CHECK(counts_the_kernel);
+    CHECK(measures_the_kernel);
   }
 }
 
