@@ -24,6 +24,7 @@ namespace devrt::remote {
 #define DEVRT_UCX_SYMBOLS(X)                                                                                           \
   X(ucp_config_read)                                                                                                   \
   X(ucp_config_release)                                                                                                \
+  X(ucp_config_modify)                                                                                                 \
   X(ucp_init_version)                                                                                                  \
   X(ucp_cleanup)                                                                                                       \
   X(ucp_get_version_string)                                                                                            \
