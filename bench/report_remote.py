@@ -3,8 +3,8 @@
 """Prints devrt's remote figures against raw UCX from bench-remote's JSON files, with issue 60's
 targets: per transport, the round trip, a launch's issue cost, 1,000 launches and a synchronize
 (beside the same launches on the client's own OpenCL device, the driver's cost without the
-network), and 64 MiB each way. The fastest repetition of each row counts (report.py's load()): on a shared
-machine interference only adds time, and the rows are interleaved.
+network), and 64 MiB each way. The fastest repetition of each row counts (report.py's load()):
+on a shared machine interference only adds time, and the rows are interleaved.
 
 usage: report_remote.py bench-remote-tcp.json [bench-remote-shm.json ...]
 """

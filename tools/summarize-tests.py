@@ -25,9 +25,10 @@ def report_failure(path, result):
 def main(argv):
     passed = failed = skipped = 0
     if len(argv) >= 2 and argv[0] == "--extra-failed":
-        failed += int(argv[1])
-        if int(argv[1]):
-            print(f"FAILED: {argv[1]} configuration(s) did not set up or build (see above)")
+        unbuilt = int(argv[1])
+        failed += unbuilt
+        if unbuilt:
+            print(f"FAILED: {unbuilt} configuration(s) did not set up or build (see above)")
         argv = argv[2:]
     for path in argv:
         if not os.path.exists(path):
