@@ -48,6 +48,13 @@ struct ConnectionCallbacks {
     ucx_library().api.ucp_request_free(request);
   }
 
+  // A message on an id devrt-server never sends: not a devrt server, or a hostile one.
+  static ucs_status_t on_unexpected(void* arg, const void*, std::size_t, void*, std::size_t,
+                                    const ucp_am_recv_param_t*) noexcept {
+    static_cast<Connection*>(arg)->mark_lost("it sent a message on an id devrt-server never uses");
+    return UCS_OK;
+  }
+
   // A reply: for the round trip in flight, else the stream is broken.
   static ucs_status_t on_reply(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
                                const ucp_am_recv_param_t* param) noexcept {
@@ -137,13 +144,11 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_te
   c->timeout_ms_ = reply_timeout_ms();
   if (Status s = c->worker_.open(); !s.ok()) return s;
   const UcxApi& ucx = ucx_library().api;
-  ucp_am_handler_param_t handler{};
-  handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  handler.id = wire::kReplyMessage;
-  handler.cb = &ConnectionCallbacks::on_reply;
-  handler.arg = c.get();
-  ucs_status_t s = ucx.ucp_worker_set_am_recv_handler(c->worker_.handle(), &handler);
-  if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_worker_set_am_recv_handler", s);
+  if (Status s = set_message_handlers(c->worker_.handle(), wire::kReplyMessage, &ConnectionCallbacks::on_reply,
+                                      &ConnectionCallbacks::on_unexpected, wire::kHighestMessage, c.get());
+      !s.ok()) {
+    return s;
+  }
 
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -167,7 +172,7 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_te
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = &ConnectionCallbacks::on_error;
   params.err_handler.arg = c.get();
-  s = ucx.ucp_ep_create(c->worker_.handle(), &params, &c->endpoint_);
+  ucs_status_t s = ucx.ucp_ep_create(c->worker_.handle(), &params, &c->endpoint_);
   if (s != UCS_OK) {
     c->endpoint_ = nullptr;
     return ucx_error(ErrorCode::unavailable, "ucp_ep_create", s);

@@ -32,6 +32,9 @@ inline constexpr std::uint32_t kVersion = 2;
 // Active message ids: client -> server commands, server -> client replies.
 inline constexpr unsigned kCommandMessage = 1;
 inline constexpr unsigned kReplyMessage = 2;
+// Both sides handle every id a peer can send, up to UCX's largest (set_message_handlers): a
+// message on any id but their own ends the connection.
+inline constexpr unsigned kHighestMessage = 65535;
 
 enum class Op : std::uint32_t {
   hello = 1,          // a[0] = kVersion; data = the client's nonce (auth::kNonceBytes); reply value[0] =

@@ -113,6 +113,15 @@ struct OutgoingMessage {
 // UCP_AM_SEND_FLAG_*. The caller holds the worker's serialisation.
 Status send_message(ucp_ep_h endpoint, unsigned id, OutgoingMessage* message, std::uint32_t flags) noexcept;
 
+// Registers `handler` for active message `id` on `worker`, and `unexpected` for every other id from
+// 0 to `highest` (>= id), all with `arg`. UCX 1.13 trusts the id a peer sends: a message on an id
+// whose entry of the handler table was never set (those below the highest registered are left
+// uninitialised) or past the table's end jumps to garbage in the receiving process. Both sides
+// therefore cover every id UCX's 16-bit field can carry (wire::kHighestMessage). The caller holds
+// the worker.
+Status set_message_handlers(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t handler,
+                            ucp_am_recv_callback_t unexpected, unsigned highest, void* arg) noexcept;
+
 // The parsed form of "host:port" (IPv4 dotted quad or a name getaddrinfo resolves).
 struct SocketAddress {
   std::string host;

@@ -113,6 +113,22 @@ void Worker::signal() noexcept {
   if (worker_ != nullptr) static_cast<void>(ucx_library().api.ucp_worker_signal(worker_));
 }
 
+Status set_message_handlers(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t handler,
+                            ucp_am_recv_callback_t unexpected, unsigned highest, void* arg) noexcept {
+  const UcxApi& ucx = ucx_library().api;
+  // Highest first: the table is sized once.
+  for (unsigned each = highest + 1; each-- > 0;) {
+    ucp_am_handler_param_t param{};
+    param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    param.id = each;
+    param.cb = each == id ? handler : unexpected;
+    param.arg = arg;
+    const ucs_status_t s = ucx.ucp_worker_set_am_recv_handler(worker, &param);
+    if (s != UCS_OK) return ucx_error(ErrorCode::unavailable, "ucp_worker_set_am_recv_handler", s);
+  }
+  return Status();
+}
+
 namespace {
 void message_sent(OutgoingMessage* message) noexcept {
   if (message->in_flight != nullptr) --*message->in_flight;
