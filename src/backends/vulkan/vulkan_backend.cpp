@@ -478,6 +478,19 @@ Result<AttributeValue> VulkanBackend::get_attribute(const BackendDevice& device,
   }
 }
 
+namespace {
+// TVM's names for a physical device's type (its vulkan target's "device_type").
+std::string_view vulkan_device_type_name(VkPhysicalDeviceType type) noexcept {
+  switch (type) {
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+  default: return "other";
+  }
+}
+} // namespace
+
 Result<Target> VulkanBackend::detect_target(const BackendDevice& device) noexcept {
   const DeviceState& d = opened_device(device);
   const VkPhysicalDeviceLimits& limits = d.properties.limits;
@@ -509,6 +522,7 @@ Result<Target> VulkanBackend::detect_target(const BackendDevice& device) noexcep
   target.set("max_uniform_buffer_range", static_cast<std::int64_t>(limits.maxUniformBufferRange));
   target.set("max_storage_buffer_range", static_cast<std::int64_t>(limits.maxStorageBufferRange));
   target.set("max_shared_memory_per_block", static_cast<std::int64_t>(limits.maxComputeSharedMemorySize));
+  target.set("device_type", vulkan_device_type_name(d.properties.deviceType));
   target.set("device_name", std::string(d.properties.deviceName));
   target.set("driver_name", std::string(d.has_driver_properties ? d.driver.driverName : ""));
   target.set("driver_version", driver_version_number(d));
