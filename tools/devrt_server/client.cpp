@@ -24,6 +24,19 @@ Incoming* Client::accept(const wire::Command& command, std::size_t bytes, std::s
           std::to_string(message_limit_) + ")";
     return nullptr;
   }
+  // Every path a command takes (queued, run on arrival, moved in place) starts here.
+  if (!wire::payload_fits(command, bytes)) {
+    why = "command " + std::to_string(command.op) + " with a payload of " + std::to_string(bytes) + " bytes";
+    return nullptr;
+  }
+  // Before the handshake: its next step, nothing queued behind it.
+  const auto op = static_cast<Op>(command.op);
+  if (!executor_.joinable() && ((op != Op::hello && op != Op::authenticate) || command.sequence != next_sequence_ ||
+                                running_ || !queue_.empty())) {
+    why = "command " + std::to_string(command.op) + " (sequence number " + std::to_string(command.sequence) +
+          ") before the handshake completed";
+    return nullptr;
+  }
   if (command.sequence < next_sequence_ || command.sequence - next_sequence_ >= kSequenceWindow ||
       queue_.count(command.sequence) != 0) {
     why = "command sequence number " + std::to_string(command.sequence) + " out of order (expected " +
@@ -70,7 +83,24 @@ void Client::finish(Incoming& done, bool goes_on) {
   if (wake) wake_.notify_one();
 }
 
+void Client::handshake_step(Incoming* incoming) {
+  std::unique_ptr<Incoming> step;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming->ready = true;
+    if (running_ || !serving_ || closing_ || incoming->command.sequence != next_sequence_) return;
+    step = take_next();
+  }
+  const bool goes_on = runner_.run(step->command, step->data);
+  finish(*step, goes_on);
+  if (goes_on && runner_.handshaken()) executor_ = std::thread([this] { run(); });
+}
+
 void Client::ready(Incoming* incoming) {
+  if (!executor_.joinable()) {
+    handshake_step(incoming);
+    return;
+  }
   std::unique_ptr<Incoming> next;
   const void* lent = nullptr;
   {

@@ -23,8 +23,9 @@ constexpr const char* kUsage =
     "  --port N                port (default 0: any free one; the address is printed)\n"
     "  --devices LIST          what to export: backend[:index],... (default: every present device)\n"
     "  --key-file PATH         clients must prove this key (mode 0600; clients: DEVRT_REMOTE_KEY_FILE)\n"
-    "  --allow-host-code       accept shared_object and host_table modules (they run code in this\n"
-    "                          process; needs --key-file, since every local user reaches loopback)\n"
+    "  --allow-host-code       accept host code: shared_object and host_table modules, and any module\n"
+    "                          on a device whose kernels run in this process (needs --key-file, since\n"
+    "                          every local user reaches loopback)\n"
     "  --address-file PATH     write host:port there once listening\n"
     "  --max-clients N         clients connected at once (default 64)\n"
     "  --max-client-memory N   bytes one client may allocate (default: no limit but the devices')\n"
@@ -34,7 +35,16 @@ constexpr const char* kUsage =
     "  --max-client-graphs N   graphs one client may capture (default 256)\n"
     "  --max-message N         bytes of one command's payload (default 268435456); a larger one ends\n"
     "                          the client's connection (devrt's clients split their copies to fit)\n"
-    "  --generate-key PATH     write a new random key to PATH (mode 0600) and exit\n";
+    "  --max-pending N         connections waiting to complete their handshake (default 16; one more\n"
+    "                          ends the oldest of them); they do not count in --max-clients\n"
+    "  --handshake-timeout MS  what a connection has to complete its handshake in (default 5000)\n"
+    "  --generate-key PATH     write a new random key to PATH (mode 0600) and exit\n"
+    "Threat model (docs/remote.md): without a key, any local user is a client; with one, whoever\n"
+    "proves it. Before the handshake a connection can send its hello and nothing else. Memory a\n"
+    "client is handed is cleared first. Devices whose kernels run as native code in this process\n"
+    "(cpu; OpenCL, Vulkan or WebGPU implemented on the CPU: PoCL, lavapipe, llvmpipe) load modules\n"
+    "only with --allow-host-code. On a GPU every client's kernels share one device context: a\n"
+    "client that may load modules is trusted with every client's device memory there.\n";
 
 int usage_error(const char* what) {
   std::fprintf(stderr, "devrt-server: %s\n%s", what, kUsage);
@@ -55,6 +65,14 @@ std::uint64_t* limit_option(const std::string& arg, devrt::server::Limits& limit
   if (arg == "--max-client-events") return &limits.events;
   if (arg == "--max-client-graphs") return &limits.graphs;
   if (arg == "--max-message") return &limits.message_bytes;
+  return nullptr;
+}
+
+// The options `handshakes` takes, or nullptr for another argument.
+std::uint64_t* handshake_option(const std::string& arg, devrt::server::Handshakes& handshakes,
+                                std::uint64_t& deadline_ms) {
+  if (arg == "--max-pending") return &handshakes.pending;
+  if (arg == "--handshake-timeout") return &deadline_ms;
   return nullptr;
 }
 
@@ -80,6 +98,7 @@ int check_safety(const devrt::server::Options& options) {
 
 int main(int argc, char** argv) {
   devrt::server::Options options;
+  std::uint64_t deadline_ms = static_cast<std::uint64_t>(options.handshakes.deadline.count());
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -88,6 +107,11 @@ int main(int argc, char** argv) {
       return 0;
     } else if (std::uint64_t* limit = limit_option(arg, options.limits); limit != nullptr && has_value) {
       if (!parse_limit(argv[++i], *limit)) return usage_error((arg + ": a number from 1 up").c_str());
+    } else if (std::uint64_t* value = handshake_option(arg, options.handshakes, deadline_ms);
+               value != nullptr && has_value) {
+      if (!parse_limit(argv[++i], *value) || *value > 3'600'000) {
+        return usage_error((arg + ": a number from 1 to 3600000").c_str());
+      }
     } else if (arg == "--key-file" && has_value) {
       devrt::Result<devrt::remote::auth::Key> key = devrt::remote::auth::read_key_file(argv[++i]);
       if (!key.ok()) return usage_error(std::string(key.status().message()).c_str());
@@ -116,6 +140,7 @@ int main(int argc, char** argv) {
       return usage_error(("unknown argument or missing value: " + arg).c_str());
     }
   }
+  options.handshakes.deadline = std::chrono::milliseconds(deadline_ms);
   if (int refused = check_safety(options); refused != 0) return refused;
   devrt::Result<std::vector<devrt::server::Exported>> devices =
       devrt::server::export_devices(options.devices, options.allow_host_code);

@@ -22,6 +22,7 @@
 #include <devrt/discovery.hpp>
 #include <devrt/memory_stats.hpp>
 
+#include "host_code.hpp"
 #include "session.hpp"
 
 namespace devrt::server {
@@ -42,14 +43,21 @@ Exported describe(Device device, bool allow_host_code) {
       if (backend->has_capability(1u << bit)) e.description.capabilities |= 1u << bit;
     }
   }
-  e.description.module_formats = allow_host_code ? formats : formats & ~kHostCodeFormats;
   for (std::int32_t a = 0; a < kAttributeCount; ++a) {
     Result<AttributeValue> value = get_attribute(device, static_cast<Attribute>(a));
     if (value.ok()) detail::export_attribute(*value, &e.description.attributes[a]);
   }
   const devrt_attribute_value& name = e.description.attributes[static_cast<int>(Attribute::device_name)];
   if (name.type == DEVRT_VALUE_STRING) e.description.name = name.string;
-  if (Result<Target> target = detect_target(device); target.ok()) e.description.target_json = target->to_json();
+  const devrt_attribute_value& memory = e.description.attributes[static_cast<int>(Attribute::total_global_memory)];
+  if (memory.type == DEVRT_VALUE_INT && memory.ints[0] > 0) e.memory_bytes = static_cast<std::uint64_t>(memory.ints[0]);
+  Result<Target> target = detect_target(device);
+  if (target.ok()) e.description.target_json = target->to_json();
+  e.kernels_in_process = kernels_run_in_process(device.kind, target.ok() ? *target : Target(), e.description.name);
+  // What a client may load: host code only with --allow-host-code, and on a device whose kernels
+  // run in this process every module is host code.
+  if (!allow_host_code) formats = e.kernels_in_process ? 0 : formats & ~kHostCodeFormats;
+  e.description.module_formats = formats;
   return e;
 }
 
@@ -65,6 +73,11 @@ public:
   const std::vector<Exported>& devices() const override { return devices_; }
   const Options& options() const override { return options_; }
   std::uint64_t clients() const override { return client_count_.load(std::memory_order_relaxed); }
+  bool admit() override {
+    if (client_count_.load(std::memory_order_relaxed) >= options_.limits.clients) return false;
+    client_count_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   void send(Outgoing out) override {
     {
       std::lock_guard<std::mutex> lock(outbox_mutex_);
@@ -80,6 +93,9 @@ private:
   static void on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status);
   static ucs_status_t on_command(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
                                  const ucp_am_recv_param_t* param);
+  // A message on an id devrt's clients never use.
+  static ucs_status_t on_unexpected(void* arg, const void* header, std::size_t header_bytes, void* data,
+                                    std::size_t bytes, const ucp_am_recv_param_t* param);
   // A command's data arriving by rendezvous, for on_data.
   struct Receipt {
     Server* server;
@@ -125,14 +141,19 @@ void Server::on_connection(ucp_conn_request_h request, void* arg) {
     std::fprintf(stderr, "devrt-server: refused a connection: %s\n", remote::ucx_library().api.ucs_status_string(s));
     return;
   }
-  auto client = std::make_unique<Client>(*server, endpoint, server->next_client_++);
-  const std::uint64_t most = server->options_.limits.clients;
-  if (server->clients_.size() >= most) {
-    client->refuse("the server serves " + std::to_string(most) + " clients at most (--max-clients), all connected");
+  // Connections still in their handshake have a budget of their own: the oldest gives way to the
+  // newest, so that silent peers cannot keep out one that completes its handshake in time.
+  Client* oldest = nullptr;
+  std::uint64_t pending = 0;
+  for (const auto& [other_endpoint, other] : server->clients_) {
+    if (other->admitted()) continue;
+    ++pending;
+    if (oldest == nullptr || other->connected_at() < oldest->connected_at()) oldest = other.get();
   }
-  client->start();
-  server->clients_[endpoint] = std::move(client);
-  server->client_count_.fetch_add(1, std::memory_order_relaxed);
+  if (oldest != nullptr && pending >= server->options_.handshakes.pending) {
+    server->drop(oldest, "its handshake was cut short: more connections came than the server lets wait for theirs");
+  }
+  server->clients_[endpoint] = std::make_unique<Client>(*server, endpoint, server->next_client_++);
 }
 
 void Server::on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status) {
@@ -145,10 +166,21 @@ void Server::drop(Client* client, const std::string& why) {
   std::fprintf(stderr, "devrt-server: client %llu left (%s); freeing what it held\n",
                static_cast<unsigned long long>(client->id()), why.c_str());
   auto it = clients_.find(client->endpoint());
+  if (client->admitted()) client_count_.fetch_sub(1, std::memory_order_relaxed);
   client->close();
   closing_.push_back(std::move(it->second));
   clients_.erase(it);
-  client_count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+ucs_status_t Server::on_unexpected(void* arg, const void*, std::size_t, void*, std::size_t,
+                                   const ucp_am_recv_param_t* param) {
+  auto* server = static_cast<Server*>(arg);
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0) return UCS_OK;
+  auto it = server->clients_.find(param->reply_ep);
+  if (it != server->clients_.end()) {
+    server->drop(it->second.get(), "it broke the protocol: a message on an id devrt's clients never use");
+  }
+  return UCS_OK;
 }
 
 void Server::on_data(void* request, ucs_status_t status, std::size_t, void* user_data) {
@@ -269,13 +301,19 @@ bool Server::flush_outbox() {
 // Ends the connections of clients refused once their reply has gone, and the endpoints of clients
 // whose threads have freed everything.
 void Server::reap() {
+  const auto now = std::chrono::steady_clock::now();
   for (auto it = clients_.begin(); it != clients_.end();) {
     Client* client = (it++)->second.get();
+    if (!client->admitted() && client->disconnect_when_sent.empty() &&
+        now - client->connected_at() > options_.handshakes.deadline) {
+      drop(client, "it did not complete the handshake within " + std::to_string(options_.handshakes.deadline.count()) +
+                       " ms (--handshake-timeout)");
+      continue;
+    }
     // A refused client closes its end once it has read why (the server then drops it at once, its
     // endpoint failing); one that does not is dropped a second after the reason was sent: closing
     // sooner could discard the reason on its way.
-    if (!client->disconnect_when_sent.empty() && client->sends_in_flight == 0 &&
-        std::chrono::steady_clock::now() >= client->disconnect_after) {
+    if (!client->disconnect_when_sent.empty() && client->sends_in_flight == 0 && now >= client->disconnect_after) {
       drop(client, client->disconnect_when_sent);
     }
   }
@@ -303,13 +341,8 @@ Status Server::run(const std::atomic<bool>& stop) {
   ucx_thread_ = std::this_thread::get_id();
   DEVRT_RETURN_IF_ERROR(worker_.open());
   const remote::UcxApi& ucx = remote::ucx_library().api;
-  ucp_am_handler_param_t handler{};
-  handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  handler.id = wire::kCommandMessage;
-  handler.cb = &Server::on_command;
-  handler.arg = this;
-  ucs_status_t s = ucx.ucp_worker_set_am_recv_handler(worker_.handle(), &handler);
-  if (s != UCS_OK) return remote::ucx_error(ErrorCode::unavailable, "ucp_worker_set_am_recv_handler", s);
+  DEVRT_RETURN_IF_ERROR(remote::set_message_handlers(worker_.handle(), wire::kCommandMessage, &Server::on_command,
+                                                     &Server::on_unexpected, wire::kHighestMessage, this));
 
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -324,7 +357,7 @@ Status Server::run(const std::atomic<bool>& stop) {
   params.conn_handler.cb = &Server::on_connection;
   params.conn_handler.arg = this;
   ucp_listener_h listener = nullptr;
-  s = ucx.ucp_listener_create(worker_.handle(), &params, &listener);
+  ucs_status_t s = ucx.ucp_listener_create(worker_.handle(), &params, &listener);
   if (s != UCS_OK) return remote::ucx_error(ErrorCode::unavailable, "ucp_listener_create", s);
   ucp_listener_attr_t attr{};
   attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
@@ -332,8 +365,10 @@ Status Server::run(const std::atomic<bool>& stop) {
   if (s != UCS_OK) return remote::ucx_error(ErrorCode::unavailable, "ucp_listener_query", s);
   const auto* bound = reinterpret_cast<const sockaddr_in*>(&attr.sockaddr);
   const std::string where = options_.host + ":" + std::to_string(ntohs(bound->sin_port));
-  std::printf("devrt-server: listening on %s, exporting %zu devices; %s\n", where.c_str(), devices_.size(),
-              options_.key ? "clients must prove the key" : "no key: loopback only, no host code");
+  const char* trust = !options_.key              ? "no key: loopback only, no host code"
+                      : options_.allow_host_code ? "clients must prove the key; host code allowed"
+                                                 : "clients must prove the key; no host code";
+  std::printf("devrt-server: listening on %s, exporting %zu devices; %s\n", where.c_str(), devices_.size(), trust);
   std::fflush(stdout);
   if (!options_.address_file.empty()) {
     const std::string partial = options_.address_file + ".partial";

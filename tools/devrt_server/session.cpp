@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "session.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <devrt/backend/backend.hpp>
@@ -49,6 +50,7 @@ void CommandRunner::release_all() {
   }
   buffers_.clear();
   allocated_bytes_ = 0;
+  allocated_on_.clear();
 }
 
 bool CommandRunner::run(const wire::Command& c, const std::vector<unsigned char>& data) {
@@ -106,15 +108,7 @@ Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoi
                         wire::kVersion, ": use one devrt release on both sides");
     }
     out.reply.value[1] = options.limits.message_bytes;
-    if (!refusal_.empty()) {
-      stage_ = Stage::authenticate;
-      return make_error(ErrorCode::permission_denied, refusal_);
-    }
-    if (!options.key) {
-      stage_ = Stage::ready;
-      out.data = device_list();
-      return Status();
-    }
+    if (!options.key) return admit(out);
     std::memcpy(client_nonce_.data(), data.data(), client_nonce_.size());
     Result<remote::auth::Nonce> nonce = remote::auth::random_nonce();
     if (!nonce.ok()) return std::move(nonce).status();
@@ -133,6 +127,16 @@ Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoi
   if (!remote::auth::verify(*options.key, remote::auth::Role::client, client_nonce_, server_nonce_, data.data(),
                             data.size())) {
     return make_error(ErrorCode::permission_denied, "the client did not prove this server's key");
+  }
+  return admit(out);
+}
+
+Status CommandRunner::admit(Outgoing& out) {
+  if (!host_.admit()) {
+    stage_ = Stage::authenticate; // ended with the reply
+    const std::uint64_t most = host_.options().limits.clients;
+    return make_error(ErrorCode::permission_denied, "the server serves ", most,
+                      " clients at most (--max-clients), all connected");
   }
   stage_ = Stage::ready;
   out.data = device_list();
@@ -246,6 +250,26 @@ Status check_count(std::size_t held, std::uint64_t limit, const char* what, cons
                     ", as many as the server allows one client (", option, " ", limit, ")");
 }
 
+// Zeroes a new allocation: memory a client is handed never holds another client's bytes, whether
+// it came from the Buffer cache, the driver's own reuse or the system (docs/remote.md, "Threat
+// model"). Host memory directly; device memory by copies from zeros, on the calling thread's
+// stream, finished before the client can use it.
+constexpr std::size_t kClearChunk = std::size_t{4} << 20;
+Status clear(const Buffer& buffer) {
+  const MemorySpan span = buffer.span();
+  if (span.device.kind == DeviceKind::cpu && span.data != nullptr) {
+    std::memset(span.data, 0, buffer.size());
+    return Status();
+  }
+  static const std::vector<unsigned char> zeros(kClearChunk);
+  const StreamRef stream = current_stream(buffer.device());
+  for (std::size_t at = 0; at < buffer.size(); at += kClearChunk) {
+    const std::size_t bytes = std::min(kClearChunk, buffer.size() - at);
+    DEVRT_RETURN_IF_ERROR(copy(host_span(zeros.data(), bytes), 0, span, at, bytes, stream));
+  }
+  return synchronize(stream);
+}
+
 Status check_range(const Allocation& a, std::uint64_t offset, std::uint64_t bytes) {
   if (offset > a.buffer.size() || bytes > a.buffer.size() - offset) {
     return make_error(ErrorCode::out_of_range, "bytes [", offset, ", ", offset, " + ", bytes,
@@ -255,19 +279,35 @@ Status check_range(const Allocation& a, std::uint64_t offset, std::uint64_t byte
 }
 } // namespace
 
+Status CommandRunner::check_memory(std::uint32_t device, std::uint64_t bytes) const {
+  const std::uint64_t limit = host_.options().limits.memory_bytes;
+  if (limit != 0 && (bytes > limit || allocated_bytes_ > limit - bytes)) {
+    return make_error(ErrorCode::out_of_memory, "allocate(", bytes, " bytes): this client holds ", allocated_bytes_,
+                      " bytes of the ", limit, " the server allows one client (--max-client-memory)");
+  }
+  // By default, and within --max-client-memory too: no more on a device than the device has.
+  const Exported& exported = host_.devices()[device];
+  auto held = allocated_on_.find(device);
+  const std::uint64_t on_device = held == allocated_on_.end() ? 0 : held->second;
+  if (exported.memory_bytes != 0 && (bytes > exported.memory_bytes || on_device > exported.memory_bytes - bytes)) {
+    return make_error(ErrorCode::out_of_memory, "allocate(", bytes, " bytes): this client holds ", on_device,
+                      " bytes on device ", device, " (", exported.description.name, "), whose memory is ",
+                      exported.memory_bytes, " bytes: no client may hold more than that");
+  }
+  return Status();
+}
+
 Status CommandRunner::memory_command(const wire::Command& c, Device dev, const std::vector<unsigned char>& data,
                                      Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::allocate: {
     if (c.a[0] == 0) return make_error(ErrorCode::invalid_argument, "allocate: zero bytes");
-    const std::uint64_t limit = host_.options().limits.memory_bytes;
-    if (limit != 0 && (c.a[0] > limit || allocated_bytes_ > limit - c.a[0])) {
-      return make_error(ErrorCode::out_of_memory, "allocate(", c.a[0], " bytes): this client holds ", allocated_bytes_,
-                        " bytes of the ", limit, " the server allows one client (--max-client-memory)");
-    }
+    DEVRT_RETURN_IF_ERROR(check_memory(c.device, c.a[0]));
     SERVER_TRY_ASSIGN(buffer, Buffer::allocate(dev, c.a[0], c.a[1]));
+    DEVRT_RETURN_IF_ERROR(clear(buffer));
     const std::uint64_t handle = next_handle_++;
     allocated_bytes_ += c.a[0];
+    allocated_on_[c.device] += c.a[0];
     buffers_.emplace(handle, Allocation{c.device, std::move(buffer)});
     out.reply.value[0] = handle;
     return Status();
@@ -275,6 +315,7 @@ Status CommandRunner::memory_command(const wire::Command& c, Device dev, const s
   case Op::free: {
     SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
     allocated_bytes_ -= a->buffer.size();
+    allocated_on_[c.device] -= a->buffer.size();
     buffers_.erase(c.a[0]);
     return Status();
   }
@@ -401,8 +442,15 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
   switch (static_cast<Op>(c.op)) {
   case Op::module_load: {
     const auto format = static_cast<std::uint32_t>(c.a[0]);
-    if (format >= 32 || (kHostCodeFormats & DEVRT_MODULE_FORMAT_BIT(format)) != 0) {
-      if (!host_.options().allow_host_code) {
+    if (!host_.options().allow_host_code) {
+      const Exported& exported = host_.devices()[c.device];
+      if (exported.kernels_in_process) {
+        return make_error(ErrorCode::unsupported, "module_load: the kernels of ", device_kind_name(dev.kind), ":",
+                          dev.id, " (", exported.description.name,
+                          ") run as native code inside the server process, so any module on it is host code, and "
+                          "the server was not started with --allow-host-code");
+      }
+      if (format >= 32 || (kHostCodeFormats & DEVRT_MODULE_FORMAT_BIT(format)) != 0) {
         return make_error(ErrorCode::unsupported,
                           "module_load: ", module_format_name(static_cast<ModuleFormat>(format)),
                           " modules run host code on the server, which was not started with --allow-host-code");
@@ -412,6 +460,12 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
         check_count(modules_.size(), host_.options().limits.modules, "modules", "--max-client-modules"));
     std::string_view options(reinterpret_cast<const char*>(data.data()), c.a[1]);
     std::span<const std::byte> image(reinterpret_cast<const std::byte*>(data.data()) + c.a[1], data.size() - c.a[1]);
+    // What the server compiles reads none of its files, whoever the client is.
+    DEVRT_RETURN_IF_ERROR(check_build_options(options));
+    if (format == DEVRT_MODULE_OPENCL_C) {
+      DEVRT_RETURN_IF_ERROR(
+          check_source_reads_no_files(std::string_view(reinterpret_cast<const char*>(image.data()), image.size())));
+    }
     std::string log;
     Result<Module> module = Module::load(dev, static_cast<ModuleFormat>(format), image, options, &log);
     if (!module.ok()) {

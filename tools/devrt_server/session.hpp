@@ -23,16 +23,13 @@
 
 #include "backends/remote/remote_auth.hpp"
 #include "backends/remote/ucx_api.hpp"
+#include "host_code.hpp"
 #include "server.hpp"
 
 namespace devrt::server {
 
 namespace wire = remote::wire;
 using wire::Op;
-
-// The module formats that run host code in the server: refused without --allow-host-code.
-inline constexpr std::uint32_t kHostCodeFormats =
-    DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_HOST_TABLE) | DEVRT_MODULE_FORMAT_BIT(DEVRT_MODULE_SHARED_OBJECT);
 
 // Large payload buffers kept for reuse: a fresh 64 MiB vector costs page faults and zeroing (40 ms
 // here) where the transfer itself takes 22. Keeps two buffers of 1 to 128 MiB at most.
@@ -99,6 +96,9 @@ public:
   virtual const std::vector<Exported>& devices() const = 0;
   virtual const Options& options() const = 0;
   virtual std::uint64_t clients() const = 0;
+  // Counts one more client past its handshake, when the server serves fewer than Limits::clients;
+  // false when it is full. Called by the thread that runs the handshake (the UCX thread).
+  virtual bool admit() = 0;
   // Queues a reply or disconnection for the UCX thread.
   virtual void send(Outgoing out) = 0;
 
@@ -120,8 +120,8 @@ public:
   // the protocol (wire/remote_protocol.hpp) sends the host a disconnection instead and returns
   // false: the client gets nothing more run.
   bool run(const wire::Command& c, const std::vector<unsigned char>& data);
-  // Answers the client's hello with permission_denied naming `why`, then ends it (a server full).
-  void refuse(std::string why) { refusal_ = std::move(why); }
+  // True once the handshake has completed (and the host admitted the client).
+  bool handshaken() const { return stage_ == Stage::ready; }
   // Whether `c` returns at once: a ping, a synchronize of streams given no work since their last
   // one (every command that names a stream counts as work on it), or a launch on a GPU API's
   // device (asynchronous; a driver blocks only when its queue is full). The UCX thread runs those
@@ -142,6 +142,8 @@ private:
   enum class Stage { hello, authenticate, ready };
   Status dispatch(const wire::Command& c, const Data& data, Outgoing& out);
   Status handshake(const wire::Command& c, const Data& data, Outgoing& out);
+  // The handshake's end: the device list when the host admits the client, else a refusal.
+  Status admit(Outgoing& out);
   // One group of commands each (dispatch's cases): the command, its device, its payload, the reply.
   Status memory_command(const wire::Command& c, Device dev, const Data& data, Outgoing& out);
   Status stream_command(const wire::Command& c, Device dev, Outgoing& out);
@@ -164,6 +166,9 @@ private:
   // After a synchronize: the streams it waited for have no work left.
   void synchronized(const wire::Command& c);
   Status take_deferred(std::uint32_t device);
+  // out_of_memory when `bytes` more on `device` would take the client past --max-client-memory or
+  // past the device's own memory.
+  Status check_memory(std::uint32_t device, std::uint64_t bytes) const;
   // The client's object `handle` on `device` in `map`; a violation when it is none.
   template <class Map>
   Result<typename Map::mapped_type*> find(Map& map, std::uint64_t handle, std::uint32_t device, const char* what);
@@ -174,13 +179,13 @@ private:
   SessionHost& host_;
   ucp_ep_h endpoint_;
   Stage stage_ = Stage::hello;
-  std::string refusal_;
   std::string violation_;
   remote::auth::Nonce client_nonce_{};
   remote::auth::Nonce server_nonce_{};
 
   std::uint64_t next_handle_ = 1;
-  std::uint64_t allocated_bytes_ = 0;
+  std::uint64_t allocated_bytes_ = 0;                             // on all devices
+  std::unordered_map<std::uint32_t, std::uint64_t> allocated_on_; // per exported device
   std::unordered_map<std::uint64_t, Allocation> buffers_;
   std::unordered_map<std::uint64_t, StreamEntry> streams_;
   std::unordered_map<std::uint64_t, EventEntry> events_;
@@ -192,28 +197,29 @@ private:
   std::set<std::uint32_t> default_streams_used_; // devices whose default stream has work since its last synchronize
 };
 
-// One client: the commands that arrived, and the thread that runs them in order. accept(),
-// ready() and close() come from the UCX thread.
+// One client: the commands that arrived, and the thread that runs them in order. Until its
+// handshake completes a client has no thread: the UCX thread runs its hello and authenticate, and
+// accepts nothing else. accept(), ready() and close() come from the UCX thread.
 class Client {
 public:
   Client(SessionHost& host, ucp_ep_h endpoint, std::uint64_t id)
-      : runner_(host, endpoint), host_(host), endpoint_(endpoint), id_(id) {
+      : runner_(host, endpoint), host_(host), endpoint_(endpoint), id_(id),
+        connected_at_(std::chrono::steady_clock::now()) {
     message_limit_ = host.options().limits.message_bytes;
   }
   ~Client() {
     if (executor_.joinable()) executor_.join();
   }
-  void start() {
-    executor_ = std::thread([this] { run(); });
-  }
-  void refuse(std::string why) { runner_.refuse(std::move(why)); }
 
   // UCX thread: a command arrived with `bytes` of payload (which may still be on its way: `ready`
   // false). nullptr, with `why`, when the message breaks the protocol: its sequence number is out
-  // of order, or the payload or the commands queued are too large.
+  // of order, its payload is not one its command takes or too large, the commands queued are too
+  // large, or, before the handshake has completed, it is anything but the next step of the
+  // handshake.
   Incoming* accept(const wire::Command& command, std::size_t bytes, std::string& why);
-  // UCX thread: `incoming`'s data is complete. A command that returns at once, next in line with
-  // the client's thread idle, runs here (CommandRunner::runs_on_arrival).
+  // UCX thread: `incoming`'s data is complete. A step of the handshake runs here, and so does a
+  // command that returns at once, next in line with the client's thread idle
+  // (CommandRunner::runs_on_arrival). The client's thread starts when the handshake completes.
   void ready(Incoming* incoming);
   // UCX thread: where `incoming`'s data (a write's, arriving by rendezvous) can land directly
   // (CommandRunner::write_in_place) when it is next in line and the client's thread idle; the
@@ -230,10 +236,16 @@ public:
       closing_ = true;
     }
     wake_.notify_one();
+    // A client whose handshake never completed has no thread and holds nothing.
+    if (!executor_.joinable()) finished_.store(true, std::memory_order_release);
   }
   bool finished() const { return finished_.load(std::memory_order_acquire); }
   ucp_ep_h endpoint() const { return endpoint_; }
   std::uint64_t id() const { return id_; }
+  // UCX thread: whether the handshake has completed (the host admitted the client), and when the
+  // connection came.
+  bool admitted() const { return executor_.joinable(); }
+  std::chrono::steady_clock::time_point connected_at() const { return connected_at_; }
 
   // UCX thread only: replies being sent, and why to end the connection once they are.
   std::size_t sends_in_flight = 0;
@@ -243,6 +255,8 @@ public:
 
 private:
   void run();
+  // Runs a step of the handshake on the UCX thread; starts the client's thread after the last.
+  void handshake_step(Incoming* incoming);
   // The next command in sequence, taken from the queue to run (mutex_ held); marks it running.
   std::unique_ptr<Incoming> take_next();
   // After a command ran on either thread: its buffer back to the pool, the client free to run the
@@ -253,6 +267,7 @@ private:
   SessionHost& host_;
   ucp_ep_h endpoint_;
   std::uint64_t id_;
+  std::chrono::steady_clock::time_point connected_at_;
   std::uint64_t message_limit_ = 0;
   std::thread executor_;
   std::mutex mutex_;
