@@ -448,6 +448,21 @@ void raw_get(benchmark::State& state) {
 }
 
 // kBulkBytes to or from a remote device's memory, complete on return.
+// An allocation on the server and its free, each time from the server (the client's Buffer cache
+// emptied): what the server's clearing of new memory costs, on its host memory or PoCL.
+void devrt_allocate_free(benchmark::State& state, bool driver) {
+  const devrt::Device device = driver ? side->compute.device : side->memory;
+  if (driver && !side->compute.ready) state.SkipWithError(side->compute.error.c_str());
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    if (!devrt::Buffer::allocate(device, bytes).ok() || !devrt::empty_cache(device).ok()) {
+      state.SkipWithError("allocate failed");
+      break;
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+}
+
 void devrt_copy(benchmark::State& state, bool to_device, bool driver) {
   if (driver && !side->compute.ready) return state.SkipWithError(side->compute.error.c_str());
   const devrt::Device device = driver ? side->compute.device : side->memory;
@@ -493,6 +508,15 @@ void register_all() {
   benchmark::RegisterBenchmark((t + "devrt/from_driver_64MiB").c_str(), devrt_copy, false, true)
       ->MinTime(0.5)
       ->UseRealTime();
+  for (const bool driver : {false, true}) {
+    benchmark::RegisterBenchmark((t + (driver ? "devrt/allocate_free_driver" : "devrt/allocate_free_server")).c_str(),
+                                 devrt_allocate_free, driver)
+        ->Arg(4 << 10)
+        ->Arg(1 << 20)
+        ->Arg(64 << 20)
+        ->MinTime(0.2)
+        ->UseRealTime();
+  }
 }
 
 } // namespace
@@ -502,13 +526,23 @@ int main(int argc, char** argv) {
   char folder[] = "/tmp/devrt-bench-remote-XXXXXX";
   if (::mkdtemp(folder) == nullptr) return 1;
   const std::string server_file = std::string(folder) + "/server", echo_file = std::string(folder) + "/echo";
-  const pid_t server = spawn({DEVRT_BENCH_SERVER, "--devices", "opencl,cpu", "--address-file", server_file});
+  // PoCL's kernels run inside the server: its launches are host code, for a keyed server only.
+  const std::string key_file = std::string(folder) + "/key";
+  // DEVRT_BENCH_SERVER_PROGRAM: another devrt-server of the same protocol (an earlier build's).
+  const char* other_server = std::getenv("DEVRT_BENCH_SERVER_PROGRAM");
+  const std::string program = other_server != nullptr ? other_server : DEVRT_BENCH_SERVER;
+  const pid_t keygen = spawn({program, "--generate-key", key_file});
+  ::waitpid(keygen, nullptr, 0);
+  const pid_t server = spawn(
+      {program, "--devices", "opencl,cpu", "--key-file", key_file, "--allow-host-code", "--address-file", server_file});
   const pid_t echo = spawn({"/proc/self/exe", "--echo", echo_file});
   const std::string server_address = wait_for_line(server_file), echo_address = wait_for_line(echo_file);
   int status = 1;
   RawClient raw;
   DevrtSide devrt_side;
-  devrt::Result<std::vector<devrt::Device>> devices = devrt::remote::connect(server_address);
+  remote::ConnectOptions keyed;
+  keyed.key_file = key_file;
+  devrt::Result<std::vector<devrt::Device>> devices = devrt::remote::connect(server_address, keyed);
   if (server_address.empty() || echo_address.empty() || !devices.ok()) {
     std::fprintf(stderr, "bench-remote: the server or the echo did not start%s%s\n", devices.ok() ? "" : ": ",
                  devices.ok() ? "" : std::string(devices.status().message()).c_str());
@@ -526,7 +560,7 @@ int main(int argc, char** argv) {
     if (devrt::device_count(devrt::DeviceKind::opencl) > 0) {
       devrt_side.local.prepare(devrt::Device{devrt::DeviceKind::opencl, 0});
     }
-    if (auto opened = remote::Connection::open(server_address, ""); opened.ok())
+    if (auto opened = remote::Connection::open(server_address, key_file); opened.ok())
       ping_connection = std::move(opened).value();
     raw_client = &raw;
     side = &devrt_side;

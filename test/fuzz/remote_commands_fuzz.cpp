@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: devrt-server's decoder and runner (tools/devrt_server/session.cpp), the code a
-// hostile client reaches first, against the real CPU device; and the client's decoder of a
-// server's device list. The input is a client's messages: each a Command (72 bytes), a 16-bit
-// payload length and the payload; the first byte set to 1 sends a correct hello first, set to 2
-// makes the server keyed (an all-zero key: no input can prove it, so no command but the handshake
-// may ever succeed). Every message either runs, is refused, or ends the connection; after the end
-// nothing more runs, and the client's objects are freed (libFuzzer reports a leak otherwise).
+// libFuzzer target: devrt-server's admission, decoder and runner (tools/devrt_server/client.cpp
+// and session.cpp), the code a hostile client reaches first, against the real CPU device; and the
+// client's decoder of a server's device list. The input is a client's messages: each a Command (72
+// bytes), a 16-bit payload length and the payload, given to a Client as the UCX thread gives them
+// (accept, then ready), from before the handshake on. The first byte set to 1 sends a correct
+// hello first, set to 2 makes the server keyed (an all-zero key: no input can prove it, so no
+// command but the hello may ever succeed, and nothing is queued for one). Every message either
+// runs, is refused, or ends the connection; after the end nothing more runs, and the client's
+// objects are freed (libFuzzer reports a leak otherwise).
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <devrt/devrt.hpp>
@@ -38,7 +42,9 @@ public:
   const std::vector<Exported>& devices() const override { return devices_; }
   const devrt::server::Options& options() const override { return options_; }
   std::uint64_t clients() const override { return 1; }
+  bool admit() override { return true; }
   void send(Outgoing out) override {
+    std::lock_guard<std::mutex> lock(mutex);
     if (ended) broken("a reply or disconnection after the connection ended");
     if (!out.has_reply && out.disconnect.empty()) broken("neither a reply nor a disconnection");
     if (!out.disconnect.empty()) ended = true;
@@ -48,6 +54,7 @@ public:
     }
   }
   const bool keyed;
+  std::mutex mutex; // the client's thread sends too
   bool ended = false;
 
 private:
@@ -62,14 +69,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static_cast<void>(devrt::remote::wire::decode_devices(data, size, listed));
   if (size == 0) return 0;
   Host host(data[0] == 2);
-  devrt::server::CommandRunner runner(host, nullptr);
+  auto client = std::make_unique<devrt::server::Client>(host, nullptr, 1);
+  std::string why;
+  // As Server::on_command hands a message over: accepted (or the connection ends), then complete.
+  auto deliver = [&](const devrt::remote::wire::Command& command, const std::uint8_t* payload, std::size_t bytes) {
+    devrt::server::Incoming* incoming = client->accept(command, bytes, why);
+    if (incoming == nullptr) return false;
+    incoming->data.assign(payload, payload + bytes);
+    client->ready(incoming);
+    return true;
+  };
   std::uint64_t sequence = 1;
   if (data[0] == 1) {
     devrt::remote::wire::Command hello;
     hello.op = static_cast<std::uint32_t>(devrt::remote::wire::Op::hello);
     hello.a[0] = devrt::remote::wire::kVersion;
     hello.sequence = sequence++;
-    if (!runner.run(hello, std::vector<unsigned char>(devrt::remote::wire::kNonceBytes))) broken("hello refused");
+    const std::vector<std::uint8_t> nonce(devrt::remote::wire::kNonceBytes);
+    if (!deliver(hello, nonce.data(), nonce.size()) || !client->admitted()) broken("hello refused");
   }
   std::size_t at = 1;
   while (size - at >= sizeof(devrt::remote::wire::Command) + 2) {
@@ -78,14 +95,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     at += sizeof command;
     const std::size_t bytes = std::min<std::size_t>(data[at] | data[at + 1] << 8, size - at - 2);
     at += 2;
-    std::vector<unsigned char> payload(data + at, data + at + bytes);
+    const std::uint8_t* payload = data + at;
     at += bytes;
-    command.sequence = sequence++; // the UCX thread admits commands in order only
-    if (!runner.run(command, payload)) {
-      if (!host.ended) broken("a violation without a disconnection");
-      break;
-    }
+    // In order, unless the input sets the top bit: then its low 16 bits, which may be out of order.
+    command.sequence = (command.sequence >> 63) != 0 ? command.sequence & 0xFFFF : sequence;
+    ++sequence;
+    if (!deliver(command, payload, bytes)) break;
   }
-  runner.release_all();
+  // The connection ends: the client's thread (if its handshake completed) frees everything.
+  client->close();
+  while (!client->finished()) std::this_thread::yield();
+  client.reset();
   return 0;
 }

@@ -49,6 +49,7 @@ public:
     if (pid_ > 0) kill_and_reap();
   }
   void signal(int sig) const { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   void kill_and_reap() {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
