@@ -85,20 +85,25 @@ inline ucs_status_t send_raw(devrt::remote::Worker& worker, ucp_ep_h endpoint, u
   return status;
 }
 
+// Registers `callback` for the ids devrt uses (0 to wire::kReplyMessage) and no others: a raw
+// peer is as careless as any UCX program.
+inline void handle_devrt_ids(devrt::remote::Worker& worker, ucp_am_recv_callback_t callback, void* arg) {
+  for (unsigned id = 0; id <= wire::kReplyMessage; ++id) {
+    ucp_am_handler_param_t handler{};
+    handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    handler.id = id;
+    handler.cb = callback;
+    handler.arg = arg;
+    REQUIRE(ucx().ucp_worker_set_am_recv_handler(worker.handle(), &handler) == UCS_OK);
+  }
+}
+
 // A client of devrt-server's transport that sends what it is told. Not thread-safe.
 class RawPeer {
 public:
   explicit RawPeer(std::uint16_t port) {
     REQUIRE(worker_.open().ok());
-    for (unsigned id = 0; id <= wire::kReplyMessage; ++id) {
-      ucp_am_handler_param_t handler{};
-      handler.field_mask =
-          UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-      handler.id = id;
-      handler.cb = &RawPeer::on_message;
-      handler.arg = this;
-      REQUIRE(ucx().ucp_worker_set_am_recv_handler(worker_.handle(), &handler) == UCS_OK);
-    }
+    handle_devrt_ids(worker_, &RawPeer::on_message, this);
     const sockaddr_in address = loopback(port);
     ucp_ep_params_t params{};
     params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
@@ -207,19 +212,14 @@ public:
   using Answer = std::function<void(devrt::remote::Worker&, ucp_ep_h)>;
   explicit RawListener(Answer answer, bool close_after) : answer_(std::move(answer)), close_after_(close_after) {
     REQUIRE(worker_.open().ok());
-    for (unsigned id = 0; id <= wire::kReplyMessage; ++id) {
-      ucp_am_handler_param_t handler{};
-      handler.field_mask =
-          UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-      handler.id = id;
-      handler.cb = [](void* arg, const void*, std::size_t, void*, std::size_t, const ucp_am_recv_param_t* param) {
-        auto* self = static_cast<RawListener*>(arg);
-        if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0) self->asked_.push_back(param->reply_ep);
-        return UCS_OK;
-      };
-      handler.arg = this;
-      REQUIRE(ucx().ucp_worker_set_am_recv_handler(worker_.handle(), &handler) == UCS_OK);
-    }
+    handle_devrt_ids(
+        worker_,
+        [](void* arg, const void*, std::size_t, void*, std::size_t, const ucp_am_recv_param_t* param) {
+          auto* self = static_cast<RawListener*>(arg);
+          if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0) self->asked_.push_back(param->reply_ep);
+          return UCS_OK;
+        },
+        this);
     const sockaddr_in address = loopback(0);
     ucp_listener_params_t params{};
     params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
