@@ -9,7 +9,8 @@ per dimension a shape and a stride (i8 each, or i64 each with the raw-values fla
 
 remote_commands inputs follow remote_commands_fuzz.cpp: a byte (1: a correct hello first; 2: a keyed
 server), then per message a Command (op u32, device u32, sequence u64, stream u64, a[6] u64), a u16
-payload length and the payload.
+payload length and the payload; a sequence with its top bit set gives its low 16 bits, else the
+messages go in order.
 """
 import json
 import pathlib
@@ -106,6 +107,11 @@ def remote_commands_seeds():
         + command(GRAPH_LAUNCH, 2) + command(GRAPH_LAUNCH, 2) + command(STREAM_SYNCHRONIZE) + command(GRAPH_DESTROY, 2),
         "keyed": b"\x02" + command(HELLO, 2, payload=bytes(32)) + command(AUTHENTICATE, payload=bytes(32))
         + command(ALLOCATE, 64, 8),
+        # The handshake inside the input, as the UCX thread admits it, then a command on the
+        # client's thread; and a hello with a payload it does not take.
+        "admitted": b"\x00" + command(HELLO, 2, payload=bytes(32)) + command(ALLOCATE, 4096, 64)
+        + command(READ, 1, 0, 16) + command(PING),
+        "hello_oversized": b"\x00" + command(HELLO, 2, payload=bytes(300)),
     }
     target = HERE / "remote_commands"
     target.mkdir(parents=True, exist_ok=True)
