@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // devrt-server [--listen HOST] [--port N] [--devices LIST] [--key-file PATH] [--allow-host-code]
 //              [--address-file PATH] [--max-* N ...] | --generate-key PATH
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +41,8 @@ constexpr const char* kUsage =
     "  --max-pending N         connections waiting to complete their handshake (default 16; one more\n"
     "                          ends the oldest of them); they do not count in --max-clients\n"
     "  --handshake-timeout MS  what a connection has to complete its handshake in (default 5000)\n"
-    "  --generate-key PATH     write a new random key to PATH (mode 0600) and exit\n"
+    "  --generate-key PATH     write a new random key to PATH (mode 0600; missing folders are made,\n"
+    "                          0700) and exit\n"
     "Threat model (docs/remote.md): without a key, any local user is a client; with one, whoever\n"
     "proves it. Before the handshake a connection can send its hello and nothing else. Memory a\n"
     "client is handed is cleared first. Devices whose kernels run as native code in this process\n"
@@ -49,6 +53,15 @@ constexpr const char* kUsage =
 int usage_error(const char* what) {
   std::fprintf(stderr, "devrt-server: %s\n%s", what, kUsage);
   return 2;
+}
+
+// Creates the folders above `path` that do not exist yet, readable by this user alone (0700), as
+// a key's folder should be: --generate-key ~/.config/devrt/server.key works on a new account.
+void make_parent_folders(const std::string& path) {
+  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    const std::string folder = path.substr(0, slash);
+    if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST) return; // write_key_file then says why
+  }
 }
 
 bool is_loopback(const std::string& host) { return host.rfind("127.", 0) == 0; }
@@ -121,7 +134,8 @@ int main(int argc, char** argv) {
       }
       options.key = *key;
     } else if (arg == "--generate-key" && has_value) {
-      devrt::Status s = devrt::remote::auth::write_key_file(argv[++i]);
+      make_parent_folders(argv[++i]);
+      devrt::Status s = devrt::remote::auth::write_key_file(argv[i]);
       if (!s.ok()) std::fprintf(stderr, "devrt-server: %s\n", std::string(s.message()).c_str());
       return s.ok() ? 0 : 1;
     } else if (arg == "--allow-host-code") {

@@ -447,8 +447,8 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
       if (exported.kernels_in_process) {
         return make_error(ErrorCode::unsupported, "module_load: the kernels of ", device_kind_name(dev.kind), ":",
                           dev.id, " (", exported.description.name,
-                          ") run as native code inside the server process, so any module on it is host code, and "
-                          "the server was not started with --allow-host-code");
+                          ") run as native code inside the server process, so any module on it is host code: the "
+                          "server allows it only when started with --key-file and --allow-host-code");
       }
       if (format >= 32 || (kHostCodeFormats & DEVRT_MODULE_FORMAT_BIT(format)) != 0) {
         return make_error(ErrorCode::unsupported,
