@@ -104,7 +104,9 @@ TEST_CASE("every active-message id, before and after the handshake, keyed and no
     }
     // All 65,536 ids on one connection, before and after its handshake: without the reply flag
     // UCX does not say whose a message is, so the server drops each and the connection stays.
+    // Once: keyed or not, the server's handler table is the same.
     for (const bool after_handshake : {false, true}) {
+      if (keyed) break;
       INFO("every id " << (after_handshake ? "after" : "before") << " the handshake");
       RawPeer sweeper(port_of(server.address));
       if (after_handshake) REQUIRE(sweeper.handshake(key));
