@@ -33,6 +33,8 @@ struct KnownMemory {
 struct CallFrame {
   SharedLibrary* library = nullptr;
   Device device; // the library's, until the host code calls __tvm_set_device
+  Device library_device;
+  Device presented; // the library's device as its host code sees it (DeviceKernels::presented)
   std::vector<KnownMemory> memory;
   std::mutex mutex;      // guards the errors below: parallel tasks may report them
   Status error;          // devrt's own, from a context function
@@ -47,6 +49,14 @@ struct HostWorkspace {
 };
 std::mutex g_workspaces_mutex;
 std::vector<HostWorkspace>* g_workspaces = nullptr; // taken by host code, by address
+
+// The device the host code names by (device_type, device_id): the library's own where it names the
+// device it was shown in place of a remote one.
+Device named_device(std::int64_t device_type, std::int64_t device_id) noexcept {
+  const Device named{static_cast<DeviceKind>(device_type), static_cast<std::int32_t>(device_id)};
+  const CallFrame* frame = t_frame;
+  return frame != nullptr && named == frame->presented ? frame->library_device : named;
+}
 
 int fail(Status status) noexcept {
   if (CallFrame* frame = t_frame) {
@@ -232,7 +242,7 @@ int func_call(void* function, abi::Value* args, int* codes, int count, abi::Valu
     if (count != 2 || codes[0] != abi::kInt || codes[1] != abi::kInt) {
       return fail(make_error(ErrorCode::invalid_argument, "__tvm_set_device takes (device_type, device_id)"));
     }
-    const Device device{static_cast<DeviceKind>(args[0].v_int64), static_cast<std::int32_t>(args[1].v_int64)};
+    const Device device = named_device(args[0].v_int64, args[1].v_int64);
     if (Status exists = Registry::global().get(device.kind).status(); !exists.ok()) return fail(std::move(exists));
     if (t_frame != nullptr) t_frame->device = device;
     return 0;
@@ -362,11 +372,11 @@ void ffi_error_set_raised_from_c_str(const char* kind, const char* text) {
 
 // TVMFFIEnvGetStream: the calling thread's current stream of the device (a CUstream on CUDA).
 void* ffi_env_get_stream(std::int32_t device_type, std::int32_t device_id) {
-  return current_stream(Device{static_cast<DeviceKind>(device_type), device_id}).handle;
+  return current_stream(named_device(device_type, device_id)).handle;
 }
 
 void* alloc_workspace(int device_type, int device_id, std::uint64_t nbytes, int, int) {
-  const Device device{static_cast<DeviceKind>(device_type), device_id};
+  const Device device = named_device(device_type, device_id);
   Result<Workspace> workspace = allocate_workspace(device, static_cast<std::size_t>(nbytes == 0 ? 1 : nbytes));
   if (!workspace.ok()) {
     fail(std::move(workspace).status());
@@ -382,7 +392,7 @@ void* alloc_workspace(int device_type, int device_id, std::uint64_t nbytes, int,
 }
 
 int free_workspace(int device_type, int device_id, void* pointer) {
-  const Device device{static_cast<DeviceKind>(device_type), device_id};
+  const Device device = named_device(device_type, device_id);
   Workspace freed;
   {
     std::lock_guard<std::mutex> lock(g_workspaces_mutex);
@@ -534,22 +544,106 @@ int invoke(HostAbi abi, void* function, std::vector<abi::Value>& values, std::ve
                                                       nullptr);
 }
 
+// What the call's tensors are, for a message: "a [1000] float32, b [10] float32, ..." by index.
+std::string describe_tensors(const std::vector<DLTensor*>& tensors, std::string_view field) {
+  std::string out;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const DLTensor* t = tensors[i];
+    if (t == nullptr) continue;
+    out += out.empty() ? "" : ", ";
+    out += "argument " + std::to_string(i) + " ";
+    if (field == "dtype") {
+      out += to_string(DataType{static_cast<DataTypeCode>(t->dtype.code), t->dtype.bits, t->dtype.lanes});
+    } else if (field == "ndim") {
+      out += std::to_string(t->ndim) + "-D";
+    } else {
+      out += "[";
+      for (std::int32_t d = 0; d < t->ndim; ++d) out += (d == 0 ? "" : ", ") + std::to_string(t->shape[d]);
+      out += "]";
+    }
+  }
+  return out.empty() ? "no tensors" : out;
+}
+
+// TVM's argument assertion in devrt's words, TVM's text kept after it; the text alone when it is
+// none of the argument binder's (arg_binder.cc: "<f>.<param>.dtype is expected to be T",
+// "... .ndim is expected to equal N", "Argument <f>.<param>.shape[i] has an unsatisfied
+// constraint: E == ...", "<f>: Expect arg[i] to be pointer").
+std::string explain_tvm_error(std::string_view function, const std::string& tvm_error,
+                              const std::vector<DLTensor*>& tensors) {
+  const std::string prefix = std::string(function) + ".";
+  const std::size_t at = tvm_error.find(prefix);
+  const std::string_view text(tvm_error);
+  if (const std::size_t pointer = text.find(": Expect arg["); pointer != std::string_view::npos) {
+    const std::size_t close = text.find(']', pointer);
+    if (close != std::string_view::npos) {
+      const std::string_view index = text.substr(pointer + 13, close - pointer - 13);
+      return "argument " + std::string(index) + " of " + std::string(function) +
+             " must be a tensor (TVM: " + tvm_error + ")";
+    }
+  }
+  if (at == std::string::npos) return tvm_error;
+  const std::size_t name_begin = at + prefix.size();
+  const std::size_t name_end = text.find('.', name_begin);
+  if (name_end == std::string_view::npos) return tvm_error;
+  const std::string param(text.substr(name_begin, name_end - name_begin));
+  const std::string_view rest = text.substr(name_end + 1);
+  const std::string head = "argument '" + param + "' of " + std::string(function);
+  const std::string tail = " (TVM: " + tvm_error + ")";
+  auto after = [&](std::string_view marker) {
+    const std::size_t p = rest.find(marker);
+    if (p == std::string_view::npos) return std::string();
+    std::string_view value = rest.substr(p + marker.size());
+    value = value.substr(0, value.find_first_of(", ;)"));
+    return std::string(value);
+  };
+  if (rest.starts_with("dtype")) {
+    const std::string expected = after("dtype is expected to be ");
+    if (!expected.empty()) {
+      return head + " must be " + expected + "; the call gave " + describe_tensors(tensors, "dtype") + tail;
+    }
+  }
+  if (rest.starts_with("ndim")) {
+    const std::string expected = after("ndim is expected to equal ");
+    if (!expected.empty()) {
+      return head + " must have " + expected + " dimensions; the call gave " + describe_tensors(tensors, "ndim") +
+             tail;
+    }
+  }
+  if (rest.starts_with("shape[")) {
+    const std::string axis(rest.substr(0, rest.find(']') + 1));
+    std::string expected = after("unsatisfied constraint: ");
+    const bool literal = !expected.empty() && expected.find_first_not_of("0123456789") == std::string::npos;
+    return head + ": its " + axis + (literal ? " must be " + expected : " disagrees with the other arguments'") +
+           "; the call gave " + describe_tensors(tensors, "shape") + tail;
+  }
+  return head + ": " + tvm_error;
+}
+
 } // namespace
 
-Status call_host(SharedLibrary& library, Device device, std::string_view name, void* function,
+Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::string_view name, void* function,
                  std::span<const Argument> args) noexcept {
+  const Device device = kernels.device;
   CallFrame frame;
   frame.library = &library;
   frame.device = device;
+  frame.library_device = device;
+  frame.presented = kernels.presented;
   const std::size_t n = args.size();
   std::vector<abi::Value> values(n);
   std::vector<int> codes(n);
   std::vector<DLTensor> tensors(n);
+  std::vector<DLTensor*> given(n, nullptr); // each tensor argument as the host code gets it
   std::vector<std::int64_t> dims; // every devrt tensor's shape and strides, in one block
   for (const Argument& a : args) {
     if (a.kind() == Argument::Kind::tensor && a.tensor() != nullptr)
       dims.resize(dims.size() + 2 * a.tensor()->shape().size());
   }
+  auto refuse = [&](std::size_t i, auto&&... what) {
+    return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": argument ",
+                      i, what...);
+  };
   std::size_t used = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const Argument& a = args[i];
@@ -564,12 +658,9 @@ Status call_host(SharedLibrary& library, Device device, std::string_view name, v
       continue;
     }
     codes[i] = abi::kDLTensorHandle;
+    DLTensor& dl = tensors[i];
     if (const Tensor* t = a.tensor()) {
-      if (!t->defined()) {
-        return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name,
-                          ": argument ", i, " is an undefined Tensor");
-      }
-      DLTensor& dl = tensors[i];
+      if (!t->defined()) return refuse(i, " is an undefined Tensor");
       const std::size_t rank = t->shape().size();
       std::int64_t* shape = dims.data() + used;
       std::int64_t* strides = shape + rank;
@@ -583,18 +674,21 @@ Status call_host(SharedLibrary& library, Device device, std::string_view name, v
       dl.shape = shape;
       dl.strides = t->is_contiguous() ? nullptr : strides;
       dl.byte_offset = t->byte_offset();
-      values[i].v_handle = &dl;
       const MemorySpan storage = t->storage_span();
       frame.memory.push_back(KnownMemory{storage.device, storage.data, storage.size});
-      continue;
+    } else {
+      const DLTensor* from = a.dl_tensor();
+      if (from == nullptr) return refuse(i, " is a null DLTensor");
+      dl = *from;
+      frame.memory.push_back(KnownMemory{Device::from_dlpack(from->device), from->data, tensor_bytes(*from)});
     }
-    const DLTensor* dl = a.dl_tensor();
-    if (dl == nullptr) {
-      return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": argument ",
-                        i, " is a null DLTensor");
+    // TVM's host code asserts each tensor's device; devrt says it first, in its own words.
+    if (const Device on = Device::from_dlpack(dl.device); on != device) {
+      return refuse(i, " is on ", on, "; the library runs on ", device);
     }
-    values[i].v_handle = const_cast<DLTensor*>(dl);
-    frame.memory.push_back(KnownMemory{Device::from_dlpack(dl->device), dl->data, tensor_bytes(*dl)});
+    dl.device = kernels.presented.to_dlpack();
+    given[i] = &dl;
+    values[i].v_handle = &dl;
   }
   CallFrame* outer = t_frame;
   t_frame = &frame;
@@ -612,7 +706,8 @@ Status call_host(SharedLibrary& library, Device device, std::string_view name, v
                       frame.error.message());
   }
   return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": ",
-                    frame.tvm_error.empty() ? std::string("failed without a message") : frame.tvm_error);
+                    frame.tvm_error.empty() ? std::string("failed without a message")
+                                            : explain_tvm_error(name, frame.tvm_error, given));
 }
 
 } // namespace devrt::tvm::detail

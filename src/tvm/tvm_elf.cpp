@@ -161,6 +161,7 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path,
   ExportedSymbols out;
   std::vector<std::string> plain, prefixed;
   std::vector<bool> imported(t.symbols.size(), false);
+  bool context_slots = false; // data symbols __TVM<function> the loader fills
   for (std::size_t i = 1; i < t.symbols.size(); ++i) {
     const Elf64_Sym& symbol = t.symbols[i];
     const std::string& name = t.symbol_names[i];
@@ -176,6 +177,8 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path,
       out.blob_bytes = symbol.st_size;
     } else if (name == "__tvm_module_ctx" || name == "__tvm_ffi_library_ctx" || name == "__tvm_ffi__library_ctx") {
       out.context_symbol = name;
+    } else if (name.starts_with("__TVM") && symbol.st_shndx != SHN_UNDEF) {
+      context_slots = true;
     }
     const bool exported = ELF64_ST_TYPE(symbol.st_info) == STT_FUNC && ELF64_ST_BIND(symbol.st_info) != STB_LOCAL &&
                           ELF64_ST_VISIBILITY(symbol.st_other) == STV_DEFAULT;
@@ -185,6 +188,18 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path,
     } else if (!name.starts_with("_") && ELF64_ST_BIND(symbol.st_info) == STB_GLOBAL) {
       plain.push_back(name);
     }
+  }
+  for (auto& [offset, name] : needed(bytes, t)) {
+    if (is_runtime_library(name)) out.runtime_needed.push_back(name);
+  }
+  if (out.blob_symbol.empty() && out.context_symbol.empty() && !context_slots && prefixed.empty() &&
+      out.imports.empty() && out.runtime_needed.empty()) {
+    return make_error(ErrorCode::invalid_argument, "TVM library ", path,
+                      ": not a library TVM built; it carries none of TVM's marks: no device blob (__tvm_dev_mblob, "
+                      "__tvm_ffi_library_bin, __tvm_ffi__library_bin), no module context (__tvm_module_ctx, "
+                      "__tvm_ffi_library_ctx, __tvm_ffi__library_ctx), no runtime slot (__TVMFuncCall, ...), no "
+                      "tvm-ffi function (__tvm_ffi_<name>), no use of TVM's runtime (TVMFFIFunctionCall, ..., "
+                      "libtvm_runtime.so, libtvm_ffi.so)");
   }
   const bool ffi =
       !prefixed.empty() || out.blob_symbol.starts_with("__tvm_ffi") || out.context_symbol.starts_with("__tvm_ffi");
@@ -199,9 +214,6 @@ Result<ExportedSymbols> read_exported_symbols(const std::string& path,
   out.functions.erase(std::unique(out.functions.begin(), out.functions.end()), out.functions.end());
   std::sort(out.imports.begin(), out.imports.end());
   out.imports.erase(std::unique(out.imports.begin(), out.imports.end()), out.imports.end());
-  for (auto& [offset, name] : needed(bytes, t)) {
-    if (is_runtime_library(name)) out.runtime_needed.push_back(name);
-  }
   if (out.imports.empty()) return out;
   DEVRT_RETURN_IF_ERROR(read_import_slots(path, bytes, t, imported, out));
   return out;

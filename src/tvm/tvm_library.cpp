@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <devrt/backend/registry.hpp>
+#include <devrt/remote.hpp>
 #include <devrt/stream.hpp>
 
 #include "core/plugin_file.hpp"
@@ -172,14 +173,33 @@ Result<SharedLibrary*> shared_library(const char* path) {
   return opened;
 }
 
-// Loads the blob's kernels for `device` (caller holds shared.mutex).
+// The kind of device whose code runs on `device`: its own, or a remote device's kind on its server.
+Result<DeviceKind> code_kind(Device device) {
+  if (device.kind != DeviceKind::remote) return device.kind;
+  DEVRT_ASSIGN_OR_RETURN(remote::DeviceInfo info, remote::describe(device));
+  return info.kind;
+}
+
+// Loads the blob's kernels for `device` (caller holds shared.mutex). A remote device takes the
+// kernels of its kind on the server, loaded there as any module; the host code stays here.
 Result<std::unique_ptr<DeviceKernels>> load_kernels(const SharedLibrary& shared, Device device) {
+  DEVRT_ASSIGN_OR_RETURN(DeviceKind kind, code_kind(device));
+  const bool remote = device.kind == DeviceKind::remote;
+  if (remote && shared.blob.modules.empty()) {
+    return make_error(ErrorCode::invalid_argument, "TVM library ", shared.label,
+                      ": it has no device kernels, so its operators compute in its host code, in this process, "
+                      "which cannot reach the memory of ",
+                      device, " on its server; load it on a local cpu device, or load the library built for ",
+                      device_kind_name(kind), " on ", device);
+  }
   auto loaded = std::make_unique<DeviceKernels>();
   loaded->device = device;
+  loaded->presented = remote ? Device{kind, device.id} : device;
   for (const DeviceModule& module : shared.blob.modules) {
-    if (!runs(device.kind, module.type_key)) {
+    if (!runs(kind, module.type_key)) {
       return make_error(ErrorCode::invalid_argument, "TVM library ", shared.label, ": its kernels are ",
-                        module.type_key, " code; load it on a ", module.type_key, " device, not ", device);
+                        module.type_key, " code; load it on a ", module.type_key, " device, not ", device,
+                        remote ? " (a " + std::string(device_kind_name(kind)) + " device on its server)" : std::string());
     }
     loaded->infos.insert(loaded->infos.end(), module.kernels.begin(), module.kernels.end());
   }
@@ -316,7 +336,7 @@ Status Library::call(std::string_view name, std::span<const Argument> args) cons
   }
   t_last_library = &shared;
   t_last_function.assign(name);
-  return detail::call_host(shared, state_->kernels->device, name, function, args);
+  return detail::call_host(shared, *state_->kernels, name, function, args);
 }
 
 } // namespace devrt::tvm

@@ -44,6 +44,9 @@ struct LoadedKernel {
 // The kernels of the blob loaded for one device, while some Library for that device lives.
 struct DeviceKernels {
   Device device;
+  // The device the host code sees: `device` itself, or for a remote device its kind on the server
+  // with `device`'s index (TVM's host code asserts its tensors' device type and passes it back).
+  Device presented;
   int users = 0;
   std::vector<Module> modules;
   std::vector<LoadedKernel> kernels;
@@ -80,10 +83,10 @@ void* runtime_function(std::string_view symbol) noexcept;
 // Called once per opened file, before any of its functions runs.
 void install_context(SharedLibrary& library) noexcept;
 
-// Runs host function `function` of `library` (of the library's ABI) for `device` with `args`:
+// Runs host function `function` of `library` (of the library's ABI) on `kernels.device` with `args`:
 // the call's frame (the memory its tensors name, the device its host code sets) is the calling
 // thread's while it runs.
-Status call_host(SharedLibrary& library, Device device, std::string_view name, void* function,
+Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::string_view name, void* function,
                  std::span<const Argument> args) noexcept;
 
 } // namespace devrt::tvm::detail

@@ -637,7 +637,68 @@ static void test_tvm_ffi_library(void) {
 #endif
 }
 
-int main(void) {
+/* The device libraries of TVM's layout on a devrt-server's devices (meson test capi-remote runs
+ * this program under test/remote/with_server.sh): each remote device whose kind on its server has
+ * a library here runs its vadd; a CPU library is refused on it. */
+static void test_tvm_remote(void) {
+#if defined(DEVRT_TEST_TVM_CPU)
+  const int32_t count = devrt_device_count(28);
+  int32_t id;
+  int ran = 0;
+  for (id = 0; id < count; ++id) {
+    devrt_device remote = {28, id};
+    const char* path = NULL;
+    char* json = NULL;
+    devrt_tvm_library library = NULL;
+    devrt_tensor tensors[3] = {NULL, NULL, NULL};
+    devrt_tvm_arg args[3];
+    int64_t shape[1] = {256};
+    DLDataType f32 = {kDLFloat, 32, 1};
+    float a[256], b[256], c[256];
+    int i, good = 1;
+    CHECK_OK(devrt_remote_describe(remote, &json));
+    if (json == NULL) continue;
+#ifdef DEVRT_TEST_TVM_VULKAN
+    if (strstr(json, "\"kind\": \"vulkan\"") != NULL) path = DEVRT_TEST_TVM_VULKAN;
+#endif
+#ifdef DEVRT_TEST_TVM_OPENCL
+    if (strstr(json, "\"kind\": \"opencl\"") != NULL) path = DEVRT_TEST_TVM_OPENCL;
+#endif
+    devrt_string_free(json);
+    CHECK(devrt_tvm_library_load(DEVRT_TEST_TVM_CPU, remote, &library) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(devrt_last_error(), "compute in its host code, in this process") != NULL);
+    if (path == NULL) continue;
+    CHECK_OK(devrt_tvm_library_load(path, remote, &library));
+    if (library == NULL) continue;
+    for (i = 0; i < 256; ++i) a[i] = (float)i, b[i] = 0.5f;
+    for (i = 0; i < 3; ++i) {
+      CHECK_OK(devrt_tensor_empty(shape, 1, f32, remote, NULL, &tensors[i]));
+      args[i].kind = DEVRT_TVM_ARG_TENSOR;
+      args[i].reserved = 0;
+      args[i].value.tensor = tensors[i];
+    }
+    CHECK_OK(devrt_tensor_copy_from_host(tensors[0], a, sizeof a));
+    CHECK_OK(devrt_tensor_copy_from_host(tensors[1], b, sizeof b));
+    CHECK_OK(devrt_tvm_library_call(library, "vadd", args, 3));
+    CHECK_OK(devrt_tvm_library_synchronize(library));
+    CHECK_OK(devrt_tensor_copy_to_host(tensors[2], c, sizeof c));
+    for (i = 0; i < 256; ++i) good &= c[i] == (float)i + 0.5f;
+    CHECK(good);
+    for (i = 0; i < 3; ++i) devrt_tensor_release(tensors[i]);
+    devrt_tvm_library_release(library);
+    ++ran;
+  }
+  CHECK(ran > 0);
+#else
+  printf("skip TVM libraries on remote devices: this build has no TVM-layout test library\n");
+#endif
+}
+
+int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "remote") == 0) {
+    test_tvm_remote();
+    return check_report();
+  }
   devrt_device vulkan = {7, 0};
   test_version_and_errors();
   test_devices_and_backends();

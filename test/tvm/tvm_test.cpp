@@ -7,6 +7,8 @@
 // file loaded twice, calls from several threads.
 #include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/discovery.hpp>
+#include <devrt/remote.hpp>
 #include <devrt/tvm.hpp>
 
 #include <catch2/catch.hpp>
@@ -73,6 +75,17 @@ std::vector<std::byte> read_file(const char* path) {
 }
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+// The path of a library this process has mapped whose file name is `name` (from /proc/self/maps).
+std::string mapped_library(std::string_view name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const std::size_t slash = line.find('/');
+    if (slash != std::string::npos && line.ends_with("/" + std::string(name))) return line.substr(slash);
+  }
+  return {};
+}
 
 Tensor floats(Device device, const std::vector<float>& values) {
   devrt::Result<Tensor> t =
@@ -345,6 +358,76 @@ TEST_CASE("a tvm-ffi library importing what devrt does not provide is refused, n
   CHECK(contains(lib.status().message(), "it imports TVMFFIObjectDecRef from TVM's runtime"));
 }
 
+namespace {
+
+// The fixture's operators on `device` (the fixture's kind, local or on a server): kernels, scalars
+// in push constants and a uniform buffer, and the refusals.
+void run_device_fixture(const Fixture& fixture, Device device) {
+  devrt::Result<Library> lib = Library::load(fixture.path, device);
+  INFO(lib.status().message());
+  REQUIRE(lib.ok());
+  std::vector<std::string> functions{"missing", "scale", "sum_scalars", "vadd"};
+  if (fixture.ffi) functions.insert(functions.begin() + 2, "stable_add_one");
+  CHECK(lib->functions() == functions);
+  const bool gpu = fixture.kind == DeviceKind::cuda;
+  CHECK(lib->kernels().size() == 3); // CUDA: vadd, scale and reduce of the conformance suite's kernels
+
+  Tensor a = floats(device, iota(1.0f, 1.0f)), b = floats(device, iota(0.5f, 0.0f)),
+         c = floats(device, iota(0.0f, 0.0f));
+  devrt::Status called = lib->call("vadd", {a, b, c});
+  INFO(called.message());
+  REQUIRE(called.ok());
+  CHECK(host_values<float>(c) == iota(1.5f, 1.0f));
+
+  REQUIRE(lib->call("scale", {c, 2.0}).ok());
+  CHECK(host_values<float>(c) == iota(3.0f, 2.0f));
+
+  devrt::Result<Tensor> sums = Tensor::empty({kCount}, devrt::DataType::int32(), device);
+  REQUIRE(sums.ok());
+  if (gpu) return; // no sum_scalars kernel in the CUDA conformance kernels
+  std::vector<devrt::tvm::Argument> args{*sums};
+  std::int64_t expected = 0;
+  for (int i = 0; i < 17; ++i) {
+    args.emplace_back(std::int64_t{i * 3 - 7});
+    expected += i * 3 - 7;
+  }
+  devrt::Status summed = lib->call("sum_scalars", args);
+  INFO(summed.message());
+  REQUIRE(summed.ok());
+  CHECK(host_values<std::int32_t>(*sums) == std::vector<std::int32_t>(kCount, static_cast<std::int32_t>(expected)));
+
+  // Refusals: devrt's own before the call (a tensor on another device), the host code's in
+  // devrt's words with TVM's text after them, and devrt's when the host code asks for a kernel
+  // the blob lacks.
+  Tensor shorter = floats(device, std::vector<float>(10, 1.0f));
+  devrt::Status shape = lib->call("vadd", {a, shorter, c});
+  INFO(shape.message());
+  CHECK(shape.code() == ErrorCode::invalid_argument);
+  CHECK(contains(shape.message(), "argument 'B' of vadd: its shape[0] disagrees with the other arguments'; "
+                                  "the call gave argument 0 [1000], argument 1 [10], argument 2 [1000] (TVM: "));
+  CHECK(contains(shape.message(), "vadd.B.shape[0] has an unsatisfied constraint"));
+  devrt::Result<Tensor> ints = Tensor::empty({kCount}, devrt::DataType::int32(), device);
+  REQUIRE(ints.ok());
+  devrt::Status dtype = lib->call("vadd", {a, *ints, c});
+  INFO(dtype.message());
+  CHECK(contains(dtype.message(), "argument 'B' of vadd must be float32; the call gave argument 0 float32, "
+                                  "argument 1 int32, argument 2 float32 (TVM: "));
+  Tensor on_host = floats(devrt::kHostDevice, iota(0.0f, 1.0f));
+  devrt::Status elsewhere = lib->call("vadd", {a, on_host, c});
+  INFO(elsewhere.message());
+  CHECK(elsewhere.code() == ErrorCode::invalid_argument);
+  CHECK(contains(elsewhere.message(), "argument 1 is on cpu:0; the library runs on " + devrt::to_string(device)));
+  devrt::Status pointer = lib->call("vadd", {a, std::int64_t{3}, c});
+  CHECK(contains(pointer.message(), "argument B of vadd must be a tensor (TVM: "));
+  devrt::Status missing = lib->call("missing", {});
+  CHECK(missing.code() == ErrorCode::not_found);
+  CHECK(contains(missing.message(), "missing_kernel"));
+  CHECK(lib->call("scale", {c, std::int64_t{2}}).code() ==
+        ErrorCode::invalid_argument); // an int where TVM wants a float
+}
+
+} // namespace
+
 TEST_CASE("a device library's operators run its kernels on the device in TVM's convention", "[tvm]") {
   for (const Fixture& fixture : device_fixtures()) {
     const Device device{fixture.kind, 0};
@@ -355,54 +438,46 @@ TEST_CASE("a device library's operators run its kernels on the device in TVM's c
       WARN("SKIP " << fixture.name << abi << ": " << reason);
       continue;
     }
-    devrt::Result<Library> lib = Library::load(fixture.path, device);
-    INFO(lib.status().message());
-    REQUIRE(lib.ok());
-    std::vector<std::string> functions{"missing", "scale", "sum_scalars", "vadd"};
-    if (fixture.ffi) functions.insert(functions.begin() + 2, "stable_add_one");
-    CHECK(lib->functions() == functions);
-    const bool gpu = fixture.kind == DeviceKind::cuda;
-    CHECK(lib->kernels().size() == 3); // CUDA: vadd, scale and reduce of the conformance suite's kernels
-
-    Tensor a = floats(device, iota(1.0f, 1.0f)), b = floats(device, iota(0.5f, 0.0f)),
-           c = floats(device, iota(0.0f, 0.0f));
-    devrt::Status called = lib->call("vadd", {a, b, c});
-    INFO(called.message());
-    REQUIRE(called.ok());
-    CHECK(host_values<float>(c) == iota(1.5f, 1.0f));
-
-    REQUIRE(lib->call("scale", {c, 2.0}).ok());
-    CHECK(host_values<float>(c) == iota(3.0f, 2.0f));
-
-    devrt::Result<Tensor> sums = Tensor::empty({kCount}, devrt::DataType::int32(), device);
-    REQUIRE(sums.ok());
-    if (gpu) continue; // no sum_scalars kernel in the CUDA conformance kernels
-    std::vector<devrt::tvm::Argument> args{*sums};
-    std::int64_t expected = 0;
-    for (int i = 0; i < 17; ++i) {
-      args.emplace_back(std::int64_t{i * 3 - 7});
-      expected += i * 3 - 7;
-    }
-    devrt::Status summed = lib->call("sum_scalars", args);
-    INFO(summed.message());
-    REQUIRE(summed.ok());
-    CHECK(host_values<std::int32_t>(*sums) == std::vector<std::int32_t>(kCount, static_cast<std::int32_t>(expected)));
-
-    // Refusals: the host code's, and devrt's when the host code asks for a kernel the blob lacks.
-    Tensor shorter = floats(device, std::vector<float>(10, 1.0f));
-    devrt::Status shape = lib->call("vadd", {a, shorter, c});
-    CHECK(shape.code() == ErrorCode::invalid_argument);
-    CHECK(contains(shape.message(), "vadd.B.shape[0] has an unsatisfied constraint"));
-    Tensor on_host = floats(devrt::kHostDevice, iota(0.0f, 1.0f));
-    devrt::Status elsewhere = lib->call("vadd", {a, on_host, c});
-    CHECK(elsewhere.code() == ErrorCode::invalid_argument);
-    CHECK(contains(elsewhere.message(), "device_type"));
-    devrt::Status missing = lib->call("missing", {});
-    CHECK(missing.code() == ErrorCode::not_found);
-    CHECK(contains(missing.message(), "missing_kernel"));
-    CHECK(lib->call("scale", {c, std::int64_t{2}}).code() ==
-          ErrorCode::invalid_argument); // an int where TVM wants a float
+    run_device_fixture(fixture, device);
   }
+}
+
+// Run under test/remote/with_server.sh (meson test tvm-remote): the server's devices of each
+// fixture's kind, the host code here and the kernels there.
+TEST_CASE("a device library runs on a remote device of its kind; a CPU library is refused there", "[remote]") {
+  std::vector<Device> remotes;
+  for (const Device& device : devrt::devices()) {
+    if (device.kind == DeviceKind::remote) remotes.push_back(device);
+  }
+  if (remotes.empty()) {
+    WARN("SKIP: no remote devices (run under test/remote/with_server.sh, which sets DEVRT_REMOTE)");
+    return;
+  }
+  int ran = 0;
+  for (const Device& device : remotes) {
+    devrt::Result<devrt::remote::DeviceInfo> info = devrt::remote::describe(device);
+    REQUIRE(info.ok());
+    INFO(devrt::to_string(device) << ", " << devrt::device_kind_name(info->kind) << " on its server");
+    for (const Fixture& fixture : device_fixtures()) {
+      const char* abi = fixture.ffi ? " (tvm-ffi)" : fixture.ffi_0_21 ? " (TVM 0.21)" : "";
+      INFO("fixture " << fixture.name << abi);
+      if (fixture.kind != info->kind) {
+        devrt::Result<Library> other = Library::load(fixture.path, device);
+        CHECK(other.status().code() == ErrorCode::invalid_argument);
+        CHECK(contains(other.status().message(), std::string("its kernels are ") + fixture.name + " code"));
+        continue;
+      }
+      run_device_fixture(fixture, device);
+      ++ran;
+    }
+    for (const char* cpu_library : {DEVRT_TEST_TVM_CPU, DEVRT_TEST_TVM_CPU_FFI, DEVRT_TEST_TVM_CPU_FFI_0_21}) {
+      devrt::Result<Library> refused = Library::load(cpu_library, device);
+      INFO(refused.status().message());
+      CHECK(refused.status().code() == ErrorCode::invalid_argument);
+      CHECK(contains(refused.status().message(), "compute in its host code, in this process"));
+    }
+  }
+  CHECK(ran > 0);
 }
 
 TEST_CASE("a library is refused with the reason: no file, not ELF, truncated, another device's kernels", "[tvm]") {
@@ -445,6 +520,16 @@ TEST_CASE("a library is refused with the reason: no file, not ELF, truncated, an
     CHECK(contains(wrong.status().message(), std::string("its kernels are ") + fixture.name + " code"));
   }
   CHECK(Library::load(DEVRT_TEST_TVM_CPU, Device{DeviceKind::cpu, 7}).status().code() == ErrorCode::invalid_argument);
+  // A shared object TVM did not build: the C library's maths, whose functions would otherwise be
+  // called in TVM's convention.
+  devrt::Result<Library> libm = Library::load("libm.so.6", cpu);
+  CHECK(libm.status().code() == ErrorCode::not_found); // a file name, not a search: no such file here
+  const std::string libm_path = mapped_library("libm.so.6");
+  REQUIRE(!libm_path.empty());
+  devrt::Result<Library> not_tvm = Library::load(libm_path.c_str(), cpu);
+  INFO(not_tvm.status().message());
+  CHECK(not_tvm.status().code() == ErrorCode::invalid_argument);
+  CHECK(contains(not_tvm.status().message(), "not a library TVM built; it carries none of TVM's marks: no device blob"));
 }
 
 TEST_CASE("libraries side by side, one file loaded twice, calls from several threads", "[tvm][concurrency]") {
