@@ -96,8 +96,9 @@ class Module:
                        stream=None):
         """TVM's Module.time_evaluator: measures the kernel `func_name` on `dev` (the module's
         device) with devrt.time_evaluator's rules. The evaluator takes the kernel's arguments and
-        its launch: evaluator(x, y, n, grid=..., block=...) -> BenchmarkResult; every launch goes to
-        `stream` (None: the device's current stream)."""
+        its launch: evaluator(x, y, n, grid=..., block=...) -> BenchmarkResult; the launches are timed
+        on `stream` (None: the device's current stream); on a remote device each batch is captured
+        and replayed on the server."""
         from devrt._timing import time_evaluator
 
         dev = dev if isinstance(dev, Device) else Device(dev)
@@ -105,8 +106,9 @@ class Module:
             raise ValueError(f"time_evaluator: the module is loaded on {self.device}, not {dev}")
         function = self.get_function(func_name)
 
+        # The evaluator makes the stream it times (or captures on) current while it calls this.
         def launch(*args, grid, block, dynamic_shared_bytes=0):
-            function(*args, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes, stream=stream)
+            function(*args, grid=grid, block=block, dynamic_shared_bytes=dynamic_shared_bytes)
 
         return time_evaluator(launch, dev, number, repeat, min_repeat_ms, limit_zero_time_iterations,
                               cooldown_interval_ms, repeats_to_cooldown, cache_flush_bytes, f_preproc, stream)

@@ -90,8 +90,11 @@ class TimeEvaluator:
 def time_evaluator(f, device, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
                    cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=None,
                    stream=None):
-    """Measures `f`, a callable that queues work on `device` (on `stream`: a devrt.Stream, or None
-    for the device's current stream), with TVM's time_evaluator rules and parameters: one untimed
+    """Measures `f`, a callable that queues work on the device's current stream of `device`, with
+    TVM's time_evaluator rules and parameters. While f runs, the current stream is `stream` (a
+    devrt.Stream, or None for the device's current stream), or on a remote device the stream each
+    batch is captured on, to be replayed on the server; work f queues on another stream is refused
+    there. One untimed
     call, then `repeat` batches of `number` calls each (grown until a batch lasts min_repeat_ms),
     the device synchronized before each batch, `cache_flush_bytes` copied between two device
     buffers before each, f_preproc (a callable taking f's arguments, TVM's f_preproc) before each

@@ -74,6 +74,21 @@ class Library:
         """TVM's Module.get_function."""
         return self[name]
 
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                       cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=None,
+                       stream=None):
+        """TVM's Module.time_evaluator: measures host function `func_name` on `dev` (the library's
+        device) with devrt.time_evaluator's rules; evaluator(*args) -> BenchmarkResult. Its kernels
+        are timed on `stream` (None: the device's current stream); on a remote device each batch is
+        captured and replayed on the server."""
+        from devrt._timing import time_evaluator
+
+        dev = dev if isinstance(dev, Device) else Device(dev)
+        if dev != self.device:
+            raise ValueError(f"time_evaluator: the library is loaded on {self.device}, not {dev}")
+        return time_evaluator(self[func_name], dev, number, repeat, min_repeat_ms, limit_zero_time_iterations,
+                              cooldown_interval_ms, repeats_to_cooldown, cache_flush_bytes, f_preproc, stream)
+
     def synchronize(self):
         """Waits for the kernels this thread's calls queued; an asynchronous failure names the last
         function this thread called."""

@@ -68,9 +68,16 @@ struct PythonCall {
   PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
 };
 
-devrt_status call_python(void* data, devrt_stream_ref) noexcept {
+// While it runs, the stream the evaluator gives is the device's current stream on this thread:
+// the stream being timed, or the one a remote device's batch is captured on. So the callable's
+// work on the current stream (a launch with stream=None, a TVM library's operators) goes there.
+devrt_status call_python(void* data, devrt_stream_ref stream) noexcept {
   auto* call = static_cast<PythonCall*>(data);
+  const devrt_stream_ref previous = devrt_current_stream(stream.device);
+  const devrt_status set = devrt_set_current_stream(stream);
+  if (set != DEVRT_STATUS_OK) return set;
   PyObject* result = PyObject_CallObject(call->callable, nullptr);
+  static_cast<void>(devrt_set_current_stream(previous));
   if (result != nullptr) {
     Py_DECREF(result);
     return DEVRT_STATUS_OK;

@@ -18,6 +18,34 @@ def run_python(code, env=None, python=None, check=True):
     return result
 
 
+#: Set by meson test python-remote, which runs the suite beside a devrt-server (with_server.sh):
+#: each test's device of a kind is then the server's device of that kind.
+REMOTE = os.environ.get("DEVRT_TEST_REMOTE") == "1"
+
+
+def kind_of(device):
+    """The kind of device that runs `device`'s code: its own, or a remote device's on its server."""
+    import devrt
+
+    return devrt.remote.describe(device)["kind"] if device.type == "remote" else device.type
+
+
+def device_under_test(kind):
+    """The device a test of `kind` runs on: kind:0 here, or in the remote run the server's device of
+    that kind; skips when there is none."""
+    import devrt
+
+    if REMOTE:
+        for device in devrt.devices():
+            if device.type == "remote" and kind_of(device) == kind:
+                return device
+        pytest.skip(f"the server exports no {kind} device")
+    device = devrt.device(kind, 0)
+    if not device.exist:
+        pytest.skip(f"no {device} here ({devrt.backend.availability(device.type) or 'no device'})")
+    return device
+
+
 def present_devices():
     """Every present device of every registered, available backend: the conformance set."""
     import devrt

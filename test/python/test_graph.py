@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import devrt
+from conftest import device_under_test
 from test_module import present, vadd_module
 
 N = 1024
@@ -12,7 +13,7 @@ N = 1024
 
 @pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan", "webgpu"])
 def test_a_captured_vector_add_replays_and_updates(device):
-    device = present(devrt.device(device, 0))
+    device = device_under_test(device)
     module, name, block = vadd_module(device)
     vadd = module[name]
     a = devrt.tensor(np.arange(N, dtype=np.float32), device)
@@ -75,7 +76,7 @@ def test_a_replay_never_writes_or_reads_memory_that_a_dropped_tensor_gave_back(d
     """The sequence a user met (issue 53): capture c = a + a, `del` one of them, allocate a tensor of
     the same size (the Buffer cache's first choice is the dropped one's memory), replay. The graph
     keeps the memory it touches until it is destroyed; memory_stats shows it meanwhile."""
-    device = present(devrt.device(device, 0))
+    device = device_under_test(device)
     module, name, block = vadd_module(device)
     vadd = module[name]
     stream = devrt.Stream(device)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import devrt
+from conftest import device_under_test, kind_of
 
 N = 1000
 OPENCL_VADD = """
@@ -27,27 +28,28 @@ def present(device):
 
 def vadd_module(device):
     """The vector add on `device`: OpenCL C, SPIR-V (entry point main), or the CPU test kernels."""
-    if device.type == "opencl":
+    kind = kind_of(device)
+    if kind == "opencl":
         return devrt.Module.load(device, "opencl_c", OPENCL_VADD), "vadd", 1
-    if device.type == "vulkan":
+    if kind == "vulkan":
         spirv = pathlib.Path(os.environ.get("DEVRT_TEST_SPIRV_DIR", "")) / "vadd.spv"
         if not spirv.is_file():
             pytest.skip(f"no {spirv} (glslc was not found when this build was configured)")
         return devrt.Module.load(device, "spirv", spirv), "main", 64
-    if device.type == "webgpu":
+    if kind == "webgpu":
         wgsl = pathlib.Path(os.environ.get("DEVRT_TEST_WGSL_DIR", "")) / "vadd.wgsl"
         return devrt.Module.load(device, "wgsl", wgsl.read_text()), "vadd", 64
-    if device.type == "cpu":
+    if kind == "cpu":
         shared_object = os.environ.get("DEVRT_TEST_CPU_KERNELS_SO", "")
         if not shared_object:
             pytest.skip("DEVRT_TEST_CPU_KERNELS_SO is not set")
         return devrt.Module.load(device, "shared_object", pathlib.Path(shared_object).read_bytes()), "vadd", 64
-    pytest.skip(f"no vector add for {device.type} in this test")
+    pytest.skip(f"no vector add for {kind} in this test")
 
 
 @pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan", "webgpu"])
 def test_vector_add_runs_on_every_backend_present(device):
-    device = present(devrt.device(device, 0))
+    device = device_under_test(device)
     module, name, block = vadd_module(device)
     a = devrt.tensor(np.arange(N, dtype=np.float32), device)
     b = devrt.tensor(np.full(N, 0.5, dtype=np.float32), device)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import devrt
-from test_module import present, vadd_module
+from conftest import device_under_test, kind_of
+from test_module import vadd_module
 
 
 def test_benchmark_result_has_tvms_fields_and_repr():
@@ -82,7 +83,7 @@ def test_an_exception_in_the_timed_function_is_raised_as_it_was():
 
 @pytest.mark.parametrize("device", ["cpu", "opencl", "vulkan", "webgpu"])
 def test_module_time_evaluator_times_a_kernel(device):
-    device = present(devrt.device(device, 0))
+    device = device_under_test(device)
     module, name, block = vadd_module(device)
     n = 1 << 16
     a = devrt.tensor(np.arange(n, dtype=np.float32), device)
@@ -93,7 +94,20 @@ def test_module_time_evaluator_times_a_kernel(device):
     assert len(result.results) == 3
     assert all(seconds > 0 for seconds in result.results)
     # WebGPU cannot time events: the host clock then, and said so.
-    assert ftimer.device_side == (device.type != "webgpu")
+    assert ftimer.device_side == (kind_of(device) != "webgpu")
     np.testing.assert_array_equal(np.from_dlpack(c.to(devrt.cpu(0))), np.arange(n, dtype=np.float32) + 1)
     with pytest.raises(ValueError, match="loaded on"):
         module.time_evaluator(name, devrt.cpu(0) if device.type != "cpu" else devrt.opencl(0))
+
+    # With a stream given: the launches are timed there (captured there, on a remote device).
+    stream = devrt.Stream(device)
+    ftimer = module.time_evaluator(name, device, number=3, repeat=2, stream=stream)
+    result = ftimer(a, b, c, n, grid=(n + block - 1) // block, block=block)
+    assert len(result.results) == 2 and all(seconds > 0 for seconds in result.results)
+    stream.sync()
+
+    # A plain callable that launches on the device's current stream, as devrt.time_evaluator asks.
+    vadd = module[name]
+    ftimer = devrt.time_evaluator(lambda: vadd(a, b, c, n, grid=(n + block - 1) // block, block=block), device,
+                                  number=2, repeat=2)
+    assert len(ftimer().results) == 2

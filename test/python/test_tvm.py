@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import devrt
+from conftest import REMOTE, device_under_test
 
 N = 777
 
@@ -63,7 +64,7 @@ def test_a_tvm_ffi_library_runs_where_no_libtvm_ffi_exists():
 @pytest.mark.parametrize("abi", ["", "_ffi", "_ffi_0_21"])
 @pytest.mark.parametrize("kind", ["opencl", "vulkan", "webgpu"])
 def test_a_device_library_runs_its_kernels(kind, abi):
-    device = present(devrt.device(kind, 0))
+    device = device_under_test(kind)
     lib = devrt.tvm.load_library(fixture(kind + abi), device)
     assert lib.functions == ["missing", "scale"] + (["stable_add_one"] if abi == "_ffi" else []) + ["sum_scalars", "vadd"]
     assert ("vadd_kernel", ["blockIdx.x", "threadIdx.x"]) in lib.kernels
@@ -78,10 +79,30 @@ def test_a_device_library_runs_its_kernels(kind, abi):
     scalars = list(range(-8, 9))
     lib["sum_scalars"](sums, *scalars)  # 17 scalars: a uniform buffer on Vulkan
     np.testing.assert_array_equal(sums.numpy(), np.full(N, sum(scalars), dtype=np.int32))
-    with pytest.raises(devrt.InvalidArgumentError, match="device_type"):
+    with pytest.raises(devrt.InvalidArgumentError, match=f"argument 1 is on cpu:0; the library runs on {device}"):
         lib["vadd"](a, devrt.tensor(np.ones(N, np.float32)), c)  # a host tensor
+    with pytest.raises(devrt.InvalidArgumentError, match="argument 'B' of vadd must be float32; the call gave "
+                                                         "argument 0 float32, argument 1 int32, argument 2 float32"):
+        lib["vadd"](a, devrt.empty((N,), "int32", device), c)
     with pytest.raises(devrt.NotFoundError, match="missing_kernel"):
         lib["missing"]()
+    # TVM's Module.time_evaluator over a host function: its kernels timed on the device (captured
+    # and replayed on the server for a remote one).
+    ftimer = lib.time_evaluator("vadd", device, number=3, repeat=2)
+    result = ftimer(a, b, c)
+    assert len(result.results) == 2 and all(seconds > 0 for seconds in result.results)
+    lib.synchronize()
+    np.testing.assert_allclose(c.numpy(), np.arange(N, dtype=np.float32) + 0.5)
+    with pytest.raises(ValueError, match="loaded on"):
+        lib.time_evaluator("vadd", devrt.cpu(0))
+
+
+@pytest.mark.skipif(not REMOTE, reason="the remote run only (meson test python-remote)")
+@pytest.mark.parametrize("abi", ["", "_ffi", "_ffi_0_21"])
+def test_a_cpu_library_is_refused_on_a_remote_device(abi):
+    device = device_under_test("cpu")
+    with pytest.raises(devrt.InvalidArgumentError, match="compute in its host code, in this process"):
+        devrt.tvm.load_library(fixture("cpu" + abi), device)
 
 
 def test_loading_refuses_what_it_cannot_run(tmp_path):
@@ -95,6 +116,13 @@ def test_loading_refuses_what_it_cannot_run(tmp_path):
     if path:
         with pytest.raises(devrt.InvalidArgumentError, match="its kernels are opencl code"):
             devrt.tvm.load_library(path, devrt.cpu(0))
+    import ctypes.util
+
+    libm = ctypes.util.find_library("m")  # a shared object TVM did not build
+    libm_path = next((line.split()[-1] for line in open("/proc/self/maps") if line.rstrip().endswith("/" + libm)), None)
+    if libm_path:
+        with pytest.raises(devrt.InvalidArgumentError, match="not a library TVM built"):
+            devrt.tvm.load_library(libm_path, devrt.cpu(0))
 
 
 @pytest.mark.skipif(not os.environ.get("DEVRT_TVM_LIBRARY"), reason="DEVRT_TVM_LIBRARY names no TVM-built library")
