@@ -16,12 +16,14 @@ SERVER = os.environ.get("DEVRT_TEST_SERVER", "")
 
 
 @contextlib.contextmanager
-def serving(*arguments):
-    """A devrt-server exporting the CPU device with `arguments`; yields its address."""
+def serving(*arguments, log=None):
+    """A devrt-server exporting the CPU device with `arguments` (its messages into the file `log`,
+    if given); yields its address."""
     with tempfile.TemporaryDirectory() as scratch:
         address_file = os.path.join(scratch, "address")
+        messages = open(log, "w") if log else subprocess.DEVNULL
         process = subprocess.Popen([SERVER, "--devices", "cpu", *arguments, "--address-file", address_file],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   stdout=subprocess.DEVNULL, stderr=messages)
         try:
             for _ in range(600):
                 if os.path.exists(address_file):
@@ -33,6 +35,8 @@ def serving(*arguments):
         finally:
             process.kill()
             process.wait()
+            if log:
+                messages.close()
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +107,21 @@ def test_keyed_server_wants_its_key():
                 with pytest.raises(TypeError):
                     devrt.remote.connect(ADDRESS, key_file=3)
             """)
+
+
+def test_a_client_that_exits_normally_says_goodbye(tmp_path):
+    """The server hears a normal exit at once, as a closed connection, not a keep-alive timeout."""
+    if not SERVER:
+        pytest.skip("devrt-server was not built (no remote backend: UCX's headers are missing)")
+    log = tmp_path / "server.log"
+    with serving(log=str(log)) as address:
+        run_client(address, """
+            dev = devrt.remote.connect(ADDRESS)[0]
+            devrt.tensor(numpy.arange(16, dtype=numpy.int32), dev).numpy()
+        """)
+        for _ in range(600):  # the server writes the line when its UCX thread sees the close
+            if "left (" in log.read_text():
+                break
+            time.sleep(0.1)
+    text = log.read_text()
+    assert "client 1 left (it closed the connection)" in text, text

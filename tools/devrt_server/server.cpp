@@ -159,7 +159,11 @@ void Server::on_connection(ucp_conn_request_h request, void* arg) {
 void Server::on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status) {
   auto* server = static_cast<Server*>(arg);
   auto it = server->clients_.find(endpoint);
-  if (it != server->clients_.end()) server->drop(it->second.get(), remote::ucx_library().api.ucs_status_string(status));
+  if (it == server->clients_.end()) return;
+  // A client that exits normally closes its endpoint (remote_client.cpp): UCX reports a reset.
+  server->drop(it->second.get(), status == UCS_ERR_CONNECTION_RESET
+                                     ? std::string("it closed the connection")
+                                     : std::string(remote::ucx_library().api.ucs_status_string(status)));
 }
 
 void Server::drop(Client* client, const std::string& why) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -60,6 +62,9 @@ public:
                         " remote devices are connected already, and a process holds at most ", kMaxDevices);
     }
     connections_.push_back(std::move(opened).value());
+    // At the process's normal exit every server hears this client leave, at once.
+    static const bool closing_at_exit = std::atexit(&close_all) == 0;
+    static_cast<void>(closing_at_exit);
     std::vector<Device> out;
     for (std::size_t i = 0; i < n; ++i) {
       RemoteDevice& d = devices_[first + static_cast<std::int32_t>(i)];
@@ -82,6 +87,8 @@ public:
   }
 
 private:
+  static void close_all() noexcept;
+
   mutable std::mutex mutex_;
   std::once_flag configured_once_;
   std::string configured_errors_;
@@ -93,6 +100,12 @@ private:
 Remotes& remotes() noexcept {
   static Remotes* const instance = new Remotes(); // never destroyed: UCX outlives static destructors
   return *instance;
+}
+
+void Remotes::close_all() noexcept {
+  Remotes& all = remotes();
+  std::lock_guard<std::mutex> lock(all.mutex_);
+  for (const std::unique_ptr<Connection>& connection : all.connections_) connection->close(std::chrono::seconds(1));
 }
 
 const RemoteDevice& device_of(const BackendDevice& device) noexcept { return *remotes().find(device.index); }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include "support/environment.hpp"
 
@@ -116,6 +117,27 @@ Connection::~Connection() {
       ucx_library().api.ucp_request_free(request);
     }
   }
+}
+
+void Connection::close(std::chrono::milliseconds wait) noexcept {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  while (!lock.owns_lock() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    static_cast<void>(lock.try_lock());
+  }
+  // A thread still in a call at exit keeps the endpoint; the server's keep-alive ends it then.
+  if (!lock.owns_lock() || endpoint_ == nullptr || is_lost()) return;
+  const UcxApi& ucx = ucx_library().api;
+  ucp_request_param_t param{}; // no flags: UCP_EP_CLOSE_MODE_FLUSH, which tells the peer
+  ucs_status_ptr_t request = ucx.ucp_ep_close_nbx(endpoint_, &param);
+  endpoint_ = nullptr;
+  mark_lost("this process closed the connection");
+  if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
+  while (ucx.ucp_request_check_status(request) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline) {
+    worker_.progress();
+  }
+  if (ucx.ucp_request_check_status(request) != UCS_INPROGRESS) ucx.ucp_request_free(request);
 }
 
 void Connection::mark_lost(std::string reason) noexcept {

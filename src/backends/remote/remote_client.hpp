@@ -59,6 +59,12 @@ public:
   // unchanged until the next round trip on this connection has returned.
   Status post(wire::Command command, std::span<const unsigned char> payload, bool borrowed = false) noexcept;
 
+  // Closes the endpoint the way a peer sees at once (UCX's flush close: the server's side ends
+  // with "connection reset", not a keep-alive timeout), waiting at most `wait` for it; later
+  // calls find the server lost ("this process closed the connection"). For the process's exit;
+  // thread-safe.
+  void close(std::chrono::milliseconds wait) noexcept;
+
   // unavailable naming the server and why, once it is lost (it never comes back); else ok.
   Status lost() const noexcept;
   bool is_lost() const noexcept { return lost_flag_.load(std::memory_order_acquire); }
