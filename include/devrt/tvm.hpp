@@ -22,6 +22,10 @@
 
 #include <dlpack/dlpack.h>
 
+#include <devrt/config.hpp>
+#if !DEVRT_WITH_TVM
+#error "devrt::tvm is not in this build of devrt: configure devrt with -Dtvm=enabled (as a Meson subproject it is off unless asked for: default_options: ['tvm=enabled']); docs/tvm-libraries.md"
+#endif
 #include <devrt/device.hpp>
 #include <devrt/dtype.hpp>
 #include <devrt/status.hpp>

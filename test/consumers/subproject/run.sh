@@ -52,6 +52,24 @@ for unwanted in devrt_c toolchain comm devrt-info vulkan cuda rocm catch; do
   fi
 done
 "$work/build/app" cpu opencl || failures=$((failures + 1))
+# devrt::tvm is off in a subproject unless asked for: a consumer including its header learns that
+# when it compiles, with the option to turn on (not from an undefined reference at link time).
+printf '#include <devrt/tvm.hpp>\nint main() { return 0; }\n' >"$work/uses_tvm.cpp"
+tvm_compile=$(python3 -c 'import json, shlex, sys
+for entry in json.load(open(sys.argv[1])):
+    if entry["file"].endswith("app.cpp"):
+        words = shlex.split(entry["command"])
+        words = [sys.argv[2] if w == entry["file"] else w for w in words]
+        words[words.index("-o") + 1] = sys.argv[2] + ".o"
+        print(shlex.join(words))' "$work/build/compile_commands.json" "$work/uses_tvm.cpp")
+if (cd "$work/build" && eval "$tvm_compile") >"$work/tvm.log" 2>&1; then
+  echo "FAIL: <devrt/tvm.hpp> compiled in a build without devrt::tvm"; failures=$((failures + 1))
+elif ! grep -q "configure devrt with -Dtvm=enabled" "$work/tvm.log"; then
+  echo "FAIL: <devrt/tvm.hpp> without devrt::tvm did not name the option:"; cat "$work/tvm.log"
+  failures=$((failures + 1))
+else
+  echo "devrt/tvm.hpp refused as it should be: $(grep -m1 'Dtvm=enabled' "$work/tvm.log")"
+fi
 DESTDIR="$work/dest" meson install -C "$work/build" --no-rebuild --quiet >/dev/null
 installed=$(cd "$work/dest" && find . -type f | sort)
 echo "installed: $installed"
