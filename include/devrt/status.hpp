@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <new>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -144,6 +145,10 @@ struct StatusAccess {
   }
 };
 } // namespace detail
+
+// "ok", or the code's name and the message ("invalid_argument: ..."), as devrt/format.hpp's
+// {fmt} formatter writes it. Thread-safe.
+std::string to_string(const Status& status);
 
 // Builds an error Status from message parts (strings, integers, devices, pointers) without
 // the heap except for the final message copy. Thread-safe.

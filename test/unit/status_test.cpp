@@ -134,3 +134,9 @@ TEST_CASE("a Result built from an ok Status becomes an internal error", "[status
   CHECK_FALSE(r.ok());
   CHECK(r.status().code() == ErrorCode::internal);
 }
+
+TEST_CASE("to_string gives ok, or the code's name and the message", "[status]") {
+  CHECK(devrt::to_string(devrt::Status()) == "ok");
+  const devrt::Status refused = devrt::make_error(devrt::ErrorCode::invalid_argument, "argument ", 1, " is bad");
+  CHECK(devrt::to_string(refused) == "invalid_argument: argument 1 is bad");
+}
