@@ -11,6 +11,7 @@
 #include <string>
 
 #include "server.hpp"
+#include "backends/remote/ucx_api.hpp"
 #include "support/environment.hpp"
 
 namespace {
@@ -22,7 +23,7 @@ void request_stop(int) { stop_requested.store(true); }
 constexpr const char* kUsage =
     "usage: devrt-server [options]\n"
     "Serves this machine's devices to devrt's remote backend over UCX (docs/remote.md).\n"
-    "  --listen HOST           IPv4 address to listen on (default 127.0.0.1; any other needs --key-file)\n"
+    "  --listen HOST[:PORT]    IPv4 address to listen on (default 127.0.0.1; any other needs --key-file)\n"
     "  --port N                port (default 0: any free one; the address is printed)\n"
     "  --devices LIST          what to export: backend[:index],... (default: every present device)\n"
     "  --key-file PATH         clients must prove this key (mode 0600; clients: DEVRT_REMOTE_KEY_FILE)\n"
@@ -141,7 +142,16 @@ int main(int argc, char** argv) {
     } else if (arg == "--allow-host-code") {
       options.allow_host_code = true;
     } else if (arg == "--listen" && has_value) {
-      options.host = argv[++i];
+      // HOST, or HOST:PORT as DEVRT_REMOTE names a server.
+      const std::string value = argv[++i];
+      if (value.find(':') == std::string::npos) {
+        options.host = value;
+      } else {
+        devrt::Result<devrt::remote::SocketAddress> address = devrt::remote::parse_address(value);
+        if (!address.ok()) return usage_error(("--listen: " + std::string(address.status().message())).c_str());
+        options.host = address->host;
+        options.port = address->port;
+      }
     } else if (arg == "--port" && has_value) {
       std::uint64_t port = 0;
       if (!devrt::detail::parse_unsigned(argv[++i], port) || port > 65535) return usage_error("--port: 0 to 65535");
