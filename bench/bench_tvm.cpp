@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -16,6 +17,8 @@
 
 #include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/discovery.hpp>
+#include <devrt/remote.hpp>
 #include <devrt/tvm.hpp>
 
 namespace {
@@ -112,6 +115,50 @@ void library_call_overhead(benchmark::State& state, Case c) {
   for (auto _ : state) benchmark::DoNotOptimize(lib->call("vadd", {*a}).code());
 }
 
+// The same operator through the same library, on a remote device (a devrt-server's device of
+// the library's kind: host code here, its launch and the wait over the wire) and on the local
+// device of that kind, interleaved in one run. Counters: remote_us, local_us, ratio. Registered
+// where DEVRT_REMOTE names a server (bench-tvm-remote runs under test/remote/with_server.sh).
+void remote_against_local(benchmark::State& state, Case c, devrt::Device remote) {
+  devrt::Result<devrt::tvm::Library> far = devrt::tvm::Library::load(c.library, remote);
+  devrt::Result<devrt::tvm::Library> near = devrt::tvm::Library::load(c.library, c.device);
+  if (!far.ok() || !near.ok()) {
+    state.SkipWithError(std::string(far.ok() ? near.status().message() : far.status().message()).c_str());
+    return;
+  }
+  auto make = [](devrt::Device d) { return devrt::Tensor::empty({kElements}, devrt::DataType::float32(), d); };
+  devrt::Result<devrt::Tensor> ra = make(remote), rb = make(remote), rc = make(remote);
+  devrt::Result<devrt::Tensor> la = make(c.device), lb = make(c.device), lc = make(c.device);
+  if (!ra.ok() || !rb.ok() || !rc.ok() || !la.ok() || !lb.ok() || !lc.ok()) {
+    state.SkipWithError("tensors failed");
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  double remote_seconds = 0, local_seconds = 0;
+  bool remote_first = true;
+  for (auto _ : state) {
+    for (int turn = 0; turn < 2; ++turn) {
+      const bool far_turn = (turn == 0) == remote_first;
+      const devrt::tvm::Library& lib = far_turn ? *far : *near;
+      const auto t0 = Clock::now();
+      const bool ok = far_turn ? lib.call("vadd", {*ra, *rb, *rc}).ok() && lib.synchronize().ok()
+                               : lib.call("vadd", {*la, *lb, *lc}).ok() && lib.synchronize().ok();
+      if (!ok) {
+        state.SkipWithError(far_turn ? "remote call failed" : "local call failed");
+        return;
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      (far_turn ? remote_seconds : local_seconds) += seconds;
+      if (far_turn) state.SetIterationTime(seconds);
+    }
+    remote_first = !remote_first;
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["remote_us"] = remote_seconds / n * 1e6;
+  state.counters["local_us"] = local_seconds / n * 1e6;
+  state.counters["ratio"] = remote_seconds / local_seconds;
+}
+
 void register_all() {
   std::vector<std::pair<std::string, Case>> cases;
 #ifdef DEVRT_BENCH_TVM_OPENCL
@@ -144,6 +191,15 @@ void register_all() {
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("tvm/call_refused_by_host_code/" + name).c_str(), library_call_overhead, c)
         ->Unit(benchmark::kNanosecond);
+    if (std::getenv("DEVRT_REMOTE") == nullptr) continue;
+    for (const devrt::Device& device : devrt::devices()) {
+      devrt::Result<devrt::remote::DeviceInfo> info =
+          device.kind == devrt::DeviceKind::remote ? devrt::remote::describe(device) : devrt::Status();
+      if (!info.ok() || info->kind != c.device.kind) continue;
+      benchmark::RegisterBenchmark(("tvm/vadd_remote_vs_local/" + name).c_str(), remote_against_local, c, device)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
 }
 
