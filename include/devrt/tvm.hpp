@@ -24,7 +24,8 @@
 
 #include <devrt/config.hpp>
 #if !DEVRT_WITH_TVM
-#error "devrt::tvm is not in this build of devrt: configure devrt with -Dtvm=enabled (as a Meson subproject it is off unless asked for: default_options: ['tvm=enabled']); docs/tvm-libraries.md"
+// devrt::tvm is off in Meson subprojects unless asked for (docs/tvm-libraries.md).
+#error "no devrt::tvm in this build: configure devrt with -Dtvm=enabled (subproject: default_options tvm=enabled)"
 #endif
 #include <devrt/device.hpp>
 #include <devrt/dtype.hpp>

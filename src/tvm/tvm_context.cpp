@@ -606,8 +606,7 @@ std::string explain_tvm_error(std::string_view function, const std::string& tvm_
   if (rest.starts_with("ndim")) {
     const std::string expected = after("ndim is expected to equal ");
     if (!expected.empty()) {
-      return head + " must have " + expected + " dimensions; the call gave " + describe_tensors(tensors, "ndim") +
-             tail;
+      return head + " must have " + expected + " dimensions; the call gave " + describe_tensors(tensors, "ndim") + tail;
     }
   }
   if (rest.starts_with("shape[")) {
@@ -635,14 +634,14 @@ Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::stri
   std::vector<int> codes(n);
   std::vector<DLTensor> tensors(n);
   std::vector<DLTensor*> given(n, nullptr); // each tensor argument as the host code gets it
-  std::vector<std::int64_t> dims; // every devrt tensor's shape and strides, in one block
+  std::vector<std::int64_t> dims;           // every devrt tensor's shape and strides, in one block
   for (const Argument& a : args) {
     if (a.kind() == Argument::Kind::tensor && a.tensor() != nullptr)
       dims.resize(dims.size() + 2 * a.tensor()->shape().size());
   }
   auto refuse = [&](std::size_t i, auto&&... what) {
-    return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": argument ",
-                      i, what...);
+    return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": argument ", i,
+                      what...);
   };
   std::size_t used = 0;
   for (std::size_t i = 0; i < n; ++i) {

@@ -199,7 +199,8 @@ Result<std::unique_ptr<DeviceKernels>> load_kernels(const SharedLibrary& shared,
     if (!runs(kind, module.type_key)) {
       return make_error(ErrorCode::invalid_argument, "TVM library ", shared.label, ": its kernels are ",
                         module.type_key, " code; load it on a ", module.type_key, " device, not ", device,
-                        remote ? " (a " + std::string(device_kind_name(kind)) + " device on its server)" : std::string());
+                        remote ? " (a " + std::string(device_kind_name(kind)) + " device on its server)"
+                               : std::string());
     }
     loaded->infos.insert(loaded->infos.end(), module.kernels.begin(), module.kernels.end());
   }

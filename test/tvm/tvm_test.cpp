@@ -529,7 +529,8 @@ TEST_CASE("a library is refused with the reason: no file, not ELF, truncated, an
   devrt::Result<Library> not_tvm = Library::load(libm_path.c_str(), cpu);
   INFO(not_tvm.status().message());
   CHECK(not_tvm.status().code() == ErrorCode::invalid_argument);
-  CHECK(contains(not_tvm.status().message(), "not a library TVM built; it carries none of TVM's marks: no device blob"));
+  CHECK(
+      contains(not_tvm.status().message(), "not a library TVM built; it carries none of TVM's marks: no device blob"));
 }
 
 TEST_CASE("libraries side by side, one file loaded twice, calls from several threads", "[tvm][concurrency]") {

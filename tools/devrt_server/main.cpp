@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "server.hpp"
 #include "backends/remote/ucx_api.hpp"
+#include "server.hpp"
 #include "support/environment.hpp"
 
 namespace {
