@@ -57,11 +57,12 @@ case $mode in
     # A lean wheel: the package, its libraries and its metadata, nothing for C++ users, and no
     # path of this machine's build or source tree in any file.
     extra=$(cut -d, -f1 "$(dirname "$wheel")/RECORD" |
-      grep -v -E '^(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/|(\.\./)+bin/devrt-info$)' |
+      grep -v -E '^(devrt/|devrt-[^/]*\.dist-info/|\.devrt\.mesonpy\.libs/|(\.\./)+bin/devrt-(info|server)$)' |
       grep -v '__pycache__' || true)
     [ -z "$extra" ] || { echo "FAIL: the wheel installed more than the package:"; echo "$extra"; exit 1; }
     if grep -rl --exclude=direct_url.json -e "$work/src" "$root"/lib/python3*/site-packages/devrt* \
-      "$root"/lib/python3*/site-packages/.devrt.mesonpy.libs "$root/bin/devrt-info" 2>/dev/null; then
+      "$root"/lib/python3*/site-packages/.devrt.mesonpy.libs "$root/bin/devrt-info" "$root/bin/devrt-server" \
+      2>/dev/null; then
       echo "FAIL: a build-machine path is recorded"; exit 1
     fi ;;
   meson)
@@ -92,4 +93,12 @@ if [ "$mode" = readme ]; then # a wheel carries devrt-info; `meson install` puts
     "devrt-info "*) echo "ok: python -m devrt runs the package's devrt-info ($out)" ;;
     *) echo "FAIL: python -m devrt: $out"; exit 1 ;;
   esac
+  # devrt-server too, where this build has the remote backend (UCX's headers).
+  if [ -e "$(dirname "$package")/devrt-server" ]; then
+    out=$("$root/bin/devrt-server" --help 2>&1 || true)
+    case $out in
+      "usage: devrt-server"*) echo "ok: the devrt-server command runs the package's devrt-server" ;;
+      *) echo "FAIL: devrt-server --help: $out"; exit 1 ;;
+    esac
+  fi
 fi
