@@ -545,15 +545,25 @@ int invoke(HostAbi abi, void* function, std::vector<abi::Value>& values, std::ve
 }
 
 // What the call's tensors are, for a message: "a [1000] float32, b [10] float32, ..." by index.
-std::string describe_tensors(const std::vector<DLTensor*>& tensors, std::string_view field) {
+// The first six: an error message holds MessageBuilder::kCapacity bytes, and TVM's text follows.
+std::string describe_tensors(const std::vector<DLTensor*>& tensors, std::string_view field, Device device,
+                             Device shown_as) {
   std::string out;
+  int listed = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const DLTensor* t = tensors[i];
     if (t == nullptr) continue;
+    if (++listed > 6) {
+      out += ", ...";
+      break;
+    }
     out += out.empty() ? "" : ", ";
     out += "argument " + std::to_string(i) + " ";
     if (field == "dtype") {
       out += to_string(DataType{static_cast<DataTypeCode>(t->dtype.code), t->dtype.bits, t->dtype.lanes});
+    } else if (field == "device") {
+      const Device on = Device::from_dlpack(t->device);
+      out += to_string(on == shown_as ? device : on);
     } else if (field == "ndim") {
       out += std::to_string(t->ndim) + "-D";
     } else {
@@ -570,16 +580,25 @@ std::string describe_tensors(const std::vector<DLTensor*>& tensors, std::string_
 // "... .ndim is expected to equal N", "Argument <f>.<param>.shape[i] has an unsatisfied
 // constraint: E == ...", "<f>: Expect arg[i] to be pointer").
 std::string explain_tvm_error(std::string_view function, const std::string& tvm_error,
-                              const std::vector<DLTensor*>& tensors) {
+                              const std::vector<DLTensor*>& tensors, Device device, Device shown_as) {
+  auto given = [&](std::string_view field) { return describe_tensors(tensors, field, device, shown_as); };
   const std::string prefix = std::string(function) + ".";
-  const std::size_t at = tvm_error.find(prefix);
-  const std::string_view text(tvm_error);
+  // tvm-ffi's errors start with their kind ("RuntimeError: "), kept in front of TVM's words.
+  std::string_view text(tvm_error);
+  std::string_view error_kind;
+  if (const std::size_t kind_end = text.find("Error: ");
+      kind_end != std::string_view::npos && text.substr(0, kind_end).find(' ') == std::string_view::npos) {
+    error_kind = text.substr(0, kind_end + 7);
+    text.remove_prefix(kind_end + 7);
+  }
+  // In "Assert fail: <condition>, <f>.<param>.<what>" the last clause names the argument.
+  const std::size_t clause = text.starts_with("Assert fail: ") ? text.rfind(", " + prefix) : std::string_view::npos;
+  const std::size_t at = clause != std::string_view::npos ? clause + 2 : text.find(prefix);
   if (const std::size_t pointer = text.find(": Expect arg["); pointer != std::string_view::npos) {
     const std::size_t close = text.find(']', pointer);
     if (close != std::string_view::npos) {
       const std::string_view index = text.substr(pointer + 13, close - pointer - 13);
-      return "argument " + std::string(index) + " of " + std::string(function) +
-             " must be a tensor (TVM: " + tvm_error + ")";
+      return "argument " + std::string(index) + " must be a tensor (TVM: " + tvm_error + ")";
     }
   }
   if (at == std::string::npos) return tvm_error;
@@ -588,8 +607,12 @@ std::string explain_tvm_error(std::string_view function, const std::string& tvm_
   if (name_end == std::string_view::npos) return tvm_error;
   const std::string param(text.substr(name_begin, name_end - name_begin));
   const std::string_view rest = text.substr(name_end + 1);
-  const std::string head = "argument '" + param + "' of " + std::string(function);
-  const std::string tail = " (TVM: " + tvm_error + ")";
+  const std::string head = "argument '" + param + "'";
+  // TVM's "Assert fail: <condition>, <what>": <what> alone, which names the argument and the
+  // expectation (the condition repeats it as struct reads, and would not fit the message).
+  const std::string said =
+      std::string(error_kind) + std::string(text.starts_with("Assert fail: ") ? text.substr(at) : text);
+  const std::string tail = " (TVM: " + said + ")";
   auto after = [&](std::string_view marker) {
     const std::size_t p = rest.find(marker);
     if (p == std::string_view::npos) return std::string();
@@ -600,23 +623,46 @@ std::string explain_tvm_error(std::string_view function, const std::string& tvm_
   if (rest.starts_with("dtype")) {
     const std::string expected = after("dtype is expected to be ");
     if (!expected.empty()) {
-      return head + " must be " + expected + "; the call gave " + describe_tensors(tensors, "dtype") + tail;
+      return head + " must be " + expected + "; the call gave " + given("dtype") + tail;
     }
   }
   if (rest.starts_with("ndim")) {
     const std::string expected = after("ndim is expected to equal ");
     if (!expected.empty()) {
-      return head + " must have " + expected + " dimensions; the call gave " + describe_tensors(tensors, "ndim") + tail;
+      return head + " must have " + expected + " dimensions; the call gave " + given("ndim") + tail;
+    }
+  }
+  if (rest.starts_with("device_type")) {
+    // The device type TVM compiled the argument for: "<type> == ..." in its condition.
+    std::string expected = after("unsatisfied constraint: ");
+    if (expected.empty() && text.starts_with("Assert fail: ")) {
+      const std::string_view condition = text.substr(13);
+      expected = std::string(condition.substr(0, condition.find(' ')));
+    }
+    const bool number =
+        !expected.empty() && expected.size() < 4 && expected.find_first_not_of("0123456789") == std::string::npos;
+    if (number) {
+      int type = 0;
+      for (char digit : expected) type = type * 10 + (digit - '0');
+      const auto kind = static_cast<DeviceKind>(type);
+      return head + " must be on a " + std::string(device_kind_name(kind)) + " device; the call gave " +
+             given("device") + tail;
     }
   }
   if (rest.starts_with("shape[")) {
     const std::string axis(rest.substr(0, rest.find(']') + 1));
     std::string expected = after("unsatisfied constraint: ");
+    for (std::string_view wrapper : {"(", "T.int64(", "T.int32("}) {
+      if (expected.starts_with(wrapper)) expected.erase(0, wrapper.size());
+    }
     const bool literal = !expected.empty() && expected.find_first_not_of("0123456789") == std::string::npos;
+    // TVM's condition, up to its first "==": the rest reads the tensor's struct, and is long.
+    const std::size_t equals = said.find(" == ", said.find("unsatisfied constraint: "));
+    const std::string short_tail = equals == std::string::npos ? tail : " (TVM: " + said.substr(0, equals) + " == ...)";
     return head + ": its " + axis + (literal ? " must be " + expected : " disagrees with the other arguments'") +
-           "; the call gave " + describe_tensors(tensors, "shape") + tail;
+           "; the call gave " + given("shape") + short_tail;
   }
-  return head + ": " + tvm_error;
+  return head + ": " + said;
 }
 
 } // namespace
@@ -681,11 +727,13 @@ Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::stri
       dl = *from;
       frame.memory.push_back(KnownMemory{Device::from_dlpack(from->device), from->data, tensor_bytes(*from)});
     }
-    // TVM's host code asserts each tensor's device; devrt says it first, in its own words.
-    if (const Device on = Device::from_dlpack(dl.device); on != device) {
-      return refuse(i, " is on ", on, "; the library runs on ", device);
+    // TVM's host code asserts each tensor's device; devrt says it first, in its own words. Host
+    // memory passes: some host functions read their arguments there (a shape function's heap).
+    const Device on = Device::from_dlpack(dl.device);
+    if (on != device && on.kind != DeviceKind::cpu) {
+      return refuse(i, " is on ", on, "; the library runs on ", device, " (and reads host memory)");
     }
-    dl.device = kernels.presented.to_dlpack();
+    if (on == device) dl.device = kernels.presented.to_dlpack();
     given[i] = &dl;
     values[i].v_handle = &dl;
   }
@@ -705,8 +753,9 @@ Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::stri
                       frame.error.message());
   }
   return make_error(ErrorCode::invalid_argument, "TVM library ", library.label, ", function ", name, ": ",
-                    frame.tvm_error.empty() ? std::string("failed without a message")
-                                            : explain_tvm_error(name, frame.tvm_error, given));
+                    frame.tvm_error.empty()
+                        ? std::string("failed without a message")
+                        : explain_tvm_error(name, frame.tvm_error, given, device, kernels.presented));
 }
 
 } // namespace devrt::tvm::detail
