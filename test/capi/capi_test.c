@@ -543,6 +543,36 @@ static void test_toolchain(void) {
 }
 #endif
 
+#ifdef DEVRT_TEST_TVM_CPU
+/* Calls `function` of `library` (a vector add of TVM's layout: a, b, out) on three tensors of
+ * 256 floats on `device`, and checks the sum; the tensors are released. */
+static void check_tvm_vadd(devrt_tvm_library library, const char* function, devrt_device device) {
+  devrt_tensor tensors[3] = {NULL, NULL, NULL};
+  devrt_tvm_arg args[3];
+  int64_t shape[1] = {256};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  float a[256], b[256], c[256];
+  int i, good = 1;
+  for (i = 0; i < 256; ++i) a[i] = (float)i, b[i] = 0.5f;
+  for (i = 0; i < 3; ++i) {
+    CHECK_OK(devrt_tensor_empty(shape, 1, f32, device, NULL, &tensors[i]));
+    args[i].kind = DEVRT_TVM_ARG_TENSOR;
+    args[i].reserved = 0;
+    args[i].value.tensor = tensors[i];
+  }
+  CHECK_OK(devrt_tensor_copy_from_host(tensors[0], a, sizeof a));
+  CHECK_OK(devrt_tensor_copy_from_host(tensors[1], b, sizeof b));
+  CHECK_OK(devrt_tvm_library_call(library, function, args, 3));
+  CHECK_OK(devrt_tvm_library_synchronize(library));
+  CHECK_OK(devrt_tensor_copy_to_host(tensors[2], c, sizeof c));
+  for (i = 0; i < 256; ++i) good &= c[i] == (float)i + 0.5f;
+  CHECK(good);
+  CHECK(devrt_tvm_library_call(library, function, args, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "num_args should be 3") != NULL);
+  for (i = 0; i < 3; ++i) devrt_tensor_release(tensors[i]);
+}
+#endif
+
 /* A CPU library TVM's layout (test/tvm/): its operator called with devrt tensors. */
 static void test_tvm_library(void) {
 #ifdef DEVRT_TEST_TVM_CPU
@@ -553,8 +583,7 @@ static void test_tvm_library(void) {
   size_t count = 0;
   int64_t shape[1] = {256};
   DLDataType f32 = {kDLFloat, 32, 1};
-  float a[256], b[256], c[256];
-  int i, good = 1;
+  int i;
   CHECK(devrt_tvm_library_load("/nonexistent/lib.so", kCpu, &library) == DEVRT_STATUS_NOT_FOUND && library == NULL);
   CHECK_OK(devrt_tvm_library_load(DEVRT_TEST_TVM_CPU, kCpu, &library));
   if (library == NULL) return;
@@ -562,22 +591,13 @@ static void test_tvm_library(void) {
   CHECK(count == 1 && name != NULL && strcmp(name, "cpu_vadd") == 0);
   CHECK(devrt_tvm_library_function(library, 1, &name, &count) == DEVRT_STATUS_OUT_OF_RANGE);
   CHECK(devrt_tvm_library_kernel(library, 0, &name, NULL, &count) == DEVRT_STATUS_OUT_OF_RANGE && count == 0);
-  for (i = 0; i < 256; ++i) a[i] = (float)i, b[i] = 0.5f;
+  check_tvm_vadd(library, "cpu_vadd", kCpu);
   for (i = 0; i < 3; ++i) {
     CHECK_OK(devrt_tensor_empty(shape, 1, f32, kCpu, NULL, &tensors[i]));
     args[i].kind = DEVRT_TVM_ARG_TENSOR;
     args[i].reserved = 0;
     args[i].value.tensor = tensors[i];
   }
-  CHECK_OK(devrt_tensor_copy_from_host(tensors[0], a, sizeof a));
-  CHECK_OK(devrt_tensor_copy_from_host(tensors[1], b, sizeof b));
-  CHECK_OK(devrt_tvm_library_call(library, "cpu_vadd", args, 3));
-  CHECK_OK(devrt_tvm_library_synchronize(library));
-  CHECK_OK(devrt_tensor_copy_to_host(tensors[2], c, sizeof c));
-  for (i = 0; i < 256; ++i) good &= c[i] == (float)i + 0.5f;
-  CHECK(good);
-  CHECK(devrt_tvm_library_call(library, "cpu_vadd", args, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
-  CHECK(strstr(devrt_last_error(), "num_args should be 3") != NULL);
   args[0].kind = 9;
   CHECK(devrt_tvm_library_call(library, "cpu_vadd", args, 3) == DEVRT_STATUS_INVALID_ARGUMENT);
   CHECK(devrt_tvm_library_call(library, "no_such", args, 0) == DEVRT_STATUS_NOT_FOUND);
@@ -650,12 +670,6 @@ static void test_tvm_remote(void) {
     const char* path = NULL;
     char* json = NULL;
     devrt_tvm_library library = NULL;
-    devrt_tensor tensors[3] = {NULL, NULL, NULL};
-    devrt_tvm_arg args[3];
-    int64_t shape[1] = {256};
-    DLDataType f32 = {kDLFloat, 32, 1};
-    float a[256], b[256], c[256];
-    int i, good = 1;
     CHECK_OK(devrt_remote_describe(remote, &json));
     if (json == NULL) continue;
 #ifdef DEVRT_TEST_TVM_VULKAN
@@ -670,21 +684,7 @@ static void test_tvm_remote(void) {
     if (path == NULL) continue;
     CHECK_OK(devrt_tvm_library_load(path, remote, &library));
     if (library == NULL) continue;
-    for (i = 0; i < 256; ++i) a[i] = (float)i, b[i] = 0.5f;
-    for (i = 0; i < 3; ++i) {
-      CHECK_OK(devrt_tensor_empty(shape, 1, f32, remote, NULL, &tensors[i]));
-      args[i].kind = DEVRT_TVM_ARG_TENSOR;
-      args[i].reserved = 0;
-      args[i].value.tensor = tensors[i];
-    }
-    CHECK_OK(devrt_tensor_copy_from_host(tensors[0], a, sizeof a));
-    CHECK_OK(devrt_tensor_copy_from_host(tensors[1], b, sizeof b));
-    CHECK_OK(devrt_tvm_library_call(library, "vadd", args, 3));
-    CHECK_OK(devrt_tvm_library_synchronize(library));
-    CHECK_OK(devrt_tensor_copy_to_host(tensors[2], c, sizeof c));
-    for (i = 0; i < 256; ++i) good &= c[i] == (float)i + 0.5f;
-    CHECK(good);
-    for (i = 0; i < 3; ++i) devrt_tensor_release(tensors[i]);
+    check_tvm_vadd(library, "vadd", remote);
     devrt_tvm_library_release(library);
     ++ran;
   }
