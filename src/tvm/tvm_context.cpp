@@ -544,125 +544,18 @@ int invoke(HostAbi abi, void* function, std::vector<abi::Value>& values, std::ve
                                                       nullptr);
 }
 
-// What the call's tensors are, for a message: "a [1000] float32, b [10] float32, ..." by index.
-// The first six: an error message holds MessageBuilder::kCapacity bytes, and TVM's text follows.
-std::string describe_tensors(const std::vector<DLTensor*>& tensors, std::string_view field, Device device,
-                             Device shown_as) {
-  std::string out;
-  int listed = 0;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const DLTensor* t = tensors[i];
-    if (t == nullptr) continue;
-    if (++listed > 6) {
-      out += ", ...";
-      break;
-    }
-    out += out.empty() ? "" : ", ";
-    out += "argument " + std::to_string(i) + " ";
-    if (field == "dtype") {
-      out += to_string(DataType{static_cast<DataTypeCode>(t->dtype.code), t->dtype.bits, t->dtype.lanes});
-    } else if (field == "device") {
-      const Device on = Device::from_dlpack(t->device);
-      out += to_string(on == shown_as ? device : on);
-    } else if (field == "ndim") {
-      out += std::to_string(t->ndim) + "-D";
-    } else {
-      out += "[";
-      for (std::int32_t d = 0; d < t->ndim; ++d) out += (d == 0 ? "" : ", ") + std::to_string(t->shape[d]);
-      out += "]";
-    }
-  }
-  return out.empty() ? "no tensors" : out;
-}
-
-// TVM's argument assertion in devrt's words, TVM's text kept after it; the text alone when it is
-// none of the argument binder's (arg_binder.cc: "<f>.<param>.dtype is expected to be T",
-// "... .ndim is expected to equal N", "Argument <f>.<param>.shape[i] has an unsatisfied
-// constraint: E == ...", "<f>: Expect arg[i] to be pointer").
-std::string explain_tvm_error(std::string_view function, const std::string& tvm_error,
-                              const std::vector<DLTensor*>& tensors, Device device, Device shown_as) {
-  auto given = [&](std::string_view field) { return describe_tensors(tensors, field, device, shown_as); };
-  const std::string prefix = std::string(function) + ".";
-  // tvm-ffi's errors start with their kind ("RuntimeError: "), kept in front of TVM's words.
-  std::string_view text(tvm_error);
-  std::string_view error_kind;
-  if (const std::size_t kind_end = text.find("Error: ");
-      kind_end != std::string_view::npos && text.substr(0, kind_end).find(' ') == std::string_view::npos) {
-    error_kind = text.substr(0, kind_end + 7);
-    text.remove_prefix(kind_end + 7);
-  }
-  // In "Assert fail: <condition>, <f>.<param>.<what>" the last clause names the argument.
-  const std::size_t clause = text.starts_with("Assert fail: ") ? text.rfind(", " + prefix) : std::string_view::npos;
-  const std::size_t at = clause != std::string_view::npos ? clause + 2 : text.find(prefix);
-  if (const std::size_t pointer = text.find(": Expect arg["); pointer != std::string_view::npos) {
-    const std::size_t close = text.find(']', pointer);
-    if (close != std::string_view::npos) {
-      const std::string_view index = text.substr(pointer + 13, close - pointer - 13);
-      return "argument " + std::string(index) + " must be a tensor (TVM: " + tvm_error + ")";
-    }
-  }
-  if (at == std::string::npos) return tvm_error;
-  const std::size_t name_begin = at + prefix.size();
-  const std::size_t name_end = text.find('.', name_begin);
-  if (name_end == std::string_view::npos) return tvm_error;
-  const std::string param(text.substr(name_begin, name_end - name_begin));
-  const std::string_view rest = text.substr(name_end + 1);
-  const std::string head = "argument '" + param + "'";
-  // TVM's "Assert fail: <condition>, <what>": <what> alone, which names the argument and the
-  // expectation (the condition repeats it as struct reads, and would not fit the message).
-  const std::string said =
-      std::string(error_kind) + std::string(text.starts_with("Assert fail: ") ? text.substr(at) : text);
-  const std::string tail = " (TVM: " + said + ")";
-  auto after = [&](std::string_view marker) {
-    const std::size_t p = rest.find(marker);
-    if (p == std::string_view::npos) return std::string();
-    std::string_view value = rest.substr(p + marker.size());
-    value = value.substr(0, value.find_first_of(", ;)"));
-    return std::string(value);
-  };
-  if (rest.starts_with("dtype")) {
-    const std::string expected = after("dtype is expected to be ");
-    if (!expected.empty()) {
-      return head + " must be " + expected + "; the call gave " + given("dtype") + tail;
-    }
-  }
-  if (rest.starts_with("ndim")) {
-    const std::string expected = after("ndim is expected to equal ");
-    if (!expected.empty()) {
-      return head + " must have " + expected + " dimensions; the call gave " + given("ndim") + tail;
-    }
-  }
-  if (rest.starts_with("device_type")) {
-    // The device type TVM compiled the argument for: "<type> == ..." in its condition.
-    std::string expected = after("unsatisfied constraint: ");
-    if (expected.empty() && text.starts_with("Assert fail: ")) {
-      const std::string_view condition = text.substr(13);
-      expected = std::string(condition.substr(0, condition.find(' ')));
-    }
-    const bool number =
-        !expected.empty() && expected.size() < 4 && expected.find_first_not_of("0123456789") == std::string::npos;
-    if (number) {
-      int type = 0;
-      for (char digit : expected) type = type * 10 + (digit - '0');
-      const auto kind = static_cast<DeviceKind>(type);
-      return head + " must be on a " + std::string(device_kind_name(kind)) + " device; the call gave " +
-             given("device") + tail;
-    }
-  }
-  if (rest.starts_with("shape[")) {
-    const std::string axis(rest.substr(0, rest.find(']') + 1));
-    std::string expected = after("unsatisfied constraint: ");
-    for (std::string_view wrapper : {"(", "T.int64(", "T.int32("}) {
-      if (expected.starts_with(wrapper)) expected.erase(0, wrapper.size());
-    }
-    const bool literal = !expected.empty() && expected.find_first_not_of("0123456789") == std::string::npos;
-    // TVM's condition, up to its first "==": the rest reads the tensor's struct, and is long.
-    const std::size_t equals = said.find(" == ", said.find("unsatisfied constraint: "));
-    const std::string short_tail = equals == std::string::npos ? tail : " (TVM: " + said.substr(0, equals) + " == ...)";
-    return head + ": its " + axis + (literal ? " must be " + expected : " disagrees with the other arguments'") +
-           "; the call gave " + given("shape") + short_tail;
-  }
-  return head + ": " + said;
+// A devrt Tensor as the DLTensor the host code gets; its shape, then its strides, written at `dims`.
+void fill_dltensor(const Tensor& t, DLTensor& dl, std::int64_t* dims) noexcept {
+  const std::size_t rank = t.shape().size();
+  std::copy(t.shape().begin(), t.shape().end(), dims);
+  std::copy(t.strides().begin(), t.strides().end(), dims + rank);
+  dl.data = t.data();
+  dl.device = t.device().to_dlpack();
+  dl.ndim = t.ndim();
+  dl.dtype = DLDataType{static_cast<std::uint8_t>(t.dtype().code), t.dtype().bits, t.dtype().lanes};
+  dl.shape = dims;
+  dl.strides = t.is_contiguous() ? nullptr : dims + rank;
+  dl.byte_offset = t.byte_offset();
 }
 
 } // namespace
@@ -706,19 +599,8 @@ Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::stri
     DLTensor& dl = tensors[i];
     if (const Tensor* t = a.tensor()) {
       if (!t->defined()) return refuse(i, " is an undefined Tensor");
-      const std::size_t rank = t->shape().size();
-      std::int64_t* shape = dims.data() + used;
-      std::int64_t* strides = shape + rank;
-      used += 2 * rank;
-      std::copy(t->shape().begin(), t->shape().end(), shape);
-      std::copy(t->strides().begin(), t->strides().end(), strides);
-      dl.data = t->data();
-      dl.device = t->device().to_dlpack();
-      dl.ndim = t->ndim();
-      dl.dtype = DLDataType{static_cast<std::uint8_t>(t->dtype().code), t->dtype().bits, t->dtype().lanes};
-      dl.shape = shape;
-      dl.strides = t->is_contiguous() ? nullptr : strides;
-      dl.byte_offset = t->byte_offset();
+      fill_dltensor(*t, dl, dims.data() + used);
+      used += 2 * t->shape().size();
       const MemorySpan storage = t->storage_span();
       frame.memory.push_back(KnownMemory{storage.device, storage.data, storage.size});
     } else {

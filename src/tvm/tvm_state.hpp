@@ -89,6 +89,13 @@ void install_context(SharedLibrary& library) noexcept;
 Status call_host(SharedLibrary& library, const DeviceKernels& kernels, std::string_view name, void* function,
                  std::span<const Argument> args) noexcept;
 
+// TVM's argument assertion `tvm_error` from host function `function` in devrt's words, with what
+// the call gave (`tensors` by argument index as the host code got them, null for scalars; a device
+// shown as `shown_as` named as `device`), TVM's own words after it; `tvm_error` alone when it is
+// none of TVM's argument checks. Thread-safe.
+std::string explain_tvm_error(std::string_view function, const std::string& tvm_error,
+                              const std::vector<DLTensor*>& tensors, Device device, Device shown_as);
+
 } // namespace devrt::tvm::detail
 
 #endif // DEVRT_SRC_TVM_TVM_STATE_HPP
