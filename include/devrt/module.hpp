@@ -218,6 +218,11 @@ public:
   Result<Function> function(std::string_view name) const noexcept;
   // The module as bytes load() accepts again: unsupported on backends that cannot say. Thread-safe.
   Result<ModuleBinary> binary() const noexcept;
+  // How many instructions devrt rewrote at load to define what the module's format leaves
+  // undefined: GLSL.std.450 Pow of a negative base in SPIR-V (docs/tvm-libraries.md says how and
+  // why; DEVRT_VULKAN_SPIRV_REWRITE=0 turns it off). 0 where nothing was rewritten; on a remote
+  // device, what its server's backend rewrote. Thread-safe.
+  Result<std::uint32_t> rewritten_instructions() const noexcept;
 
   Device device() const noexcept { return device_; }
   ModuleFormat format() const noexcept { return format_; }

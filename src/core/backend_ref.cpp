@@ -542,6 +542,14 @@ Status BackendRef::module_binary(std::int32_t id, void* module, std::int32_t* fo
   return make_error(ErrorCode::internal, DeviceLabel{table_, id}, " module_binary: unreachable");
 }
 
+Result<std::uint32_t> BackendRef::module_rewrites(std::int32_t id, void* module) const noexcept {
+  if (!DEVRT_BACKEND_TABLE_HAS(table_, module_rewrites)) return std::uint32_t{0};
+  DEVRT_BACKEND_DEVICE(device, id);
+  std::uint32_t count = 0;
+  DEVRT_RETURN_IF_ERROR(invoke(table_, id, "module_rewrites", table_->module_rewrites, device, module, &count));
+  return count;
+}
+
 Status BackendRef::launch(std::int32_t id, void* function, const devrt_launch_desc& desc,
                           std::string_view kernel) const noexcept {
   DEVRT_BACKEND_DEVICE(device, id);

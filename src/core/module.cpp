@@ -317,6 +317,11 @@ Result<ModuleBinary> Module::binary() const noexcept {
   return binary;
 }
 
+Result<std::uint32_t> Module::rewritten_instructions() const noexcept {
+  if (handle_ == nullptr) return make_error(ErrorCode::invalid_argument, "rewritten_instructions: empty Module");
+  return BackendRef(backend_).module_rewrites(device_.id, handle_);
+}
+
 void Module::reset() noexcept {
   if (handle_ == nullptr) return;
 #if !DEVRT_BARE_METAL

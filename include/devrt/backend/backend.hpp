@@ -258,6 +258,13 @@ concept BackendModuleBinary = requires(B& b, const BackendDevice& device, void* 
   { b.module_binary(device, handle) } -> std::same_as<Result<ModuleBinary>>;
 };
 
+// Optional, with BackendModules: the instructions module_load rewrote in a module to define what
+// its format leaves undefined (see devrt_backend_table.module_rewrites).
+template <class B>
+concept BackendModuleRewrites = requires(B& b, const BackendDevice& device, void* handle) {
+  { b.module_rewrites(device, handle) } -> std::same_as<Result<std::uint32_t>>;
+};
+
 // Optional: memory scopes besides "global" (devrt/device.hpp). scope_limits answers
 // `unsupported` for a scope the device lacks.
 template <class B>
@@ -468,6 +475,13 @@ struct Thunks {
     *out = *formats;
     return 0;
   }
+  static std::int32_t module_rewrites(const devrt_backend_device* device, void* module, std::uint32_t* out,
+                                      devrt_error* err) noexcept {
+    Result<std::uint32_t> count = self().module_rewrites(*device, module);
+    if (!count.ok()) return export_status(detail::move(count).status(), err);
+    *out = *count;
+    return 0;
+  }
   static std::int32_t module_unload(const devrt_backend_device* device, void* module, devrt_error* err) noexcept {
     return export_status(self().module_unload(*device, module), err);
   }
@@ -583,6 +597,7 @@ constexpr devrt_backend_table make_backend_table() noexcept {
       table.device_module_formats = &T::device_module_formats;
     }
     if constexpr (BackendModuleBinary<B>) table.module_binary = &T::module_binary;
+    if constexpr (BackendModules<B> && BackendModuleRewrites<B>) table.module_rewrites = &T::module_rewrites;
     if constexpr (BackendModules<B> && BackendGraphs<B>) {
       table.graph_create = &T::graph_create;
       table.graph_launch = &T::graph_launch;

@@ -303,6 +303,9 @@ typedef struct devrt_backend_table {
    * module_formats, for a backend whose devices differ (remote: each loads what its backend on the
    * server loads). The core refuses the others, naming the device's formats. */
   int32_t (*device_module_formats)(const devrt_backend_device* device, uint32_t* out_formats, devrt_error* err);
+  /* Optional, with modules: how many instructions module_load rewrote in `module` to define what
+   * its format leaves undefined (Vulkan: GLSL.std.450 Pow of a negative base), 0 for none. */
+  int32_t (*module_rewrites)(const devrt_backend_device* device, void* module, uint32_t* out_count, devrt_error* err);
 } devrt_backend_table;
 
 #define DEVRT_MODULE_FORMAT_BIT(format) (1u << (format))

@@ -118,6 +118,9 @@ public:
   Result<void*> module_function(std::int32_t id, void* module, const char* name) const noexcept;
   // The module's bytes in *out and their format in *format; unsupported without module_binary.
   Status module_binary(std::int32_t id, void* module, std::int32_t* format, std::string* out) const noexcept;
+  // The instructions module_load rewrote in the module (devrt_backend_table.module_rewrites); 0
+  // for a backend that rewrites nothing.
+  Result<std::uint32_t> module_rewrites(std::int32_t id, void* module) const noexcept;
   // One launch; the caller has checked the arguments. Errors name `kernel`, grid and block.
   Status launch(std::int32_t id, void* function, const devrt_launch_desc& desc, std::string_view kernel) const noexcept;
 
