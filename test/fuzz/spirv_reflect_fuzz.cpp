@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the Vulkan backend's SPIR-V reflection (src/backends/vulkan/vulkan_spirv.cpp)
-// over arbitrary words. A refusal is invalid_argument or unsupported with a reason; what is
-// accepted is consistent (no fixed workgroup extent of 0, bindings ascending and distinct, push
-// members inside the push block).
+// and its Pow rewrite (vulkan_spirv_pow.cpp) over arbitrary words. A refusal is invalid_argument or
+// unsupported with a reason; what is accepted is consistent (no fixed workgroup extent of 0,
+// bindings ascending and distinct, push members inside the push block); a module the rewrite
+// changes keeps its header but a larger bound, and reflects the same again.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -32,6 +33,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (member.bits == 0 || member.offset + member.bits / 8u > info->push_constant_bytes) {
       broken("push members inside the push block");
     }
+  }
+  devrt::Result<devrt::vulkan::SpirvPowRewrite> rewrite = devrt::vulkan::define_pow(words);
+  if (!rewrite.ok()) {
+    if (rewrite.status().code() != devrt::ErrorCode::unsupported)
+      broken("only the id bound refuses a reflected module");
+    return 0;
+  }
+  if (rewrite->rewritten == 0) {
+    if (!rewrite->words.empty()) broken("no words when nothing was rewritten");
+    return 0;
+  }
+  const std::vector<std::uint32_t>& out = rewrite->words;
+  if (out.size() <= words.size() || out[0] != words[0] || out[1] != words[1] || out[3] <= words[3]) {
+    broken("a rewritten module keeps its header, grows, and raises its bound");
+  }
+  devrt::Result<devrt::vulkan::SpirvModuleInfo> again = devrt::vulkan::reflect_spirv(out);
+  if (!again.ok() || again->storage_bindings != info->storage_bindings ||
+      again->push_constant_bytes != info->push_constant_bytes ||
+      again->entry_points.size() != info->entry_points.size()) {
+    broken("a rewritten module reflects as the original");
   }
   return 0;
 }

@@ -61,11 +61,14 @@ public:
   // set 0 (ascending binding); scalar arguments follow and fill the push-constant block's members.
   // The block size must equal the shader's LocalSize unless it is set by specialisation constants
   // (local_size_x_id ...). Shared memory is declared in the shader: dynamic_shared_bytes must be 0.
+  // module_load defines GLSL.std.450 Pow of a negative base (define_pow, vulkan_spirv.hpp) unless
+  // DEVRT_VULKAN_SPIRV_REWRITE=0; module_rewrites says how many it rewrote.
   static constexpr ModuleFormat module_formats[] = {ModuleFormat::spirv};
   static constexpr bool checked_launch_arguments = true;
   Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> data,
                             const char* options, BuildLog& log) noexcept;
   Status module_unload(const BackendDevice& device, void* module) noexcept;
+  Result<std::uint32_t> module_rewrites(const BackendDevice& device, void* module) noexcept;
   Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
   // Graphs: one command buffer begun for simultaneous use, recorded once, submitted on the
@@ -89,7 +92,8 @@ public:
 };
 
 static_assert(Backend<VulkanBackend> && BackendEvents<VulkanBackend> && BackendTargetDetection<VulkanBackend> &&
-              BackendModules<VulkanBackend> && BackendTextureViews<VulkanBackend> && BackendGraphs<VulkanBackend>);
+              BackendModules<VulkanBackend> && BackendModuleRewrites<VulkanBackend> &&
+              BackendTextureViews<VulkanBackend> && BackendGraphs<VulkanBackend>);
 
 } // namespace devrt::vulkan
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SPIR-V modules, compute pipelines and launches of the Vulkan backend.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -109,6 +110,49 @@ void destroy_module(ModuleState* m) {
   }
 }
 
+// DEVRT_VULKAN_SPIRV_REWRITE: 0 leaves SPIR-V as written (to compare with a driver's own Pow),
+// 1 or unset defines Pow of a negative base (define_pow).
+Result<bool> spirv_rewrite_enabled() {
+  const char* text = std::getenv("DEVRT_VULKAN_SPIRV_REWRITE"); // NOLINT(concurrency-mt-unsafe)
+  if (text == nullptr || std::strcmp(text, "1") == 0) return true;
+  if (std::strcmp(text, "0") == 0) return false;
+  return make_error(ErrorCode::invalid_argument, "DEVRT_VULKAN_SPIRV_REWRITE='", text,
+                    "': expected 0 (run SPIR-V as written) or 1 (define Pow of a negative base, the default)");
+}
+
+// The module's words with Pow defined (unless turned off), and how many were rewritten.
+Status define_undefined(std::vector<std::uint32_t>& words, std::uint32_t& rewritten, BuildLog& log) {
+  DEVRT_ASSIGN_OR_RETURN(bool enabled, spirv_rewrite_enabled());
+  if (!enabled) return Status();
+  Result<SpirvPowRewrite> rewrite = define_pow(words);
+  if (!rewrite.ok()) {
+    log.append(rewrite.status().message());
+    return std::move(rewrite).status();
+  }
+  if (rewrite->rewritten == 0) return Status();
+  words = std::move(rewrite->words);
+  rewritten = rewrite->rewritten;
+  log.append("devrt defined " + std::to_string(rewritten) +
+             " GLSL.std.450 Pow instruction(s), undefined in SPIR-V for a negative base, as C's pow "
+             "(DEVRT_VULKAN_SPIRV_REWRITE=0 leaves them as written)");
+  return Status();
+}
+
+// The module's scalars fit this device's push-constant block or uniform buffer.
+Status check_scalar_blocks(const DeviceState& d, const SpirvModuleInfo& info) {
+  const std::uint32_t push_limit = std::min(d.properties.limits.maxPushConstantsSize, kMaxPushConstantBytes);
+  if (info.push_constant_bytes > push_limit) {
+    return make_error(ErrorCode::unsupported, "the push-constant block needs ", info.push_constant_bytes,
+                      " bytes; at most ", push_limit, " are supported here");
+  }
+  const std::uint32_t uniform_limit = std::min(d.properties.limits.maxUniformBufferRange, kMaxUniformBytes);
+  if (info.uniform_bytes > uniform_limit) {
+    return make_error(ErrorCode::unsupported, "the uniform block of scalars needs ", info.uniform_bytes,
+                      " bytes; at most ", uniform_limit, " are supported here");
+  }
+  return Status();
+}
+
 } // namespace
 
 // ---- Modules ---------------------------------------------------------------------------------
@@ -128,22 +172,14 @@ Result<void*> VulkanBackend::module_load(const BackendDevice& device, ModuleForm
     log.append(info.status().message());
     return std::move(info).status();
   }
-  std::uint32_t push_limit = std::min(d.properties.limits.maxPushConstantsSize, kMaxPushConstantBytes);
-  if (info->push_constant_bytes > push_limit) {
-    return make_error(ErrorCode::unsupported, "the push-constant block needs ", info->push_constant_bytes,
-                      " bytes; at most ", push_limit, " are supported here");
-  }
-  const std::uint32_t uniform_limit = std::min(d.properties.limits.maxUniformBufferRange, kMaxUniformBytes);
-  if (info->uniform_bytes > uniform_limit) {
-    return make_error(ErrorCode::unsupported, "the uniform block of scalars needs ", info->uniform_bytes,
-                      " bytes; at most ", uniform_limit, " are supported here");
-  }
+  DEVRT_RETURN_IF_ERROR(check_scalar_blocks(d, *info));
   auto module = std::make_unique<ModuleState>();
   module->device = &d;
   module->info = std::move(*info);
+  DEVRT_RETURN_IF_ERROR(define_undefined(words, module->rewritten, log));
   VkShaderModuleCreateInfo shader{};
   shader.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-  shader.codeSize = data.size();
+  shader.codeSize = words.size() * 4;
   shader.pCode = words.data();
   VkResult result = d.api.vkCreateShaderModule(d.device, &shader, nullptr, &module->shader);
   if (result != VK_SUCCESS) {
@@ -197,6 +233,10 @@ Result<void*> VulkanBackend::module_load(const BackendDevice& device, ModuleForm
 Status VulkanBackend::module_unload(const BackendDevice&, void* handle) noexcept {
   destroy_module(static_cast<ModuleState*>(handle));
   return Status();
+}
+
+Result<std::uint32_t> VulkanBackend::module_rewrites(const BackendDevice&, void* handle) noexcept {
+  return static_cast<const ModuleState*>(handle)->rewritten;
 }
 
 Result<void*> VulkanBackend::module_function(const BackendDevice&, void* handle, const char* name) noexcept {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // What devrt needs to know about a SPIR-V compute module, read from its words: entry points, the
 // storage buffers of descriptor set 0, the push-constant block's scalar members and how the
-// workgroup size is set. Not public API; fuzzed by test/fuzz/spirv_reflect_fuzz.cpp, and every
-// Vulkan kernel of the conformance suite (test/conformance/kernel_test.cpp) goes through it.
+// workgroup size is set; and the rewrite that defines Pow of a negative base. Not public API;
+// fuzzed by test/fuzz/spirv_reflect_fuzz.cpp, and every Vulkan kernel of the conformance suite
+// (test/conformance/kernel_test.cpp) goes through both.
 #ifndef DEVRT_SRC_BACKENDS_VULKAN_VULKAN_SPIRV_HPP
 #define DEVRT_SRC_BACKENDS_VULKAN_VULKAN_SPIRV_HPP
 
@@ -46,6 +47,24 @@ struct SpirvModuleInfo {
 // buffers other than one block of scalars, images, other descriptor sets, non-scalar push
 // constants, scalars both pushed and in a uniform block). Thread-safe.
 Result<SpirvModuleInfo> reflect_spirv(std::span<const std::uint32_t> words) noexcept;
+
+// A module with its GLSL.std.450 Pow instructions defined (define_pow).
+struct SpirvPowRewrite {
+  std::vector<std::uint32_t> words; // the rewritten module; empty when nothing was rewritten
+  std::uint32_t rewritten = 0;      // the Pow instructions replaced
+};
+
+// Defines GLSL.std.450 Pow where SPIR-V leaves it undefined (a negative base; a zero base with an
+// exponent <= 0), on 16- and 32-bit floats, scalars and vectors: each Pow becomes C's pow, as
+// MLIR's MathToSPIRV lowers powf: pow(|x|, y), negated for x < 0 and an odd integer y, NaN for a
+// finite x < 0 and a non-integer y, 1 for y == 0 or |x| == 1, +inf or 0 for a zero base (-0 is
+// taken as +0). An exponent that is always 1, 2, 3 or 4 (a constant, or a constant converted)
+// becomes multiplications instead. New ids start at the old bound; each Pow's result id, and so
+// its decorations, stay; the types and constants it needs are declared before the first function
+// (existing bool types reused), and no capability is added. The words must have passed
+// reflect_spirv; invalid_argument for a broken instruction stream, unsupported when the new ids
+// would pass SPIR-V's bound of 0x3fffff. Thread-safe.
+Result<SpirvPowRewrite> define_pow(std::span<const std::uint32_t> words) noexcept;
 
 } // namespace devrt::vulkan
 

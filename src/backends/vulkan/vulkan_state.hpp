@@ -388,6 +388,7 @@ struct ModuleState {
   DeviceState* device = nullptr;
   VkShaderModule shader = VK_NULL_HANDLE;
   SpirvModuleInfo info;
+  std::uint32_t rewritten = 0;   // Pow instructions define_pow replaced
   bool push_descriptors = false; // buffers are pushed (VK_KHR_push_descriptor), not allocated sets
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
