@@ -472,9 +472,11 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
       out.data.assign(log.begin(), log.end());
       return std::move(module).status();
     }
+    Result<std::uint32_t> rewritten = module->rewritten_instructions();
     const std::uint64_t handle = next_handle_++;
     modules_.emplace(handle, ModuleEntry{c.device, std::move(module).value()});
     out.reply.value[0] = handle;
+    out.reply.value[1] = rewritten.ok() ? *rewritten : 0;
     out.reply.text_bytes = static_cast<std::uint32_t>(log.size());
     out.data.assign(log.begin(), log.end());
     return Status();

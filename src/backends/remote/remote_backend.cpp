@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,6 +87,22 @@ public:
     return configured_errors_;
   }
 
+  // How many instructions the server's backend rewrote in a module (Module::rewritten_instructions),
+  // kept for the modules where it rewrote any, until they are unloaded.
+  void set_rewrites(const Connection* connection, std::uint64_t module, std::uint32_t count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (count == 0) {
+      rewrites_.erase({connection, module});
+    } else {
+      rewrites_[{connection, module}] = count;
+    }
+  }
+  std::uint32_t rewrites(const Connection* connection, std::uint64_t module) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = rewrites_.find({connection, module});
+    return found != rewrites_.end() ? found->second : 0;
+  }
+
 private:
   static void close_all() noexcept;
 
@@ -95,6 +112,7 @@ private:
   std::vector<std::unique_ptr<Connection>> connections_;
   std::array<RemoteDevice, kMaxDevices> devices_{};
   std::atomic<std::int32_t> count_{0};
+  std::map<std::pair<const Connection*, std::uint64_t>, std::uint32_t> rewrites_;
 };
 
 Remotes& remotes() noexcept {
@@ -351,11 +369,18 @@ Result<void*> RemoteBackend::module_load(const BackendDevice& device, ModuleForm
     return s;
   }
   log.append(answer.text);
+  remotes().set_rewrites(d.connection, answer.reply.value[0],
+                         static_cast<std::uint32_t>(std::min<std::uint64_t>(answer.reply.value[1], UINT32_MAX)));
   return as_handle(answer.reply.value[0]);
 }
 
 Status RemoteBackend::module_unload(const BackendDevice& device, void* module) noexcept {
+  remotes().set_rewrites(device_of(device).connection, id_of(module), 0);
   return release(device, Op::module_unload, module);
+}
+
+Result<std::uint32_t> RemoteBackend::module_rewrites(const BackendDevice& device, void* module) noexcept {
+  return remotes().rewrites(device_of(device).connection, id_of(module));
 }
 
 Result<void*> RemoteBackend::module_function(const BackendDevice& device, void* module, const char* name) noexcept {

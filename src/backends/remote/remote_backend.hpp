@@ -56,6 +56,8 @@ public:
   Result<void*> module_load(const BackendDevice& device, ModuleFormat format, std::span<const std::byte> image,
                             const char* options, BuildLog& log) noexcept;
   Status module_unload(const BackendDevice& device, void* module) noexcept;
+  // What the server's backend rewrote in the module, as its load reported it.
+  Result<std::uint32_t> module_rewrites(const BackendDevice& device, void* module) noexcept;
   Result<void*> module_function(const BackendDevice& device, void* module, const char* name) noexcept;
   Status launch(const BackendDevice& device, void* function, const LaunchDesc& desc) noexcept;
   // Graphs: the nodes go to the server once, which captures them into a graph of its own; each
@@ -68,9 +70,9 @@ public:
 };
 
 static_assert(Backend<RemoteBackend> && BackendEvents<RemoteBackend> && BackendEventTiming<RemoteBackend> &&
-              BackendModules<RemoteBackend> && BackendDeviceModuleFormats<RemoteBackend> &&
-              BackendDeviceSynchronize<RemoteBackend> && BackendTargetDetection<RemoteBackend> &&
-              OutOfProcessDevices<RemoteBackend>);
+              BackendModules<RemoteBackend> && BackendModuleRewrites<RemoteBackend> &&
+              BackendDeviceModuleFormats<RemoteBackend> && BackendDeviceSynchronize<RemoteBackend> &&
+              BackendTargetDetection<RemoteBackend> && OutOfProcessDevices<RemoteBackend>);
 
 } // namespace devrt::remote
 

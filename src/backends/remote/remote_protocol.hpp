@@ -58,7 +58,8 @@ enum class Op : std::uint32_t {
   stream_wait_event,  // one-way; a[0] = event, Command.stream waits
   event_elapsed,      // a[0] = start, a[1] = end; reply value[0] = nanoseconds (two's complement)
   module_load,        // a[0] = format, a[1] = option bytes; data = options then image;
-                      // reply value[0] = module, text = the build log
+                      // reply value[0] = module, value[1] = the instructions its backend
+                      // rewrote (Module::rewritten_instructions), text = the build log
   module_unload,      // one-way; a[0] = module
   module_function,    // a[0] = module; data = the name; reply value[0] = function
   launch,             // one-way; a[0] = function, a[1..3] = grid and block (packed_extents),
