@@ -76,7 +76,8 @@ def main():
         return 2
     device = devrt.device(sys.argv[2])
     lib = devrt.tvm.load_library(sys.argv[1], device)
-    print(f"{lib}: {len(lib.functions)} functions, {len(lib.kernels)} kernels; skipped: {lib.skipped}")
+    print(f"{lib}: {len(lib.functions)} functions, {len(lib.kernels)} kernels, {lib.rewritten_instructions} "
+          f"instructions rewritten at load; skipped: {lib.skipped}")
     failed = 0
     for name in sys.argv[3:] or lib.functions:
         specs, reason = arguments_of(lib, name, device)

@@ -458,6 +458,10 @@ DEVRT_C_API devrt_status devrt_module_load_file(devrt_device device, int32_t for
 DEVRT_C_API void devrt_module_release(devrt_module module);
 /* A kernel of the module by name. Owned by the caller; valid while the module lives. Thread-safe. */
 DEVRT_C_API devrt_status devrt_module_function(devrt_module module, const char* name, devrt_function* out);
+/* How many instructions devrt rewrote in the module at load to define what its format leaves
+ * undefined (GLSL.std.450 Pow of a negative base in SPIR-V; devrt::Module::rewritten_instructions),
+ * into *count. Thread-safe. */
+DEVRT_C_API devrt_status devrt_module_rewritten_instructions(devrt_module module, uint32_t* count);
 /* Frees the function handle. NULL is a no-op. */
 DEVRT_C_API void devrt_function_release(devrt_function function);
 
@@ -602,6 +606,9 @@ DEVRT_C_API devrt_status devrt_tvm_library_kernel(devrt_tvm_library library, siz
 /* What parsing its blob skipped, each with the reason (borrowed). */
 DEVRT_C_API devrt_status devrt_tvm_library_skipped(devrt_tvm_library library, size_t index, const char** reason,
                                                    size_t* count);
+/* How many instructions devrt rewrote in its kernels at load, over all of them, into *count
+ * (devrt::tvm::Library::rewritten_instructions). Thread-safe. */
+DEVRT_C_API devrt_status devrt_tvm_library_rewritten_instructions(devrt_tvm_library library, uint32_t* count);
 /* Calls host function `name` with `args` (devrt::tvm::Library::call): kernels run asynchronously on
  * the calling thread's current stream of the device. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tvm_library_call(devrt_tvm_library library, const char* name, const devrt_tvm_arg* args,

@@ -144,6 +144,9 @@ public:
   const std::vector<KernelInfo>& kernels() const noexcept;
   // What parsing the blob skipped, each with the reason.
   const std::vector<std::string>& skipped() const noexcept;
+  // How many instructions devrt rewrote in its kernels at load, over all of them
+  // (Module::rewritten_instructions: GLSL.std.450 Pow of a negative base in SPIR-V).
+  std::uint32_t rewritten_instructions() const noexcept;
 
   // Calls host function `name` with `args` (tensors as TVM's DLTensor arguments, integers and
   // reals as its int64 and float64 values). The host code's own checks (shapes, dtypes, devices)

@@ -83,6 +83,12 @@ class Module:
             raise TypeError(f"module data is bytes, str or os.PathLike, not {type(data).__name__}")
         return Module(handle, device, name)
 
+    @property
+    def rewritten_instructions(self):
+        """How many instructions devrt rewrote at load to define what the format leaves undefined:
+        GLSL.std.450 Pow of a negative base in SPIR-V (DEVRT_VULKAN_SPIRV_REWRITE=0 turns it off)."""
+        return self._handle.rewritten_instructions()
+
     def get_function(self, name):
         """The kernel `name` (for SPIR-V, the compute entry point's name); NotFoundError naming the
         module's kernels when absent."""

@@ -60,6 +60,12 @@ class Library:
         """What loading skipped in its blob, each with the reason (a Relax VM program, ...)."""
         return _ext.tvm_library_skipped(self._handle)
 
+    @property
+    def rewritten_instructions(self):
+        """How many instructions devrt rewrote in its kernels at load (GLSL.std.450 Pow of a
+        negative base in SPIR-V, defined as C's pow; docs/tvm-libraries.md)."""
+        return _ext.tvm_library_rewritten_instructions(self._handle)
+
     def __getitem__(self, name):
         if not isinstance(name, str):
             raise TypeError(f"a function is named by a str, not {type(name).__name__}")

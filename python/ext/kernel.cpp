@@ -104,8 +104,19 @@ PyObject* module_function(PyObject* self, PyObject* name) noexcept {
   return out;
 }
 
+PyObject* module_rewritten_instructions(PyObject* self, PyObject*) noexcept {
+  std::uint32_t count = 0;
+  if (devrt_status status = devrt_module_rewritten_instructions(reinterpret_cast<ModuleObject*>(self)->handle, &count);
+      status != DEVRT_STATUS_OK) {
+    return raise_status(status);
+  }
+  return PyLong_FromUnsignedLong(count);
+}
+
 PyMethodDef kModuleMethods[] = {
     {"function", module_function, METH_O, "function(name) -> the kernel's handle; NotFoundError when absent."},
+    {"rewritten_instructions", module_rewritten_instructions, METH_NOARGS,
+     "rewritten_instructions() -> the instructions devrt rewrote in the module at load."},
     {nullptr, nullptr, 0, nullptr},
 };
 

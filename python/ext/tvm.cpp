@@ -67,6 +67,17 @@ PyObject* tvm_library_skipped(PyObject*, PyObject* capsule) noexcept {
   });
 }
 
+// tvm_library_rewritten_instructions(capsule) -> int
+PyObject* tvm_library_rewritten_instructions(PyObject*, PyObject* capsule) noexcept {
+  devrt_tvm_library library = to_library(capsule);
+  if (library == nullptr) return nullptr;
+  std::uint32_t count = 0;
+  if (devrt_status status = devrt_tvm_library_rewritten_instructions(library, &count); status != DEVRT_STATUS_OK) {
+    return raise_status(status);
+  }
+  return PyLong_FromUnsignedLong(count);
+}
+
 // tvm_library_kernels(capsule) -> [(name, launch tags: str joined by ',')]
 PyObject* tvm_library_kernels(PyObject*, PyObject* capsule) noexcept {
   devrt_tvm_library library = to_library(capsule);
@@ -143,6 +154,8 @@ PyMethodDef kTvmFunctions[] = {
      "tvm_library_kernels(library) -> [(kernel name, launch tags joined by ',')]."},
     {"tvm_library_skipped", tvm_library_skipped, METH_O,
      "tvm_library_skipped(library) -> what its blob's parse skipped."},
+    {"tvm_library_rewritten_instructions", tvm_library_rewritten_instructions, METH_O,
+     "tvm_library_rewritten_instructions(library) -> the instructions devrt rewrote in its kernels."},
     {"tvm_library_call", tvm_library_call, METH_VARARGS, "tvm_library_call(library, name, args): calls a function."},
     {"tvm_library_synchronize", tvm_library_synchronize, METH_O,
      "tvm_library_synchronize(library): waits for what this thread's calls queued."},

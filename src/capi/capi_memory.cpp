@@ -273,6 +273,15 @@ devrt_status devrt_module_function(devrt_module module, const char* name, devrt_
   return give_handle(out, "devrt_module_function", std::move(*function));
 }
 
+devrt_status devrt_module_rewritten_instructions(devrt_module module, uint32_t* count) {
+  if ((module = resolve(module, "devrt_module_rewritten_instructions")) == nullptr) return devrt_last_error_code();
+  if (count == nullptr) return null_argument("devrt_module_rewritten_instructions", "count");
+  Result<std::uint32_t> rewritten = module->module.rewritten_instructions();
+  if (!rewritten.ok()) return fail(rewritten.status());
+  *count = *rewritten;
+  return DEVRT_STATUS_OK;
+}
+
 void devrt_function_release(devrt_function function) { delete retire(function, "devrt_function_release"); }
 
 devrt_kernel_arg devrt_arg_span(devrt_span span, size_t offset) { return KernelArg(to_cpp(span), offset).raw(); }

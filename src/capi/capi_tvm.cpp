@@ -83,6 +83,15 @@ devrt_status devrt_tvm_library_skipped(devrt_tvm_library library, size_t index, 
   return DEVRT_STATUS_OK;
 }
 
+devrt_status devrt_tvm_library_rewritten_instructions(devrt_tvm_library library, uint32_t* count) {
+  if ((library = resolve(library, "devrt_tvm_library_rewritten_instructions")) == nullptr) {
+    return devrt_last_error_code();
+  }
+  if (count == nullptr) return null_argument("devrt_tvm_library_rewritten_instructions", "count");
+  *count = library->library.rewritten_instructions();
+  return DEVRT_STATUS_OK;
+}
+
 devrt_status devrt_tvm_library_call(devrt_tvm_library library, const char* name, const devrt_tvm_arg* args,
                                     size_t num_args) {
   if ((library = resolve(library, "devrt_tvm_library_call")) == nullptr) return devrt_last_error_code();
@@ -132,6 +141,9 @@ devrt_status devrt_tvm_library_kernel(devrt_tvm_library, size_t, const char**, c
 }
 devrt_status devrt_tvm_library_skipped(devrt_tvm_library, size_t, const char**, size_t*) {
   return without_tvm("devrt_tvm_library_skipped");
+}
+devrt_status devrt_tvm_library_rewritten_instructions(devrt_tvm_library, uint32_t*) {
+  return without_tvm("devrt_tvm_library_rewritten_instructions");
 }
 devrt_status devrt_tvm_library_call(devrt_tvm_library, const char*, const devrt_tvm_arg*, size_t) {
   return without_tvm("devrt_tvm_library_call");

@@ -213,6 +213,12 @@ Result<std::unique_ptr<DeviceKernels>> load_kernels(const SharedLibrary& shared,
         return make_error(made.status().code(), "TVM library ", shared.label, ": ", what, ": ",
                           made.status().message());
       }
+      Result<std::uint32_t> rewritten = made->rewritten_instructions();
+      if (!rewritten.ok()) {
+        return make_error(rewritten.status().code(), "TVM library ", shared.label, ": ", what, ": ",
+                          rewritten.status().message());
+      }
+      loaded->rewritten += *rewritten;
       loaded->modules.push_back(std::move(made).value());
       return Status();
     };
@@ -293,6 +299,8 @@ const std::vector<std::string>& Library::functions() const noexcept {
   static const std::vector<std::string> none;
   return state_ ? state_->shared->symbols.functions : none;
 }
+
+std::uint32_t Library::rewritten_instructions() const noexcept { return state_ ? state_->kernels->rewritten : 0; }
 
 const std::vector<KernelInfo>& Library::kernels() const noexcept {
   static const std::vector<KernelInfo> none;

@@ -51,6 +51,7 @@ struct DeviceKernels {
   std::vector<Module> modules;
   std::vector<LoadedKernel> kernels;
   std::vector<KernelInfo> infos; // the device module's descriptions, in the blob's order
+  std::uint32_t rewritten = 0;   // instructions the backend rewrote in its modules at load
   const LoadedKernel* find(std::string_view name) const noexcept {
     for (const LoadedKernel& k : kernels) {
       if (k.info->name == name) return &k;
