@@ -9,7 +9,7 @@ webgpu_package=bun-webgpu-linux-x64@0.1.7 # Dawn 29b45b55 as libwebgpu_wrapper.s
 packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catch2 libbenchmark-dev valgrind
   clang-14 libclang-rt-14-dev python3-numpy python3-pytest python3-torch python3-mesonpy python3-pip python3-venv python3-cloudpickle ccache universal-ctags python3-clang-14
   python3-setuptools python3-wheel patchelf
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc vulkan-tools vulkan-validationlayers
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-tools vulkan-validationlayers
   libamdhip64-dev hipcc
   gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc libnewlib-dev qemu-system-arm qemu-user lld-14 llvm-14
   libarchive-dev libopenmpi-dev openmpi-bin libucx-dev ucx-utils libsodium-dev"

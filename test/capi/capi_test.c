@@ -492,6 +492,13 @@ static void test_launch(void) {
   CHECK_OK(devrt_module_load(device, DEVRT_MODULE_OPENCL_C, source, sizeof source - 1, NULL, &module));
   CHECK(devrt_module_function(module, "missing", &function) != DEVRT_STATUS_OK);
   CHECK_OK(devrt_module_function(module, "add_one", &function));
+  {
+    uint32_t rewritten = 7;
+    CHECK_OK(devrt_module_rewritten_instructions(module, &rewritten));
+    CHECK(rewritten == 0); /* OpenCL C's pow is C's: nothing to define */
+    CHECK(devrt_module_rewritten_instructions(module, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+    CHECK(devrt_module_rewritten_instructions(NULL, &rewritten) == DEVRT_STATUS_INVALID_ARGUMENT);
+  }
   CHECK_OK(devrt_buffer_allocate(device, sizeof data, 0, &buffer));
   if (function == NULL || buffer == NULL) return;
   for (i = 0; i < 64; ++i) data[i] = i;
@@ -592,6 +599,12 @@ static void test_tvm_library(void) {
   CHECK(devrt_tvm_library_function(library, 1, &name, &count) == DEVRT_STATUS_OUT_OF_RANGE);
   CHECK(devrt_tvm_library_kernel(library, 0, &name, NULL, &count) == DEVRT_STATUS_OUT_OF_RANGE && count == 0);
   check_tvm_vadd(library, "cpu_vadd", kCpu);
+  {
+    uint32_t rewritten = 7;
+    CHECK_OK(devrt_tvm_library_rewritten_instructions(library, &rewritten));
+    CHECK(rewritten == 0);
+    CHECK(devrt_tvm_library_rewritten_instructions(library, NULL) == DEVRT_STATUS_INVALID_ARGUMENT);
+  }
   for (i = 0; i < 3; ++i) {
     CHECK_OK(devrt_tensor_empty(shape, 1, f32, kCpu, NULL, &tensors[i]));
     args[i].kind = DEVRT_TVM_ARG_TENSOR;
@@ -667,6 +680,7 @@ static void test_tvm_remote(void) {
   int ran = 0;
   for (id = 0; id < count; ++id) {
     devrt_device remote = {28, id};
+    uint32_t rewritten = 0, expected_rewrites = 0;
     const char* path = NULL;
     char* json = NULL;
     devrt_tvm_library library = NULL;
@@ -678,6 +692,7 @@ static void test_tvm_remote(void) {
 #ifdef DEVRT_TEST_TVM_OPENCL
     if (strstr(json, "\"kind\": \"opencl\"") != NULL) path = DEVRT_TEST_TVM_OPENCL;
 #endif
+    if (strstr(json, "\"kind\": \"vulkan\"") != NULL) expected_rewrites = 1; /* power_kernel's Pow */
     devrt_string_free(json);
     CHECK(devrt_tvm_library_load(DEVRT_TEST_TVM_CPU, remote, &library) == DEVRT_STATUS_INVALID_ARGUMENT);
     CHECK(strstr(devrt_last_error(), "compute in its host code, in this process") != NULL);
@@ -685,6 +700,8 @@ static void test_tvm_remote(void) {
     CHECK_OK(devrt_tvm_library_load(path, remote, &library));
     if (library == NULL) continue;
     check_tvm_vadd(library, "vadd", remote);
+    CHECK_OK(devrt_tvm_library_rewritten_instructions(library, &rewritten));
+    CHECK(rewritten == expected_rewrites);
     devrt_tvm_library_release(library);
     ++ran;
   }

@@ -4,6 +4,7 @@
 // table and, unchanged, into a shared object that the CPU backend loads with dlopen.
 #include <devrt/backend/cpu_kernel.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -113,6 +114,19 @@ DEVRT_TEST_EXPORT std::int32_t spin(const devrt_cpu_kernel_context* c, devrt_err
   return 0;
 }
 
+extern DEVRT_TEST_EXPORT const char power_devrt_signature[] = "buffer,buffer,buffer,int32";
+DEVRT_TEST_EXPORT std::int32_t power(const devrt_cpu_kernel_context* c, devrt_error*) {
+  const auto* base = static_cast<const float*>(devrt_cpu_arg_pointer(c, 0));
+  const auto* exponent = static_cast<const float*>(devrt_cpu_arg_pointer(c, 1));
+  auto* result = static_cast<float*>(devrt_cpu_arg_pointer(c, 2));
+  auto n = static_cast<std::uint32_t>(devrt_cpu_arg_i32(c, 3));
+  for (std::uint32_t t = 0; t < c->block[0]; ++t) {
+    std::uint32_t i = global_id(c, 0, t);
+    if (i < n) result[i] = std::pow(base[i], exponent[i]);
+  }
+  return 0;
+}
+
 } // extern "C"
 
 const devrt_cpu_kernel_entry* conformance_cpu_kernels(std::size_t* count) {
@@ -120,6 +134,7 @@ const devrt_cpu_kernel_entry* conformance_cpu_kernels(std::size_t* count) {
       {"vadd", &vadd, vadd_devrt_signature},       {"saxpy", &saxpy, saxpy_devrt_signature},
       {"fill2d", &fill2d, fill2d_devrt_signature}, {"reduce", &reduce, reduce_devrt_signature},
       {"scale", &scale, scale_devrt_signature},    {"spin", &spin, spin_devrt_signature},
+      {"power", &power, power_devrt_signature},
   };
   *count = sizeof kEntries / sizeof kEntries[0];
   return kEntries;

@@ -35,6 +35,12 @@ __kernel void scale(__global float* values, float factor, int n) {
   if (i < n) values[i] *= factor;
 }
 
+// result[i] = pow(base[i], exponent[i]): OpenCL C's pow, defined as C's.
+__kernel void power(__global const float* base, __global const float* exponent, __global float* result, int n) {
+  int i = get_global_id(0);
+  if (i < n) result[i] = pow(base[i], exponent[i]);
+}
+
 // values[0] after 1024 * `rounds` dependent steps: a kernel whose length is its argument.
 __kernel void spin(__global float* values, int rounds) {
   if (get_global_id(0) != 0) return;

@@ -40,6 +40,12 @@ extern "C" __global__ void scale(float* values, float factor, int n) {
   if (i < n) values[i] *= factor;
 }
 
+// result[i] = pow(base[i], exponent[i]): CUDA's powf, defined as C's.
+extern "C" __global__ void power(const float* base, const float* exponent, float* result, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) result[i] = powf(base[i], exponent[i]);
+}
+
 // values[0] after 1024 * `rounds` dependent steps: a kernel whose length is its argument.
 extern "C" __global__ void spin(float* values, int rounds) {
   if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;

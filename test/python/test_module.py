@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import devrt
-from conftest import device_under_test, kind_of
+from conftest import REMOTE, device_under_test, kind_of, run_python
 
 N = 1000
 OPENCL_VADD = """
@@ -178,3 +178,34 @@ def test_spirv_bytes_loaded_as_source_are_named():
         pytest.skip(f"no {spirv} (glslc was not found when this build was configured)")
     with pytest.raises(devrt.InvalidArgumentError, match="not opencl_c source but SPIR-V .*load it as spirv"):
         devrt.Module.load(device, "opencl_c", spirv.read_bytes())
+
+
+def test_spirv_pow_is_defined_at_load_and_the_switch_turns_it_off():
+    """Issue 71: GLSL.std.450 Pow of a negative base is rewritten to C's pow at load, the count is
+    reported, and DEVRT_VULKAN_SPIRV_REWRITE=0 loads the SPIR-V as written."""
+    device = device_under_test("vulkan")
+    power = pathlib.Path(os.environ.get("DEVRT_TEST_SPIRV_DIR", "")) / "power.spv"
+    if not power.is_file():
+        pytest.skip(f"no {power} (glslc was not found when this build was configured)")
+    module = devrt.Module.load(device, "spirv", power)
+    assert module.rewritten_instructions == 1
+    bases = np.array([-2.0, -2.0, -8.0, 0.0, 2.0], dtype=np.float32)
+    exponents = np.array([3.0, 2.0, 1.0 / 3.0, -1.0, 0.5], dtype=np.float32)
+    a, b = devrt.tensor(bases, device), devrt.tensor(exponents, device)
+    c = devrt.empty((5,), "float32", device)
+    module["main"](a, b, c, 5, grid=1, block=64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.power(bases, exponents)
+    np.testing.assert_allclose(c.numpy(), expected, rtol=1e-5)  # -8, 4, NaN, inf, sqrt(2)
+    if REMOTE:
+        return  # the switch is the server's to set
+    code = f"""
+import pathlib
+import devrt
+module = devrt.Module.load(devrt.vulkan(0), "spirv", pathlib.Path({str(power)!r}))
+print(module.rewritten_instructions)
+"""
+    assert run_python(code, env={"DEVRT_VULKAN_SPIRV_REWRITE": "0"}).stdout.split() == ["0"]
+    refused = run_python(code + "\n", env={"DEVRT_VULKAN_SPIRV_REWRITE": "yes"}, check=False)
+    assert refused.returncode != 0
+    assert "DEVRT_VULKAN_SPIRV_REWRITE='yes': expected 0" in refused.stderr

@@ -45,6 +45,8 @@ KERNELS = {
     "reduce_kernel": ([HANDLE, HANDLE, INT32], ["blockIdx.x", "threadIdx.x", "tir.use_dyn_shared_memory"]),
     "scale_kernel": ([HANDLE, FLOAT32, INT32], ["blockIdx.x", "threadIdx.x"]),
     "sum_scalars_kernel": ([HANDLE] + [INT32] * 17 + [INT32], ["blockIdx.x", "threadIdx.x"]),
+    # The conformance suite's pow kernel: in the Vulkan library, one GLSL.std.450 Pow.
+    "power_kernel": ([HANDLE, HANDLE, HANDLE, INT32], ["blockIdx.x", "threadIdx.x"]),
 }
 
 

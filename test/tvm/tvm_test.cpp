@@ -177,8 +177,8 @@ TEST_CASE("a blob as TVM writes it parses: modules, kernels, launch tags, shader
   const devrt::tvm::DeviceModule& module = blob->modules[0];
   CHECK(module.type_key == "vulkan");
   CHECK(module.format == "vulkan");
-  REQUIRE(module.kernels.size() == 3);
-  REQUIRE(module.kernel_code.size() == 3);
+  REQUIRE(module.kernels.size() == 4); // vadd, scale, sum_scalars, power
+  REQUIRE(module.kernel_code.size() == 4);
   for (const devrt::tvm::KernelCode& code : module.kernel_code) {
     CHECK(code.flags == (code.name == "sum_scalars_kernel" ? 1u : 0u)); // kUseUBO past 128 bytes
   }
@@ -370,7 +370,12 @@ void run_device_fixture(const Fixture& fixture, Device device) {
   if (fixture.ffi) functions.insert(functions.begin() + 2, "stable_add_one");
   CHECK(lib->functions() == functions);
   const bool gpu = fixture.kind == DeviceKind::cuda;
-  CHECK(lib->kernels().size() == 3); // CUDA: vadd, scale and reduce of the conformance suite's kernels
+  // Vulkan: vadd, scale, sum_scalars and the conformance suite's power; CUDA: vadd, scale, reduce and
+  // power of the conformance suite's kernels.
+  const bool has_power = fixture.kind == DeviceKind::vulkan || fixture.kind == DeviceKind::cuda;
+  CHECK(lib->kernels().size() == (has_power ? 4u : 3u));
+  // power's one GLSL.std.450 Pow, rewritten at load (on a remote device, by its server).
+  CHECK(lib->rewritten_instructions() == (fixture.kind == DeviceKind::vulkan ? 1u : 0u));
 
   Tensor a = floats(device, iota(1.0f, 1.0f)), b = floats(device, iota(0.5f, 0.0f)),
          c = floats(device, iota(0.0f, 0.0f));
