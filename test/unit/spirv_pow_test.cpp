@@ -18,14 +18,13 @@
 #include <vector>
 
 #include "backends/vulkan/vulkan_spirv.hpp"
+#include "backends/vulkan/vulkan_spirv_opcodes.hpp"
 
 using devrt::vulkan::define_pow;
 using devrt::vulkan::SpirvPowRewrite;
+namespace spirv = devrt::vulkan::spirv;
 
 namespace {
-
-constexpr std::uint32_t kOpCapability = 17, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpDecorate = 71,
-                        kOpMemberDecorate = 72, kOpExtInst = 12, kGlslFAbs = 4, kGlslPow = 26;
 
 std::vector<std::uint32_t> read_words(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary);
@@ -64,8 +63,8 @@ std::vector<std::vector<std::uint32_t>> interface_of(const std::vector<std::uint
   std::vector<std::vector<std::uint32_t>> out;
   for (auto& op : instructions(words)) {
     const std::uint32_t opcode = op[0] & 0xffffu;
-    if (opcode == kOpCapability || opcode == kOpEntryPoint || opcode == kOpExecutionMode || opcode == kOpDecorate ||
-        opcode == kOpMemberDecorate) {
+    if (opcode == spirv::kOpCapability || opcode == spirv::kOpEntryPoint || opcode == spirv::kOpExecutionMode ||
+        opcode == spirv::kOpDecorate || opcode == spirv::kOpMemberDecorate) {
       out.push_back(op);
     }
   }
@@ -134,9 +133,9 @@ TEST_CASE("Pow in every form: multiplications for exponents of 1 to 4, else a Po
   std::unordered_set<std::uint32_t> magnitudes;
   int pows = 0;
   for (const auto& op : instructions(rewrite->words)) {
-    if ((op[0] & 0xffffu) != kOpExtInst || op.size() < 6) continue;
-    if (op[4] == kGlslFAbs) magnitudes.insert(op[2]);
-    if (op[4] == kGlslPow) {
+    if ((op[0] & 0xffffu) != spirv::kOpExtInst || op.size() < 6) continue;
+    if (op[4] == spirv::kGlslFAbs) magnitudes.insert(op[2]);
+    if (op[4] == spirv::kGlslPow) {
       ++pows;
       CHECK(magnitudes.count(op[5]) == 1);
     }

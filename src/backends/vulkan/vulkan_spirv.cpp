@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "vulkan_spirv.hpp"
+#include "vulkan_spirv_opcodes.hpp"
 
 #include <algorithm>
 #include <unordered_map>
@@ -11,23 +12,8 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x07230203;
 
-// Opcodes, decorations, storage classes and built-ins from the SPIR-V specification.
-enum : std::uint32_t {
-  kOpTypeBool = 20,
-  kOpTypeInt = 21,
-  kOpTypeFloat = 22,
-  kOpTypeStruct = 30,
-  kOpTypePointer = 32,
-  kOpConstant = 43,
-  kOpConstantComposite = 44,
-  kOpSpecConstant = 50,
-  kOpSpecConstantComposite = 51,
-  kOpEntryPoint = 15,
-  kOpExecutionMode = 16,
-  kOpVariable = 59,
-  kOpDecorate = 71,
-  kOpMemberDecorate = 72,
-};
+// Decorations, storage classes and built-ins from the SPIR-V specification (opcodes:
+// vulkan_spirv_opcodes.hpp).
 enum : std::uint32_t {
   kDecorationSpecId = 1,
   kDecorationBlock = 2,
@@ -123,8 +109,8 @@ void record_decoration(Reflection& r, const std::uint32_t* op, std::uint32_t cou
 Status record_instruction(Reflection& r, const std::uint32_t* op, std::uint32_t count) {
   const std::uint32_t opcode = op[0] & 0xffffu;
   switch (opcode) {
-  case kOpEntryPoint: return record_entry_point(r, op, count);
-  case kOpExecutionMode:
+  case spirv::kOpEntryPoint: return record_entry_point(r, op, count);
+  case spirv::kOpExecutionMode:
     if (count >= 6 && op[2] == kExecutionModeLocalSize) {
       for (auto& [function, entry] : r.entries) {
         if (function == op[1]) std::copy(op + 3, op + 6, entry.local_size);
@@ -133,34 +119,34 @@ Status record_instruction(Reflection& r, const std::uint32_t* op, std::uint32_t 
       r.local_size_ids.emplace_back(op[1], std::vector<std::uint32_t>(op + 3, op + 6));
     }
     break;
-  case kOpDecorate: record_decoration(r, op, count); break;
-  case kOpMemberDecorate:
+  case spirv::kOpDecorate: record_decoration(r, op, count); break;
+  case spirv::kOpMemberDecorate:
     if (count >= 5 && op[3] == kDecorationOffset) r.member_offset[(std::uint64_t{op[1]} << 32) | op[2]] = op[4];
     break;
-  case kOpTypeBool:
+  case spirv::kOpTypeBool:
     if (count >= 2) r.types[op[1]] = Type{opcode, 8, false, 0, 0, {}};
     break;
-  case kOpTypeInt:
+  case spirv::kOpTypeInt:
     if (count >= 4) r.types[op[1]] = Type{opcode, op[2], op[3] != 0, 0, 0, {}};
     break;
-  case kOpTypeFloat:
+  case spirv::kOpTypeFloat:
     if (count >= 3) r.types[op[1]] = Type{opcode, op[2], false, 0, 0, {}};
     break;
-  case kOpTypeStruct:
+  case spirv::kOpTypeStruct:
     if (count >= 2) r.types[op[1]] = Type{opcode, 0, false, 0, 0, std::vector<std::uint32_t>(op + 2, op + count)};
     break;
-  case kOpTypePointer:
+  case spirv::kOpTypePointer:
     if (count >= 4) r.types[op[1]] = Type{opcode, 0, false, op[2], op[3], {}};
     break;
-  case kOpConstant:
-  case kOpSpecConstant:
+  case spirv::kOpConstant:
+  case spirv::kOpSpecConstant:
     if (count >= 4) r.constants[op[2]] = Constant{opcode, op[3], {}};
     break;
-  case kOpConstantComposite:
-  case kOpSpecConstantComposite:
+  case spirv::kOpConstantComposite:
+  case spirv::kOpSpecConstantComposite:
     if (count >= 3) r.constants[op[2]] = Constant{opcode, 0, std::vector<std::uint32_t>(op + 3, op + count)};
     break;
-  case kOpVariable:
+  case spirv::kOpVariable:
     if (count >= 4) r.variables.push_back(Reflection::Variable{op[2], op[1], op[3]});
     break;
   default: break;
@@ -179,7 +165,7 @@ void apply_workgroup_sizes(Reflection& r, SpirvModuleInfo& info) {
         if (only == nullptr || &entry == only) entry.local_size[d] = constant->second.value;
       }
       auto spec = r.spec_id.find(ids[d]);
-      if (constant->second.opcode == kOpSpecConstant && spec != r.spec_id.end()) {
+      if (constant->second.opcode == spirv::kOpSpecConstant && spec != r.spec_id.end()) {
         info.local_size_spec_id[d] = static_cast<std::int32_t>(spec->second);
       }
     }
@@ -200,13 +186,14 @@ void apply_workgroup_sizes(Reflection& r, SpirvModuleInfo& info) {
 Status reflect_scalar_block(const Reflection& r, std::uint32_t block_type, const char* what,
                             std::vector<SpirvPushMember>& out, std::uint32_t& bytes) {
   auto structure = r.types.find(block_type);
-  if (structure == r.types.end() || structure->second.opcode != kOpTypeStruct) {
+  if (structure == r.types.end() || structure->second.opcode != spirv::kOpTypeStruct) {
     return make_error(ErrorCode::unsupported, "SPIR-V: the ", what, " block is not a struct");
   }
   const std::vector<std::uint32_t>& members = structure->second.members;
   for (std::uint32_t m = 0; m < members.size(); ++m) {
     auto type = r.types.find(members[m]);
-    bool scalar = type != r.types.end() && (type->second.opcode == kOpTypeInt || type->second.opcode == kOpTypeFloat);
+    bool scalar = type != r.types.end() &&
+                  (type->second.opcode == spirv::kOpTypeInt || type->second.opcode == spirv::kOpTypeFloat);
     if (!scalar) {
       return make_error(ErrorCode::unsupported, "SPIR-V: ", what, " member ", m,
                         " is not a scalar; devrt passes scalar arguments there");
@@ -225,9 +212,9 @@ Status reflect_scalar_block(const Reflection& r, std::uint32_t block_type, const
       return make_error(ErrorCode::invalid_argument, "SPIR-V: ", what, " member ", m, " has offset ", member.offset);
     }
     member.bits = static_cast<std::uint8_t>(width);
-    member.code = static_cast<std::uint8_t>(type->second.opcode == kOpTypeFloat ? DataTypeCode::floating
-                                            : type->second.is_signed            ? DataTypeCode::signed_int
-                                                                                : DataTypeCode::unsigned_int);
+    member.code = static_cast<std::uint8_t>(type->second.opcode == spirv::kOpTypeFloat ? DataTypeCode::floating
+                                            : type->second.is_signed                   ? DataTypeCode::signed_int
+                                                                                       : DataTypeCode::unsigned_int);
     out.push_back(member);
     bytes = std::max(bytes, member.offset + type->second.width / 8);
   }
@@ -238,7 +225,7 @@ Status reflect_scalar_block(const Reflection& r, std::uint32_t block_type, const
 Status reflect_variables(const Reflection& r, SpirvModuleInfo& info) {
   for (const Reflection::Variable& variable : r.variables) {
     auto pointer = r.types.find(variable.type);
-    if (pointer == r.types.end() || pointer->second.opcode != kOpTypePointer) continue;
+    if (pointer == r.types.end() || pointer->second.opcode != spirv::kOpTypePointer) continue;
     std::uint32_t pointee = pointer->second.pointee;
     if (variable.storage == kStoragePushConstant) {
       DEVRT_RETURN_IF_ERROR(

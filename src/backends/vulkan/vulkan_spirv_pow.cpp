@@ -7,36 +7,13 @@
 #include <unordered_map>
 
 #include "vulkan_spirv.hpp"
+#include "vulkan_spirv_opcodes.hpp"
 
 namespace devrt::vulkan {
-// Apart from vulkan_spirv.cpp's names (the opcodes): a unity build compiles both in one unit.
+// Names of its own: a unity build compiles this file in one unit with vulkan_spirv.cpp.
 namespace pow_rewrite {
 namespace {
 
-// Opcodes from the SPIR-V specification, GLSL.std.450 instruction numbers.
-enum : std::uint32_t {
-  kOpExtInstImport = 11,
-  kOpExtInst = 12,
-  kOpTypeBool = 20,
-  kOpTypeFloat = 22,
-  kOpTypeVector = 23,
-  kOpConstant = 43,
-  kOpConstantComposite = 44,
-  kOpFunction = 54,
-  kOpCopyObject = 83,
-  kOpFConvert = 115,
-  kOpFNegate = 127,
-  kOpFMul = 133,
-  kOpIsInf = 157,
-  kOpLogicalOr = 166,
-  kOpLogicalAnd = 167,
-  kOpLogicalNot = 168,
-  kOpSelect = 169,
-  kOpFOrdEqual = 180,
-  kOpFOrdNotEqual = 182,
-  kOpFOrdLessThan = 184,
-};
-enum : std::uint32_t { kGlslTrunc = 3, kGlslFAbs = 4, kGlslPow = 26 };
 // SPIR-V's universal limit on the id bound.
 constexpr std::uint32_t kMaxIdBound = 0x3fffff;
 // The most lanes a SPIR-V vector has (16, with the Vector16 capability).
@@ -89,36 +66,36 @@ bool is_glsl(const Scan& scan, std::uint32_t set) {
 void record(Scan& scan, const std::uint32_t* op, std::uint32_t count, std::size_t at) {
   const std::uint32_t opcode = op[0] & 0xffffu;
   switch (opcode) {
-  case kOpExtInstImport:
+  case spirv::kOpExtInstImport:
     if (count >= 3 &&
         std::string_view(reinterpret_cast<const char*>(op + 2), (count - 2) * 4u).starts_with("GLSL.std.450")) {
       scan.glsl_sets.push_back(op[1]);
     }
     break;
-  case kOpExtInst:
-    if (count == 7 && op[4] == kGlslPow && is_glsl(scan, op[3])) scan.pows.push_back(at);
+  case spirv::kOpExtInst:
+    if (count == 7 && op[4] == spirv::kGlslPow && is_glsl(scan, op[3])) scan.pows.push_back(at);
     break;
-  case kOpTypeBool:
+  case spirv::kOpTypeBool:
     if (count >= 2 && scan.bool_type == 0) scan.bool_type = op[1];
     break;
-  case kOpTypeFloat:
+  case spirv::kOpTypeFloat:
     if (count >= 3) scan.float_width[op[1]] = op[2];
     break;
-  case kOpTypeVector:
+  case spirv::kOpTypeVector:
     if (count < 4) break;
     scan.vectors[op[1]] = {op[2], op[3]};
     if (op[2] == scan.bool_type && scan.bool_type != 0) scan.bool_vectors.emplace(op[3], op[1]);
     break;
-  case kOpConstant:
+  case spirv::kOpConstant:
     if (count == 4 && scan.float_width.count(op[1]) != 0) scan.constants[op[2]] = {op[1], op[3]};
     break;
-  case kOpConstantComposite:
+  case spirv::kOpConstantComposite:
     if (count >= 3) scan.composites[op[2]] = std::vector<std::uint32_t>(op + 3, op + count);
     break;
-  case kOpFConvert:
+  case spirv::kOpFConvert:
     if (count == 4) scan.conversions[op[2]] = op[3];
     break;
-  case kOpFunction:
+  case spirv::kOpFunction:
     if (scan.first_function == 0) scan.first_function = at;
     break;
   default: break;
@@ -228,11 +205,11 @@ public:
     std::uint32_t* ids[5] = {&support.zero, &support.one, &support.half, &support.infinity, &support.nan};
     for (int i = 0; i < 5; ++i) {
       const std::uint32_t scalar = writer_.id();
-      writer_.op(globals, kOpConstant, {shape.scalar, scalar, values[i]});
+      writer_.op(globals, spirv::kOpConstant, {shape.scalar, scalar, values[i]});
       *ids[i] = scalar;
       if (shape.lanes > 1) {
         *ids[i] = writer_.id();
-        globals.push_back((3 + shape.lanes) << 16 | kOpConstantComposite);
+        globals.push_back((3 + shape.lanes) << 16 | spirv::kOpConstantComposite);
         globals.insert(globals.end(), {type, *ids[i]});
         globals.insert(globals.end(), shape.lanes, scalar);
       }
@@ -246,13 +223,13 @@ private:
   std::uint32_t bool_of(std::uint32_t lanes) {
     if (bool_type_ == 0) {
       bool_type_ = writer_.id();
-      writer_.op(globals, kOpTypeBool, {bool_type_});
+      writer_.op(globals, spirv::kOpTypeBool, {bool_type_});
     }
     if (lanes == 1) return bool_type_;
     if (auto found = scan_.bool_vectors.find(lanes); found != scan_.bool_vectors.end()) return found->second;
     if (auto made = bool_vectors_.find(lanes); made != bool_vectors_.end()) return made->second;
     const std::uint32_t vector = writer_.id();
-    writer_.op(globals, kOpTypeVector, {vector, bool_type_, lanes});
+    writer_.op(globals, spirv::kOpTypeVector, {vector, bool_type_, lanes});
     return bool_vectors_.emplace(lanes, vector).first->second;
   }
 
@@ -267,13 +244,13 @@ private:
 void emit_multiplied(Writer& w, std::vector<std::uint32_t>& out, std::uint32_t type, std::uint32_t result,
                      std::uint32_t x, std::uint32_t n) {
   if (n == 1) {
-    w.op(out, kOpCopyObject, {type, result, x});
+    w.op(out, spirv::kOpCopyObject, {type, result, x});
   } else if (n == 2) {
-    w.op(out, kOpFMul, {type, result, x, x});
+    w.op(out, spirv::kOpFMul, {type, result, x, x});
   } else {
     const std::uint32_t square = w.id();
-    w.op(out, kOpFMul, {type, square, x, x});
-    w.op(out, kOpFMul, {type, result, square, n == 3 ? x : square});
+    w.op(out, spirv::kOpFMul, {type, square, x, x});
+    w.op(out, spirv::kOpFMul, {type, result, square, n == 3 ? x : square});
   }
 }
 
@@ -291,28 +268,33 @@ void emit_general(Writer& w, std::vector<std::uint32_t>& out, std::uint32_t type
     out.insert(out.end(), all.begin(), all.end());
     return id;
   };
-  const std::uint32_t magnitude = value(kOpExtInst, {glsl, kGlslFAbs, x}, type);
-  const std::uint32_t power = value(kOpExtInst, {glsl, kGlslPow, magnitude, y}, type);
+  const std::uint32_t magnitude = value(spirv::kOpExtInst, {glsl, spirv::kGlslFAbs, x}, type);
+  const std::uint32_t power = value(spirv::kOpExtInst, {glsl, spirv::kGlslPow, magnitude, y}, type);
   const std::uint32_t unit =
-      value(kOpLogicalOr, {value(kOpFOrdEqual, {magnitude, s.one}, b), value(kOpFOrdEqual, {y, s.zero}, b)}, b);
-  const std::uint32_t zero_base = value(kOpFOrdEqual, {magnitude, s.zero}, b);
-  const std::uint32_t negative_exponent = value(kOpFOrdLessThan, {y, s.zero}, b);
-  const std::uint32_t of_zero = value(kOpSelect, {negative_exponent, s.infinity, s.zero}, type);
+      value(spirv::kOpLogicalOr,
+            {value(spirv::kOpFOrdEqual, {magnitude, s.one}, b), value(spirv::kOpFOrdEqual, {y, s.zero}, b)}, b);
+  const std::uint32_t zero_base = value(spirv::kOpFOrdEqual, {magnitude, s.zero}, b);
+  const std::uint32_t negative_exponent = value(spirv::kOpFOrdLessThan, {y, s.zero}, b);
+  const std::uint32_t of_zero = value(spirv::kOpSelect, {negative_exponent, s.infinity, s.zero}, type);
   const std::uint32_t unsigned_power =
-      value(kOpSelect, {unit, s.one, value(kOpSelect, {zero_base, of_zero, power}, type)}, type);
-  const std::uint32_t integer = value(kOpFOrdEqual, {value(kOpExtInst, {glsl, kGlslTrunc, y}, type), y}, b);
-  const std::uint32_t halved = value(kOpFMul, {y, s.half}, type);
+      value(spirv::kOpSelect, {unit, s.one, value(spirv::kOpSelect, {zero_base, of_zero, power}, type)}, type);
+  const std::uint32_t integer =
+      value(spirv::kOpFOrdEqual, {value(spirv::kOpExtInst, {glsl, spirv::kGlslTrunc, y}, type), y}, b);
+  const std::uint32_t halved = value(spirv::kOpFMul, {y, s.half}, type);
   const std::uint32_t odd =
-      value(kOpLogicalAnd,
-            {integer, value(kOpFOrdNotEqual, {value(kOpExtInst, {glsl, kGlslTrunc, halved}, type), halved}, b)}, b);
-  const std::uint32_t negative = value(kOpFOrdLessThan, {x, s.zero}, b);
-  const std::uint32_t flip = value(kOpLogicalAnd, {negative, odd}, b);
+      value(spirv::kOpLogicalAnd,
+            {integer, value(spirv::kOpFOrdNotEqual,
+                            {value(spirv::kOpExtInst, {glsl, spirv::kGlslTrunc, halved}, type), halved}, b)},
+            b);
+  const std::uint32_t negative = value(spirv::kOpFOrdLessThan, {x, s.zero}, b);
+  const std::uint32_t flip = value(spirv::kOpLogicalAnd, {negative, odd}, b);
   const std::uint32_t signed_power =
-      value(kOpSelect, {flip, value(kOpFNegate, {unsigned_power}, type), unsigned_power}, type);
+      value(spirv::kOpSelect, {flip, value(spirv::kOpFNegate, {unsigned_power}, type), unsigned_power}, type);
   const std::uint32_t finite_negative =
-      value(kOpLogicalAnd, {negative, value(kOpLogicalNot, {value(kOpIsInf, {x}, b)}, b)}, b);
-  const std::uint32_t undefined = value(kOpLogicalAnd, {finite_negative, value(kOpLogicalNot, {integer}, b)}, b);
-  w.op(out, kOpSelect, {type, result, undefined, s.nan, signed_power});
+      value(spirv::kOpLogicalAnd, {negative, value(spirv::kOpLogicalNot, {value(spirv::kOpIsInf, {x}, b)}, b)}, b);
+  const std::uint32_t undefined =
+      value(spirv::kOpLogicalAnd, {finite_negative, value(spirv::kOpLogicalNot, {integer}, b)}, b);
+  w.op(out, spirv::kOpSelect, {type, result, undefined, s.nan, signed_power});
 }
 
 } // namespace
