@@ -4,7 +4,9 @@
 licence, so none is in the tree): the first load (file checked, dlopen, blob parsed, every kernel
 built for the device), a later load on the same device (the file is open: kernels again), the
 first call of an operator (its arguments learnt as tools/tvm-probe.py learns them) and a warm
-call (median of 50, each waited for). Prints one JSON object; with no library, says why.
+call (median of 50, each waited for); then loads and warm calls with devrt's SPIR-V rewrite on and
+off (DEVRT_VULKAN_SPIRV_REWRITE=1 and 0, interleaved, medians of 5 and 50: what defining
+GLSL.std.450 Pow costs). Prints one JSON object; with no library, says why.
 
 usage: DEVRT_TVM_LIBRARY=gpt2-q0f16-vulkan.so DEVRT_TVM_DEVICE=vulkan:0 bench_tvm_library.py [FUNCTION] [OUT.json]
 """
@@ -16,6 +18,31 @@ import sys
 import time
 
 import devrt
+
+
+def rewrite_costs(path, device, function, args):
+    """Loads (every kernel built again) and warm calls with the SPIR-V rewrite on and off."""
+    loads = {"1": [], "0": []}
+    calls = {"1": [], "0": []}
+    for _ in range(5):
+        for setting in ("1", "0"):
+            os.environ["DEVRT_VULKAN_SPIRV_REWRITE"] = setting
+            t0 = time.perf_counter()
+            lib = devrt.tvm.load_library(path, device)
+            loads[setting].append(time.perf_counter() - t0)
+            lib[function](*args)  # the first call builds what is left to build
+            lib.synchronize()
+            for _ in range(10):
+                t0 = time.perf_counter()
+                lib[function](*args)
+                lib.synchronize()
+                calls[setting].append(time.perf_counter() - t0)
+            del lib
+    os.environ.pop("DEVRT_VULKAN_SPIRV_REWRITE")
+    return {"load_ms_rewritten": statistics.median(loads["1"]) * 1e3,
+            "load_ms_as_written": statistics.median(loads["0"]) * 1e3,
+            "warm_call_ms_rewritten": statistics.median(calls["1"]) * 1e3,
+            "warm_call_ms_as_written": statistics.median(calls["0"]) * 1e3}
 
 
 def main():
@@ -60,7 +87,10 @@ def main():
     result = {"library": os.path.basename(path), "device": str(device), "kernels": kernels, "function": function,
               "arguments": [s.get("shape", s.get("value")) for s in specs],
               "first_load_ms": first_load * 1e3, "reload_ms": reload * 1e3, "first_call_ms": first_call * 1e3,
-              "warm_call_ms_median": statistics.median(warm) * 1e3}
+              "warm_call_ms_median": statistics.median(warm) * 1e3,
+              "rewritten_instructions": lib.rewritten_instructions}
+    del lib
+    result.update(rewrite_costs(path, device, function, args))
     print(json.dumps(result))
     if len(sys.argv) > 2:
         with open(sys.argv[2], "w") as out:
