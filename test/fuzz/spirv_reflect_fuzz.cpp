@@ -3,7 +3,7 @@
 // and its Pow rewrite (vulkan_spirv_pow.cpp) over arbitrary words. A refusal is invalid_argument or
 // unsupported with a reason; what is accepted is consistent (no fixed workgroup extent of 0,
 // bindings ascending and distinct, push members inside the push block); a module the rewrite
-// changes keeps its header but a larger bound, and reflects the same again.
+// changes keeps its header (its bound never lower) and is whole instructions.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -45,14 +45,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const std::vector<std::uint32_t>& out = rewrite->words;
-  if (out.size() <= words.size() || out[0] != words[0] || out[1] != words[1] || out[3] <= words[3]) {
-    broken("a rewritten module keeps its header, grows, and raises its bound");
+  if (out.size() < 5 || out[0] != words[0] || out[1] != words[1] || out[3] < words[3]) {
+    broken("a rewritten module keeps its header and never lowers its bound");
   }
-  devrt::Result<devrt::vulkan::SpirvModuleInfo> again = devrt::vulkan::reflect_spirv(out);
-  if (!again.ok() || again->storage_bindings != info->storage_bindings ||
-      again->push_constant_bytes != info->push_constant_bytes ||
-      again->entry_points.size() != info->entry_points.size()) {
-    broken("a rewritten module reflects as the original");
-  }
+  // Whole instructions to the last word. (Reflecting it again need not agree: a module whose ids
+  // pass its own bound, which the rewrite cannot see, may have them taken by the new ones. The
+  // unit test spirv-pow checks that on valid modules.)
+  std::size_t i = 5;
+  while (i < out.size() && (out[i] >> 16) != 0) i += out[i] >> 16;
+  if (i != out.size()) broken("a rewritten module is whole instructions");
   return 0;
 }

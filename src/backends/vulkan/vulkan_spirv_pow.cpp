@@ -180,15 +180,16 @@ std::optional<FloatShape> float_shape(const Scan& scan, std::uint32_t type) {
 class Writer {
 public:
   explicit Writer(std::uint32_t bound) : next_id_(bound) {}
-  std::uint32_t id() { return next_id_++; }
-  std::uint32_t bound() const { return next_id_; }
+  // Past SPIR-V's limit the ids are wrong, and the rewrite is refused before they are used.
+  std::uint32_t id() { return static_cast<std::uint32_t>(next_id_++); }
+  std::uint64_t bound() const { return next_id_; }
   void op(std::vector<std::uint32_t>& out, std::uint32_t opcode, std::initializer_list<std::uint32_t> operands) {
     out.push_back(static_cast<std::uint32_t>(operands.size() + 1) << 16 | opcode);
     out.insert(out.end(), operands);
   }
 
 private:
-  std::uint32_t next_id_;
+  std::uint64_t next_id_; // wide: a bound near 2^32 must not wrap past the check
 };
 
 // Declares what general rewrites need (bool types, constants), once per result type, in `globals`.
@@ -320,14 +321,14 @@ Result<SpirvPowRewrite> rewrite_pows(std::span<const std::uint32_t> words) {
     }
     ++rewrite.rewritten;
   }
-  if (writer.bound() > kMaxIdBound) {
+  if (writer.bound() != scan.bound && writer.bound() > kMaxIdBound) {
     return make_error(ErrorCode::unsupported, "SPIR-V: defining its ", rewrite.rewritten,
                       " Pow instructions needs ids up to ", writer.bound(), ", past SPIR-V's limit of ", kMaxIdBound);
   }
   if (rewrite.rewritten == 0) return rewrite;
   rewrite.words.reserve(words.size() + declarations.globals.size() + replacements.size() * 64);
   rewrite.words.assign(words.begin(), words.begin() + 5);
-  rewrite.words[3] = writer.bound();
+  rewrite.words[3] = static_cast<std::uint32_t>(writer.bound());
   for (std::size_t i = 5; i < words.size();) {
     const std::uint32_t count = words[i] >> 16;
     if (i == scan.first_function) {
