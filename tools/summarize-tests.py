@@ -6,19 +6,42 @@ Each failed test is named first, with the last lines of its output, so that the 
 log says what broke. Exit status 0 only when nothing failed."""
 import json
 import os
+import re
 import sys
 
 PASS = {"OK", "EXPECTEDFAIL"}
 SKIP = {"SKIP"}
 TAIL_LINES = 15
+CASE_LINES = 40
+RULE = re.compile(r"^(-{79}|={79})$")
+
+
+def failed_cases(lines):
+    """Catch2's console blocks that hold a FAILED assertion: the case's header (between two
+    rules of dashes) through the next rule, so that a CI log names the assertion that broke."""
+    blocks = []
+    for i, line in enumerate(lines):
+        if "FAILED:" not in line:
+            continue
+        rules_before = [k for k in range(i) if RULE.match(lines[k])]
+        start = rules_before[-2] if len(rules_before) >= 2 else max(0, i - 5)
+        end = next((k for k in range(i + 1, len(lines)) if RULE.match(lines[k])), len(lines))
+        block = lines[start:end][:CASE_LINES]
+        if block not in blocks:
+            blocks.append(block)
+    return blocks
 
 
 def report_failure(path, result):
     config = os.path.basename(path).removesuffix(".json")
     print(f"FAILED [{config}] {result.get('name', '?')}: {result['result']}"
           f" after {result.get('duration', 0):.1f} s")
-    output = (result.get("stdout") or "") + (result.get("stderr") or "")
-    for line in output.rstrip().splitlines()[-TAIL_LINES:]:
+    output = (result.get("stdout") or "") + "\n" + (result.get("stderr") or "")
+    lines = output.rstrip().splitlines()
+    for block in failed_cases(lines)[:3]:
+        for line in block:
+            print(f"    {line}")
+    for line in lines[-TAIL_LINES:]:
         print(f"    {line}")
 
 
