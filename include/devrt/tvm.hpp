@@ -63,11 +63,14 @@ struct DeviceModule {
 };
 
 // What a blob holds: the device modules devrt can run, whether the host library itself is part
-// of the tree ("_lib"), and the modules it skipped, each with the reason ("relax.Executable: the
-// Relax VM's program; devrt runs operators, not the VM").
+// of the tree ("_lib"), the Relax VM's program if it carries one (its module key and bytes, run by
+// devrt::tvm::VirtualMachine, <devrt/tvm_vm.hpp>), and the modules it skipped, each with the
+// reason (the VM's program is listed there too: it is no device code).
 struct DeviceBlob {
   std::vector<DeviceModule> modules;
   bool has_host_module = false;
+  std::string vm_key;
+  std::vector<std::byte> vm_executable;
   std::vector<std::string> skipped;
 };
 
@@ -113,6 +116,7 @@ private:
 
 namespace detail {
 struct LibraryState;
+struct LibraryAccess;
 } // namespace detail
 
 // A library TVM built (TVM <= 0.20's packed functions or TVM >= 0.21's tvm-ffi functions), loaded
@@ -164,6 +168,7 @@ public:
   Status synchronize() const noexcept;
 
 private:
+  friend struct detail::LibraryAccess;
   explicit Library(std::unique_ptr<detail::LibraryState> state) noexcept;
   std::unique_ptr<detail::LibraryState> state_;
 };

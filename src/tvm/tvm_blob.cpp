@@ -11,102 +11,16 @@
 // name, arg_types, launch_param_tags, and from TVM 0.21 (tvm-ffi) arg_extra_tags.
 #include <devrt/tvm.hpp>
 
-#include <cstring>
 #include <string_view>
 #include <utility>
+
+#include "tvm/tvm_reader.hpp"
 
 namespace devrt::tvm {
 namespace {
 
-// A bounds-checked reader over the blob. Every read says what it was reading; the first failure
-// is kept (later reads answer false at once).
-class Reader {
-public:
-  Reader(std::span<const std::byte> bytes, BlobAbi abi) noexcept : bytes_(bytes), abi_(abi) {}
-
-  BlobAbi abi() const noexcept { return abi_; }
-  // The next `n` bytes, consumed.
-  std::span<const std::byte> take(std::size_t n) noexcept {
-    const std::span<const std::byte> out = bytes_.subspan(at_, n);
-    at_ += n;
-    return out;
-  }
-
-  std::size_t offset() const noexcept { return at_; }
-  std::size_t left() const noexcept { return bytes_.size() - at_; }
-  bool failed() const noexcept { return !error_.ok(); }
-  const Status& error() const noexcept { return error_; }
-
-  bool fail(Status status) noexcept {
-    if (error_.ok()) error_ = std::move(status);
-    return false;
-  }
-  bool truncated(const char* what, std::size_t need) noexcept {
-    return fail(make_error(ErrorCode::invalid_argument, "TVM device blob: truncated ", what, " at byte ", at_, " (",
-                           need, " bytes needed, ", left(), " left)"));
-  }
-
-  bool bytes(void* out, std::size_t n, const char* what) noexcept {
-    if (failed()) return false;
-    if (n > left()) return truncated(what, n);
-    if (n == 0) return true; // `out` may be an empty vector's null data
-    std::memcpy(out, bytes_.data() + at_, n);
-    at_ += n;
-    return true;
-  }
-  bool u64(std::uint64_t& out, const char* what) noexcept {
-    unsigned char raw[8];
-    if (!bytes(raw, 8, what)) return false;
-    out = 0;
-    for (int i = 7; i >= 0; --i) out = (out << 8) | raw[i];
-    return true;
-  }
-  bool u32(std::uint32_t& out, const char* what) noexcept {
-    unsigned char raw[4];
-    if (!bytes(raw, 4, what)) return false;
-    out = static_cast<std::uint32_t>(raw[0]) | static_cast<std::uint32_t>(raw[1]) << 8 |
-          static_cast<std::uint32_t>(raw[2]) << 16 | static_cast<std::uint32_t>(raw[3]) << 24;
-    return true;
-  }
-  // A count of elements of at least `element_bytes` each: more than the bytes left can hold is
-  // corrupt, never an allocation.
-  bool count(std::uint64_t& out, std::size_t element_bytes, const char* what) noexcept {
-    const std::size_t start = at_;
-    if (!u64(out, what)) return false;
-    if (element_bytes != 0 && out > left() / element_bytes) {
-      return fail(make_error(ErrorCode::invalid_argument, "TVM device blob: ", what, " at byte ", start, " counts ",
-                             out, " elements of at least ", element_bytes, " bytes, but ", left(),
-                             " bytes are left (truncated or corrupt)"));
-    }
-    return true;
-  }
-  bool string(std::string& out, const char* what) noexcept {
-    std::uint64_t n = 0;
-    if (!count(n, 1, what)) return false;
-    out.assign(reinterpret_cast<const char*>(bytes_.data() + at_), static_cast<std::size_t>(n));
-    at_ += static_cast<std::size_t>(n);
-    return true;
-  }
-  bool blob(std::vector<std::byte>& out, const char* what) noexcept {
-    std::uint64_t n = 0;
-    if (!count(n, 1, what)) return false;
-    out.assign(bytes_.data() + at_, bytes_.data() + at_ + n);
-    at_ += static_cast<std::size_t>(n);
-    return true;
-  }
-  bool skip_string(const char* what) noexcept {
-    std::uint64_t n = 0;
-    if (!count(n, 1, what)) return false;
-    at_ += static_cast<std::size_t>(n);
-    return true;
-  }
-
-private:
-  std::span<const std::byte> bytes_;
-  BlobAbi abi_;
-  std::size_t at_ = 0;
-  Status error_;
-};
+using Reader = detail::ByteReader<BlobAbi>;
+constexpr const char* kBlobPrefix = "TVM device blob";
 
 bool read_strings(Reader& in, std::vector<std::string>& out, const char* what) {
   std::uint64_t n = 0;
@@ -328,9 +242,20 @@ bool read_import_tree(Reader& in, std::uint64_t tree_modules) {
 // module's bytes (TVM >= 0.22), so a kind devrt does not know is skipped by its length. false:
 // in.error() says why.
 bool read_module(Reader& in, const std::string& key, DeviceBlob& out, bool framed) {
-  if (key == "relax.Executable") { // Executable::SaveToBinary writes one string of its sections
-    if (!in.skip_string("relax.Executable")) return false;
-    out.skipped.push_back("relax.Executable: the Relax VM's program (devrt runs the library's operators, not the VM)");
+  // Executable::SaveToBinary writes one string of its sections (relax.VMExecutable from TVM 0.20;
+  // framed, from TVM 0.22, its bytes are the module's).
+  if (key == "relax.Executable" || key == "relax.VMExecutable") {
+    if (!out.vm_key.empty()) {
+      return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: a second Relax VM program (", key, ")"));
+    }
+    if (framed) { // the module's bytes are its SaveToBytes
+      const std::span<const std::byte> all = in.take(in.left());
+      out.vm_executable.assign(all.begin(), all.end());
+    } else if (!in.blob(out.vm_executable, key.c_str())) {
+      return false;
+    }
+    out.vm_key = key;
+    out.skipped.push_back(key + ": the Relax VM's program (run it with devrt::tvm::VirtualMachine)");
     return true;
   }
   if (key == "metadata_module") { // MetadataModuleNode::SaveToBinary writes nothing
@@ -387,7 +312,7 @@ bool read_framed(Reader& in, DeviceBlob& out) {
     std::uint64_t n = 0;
     if (!in.count(n, 1, "module bytes")) return false;
     const std::size_t start = in.offset();
-    Reader module(in.take(static_cast<std::size_t>(n)), in.abi());
+    Reader module(in.take(static_cast<std::size_t>(n)), in.abi(), kBlobPrefix);
     if (!read_module(module, kind, out, true)) return in.fail(module.error());
     if (module.left() != 0) {
       return in.fail(make_error(ErrorCode::invalid_argument, "TVM device blob: the ", kind, " module at byte ", start,
@@ -418,14 +343,14 @@ bool read_inline(Reader& in, DeviceBlob& out) {
 } // namespace
 
 Result<DeviceBlob> parse_device_blob(std::span<const std::byte> blob, BlobAbi abi) noexcept {
-  Reader outer(blob, abi);
+  Reader outer(blob, abi, kBlobPrefix);
   std::uint64_t nbytes = 0;
   if (!outer.u64(nbytes, "blob size")) return outer.error();
   if (nbytes > outer.left()) {
     return make_error(ErrorCode::invalid_argument, "TVM device blob: its header says ", nbytes, " bytes, ",
                       outer.left(), " follow (truncated or corrupt)");
   }
-  Reader in(blob.subspan(8, static_cast<std::size_t>(nbytes)), abi);
+  Reader in(blob.subspan(8, static_cast<std::size_t>(nbytes)), abi, kBlobPrefix);
   // The framed layout opens with the import tree's row offsets, whose first is 0; the inline one
   // with a module count then a type key's length, never 0.
   bool framed = false;

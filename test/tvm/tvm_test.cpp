@@ -227,7 +227,9 @@ TEST_CASE("blobs of TVM >= 0.21 parse: arg_extra_tags, the framed layout, CUDA a
   REQUIRE(skipped.ok());
   CHECK(skipped->has_host_module);
   REQUIRE(skipped->skipped.size() == 1);
-  CHECK(contains(skipped->skipped[0], "relax.VMExecutable: not device code devrt runs"));
+  CHECK(contains(skipped->skipped[0], "relax.VMExecutable: the Relax VM's program"));
+  CHECK(skipped->vm_key == "relax.VMExecutable"); // kept, framed: the module's bytes are its own
+  CHECK(skipped->vm_executable.size() == std::string_view("the VM's program").size());
   REQUIRE(skipped->modules.size() == 1);
   CHECK(skipped->modules[0].kernel_code.size() == 2);
   for (std::size_t n = 0; n < framed.size(); ++n) {
