@@ -281,6 +281,14 @@ Result<Library> Library::load(const char* path, Device device) noexcept {
   return Library(std::move(state));
 }
 
+detail::SharedLibrary* detail::LibraryAccess::shared(const Library& library) noexcept {
+  return library.state_ ? library.state_->shared : nullptr;
+}
+
+detail::DeviceKernels* detail::LibraryAccess::kernels(const Library& library) noexcept {
+  return library.state_ ? library.state_->kernels : nullptr;
+}
+
 Library::Library() noexcept = default;
 Library::Library(std::unique_ptr<LibraryState> state) noexcept : state_(std::move(state)) {}
 Library::Library(Library&&) noexcept = default;

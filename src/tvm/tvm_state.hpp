@@ -75,6 +75,12 @@ struct SharedLibrary {
   FunctionHandle set_device{FunctionHandle::Kind::set_device, this, "__tvm_set_device", nullptr};
 };
 
+// What a Library holds (null for an empty one): its opened file and its kernels for its device.
+struct LibraryAccess {
+  static SharedLibrary* shared(const Library& library) noexcept;
+  static DeviceKernels* kernels(const Library& library) noexcept;
+};
+
 // devrt's function for `symbol` of TVM's runtimes (TVMFFIFunctionCall, TVMBackendAllocWorkspace,
 // ...), or nullptr for one devrt does not provide. Thread-safe.
 void* runtime_function(std::string_view symbol) noexcept;

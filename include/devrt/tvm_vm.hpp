@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running a whole model TVM compiled: the Relax VM program (`relax.Executable`) a library carries
+// as the first module of its blob (MLC's model libraries), interpreted over the library's
+// operators on devrt's devices, as TVM's relax_vm::VirtualMachine runs it (docs/tvm-libraries.md).
+//
+//   devrt::Result<devrt::tvm::Library> lib = devrt::tvm::Library::load("gpt2-vulkan.so", device);
+//   devrt::Result<devrt::tvm::VirtualMachine> vm = devrt::tvm::VirtualMachine::create(*lib);
+//   devrt::Result<devrt::tvm::Value> caches = vm->call("_initialize_effect", {});
+//   devrt::Result<devrt::tvm::Value> out = vm->call("prefill", {tokens, Value::shape({8}), *caches, params});
+//
+// Hosted platforms only; Meson feature `tvm`.
+#ifndef DEVRT_TVM_VM_HPP
+#define DEVRT_TVM_VM_HPP
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <devrt/dtype.hpp>
+#include <devrt/status.hpp>
+#include <devrt/tensor.hpp>
+#include <devrt/tvm.hpp>
+
+namespace devrt::tvm {
+
+namespace detail {
+struct VmBox;
+struct VmState;
+} // namespace detail
+
+// A value of the Relax VM: what its registers hold and its functions take and return. Copying
+// shares the boxed kinds (strings, shapes, tensors, tuples, objects), as TVM's ObjectRefs do.
+// Thread-safe to copy and read from several threads; the objects inside (a KV cache) are the
+// VM's to change while one of its calls runs.
+class Value {
+public:
+  enum class Kind : std::uint8_t {
+    null,     // TVM's None (vm.builtin.null_value, the void register)
+    integer,  // int64
+    real,     // float64
+    dtype,    // a DLDataType constant
+    string,   // a String constant (error contexts, _metadata's JSON)
+    shape,    // a ShapeTuple
+    tensor,   // an NDArray: a devrt Tensor
+    tuple,    // an Array of values
+    function, // a VM function, a packed function or a closure over one
+    object,   // an opaque object of the VM's builtins: a KV cache, a storage
+    context,  // the VM itself, as builtins receive it (kVMRegister)
+  };
+
+  Value() noexcept = default;
+  Value(std::int64_t value) noexcept : kind_(Kind::integer), integer_(value) {} // NOLINT
+  Value(int value) noexcept : kind_(Kind::integer), integer_(value) {}          // NOLINT
+  Value(double value) noexcept : kind_(Kind::real), real_(value) {}             // NOLINT
+  Value(DataType value) noexcept : kind_(Kind::dtype), dtype_(value) {}         // NOLINT
+  Value(const Tensor& tensor) noexcept;                                         // NOLINT
+  // Boxed values; out of host memory gives a null Value (kind() says so).
+  static Value string(std::string_view text) noexcept;
+  static Value shape(std::span<const std::int64_t> dims) noexcept;
+  static Value shape(std::initializer_list<std::int64_t> dims) noexcept {
+    return shape(std::span<const std::int64_t>(dims.begin(), dims.size()));
+  }
+  static Value tuple(std::span<const Value> items) noexcept;
+  static Value tuple(std::initializer_list<Value> items) noexcept {
+    return tuple(std::span<const Value>(items.begin(), items.size()));
+  }
+
+  Kind kind() const noexcept { return kind_; }
+  bool is_null() const noexcept { return kind_ == Kind::null; }
+  // The value of each kind; the zero value of the type for a Value of another kind.
+  std::int64_t integer() const noexcept { return kind_ == Kind::integer ? integer_ : 0; }
+  double real() const noexcept { return kind_ == Kind::real ? real_ : 0.0; }
+  DataType dtype() const noexcept { return kind_ == Kind::dtype ? dtype_ : DataType{}; }
+  std::string_view string() const noexcept;
+  std::span<const std::int64_t> shape() const noexcept;
+  const Tensor& tensor() const noexcept;
+  std::span<const Value> tuple() const noexcept;
+  // What an object or function is, in TVM's type keys ("relax.vm.AttentionKVCache",
+  // "relax.Storage", "vm.Closure", "runtime.PackedFunc"); "" for other kinds.
+  std::string_view type_key() const noexcept;
+
+  // Internal: a boxed value of `kind` (devrt's VM makes them).
+  Value(Kind kind, std::shared_ptr<detail::VmBox> box) noexcept : kind_(kind), box_(std::move(box)) {}
+  detail::VmBox* box() const noexcept { return box_.get(); }
+
+  // Names the kind ("tensor", "tuple", ...), for messages.
+  static const char* kind_name(Kind kind) noexcept;
+
+private:
+  Kind kind_ = Kind::null;
+  DataType dtype_{};
+  std::int64_t integer_ = 0;
+  double real_ = 0.0;
+  std::shared_ptr<detail::VmBox> box_;
+};
+
+// TVM's relax_vm::VirtualMachine over a loaded Library: its executable parsed and checked when
+// created (every instruction, every name it calls resolved in the library or among devrt's
+// builtins), its devices the library's device and the CPU host (TVM's device list: allocations
+// name them by index, the shape heap lives on the host). Move-only. One call at a time per VM
+// (TVM's VM is not reentrant either); distinct VMs may run on distinct threads.
+class VirtualMachine {
+public:
+  // The VM of `library`'s relax.Executable. `library` must outlive the VM. Errors: not_found (the
+  // library carries no VM program), invalid_argument (a malformed executable, naming where it
+  // broke), unsupported (a layout, constant kind, opcode or argument kind devrt does not know,
+  // kVMTIRFunc functions, names neither the library nor devrt provides: all of them listed).
+  // Thread-safe.
+  static Result<VirtualMachine> create(const Library& library) noexcept;
+
+  VirtualMachine() noexcept;
+  VirtualMachine(VirtualMachine&&) noexcept;
+  VirtualMachine& operator=(VirtualMachine&&) noexcept;
+  ~VirtualMachine();
+
+  // The VM functions it can call ("prefill", "decode", ...), in the executable's order.
+  std::vector<std::string> functions() const;
+  // The parameter names of VM function `name` (empty for an unknown name).
+  std::vector<std::string> parameters(std::string_view name) const;
+  // The version string the executable carries ("0.14"); it does not identify the layout.
+  const std::string& version() const noexcept;
+  // The VM's devices: the library's device, then the CPU host.
+  std::span<const Device> devices() const noexcept;
+
+  // Runs VM function `name` on `args` and returns its result. Tensors the caller passes must be on
+  // the VM's devices; results are on them (device work queued on the calling thread's current
+  // stream of the library's device, as Library::call queues it: synchronize before reading).
+  // Errors name the function, the instruction and the call that failed; TVM's own checks come
+  // back in TVM's words (a shape mismatch: "RuntimeError: ErrorContext(...) match_cast error").
+  // not_found for a name that is no VM function. Not reentrant (see above).
+  Result<Value> call(std::string_view name, std::span<const Value> args) noexcept;
+  Result<Value> call(std::string_view name, std::initializer_list<Value> args) noexcept {
+    return call(name, std::span<const Value>(args.begin(), args.size()));
+  }
+
+  // Instructions run by this VM's calls so far (all functions, nested calls included).
+  std::uint64_t instructions_run() const noexcept;
+
+private:
+  explicit VirtualMachine(std::unique_ptr<detail::VmState> state) noexcept;
+  std::unique_ptr<detail::VmState> state_;
+};
+
+} // namespace devrt::tvm
+
+#endif // DEVRT_TVM_VM_HPP
