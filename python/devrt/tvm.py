@@ -7,8 +7,14 @@
 
 Libraries of TVM <= 0.20 (export_library, MLC's model libraries), 0.21 and 0.22 to main
 (tvm-ffi; no libtvm_ffi needed): their host functions (TVM's operators) run unchanged, their
-kernels (Vulkan, OpenCL, WebGPU, CUDA, ROCm) run on devrt's device; the Relax VM's program they
-may carry is not run. docs/tvm-libraries.md has what loads and how.
+kernels (Vulkan, OpenCL, WebGPU, CUDA, ROCm) run on devrt's device. A model's Relax VM program
+(MLC's libraries carry one) runs as tvm.relax.VirtualMachine runs it:
+
+>>> vm = devrt.tvm.VirtualMachine(lib, devrt.vulkan(0))
+>>> caches = vm["_initialize_effect"]()
+>>> logits, caches = vm["prefill"](tokens, devrt.tvm.Shape([8]), caches, params)
+
+docs/tvm-libraries.md has what loads and how.
 """
 import os
 
@@ -119,3 +125,106 @@ def load_library(path, device):
     malformed blob, kernels for another kind of device), devrt.UnsupportedError (kernels devrt
     cannot run yet)."""
     return Library(path, device)
+
+
+# ---- The Relax VM --------------------------------------------------------------------------------
+
+_NULL, _INT, _FLOAT, _DTYPE, _STRING, _SHAPE, _TENSOR, _TUPLE, _FUNCTION, _OBJECT = range(10)
+
+
+class Shape(tuple):
+    """A shape the VM takes or returns (TVM's ShapeTuple): a tuple of ints."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"Shape({list(self)})"
+
+
+class Object:
+    """A value of the VM that Python only holds and passes back: a KV cache, a storage, a
+    function. `type_key` is TVM's ("relax.vm.AttentionKVCache", ...)."""
+
+    __slots__ = ("_value", "type_key")
+
+    def __init__(self, value, type_key):
+        self._value = value
+        self.type_key = type_key
+
+    def __repr__(self):
+        return f"<devrt.tvm.Object {self.type_key}>"
+
+
+def _to_value(value):
+    if isinstance(value, Object):
+        return value._value
+    if isinstance(value, bool):
+        raise TypeError("a bool is no VM value: pass an int")
+    if isinstance(value, int):
+        return _ext.tvm_value_new(_INT, value)
+    if isinstance(value, float):
+        return _ext.tvm_value_new(_FLOAT, value)
+    if isinstance(value, str):
+        return _ext.tvm_value_new(_STRING, value)
+    if isinstance(value, Shape):
+        return _ext.tvm_value_new(_SHAPE, value)
+    if isinstance(value, (tuple, list)):
+        return _ext.tvm_value_new(_TUPLE, [_to_value(item) for item in value])
+    if isinstance(value, Tensor):
+        return _ext.tvm_value_new(_TENSOR, value)
+    if hasattr(value, "__dlpack__"):
+        return _ext.tvm_value_new(_TENSOR, from_dlpack(value))
+    raise TypeError(f"a VM function takes tensors, Shapes, tuples, ints, floats, strs and the VM's objects, "
+                    f"not {type(value).__name__}")
+
+
+def _from_value(capsule):
+    kind, payload, type_key = _ext.tvm_value_unpack(capsule)
+    if kind == _SHAPE:
+        return Shape(payload)
+    if kind == _TUPLE:
+        return tuple(_from_value(item) for item in payload)
+    if kind in (_FUNCTION, _OBJECT):
+        return Object(capsule, type_key)
+    return payload  # None, int, float, the dtype's name, str, Tensor
+
+
+class VirtualMachine:
+    """The Relax VM of a library TVM built (devrt::tvm::VirtualMachine), as
+    tvm.relax.VirtualMachine(lib, dev): vm["name"](*args) runs a VM function. Tensors go in as
+    devrt tensors or DLPack producers on the library's device and come back as devrt.Tensor
+    (DLPack to NumPy and PyTorch); shapes as devrt.tvm.Shape; tuples as tuples; a KV cache as a
+    devrt.tvm.Object to pass back. One call at a time per VM."""
+
+    __slots__ = ("_library", "_handle", "device")
+
+    def __init__(self, library, device=None):
+        if not isinstance(library, Library):
+            raise TypeError(f"a VirtualMachine runs a devrt.tvm.Library, not {type(library).__name__}")
+        if device is not None:
+            device = device if isinstance(device, Device) else Device(device)
+            if device != library.device:
+                raise ValueError(f"the library is loaded on {library.device}, not {device}: load it for {device}")
+        self._library = library
+        self.device = library.device
+        self._handle = _ext.tvm_vm_create(library._handle)
+
+    @property
+    def functions(self):
+        """Its VM functions, in the executable's order."""
+        return _ext.tvm_vm_functions(self._handle)
+
+    def __getitem__(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"a VM function is named by a str, not {type(name).__name__}")
+        if name not in self.functions:
+            raise KeyError(f"the VM of {os.path.basename(self._library.path)} has no function '{name}'")
+        return lambda *args: self.invoke(name, *args)
+
+    def invoke(self, name, *args):
+        """Runs VM function `name` on `args` and returns its result."""
+        converted = tuple(_to_value(a) for a in args)
+        return _from_value(_ext.tvm_vm_call(self._handle, name, converted))
+
+    def __repr__(self):
+        return f"<devrt.tvm.VirtualMachine of {os.path.basename(self._library.path)} on {self.device}>"

@@ -114,6 +114,7 @@ extern PyMethodDef kKernelFunctions[];
 extern PyMethodDef kTimingFunctions[];
 extern PyMethodDef kGraphFunctions[];
 extern PyMethodDef kTvmFunctions[];
+extern PyMethodDef kTvmVmFunctions[];
 extern PyMethodDef kToolchainFunctions[];
 // HAS_TOOLCHAIN: whether the tc_* functions are there (toolchain.cpp).
 bool add_toolchain_constants(PyObject* module) noexcept;

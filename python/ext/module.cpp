@@ -243,6 +243,7 @@ int exec_module(PyObject* module) noexcept {
       !add_functions(module, kMemoryFunctions) || !add_functions(module, kRuntimeFunctions) ||
       !add_functions(module, kKernelFunctions) || !add_functions(module, kTimingFunctions) ||
       !add_functions(module, kGraphFunctions) || !add_functions(module, kTvmFunctions) ||
+      !add_functions(module, kTvmVmFunctions) ||
       !add_functions(module, kToolchainFunctions) || !add_toolchain_constants(module) || !add_kernel_types(module) ||
       !add_runtime_constants(module) || !add_dlpack(module, s.tensor_base)) {
     return -1;

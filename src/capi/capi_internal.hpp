@@ -14,6 +14,9 @@
 #include <devrt/memory_stats.hpp>
 #include <devrt/plugin.hpp>
 #include <devrt/timing.hpp>
+#if DEVRT_WITH_TVM
+#include <devrt/tvm_vm.hpp>
+#endif
 
 #include <cstdint>
 #include <cstring>
@@ -51,6 +54,22 @@ struct devrt_time_evaluator_t {
 struct devrt_graph_t {
   devrt::Graph graph;
 };
+#if DEVRT_WITH_TVM
+struct devrt_tvm_library_t {
+  devrt::tvm::Library library;
+};
+struct devrt_tvm_vm_t {
+  devrt::tvm::VirtualMachine vm;
+  std::vector<std::string> functions;
+};
+struct devrt_tvm_value_t {
+  devrt::tvm::Value value;
+};
+#else
+struct devrt_tvm_library_t {};
+struct devrt_tvm_vm_t {};
+struct devrt_tvm_value_t {};
+#endif
 
 namespace devrt::capi {
 
@@ -72,6 +91,11 @@ inline devrt_status to_status(const Status& status) noexcept { return status.ok(
 // that copy (devrt::copy_device); NULL means that device's current stream. C++'s default
 // StreamRef cannot tell "none" from "the CPU's default stream", so the C API checks here.
 devrt_status check_copy_stream(const char* call, Device src, Device dst, const devrt_stream_ref* stream) noexcept;
+
+// unsupported naming the call, in builds without -Dtvm.
+inline devrt_status without_tvm(const char* call) noexcept {
+  return fail(make_error(ErrorCode::unsupported, call, ": this devrt was built without TVM libraries (-Dtvm)"));
+}
 
 // invalid_argument naming the call and the parameter that was NULL.
 devrt_status null_argument(const char* call, const char* parameter) noexcept;
@@ -133,6 +157,8 @@ DEVRT_CAPI_HANDLE_KIND(devrt_tensor, 7);
 DEVRT_CAPI_HANDLE_KIND(devrt_time_evaluator, 8);
 DEVRT_CAPI_HANDLE_KIND(devrt_graph, 9);
 DEVRT_CAPI_HANDLE_KIND(devrt_tvm_library, 10);
+DEVRT_CAPI_HANDLE_KIND(devrt_tvm_vm, 11);
+DEVRT_CAPI_HANDLE_KIND(devrt_tvm_value, 12);
 #undef DEVRT_CAPI_HANDLE_KIND
 
 // True in the validation mode. Decided once per process. Thread-safe.

@@ -5,16 +5,6 @@
 
 #include "capi_internal.hpp"
 
-#if DEVRT_WITH_TVM
-#include <devrt/tvm.hpp>
-
-struct devrt_tvm_library_t {
-  devrt::tvm::Library library;
-};
-#else
-struct devrt_tvm_library_t {};
-#endif
-
 using namespace devrt;       // NOLINT(google-build-using-namespace)
 using namespace devrt::capi; // NOLINT(google-build-using-namespace)
 
@@ -28,10 +18,6 @@ bool in_range(const Items& items, std::size_t index, std::size_t* count, const c
   if (index < items.size()) return true;
   fail(make_error(ErrorCode::out_of_range, call, ": index ", index, " of ", items.size()));
   return false;
-}
-#else
-devrt_status without_tvm(const char* call) {
-  return fail(make_error(ErrorCode::unsupported, call, ": this devrt was built without TVM libraries (-Dtvm)"));
 }
 #endif
 
