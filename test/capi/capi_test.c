@@ -623,6 +623,86 @@ static void test_tvm_library(void) {
 #endif
 }
 
+/* The model library's Relax VM (test/tvm/tvm_vm_fixture.py): values made, passed, unpacked and
+ * released; refusals of kinds, indices and NULLs. */
+static void test_tvm_vm(void) {
+#ifdef DEVRT_TEST_TVM_VM_CPU
+  devrt_tvm_library library = NULL;
+  devrt_tvm_vm vm = NULL;
+  devrt_tensor tensors[2] = {NULL, NULL}, result_tensor = NULL;
+  devrt_tvm_value args[2] = {NULL, NULL}, result = NULL, item = NULL, shape = NULL, number = NULL;
+  int64_t dims[1] = {256};
+  const int64_t* got_dims = NULL;
+  DLDataType f32 = {kDLFloat, 32, 1};
+  float x[256], y[256], out[256];
+  const char *name = NULL, *key = NULL;
+  size_t count = 0, ndim = 0;
+  int32_t kind = -1;
+  int64_t integer = 0;
+  double real = 0;
+  int i, good = 1;
+  for (i = 0; i < 256; ++i) x[i] = (float)i, y[i] = 0.25f;
+  CHECK_OK(devrt_tvm_library_load(DEVRT_TEST_TVM_VM_CPU, kCpu, &library));
+  CHECK_OK(devrt_tvm_vm_create(library, &vm));
+  CHECK_OK(devrt_tvm_vm_function(vm, 0, &name, &count));
+  CHECK(strcmp(name, "main") == 0 && count >= 7);
+  CHECK(devrt_tvm_vm_function(vm, count, &name, NULL) == DEVRT_STATUS_OUT_OF_RANGE);
+  for (i = 0; i < 2; ++i) {
+    CHECK_OK(devrt_tensor_empty(dims, 1, f32, kCpu, NULL, &tensors[i]));
+    CHECK_OK(devrt_tensor_copy_from_host(tensors[i], i == 0 ? x : y, sizeof x));
+    CHECK_OK(devrt_tvm_value_from_tensor(tensors[i], &args[i]));
+    devrt_tensor_release(tensors[i]); /* the value holds the tensor */
+  }
+  CHECK_OK(devrt_tvm_vm_call(vm, "main", args, 2, &result));
+  CHECK_OK(devrt_tvm_value_kind(result, &kind, &key));
+  CHECK(kind == DEVRT_TVM_VALUE_TUPLE && strcmp(key, "") == 0);
+  CHECK_OK(devrt_tvm_value_tuple_item(result, 0, &item, &count));
+  CHECK(count == 3);
+  CHECK_OK(devrt_tvm_value_tensor(item, &result_tensor));
+  CHECK_OK(devrt_tensor_copy_to_host(result_tensor, out, sizeof out));
+  for (i = 0; i < 256; ++i) good &= out[i] == (float)i + 0.75f;
+  CHECK(good);
+  CHECK(devrt_tvm_value_int(item, &integer) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "the value is a Tensor, not a int") != NULL);
+  CHECK_OK(devrt_tvm_value_tuple_item(result, 1, &shape, NULL));
+  CHECK_OK(devrt_tvm_value_shape(shape, &got_dims, &ndim));
+  CHECK(ndim == 1 && got_dims[0] == 256);
+  CHECK(devrt_tvm_value_tuple_item(result, 3, &item, NULL) == DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(devrt_tvm_vm_call(vm, "main", args, 1, &number) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(devrt_last_error(), "requires 2 inputs but only 1") != NULL);
+  CHECK(devrt_tvm_vm_call(vm, "nothing", args, 0, &number) == DEVRT_STATUS_NOT_FOUND);
+  CHECK(devrt_tvm_vm_call(vm, "main", NULL, 2, &number) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_tvm_vm_call(vm, NULL, args, 2, &number) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK_OK(devrt_tvm_value_from_float(2.5, &number));
+  CHECK_OK(devrt_tvm_value_float(number, &real));
+  CHECK(real == 2.5);
+  devrt_tvm_value_release(number);
+  CHECK_OK(devrt_tvm_value_from_int(-7, &number));
+  CHECK_OK(devrt_tvm_value_int(number, &integer));
+  CHECK(integer == -7);
+  devrt_tvm_value_release(number);
+  CHECK_OK(devrt_tvm_value_from_string("global", 6, &number));
+  CHECK_OK(devrt_tvm_value_string(number, &name, &count));
+  CHECK(count == 6 && strcmp(name, "global") == 0);
+  CHECK(devrt_tvm_value_from_shape(NULL, 1, &shape) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_tvm_value_from_tuple(NULL, 2, &shape) == DEVRT_STATUS_INVALID_ARGUMENT);
+  devrt_tvm_value_release(number);
+  devrt_tvm_value_release(shape);
+  devrt_tvm_value_release(item);
+  devrt_tvm_value_release(result);
+  devrt_tvm_value_release(args[0]);
+  devrt_tvm_value_release(args[1]);
+  devrt_tvm_value_release(NULL);
+  devrt_tensor_release(result_tensor);
+  devrt_tvm_vm_release(vm);
+  devrt_tvm_vm_release(NULL);
+  CHECK(devrt_tvm_vm_create(NULL, &vm) == DEVRT_STATUS_INVALID_ARGUMENT);
+  devrt_tvm_library_release(library);
+#else
+  printf("skip the Relax VM: this build has no TVM-layout model library\n");
+#endif
+}
+
 /* The same CPU library as TVM >= 0.22 builds it (tvm-ffi; importing libtvm_ffi, which does not
  * exist here): tvm-ffi's stable C ABI example called with DLTensors the caller owns, and errors. */
 static void test_tvm_ffi_library(void) {
@@ -732,6 +812,7 @@ int main(int argc, char** argv) {
   test_launch();
   test_tvm_library();
   test_tvm_ffi_library();
+  test_tvm_vm();
 #if DEVRT_TEST_TOOLCHAIN
   test_toolchain();
 #else

@@ -153,3 +153,65 @@ def test_a_library_named_by_devrt_tvm_library_loads_and_runs():
             assert "Assert" in reason or "constraint" in reason, f"{name}: {reason}"
     print(f"{ran} of {len(lib.functions)} functions ran")
     assert ran > 0
+
+
+@pytest.mark.parametrize("kind", ["cpu", "opencl", "vulkan"])
+def test_a_model_runs_on_the_relax_vm_as_tvm_relax_virtualmachine_runs_it(kind):
+    """The model library (test/tvm/tvm_vm_fixture.py): vm["main"] on NumPy and torch inputs through
+    DLPack, its tuple, shape and tensors back; the KV cache held as an Object and passed back."""
+    device = present(devrt.device(f"{kind}:0"))
+    lib = devrt.tvm.load_library(fixture(f"vm_{kind}"), device)
+    vm = devrt.tvm.VirtualMachine(lib, device)
+    assert "main" in vm.functions and "kv_step" in vm.functions
+    x = np.arange(256, dtype=np.float32)
+    y = np.linspace(0, 1, 256, dtype=np.float32)
+    total, shape, partial = vm["main"](devrt.tensor(x, device), devrt.tensor(y, device))
+    assert shape == devrt.tvm.Shape([256]) and isinstance(shape, devrt.tvm.Shape)
+    np.testing.assert_allclose(np.from_dlpack(total.to(devrt.cpu(0))), x + 3 * y, rtol=1e-6)
+    np.testing.assert_allclose(np.from_dlpack(partial.to(devrt.cpu(0))), x + y, rtol=1e-6)
+    if kind == "cpu":
+        torch = pytest.importorskip("torch")
+        out, _, _ = vm["main"](torch.arange(256, dtype=torch.float32), torch.ones(256))
+        assert torch.equal(torch.from_dlpack(out), torch.arange(256, dtype=torch.float32) + 3)
+    cache = vm["kv_init"]()
+    assert isinstance(cache, devrt.tvm.Object) and cache.type_key == "relax.vm.AttentionKVCache"
+    for step in range(3):
+        cache, rows, first = vm["kv_step"](cache, devrt.tensor(np.full((1, 4), step, np.float32), device))
+    np.testing.assert_array_equal(np.from_dlpack(rows.to(devrt.cpu(0))), np.repeat(np.arange(3.0), 4).reshape(3, 4))
+    assert vm["choose"](devrt.tensor(np.array(0, np.int32), device), 1, 2) == 2
+
+
+def test_the_relax_vm_refuses_in_tvms_words():
+    device = devrt.cpu(0)
+    vm = devrt.tvm.VirtualMachine(devrt.tvm.load_library(fixture("vm_cpu"), device))
+    x = np.zeros(8, np.float32)
+    with pytest.raises(devrt.InvalidArgumentError, match="requires 2 inputs but only 1 inputs are provided"):
+        vm["main"](x)
+    with pytest.raises(devrt.InvalidArgumentError, match="mismatch to a previous populated value"):
+        vm["main"](x, np.zeros(9, np.float32))
+    with pytest.raises(KeyError, match="no function 'prefill'"):
+        vm["prefill"]
+    with pytest.raises(TypeError, match="a bool is no VM value"):
+        vm["choose"](True, 1, 2)
+    with pytest.raises(devrt.NotFoundError, match="carries no Relax VM program"):
+        devrt.tvm.VirtualMachine(devrt.tvm.load_library(fixture("cpu"), device))
+    with pytest.raises(ValueError, match="loaded on cpu:0"):
+        devrt.tvm.VirtualMachine(devrt.tvm.load_library(fixture("vm_cpu"), device), "vulkan:0")
+
+
+@pytest.mark.skipif(not os.environ.get("DEVRT_TVM_LIBRARY"), reason="DEVRT_TVM_LIBRARY names no TVM-built library")
+def test_a_gpt2_model_named_by_devrt_tvm_library_matches_numpy():
+    """Opt-in, for MLC's GPT-2 (gpt2-q0f16-*.so): DEVRT_TVM_LIBRARY=path and DEVRT_TVM_DEVICE=vulkan:0
+    run prefill and 16 decode steps on devrt's VM against a NumPy GPT-2 (tools/tvm-gpt2-model.py)."""
+    import pathlib
+    import subprocess
+    import sys
+
+    device = present(devrt.device(os.environ.get("DEVRT_TVM_DEVICE", "cpu:0")))
+    lib = devrt.tvm.load_library(os.environ["DEVRT_TVM_LIBRARY"], device)
+    if not any(reason.startswith("relax.Executable") for reason in lib.skipped):
+        pytest.skip(f"{lib.path} carries no Relax VM program")
+    tool = pathlib.Path(__file__).resolve().parents[2] / "tools" / "tvm-gpt2-model.py"
+    run = subprocess.run([sys.executable, str(tool), lib.path, str(device)], capture_output=True, text=True)
+    print(run.stdout)
+    assert run.returncode == 0, run.stdout + run.stderr

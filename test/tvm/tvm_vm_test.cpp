@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+// devrt::tvm::VirtualMachine (devrt/tvm_vm.hpp) on model libraries built by this test build: a
+// Relax VM program written as TVM's serialiser writes it (test/tvm/tvm_vm_fixture.py) over the
+// test libraries' operators on cpu, opencl and vulkan, covering every instruction, argument kind,
+// special register and builtin; the executable parser on every truncation and on corruptions of
+// each instruction field; the refusals in TVM's words, located by function and instruction.
+#include <devrt/backend/registry.hpp>
+#include <devrt/devrt.hpp>
+#include <devrt/tvm.hpp>
+#include <devrt/tvm_vm.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "tvm/tvm_vm_executable.hpp"
+
+using devrt::Device;
+using devrt::DeviceKind;
+using devrt::ErrorCode;
+using devrt::Tensor;
+using devrt::tvm::Library;
+using devrt::tvm::Value;
+using devrt::tvm::VirtualMachine;
+
+namespace {
+
+constexpr std::int64_t kVmCount = 256;
+
+std::vector<std::byte> program_bytes(const char* path) {
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  std::vector<std::byte> out(bytes.size());
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+bool has(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+Tensor vm_tensor(Device device, const std::vector<float>& values, std::vector<std::int64_t> shape = {}) {
+  if (shape.empty()) shape = {static_cast<std::int64_t>(values.size())};
+  devrt::Result<Tensor> t = Tensor::empty(shape, devrt::DataType::float32(), device);
+  REQUIRE(t.ok());
+  REQUIRE(t->copy_from_host(values.data(), values.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(device)).ok());
+  return std::move(t).value();
+}
+
+std::vector<float> vm_values(const Value& value) {
+  REQUIRE(value.kind() == Value::Kind::tensor);
+  const Tensor& t = value.tensor();
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  REQUIRE(devrt::synchronize(devrt::current_stream(t.device())).ok());
+  REQUIRE(t.copy_to_host(out.data(), out.size() * sizeof(float)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(t.device())).ok());
+  return out;
+}
+
+std::vector<float> ramp(float start, float step, std::int64_t n = kVmCount) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + step * static_cast<float>(i);
+  return v;
+}
+
+struct VmFixture {
+  const char* name;
+  DeviceKind kind;
+  const char* path;
+};
+
+std::vector<VmFixture> vm_fixtures() {
+  std::vector<VmFixture> out{{"cpu", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU}};
+#ifdef DEVRT_TEST_TVM_VM_OPENCL
+  out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_VM_OPENCL});
+#endif
+#ifdef DEVRT_TEST_TVM_VM_VULKAN
+  out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VM_VULKAN});
+#endif
+  return out;
+}
+
+bool usable(Device device, std::string& reason) {
+  devrt::Result<devrt::BackendRef> backend = devrt::Registry::global().get(device.kind);
+  devrt::Status available = backend.ok() ? backend->availability() : backend.status();
+  if (!available.ok()) reason = std::string(available.message());
+  return available.ok();
+}
+
+devrt::Result<Value> run(VirtualMachine& vm, std::string_view name, std::initializer_list<Value> args) {
+  return vm.call(name, args);
+}
+
+// The model's functions on `device`, against the values they must compute.
+void run_model(VirtualMachine& vm, Device device) {
+  const Tensor x = vm_tensor(device, ramp(1.0f, 1.0f)), y = vm_tensor(device, ramp(0.5f, 0.25f));
+  devrt::Result<Value> out = run(vm, "main", {x, y});
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  REQUIRE(out->kind() == Value::Kind::tuple);
+  REQUIRE(out->tuple().size() == 3);
+  std::vector<float> expected(kVmCount), sum(kVmCount);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const float xi = 1.0f + static_cast<float>(i), yi = 0.5f + 0.25f * static_cast<float>(i);
+    expected[i] = xi + yi + yi + yi; // main: x + y, then + y by call_tir_dyn, then + y by a closure
+    sum[i] = xi + yi;
+  }
+  CHECK(vm_values(out->tuple()[0]) == expected);
+  CHECK(out->tuple()[1].shape().size() == 1);
+  CHECK(out->tuple()[1].shape()[0] == kVmCount);
+  CHECK(vm_values(out->tuple()[2]) == sum);
+  CHECK(out->tuple()[0].tensor().device() == device);
+
+  // If on a scalar tensor, both ways.
+  for (const std::int32_t flag : {1, 0}) {
+    devrt::Result<Tensor> cond = Tensor::empty({}, devrt::DataType::int32(), device);
+    REQUIRE(cond.ok());
+    REQUIRE(cond->copy_from_host(&flag, sizeof flag).ok());
+    devrt::Result<Value> picked = run(vm, "choose", {*cond, std::int64_t{10}, std::int64_t{20}});
+    INFO(picked.status().message());
+    REQUIRE(picked.ok());
+    CHECK(picked->integer() == (flag != 0 ? 10 : 20));
+  }
+
+  // The legacy KV cache: rows appended past its reservation of 2, viewed, popped.
+  devrt::Result<Value> cache = run(vm, "kv_init", {});
+  INFO(cache.status().message());
+  REQUIRE(cache.ok());
+  CHECK(cache->type_key() == "relax.vm.AttentionKVCache");
+  std::vector<float> filled;
+  Value state = *cache;
+  for (int step = 1; step <= 3; ++step) {
+    const std::vector<float> row = ramp(static_cast<float>(step * 10), 1.0f, 4);
+    devrt::Result<Value> stepped = run(vm, "kv_step", {state, Value(vm_tensor(device, row, {1, 4}))});
+    INFO(stepped.status().message());
+    REQUIRE(stepped.ok());
+    filled.insert(filled.end(), row.begin(), row.end());
+    state = stepped->tuple()[0];
+    CHECK(vm_values(stepped->tuple()[1]) == filled);
+    CHECK(stepped->tuple()[1].tensor().shape()[0] == step);
+    CHECK(vm_values(stepped->tuple()[2]) == ramp(10.0f, 1.0f, 4));
+  }
+  devrt::Result<Value> popped = run(vm, "kv_pop", {state, std::int64_t{1}});
+  INFO(popped.status().message());
+  REQUIRE(popped.ok());
+  CHECK(vm_values(*popped) == std::vector<float>(filled.begin(), filled.begin() + 8));
+
+  devrt::Result<Value> checked = run(vm, "shapes", {Value::shape({3, 4})});
+  INFO(checked.status().message());
+  REQUIRE(checked.ok());
+  REQUIRE(checked->tuple().size() == 2);
+  CHECK(checked->tuple()[0].integer() == 1);
+  const Tensor& at_32 = checked->tuple()[1].tensor();
+  CHECK(at_32.byte_offset() == 32);
+  CHECK(at_32.numel() == 8);
+  if (device.kind != DeviceKind::cpu) {
+    const Tensor z = vm_tensor(device, ramp(1.0f, 1.0f));
+    devrt::Result<Value> scaled = run(vm, "scaled", {z, 2.0});
+    INFO(scaled.status().message());
+    REQUIRE(scaled.ok());
+    CHECK(vm_values(*scaled) == ramp(2.0f, 2.0f));
+  }
+  CHECK(vm.instructions_run() > 40);
+}
+
+// The refusals of a running model: TVM's words, where it happened.
+void refuse_in_model(VirtualMachine& vm, Device device) {
+  const Tensor x = vm_tensor(device, ramp(1.0f, 1.0f)), shorter = vm_tensor(device, ramp(1.0f, 1.0f, 8));
+  devrt::Result<Value> count = run(vm, "main", {x});
+  CHECK(count.status().code() == ErrorCode::invalid_argument);
+  CHECK(has(count.status().message(),
+            "ValueError: Invoking function main requires 2 inputs but only 1 inputs are provided."));
+  devrt::Result<Value> mismatch = run(vm, "main", {x, shorter});
+  INFO(mismatch.status().message());
+  CHECK(has(mismatch.status().message(), "Relax VM: function 'main', instruction 4 (call vm.builtin.match_shape): "
+                                         "RuntimeError: ErrorContext(fn=main, loc=param[1], param=y"));
+  CHECK(has(mismatch.status().message(), "match_cast error,  shape[0] mismatch to a previous populated value."));
+  devrt::Result<Tensor> ints = Tensor::empty({kVmCount}, devrt::DataType::int32(), device);
+  REQUIRE(ints.ok());
+  devrt::Result<Value> dtype = run(vm, "main", {x, *ints});
+  CHECK(has(dtype.status().message(), "expect Tensor with dtype float32 but get int32"));
+  const Tensor big = vm_tensor(device, ramp(0.0f, 1.0f, 1025));
+  devrt::Result<Value> storage = run(vm, "main", {big, big});
+  INFO(storage.status().message());
+  CHECK(storage.status().code() == ErrorCode::out_of_range);
+  CHECK(has(storage.status().message(), "storage allocation failure, attempted to allocate 4100 at offset 0 "
+                                        "in region that is 4096bytes"));
+  CHECK(run(vm, "no_such_function", {}).status().code() == ErrorCode::not_found);
+  devrt::Result<Value> cache = run(vm, "kv_init", {});
+  REQUIRE(cache.ok());
+  devrt::Result<Value> wide = run(vm, "kv_step", {*cache, Value(vm_tensor(device, ramp(0.0f, 1.0f, 5), {1, 5}))});
+  CHECK(has(wide.status().message(), "(call vm.builtin.attention_kv_cache_append): Dimension 1 mismatch"));
+  devrt::Result<Value> pop = run(vm, "kv_pop", {*cache, std::int64_t{5}});
+  CHECK(pop.status().code() == ErrorCode::out_of_range);
+  devrt::Result<Value> shape = run(vm, "shapes", {Value::shape({1})});
+  CHECK(has(shape.status().message(), "ValueError: shapes: s expect Shape with ndim 2 but get 1"));
+  devrt::Result<Value> not_a_shape = run(vm, "shapes", {x});
+  CHECK(has(not_a_shape.status().message(), "TypeError: shapes: s expect a Shape but get Tensor"));
+}
+
+// The word offset in `bytes` of instr_data's first word: the last vector of the executable.
+std::size_t first_code_word(const std::vector<std::byte>& bytes) {
+  for (std::size_t n = 1; 8 * n + 8 <= bytes.size(); ++n) {
+    std::uint64_t count = 0;
+    std::memcpy(&count, bytes.data() + bytes.size() - 8 * n - 8, 8);
+    if (count == n) return bytes.size() - 8 * n;
+  }
+  FAIL("no instr_data vector");
+  return 0;
+}
+
+devrt::Status parsed_with(std::vector<std::byte> bytes, std::size_t at, std::int64_t word) {
+  std::memcpy(bytes.data() + at, &word, sizeof word);
+  return devrt::tvm::detail::parse_vm_executable(bytes, "relax.Executable").status();
+}
+
+} // namespace
+
+TEST_CASE("a Relax VM program parses as TVM writes it; truncations and corruptions are refused", "[tvm][vm]") {
+  const std::vector<std::byte> bytes = program_bytes(DEVRT_TEST_TVM_VM_CPU_PROGRAM);
+  devrt::Result<devrt::tvm::detail::VmExecutable> exe =
+      devrt::tvm::detail::parse_vm_executable(bytes, "relax.Executable");
+  INFO(exe.status().message());
+  REQUIRE(exe.ok());
+  CHECK(exe->version == "0.14");
+  CHECK(exe->functions.size() > 20);
+  CHECK(devrt::tvm::detail::parse_vm_executable(bytes, "relax.VMExecutable").status().code() == ErrorCode::unsupported);
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    const std::vector<std::byte> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    const devrt::Status status = devrt::tvm::detail::parse_vm_executable(cut, "relax.Executable").status();
+    INFO("cut at " << n << ": " << status.message());
+    REQUIRE(status.code() == ErrorCode::invalid_argument);
+  }
+  // main's first instruction: Call, dst 2, alloc_shape_heap, 2 arguments (%vm, i1).
+  const std::size_t code = first_code_word(bytes);
+  const devrt::Status opcode = parsed_with(bytes, code, 9);
+  CHECK(opcode.code() == ErrorCode::unsupported);
+  CHECK(has(opcode.message(), "function 'main', instruction 0: opcode 9 (TVM's are 1 Call, 2 Ret, 3 Goto, 4 If)"));
+  const devrt::Status dst = parsed_with(bytes, code + 8, 99);
+  CHECK(has(dst.message(), "register 99 is outside its 11 registers"));
+  const devrt::Status callee = parsed_with(bytes, code + 16, 1 << 20);
+  CHECK(has(callee.message(), "calls function 1048576, outside the table of"));
+  const devrt::Status nargs = parsed_with(bytes, code + 24, std::int64_t{1} << 40);
+  CHECK(has(nargs.message(), "arguments, past the code's end"));
+  const devrt::Status kind = parsed_with(bytes, code + 32, std::int64_t{9} << 56);
+  CHECK(kind.code() == ErrorCode::unsupported);
+  CHECK(has(kind.message(), "argument kind 9"));
+  const devrt::Status constant = parsed_with(bytes, code + 40, (std::int64_t{2} << 56) | 100000);
+  CHECK(has(constant.message(), "constant 100000 is outside the pool of"));
+  // Every word of the code, each way it can go wrong: refused or accepted, never read past.
+  for (std::size_t at = code; at < bytes.size(); at += 8) {
+    for (const std::int64_t word : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{4}, std::int64_t{1} << 54,
+                                    std::int64_t{3} << 56, INT64_MAX}) {
+      const devrt::Status status = parsed_with(bytes, at, word);
+      if (!status.ok()) {
+        INFO(status.message());
+        CHECK((status.code() == ErrorCode::invalid_argument || status.code() == ErrorCode::unsupported));
+      }
+    }
+  }
+}
+
+TEST_CASE("a model runs on each device: every instruction, argument kind, builtin", "[tvm][vm]") {
+  for (const VmFixture& fixture : vm_fixtures()) {
+    const Device device{fixture.kind, 0};
+    INFO("fixture " << fixture.name);
+    std::string reason;
+    if (!usable(device, reason)) {
+      WARN("SKIP " << fixture.name << ": " << reason);
+      continue;
+    }
+    devrt::Result<Library> lib = Library::load(fixture.path, device);
+    INFO(lib.status().message());
+    REQUIRE(lib.ok());
+    devrt::Result<VirtualMachine> vm = VirtualMachine::create(*lib);
+    INFO(vm.status().message());
+    REQUIRE(vm.ok());
+    CHECK(vm->version() == "0.14");
+    CHECK(vm->devices().size() == 2);
+    CHECK(vm->devices()[0] == device);
+    CHECK(vm->devices()[1] == devrt::kHostDevice);
+    CHECK(vm->parameters("main") == std::vector<std::string>{"x", "y"});
+    run_model(*vm, device);
+    refuse_in_model(*vm, device);
+    run_model(*vm, device); // still whole after its refusals
+  }
+}
+
+TEST_CASE("a model is refused at load, naming what it lacks", "[tvm][vm]") {
+  devrt::Result<Library> plain = Library::load(DEVRT_TEST_TVM_CPU, devrt::kHostDevice);
+  REQUIRE(plain.ok());
+  devrt::Result<VirtualMachine> none = VirtualMachine::create(*plain);
+  CHECK(none.status().code() == ErrorCode::not_found);
+  CHECK(has(none.status().message(), "carries no Relax VM program"));
+  devrt::Result<Library> missing = Library::load(DEVRT_TEST_TVM_VM_CPU_MISSING, devrt::kHostDevice);
+  REQUIRE(missing.ok());
+  devrt::Result<VirtualMachine> lacks = VirtualMachine::create(*missing);
+  INFO(lacks.status().message());
+  CHECK(lacks.status().code() == ErrorCode::unsupported);
+  CHECK(has(lacks.status().message(), "it calls vm.builtin.not_provided_by_devrt, no_such_operator, which neither "
+                                      "the library nor devrt's builtins provide"));
+  devrt::Result<Library> tir = Library::load(DEVRT_TEST_TVM_VM_CPU_TIR, devrt::kHostDevice);
+  REQUIRE(tir.ok());
+  devrt::Result<VirtualMachine> compiled = VirtualMachine::create(*tir);
+  INFO(compiled.status().message());
+  CHECK(compiled.status().code() == ErrorCode::unsupported);
+  CHECK(has(compiled.status().message(), "compiled_main are kVMTIRFunc functions"));
+  CHECK(VirtualMachine().call("main", {}).status().code() == ErrorCode::invalid_argument);
+}
