@@ -67,6 +67,21 @@ def main():
         (target / name).write_text(json.dumps(value, ensure_ascii=name != "escapes"))
     (target / "pretty").write_text(json.dumps(json_seeds["cpu"], indent=2))
     remote_commands_seeds()
+    tvm_vm_seeds()
+
+
+def tvm_vm_seeds():
+    """Relax VM programs as the test libraries carry them (test/tvm/tvm_vm_fixture.py)."""
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "tvm"))
+    import tvm_vm_fixture
+
+    target = HERE / "tvm_vm"
+    target.mkdir(parents=True, exist_ok=True)
+    for name, (device, variant) in {"cpu": ("cpu", None), "vulkan": ("vulkan", None),
+                                    "missing": ("cpu", "missing"), "tir": ("cpu", "tir")}.items():
+        (target / f"{name}.program").write_bytes(tvm_vm_fixture.model(device, variant))
 
 
 # The protocol's command numbers (src/backends/remote/remote_protocol.hpp, enum class Op).
