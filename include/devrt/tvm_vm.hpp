@@ -56,7 +56,7 @@ public:
   Value(std::int64_t value) noexcept : kind_(Kind::integer), integer_(value) {} // NOLINT
   Value(int value) noexcept : kind_(Kind::integer), integer_(value) {}          // NOLINT
   Value(double value) noexcept : kind_(Kind::real), real_(value) {}             // NOLINT
-  Value(DataType value) noexcept : kind_(Kind::dtype), dtype_(value) {}         // NOLINT
+  Value(DataType value) noexcept : kind_(Kind::dtype), dtype_(pack(value)) {}   // NOLINT
   Value(const Tensor& tensor) noexcept;                                         // NOLINT
   // Boxed values; out of host memory gives a null Value (kind() says so).
   static Value string(std::string_view text) noexcept;
@@ -74,7 +74,7 @@ public:
   // The value of each kind; the zero value of the type for a Value of another kind.
   std::int64_t integer() const noexcept { return kind_ == Kind::integer ? integer_ : 0; }
   double real() const noexcept { return kind_ == Kind::real ? real_ : 0.0; }
-  DataType dtype() const noexcept { return kind_ == Kind::dtype ? dtype_ : DataType{}; }
+  DataType dtype() const noexcept { return kind_ == Kind::dtype ? unpack(dtype_) : DataType{}; }
   std::string_view string() const noexcept;
   std::span<const std::int64_t> shape() const noexcept;
   const Tensor& tensor() const noexcept;
@@ -91,10 +91,21 @@ public:
   static const char* kind_name(Kind kind) noexcept;
 
 private:
+  static constexpr std::uint32_t pack(DataType t) noexcept {
+    return static_cast<std::uint32_t>(t.code) | static_cast<std::uint32_t>(t.bits) << 8 |
+           static_cast<std::uint32_t>(t.lanes) << 16;
+  }
+  static constexpr DataType unpack(std::uint32_t v) noexcept {
+    return DataType{static_cast<DataTypeCode>(v & 0xff), static_cast<std::uint8_t>(v >> 8),
+                    static_cast<std::uint16_t>(v >> 16)};
+  }
+
   Kind kind_ = Kind::null;
-  DataType dtype_{};
-  std::int64_t integer_ = 0;
-  double real_ = 0.0;
+  union { // the scalar of kind_ (one Value is 32 bytes: registers are copied on every call)
+    std::int64_t integer_ = 0;
+    double real_;
+    std::uint32_t dtype_;
+  };
   std::shared_ptr<detail::VmBox> box_;
 };
 

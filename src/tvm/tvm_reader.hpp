@@ -56,14 +56,14 @@ public:
     return true;
   }
   bool u64(std::uint64_t& out, const char* what) noexcept {
-    unsigned char raw[8];
+    unsigned char raw[8] = {};
     if (!bytes(raw, 8, what)) return false;
     out = 0;
     for (int i = 7; i >= 0; --i) out = (out << 8) | raw[i];
     return true;
   }
   bool u32(std::uint32_t& out, const char* what) noexcept {
-    unsigned char raw[4];
+    unsigned char raw[4] = {};
     if (!bytes(raw, 4, what)) return false;
     out = static_cast<std::uint32_t>(raw[0]) | static_cast<std::uint32_t>(raw[1]) << 8 |
           static_cast<std::uint32_t>(raw[2]) << 16 | static_cast<std::uint32_t>(raw[3]) << 24;

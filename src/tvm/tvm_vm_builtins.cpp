@@ -50,7 +50,7 @@ Status match_shape(VmState&, std::span<const Value> args, Value&) {
   if (size < 0 || static_cast<std::uint64_t>(size) > (args.size() - 3) / 2) {
     return make_error(ErrorCode::invalid_argument, "match_shape: ", size, " dimensions, ", args.size(), " arguments");
   }
-  const std::string context = error_context(args, 3 + static_cast<std::size_t>(size) * 2);
+  const std::string_view context = error_context(args, 3 + static_cast<std::size_t>(size) * 2);
   if (input.size() != static_cast<std::size_t>(size)) {
     return make_error(ErrorCode::invalid_argument, "RuntimeError: ", context, " match_cast shape size mismatch.");
   }
@@ -147,7 +147,7 @@ Status tensor_to_shape(VmState&, std::span<const Value> args, Value& result) {
 
 Status check_tensor_info(VmState&, std::span<const Value> args, Value&) {
   if (args.size() != 3 && args.size() != 4) return exactly(args, 4, "check_tensor_info");
-  const std::string context = error_context(args, args.size() - 1);
+  const std::string_view context = error_context(args, args.size() - 1);
   if (args[0].kind() != Value::Kind::tensor) {
     return make_error(ErrorCode::invalid_argument, "TypeError: ", context, " expect a Tensor but get ",
                       type_key_of(args[0]));
@@ -173,7 +173,7 @@ Status check_tensor_info(VmState&, std::span<const Value> args, Value&) {
 
 Status check_shape_info(VmState&, std::span<const Value> args, Value&) {
   DEVRT_RETURN_IF_ERROR(exactly(args, 3, "check_shape_info"));
-  const std::string context = error_context(args, 2);
+  const std::string_view context = error_context(args, 2);
   if (args[0].kind() != Value::Kind::shape) {
     return make_error(ErrorCode::invalid_argument, "TypeError: ", context, " expect a Shape but get ",
                       type_key_of(args[0]));
@@ -188,7 +188,7 @@ Status check_shape_info(VmState&, std::span<const Value> args, Value&) {
 
 Status check_tuple_info(VmState&, std::span<const Value> args, Value&) {
   DEVRT_RETURN_IF_ERROR(exactly(args, 3, "check_tuple_info"));
-  const std::string context = error_context(args, 2);
+  const std::string_view context = error_context(args, 2);
   if (args[0].kind() != Value::Kind::tuple) {
     return make_error(ErrorCode::invalid_argument, "TypeError: ", context, " expect a Tuple but get ",
                       type_key_of(args[0]));

@@ -57,8 +57,8 @@ inline Status context_arg(std::span<const Value> args, std::size_t i, std::strin
 }
 
 // The error context string at `i` (TVM's Optional<String>: absent or null is "").
-inline std::string error_context(std::span<const Value> args, std::size_t i) {
-  return i < args.size() ? std::string(args[i].string()) : std::string();
+inline std::string_view error_context(std::span<const Value> args, std::size_t i) {
+  return i < args.size() ? args[i].string() : std::string_view();
 }
 
 // A boxed result that came out null: the host ran out of memory.

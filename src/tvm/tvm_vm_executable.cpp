@@ -69,7 +69,7 @@ bool read_ndarray(Reader& in, std::size_t index, Value& out) {
   std::uint64_t magic = 0, reserved = 0;
   std::int32_t device[2] = {};
   std::uint32_t ndim = 0;
-  unsigned char dtype[4];
+  unsigned char dtype[4] = {};
   if (!in.u64(magic, "NDArray header") || !in.u64(reserved, "NDArray header") ||
       !i32(in, device[0], "NDArray device") || !i32(in, device[1], "NDArray device") || !in.u32(ndim, "NDArray ndim") ||
       !in.bytes(dtype, 4, "NDArray dtype")) {
@@ -85,15 +85,25 @@ bool read_ndarray(Reader& in, std::size_t index, Value& out) {
   }
   const DataType type{static_cast<DataTypeCode>(dtype[0]), dtype[1],
                       static_cast<std::uint16_t>(dtype[2] | dtype[3] << 8)};
-  Result<Tensor> tensor = Tensor::empty(shape, type, kHostDevice);
-  if (!tensor.ok()) {
-    return fail(in, ErrorCode::invalid_argument, "constant ", index, ": ", tensor.status().message());
+  // The byte count the shape and dtype need, checked against the recorded one and the bytes left
+  // before anything is allocated: a corrupt shape is an error, never an allocation.
+  std::uint64_t needed = type.size_bytes();
+  for (const std::int64_t extent : shape) {
+    if (extent < 0 || (extent != 0 && needed > UINT64_MAX / static_cast<std::uint64_t>(extent))) {
+      return fail(in, ErrorCode::invalid_argument, "constant ", index, " has shape dimension ", extent);
+    }
+    needed *= static_cast<std::uint64_t>(extent);
   }
   std::int64_t nbytes = 0;
   if (!i64(in, nbytes, "NDArray data size")) return false;
-  if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) != tensor->nbytes()) {
+  if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) != needed) {
     return fail(in, ErrorCode::invalid_argument, "constant ", index, " holds ", nbytes, " bytes, its shape and dtype ",
-                tensor->nbytes());
+                needed);
+  }
+  if (needed > in.left()) return in.truncated("NDArray data", static_cast<std::size_t>(needed));
+  Result<Tensor> tensor = Tensor::empty(shape, type, kHostDevice);
+  if (!tensor.ok()) {
+    return fail(in, ErrorCode::invalid_argument, "constant ", index, ": ", tensor.status().message());
   }
   if (!in.bytes(tensor->host_data(), static_cast<std::size_t>(nbytes), "NDArray data")) return false;
   out = Value(*tensor);
@@ -106,7 +116,7 @@ bool read_constant(Reader& in, std::size_t index, Value& out) {
   switch (tag) {
   case 0: return read_ndarray(in, index, out);
   case 1: {
-    unsigned char raw[4];
+    unsigned char raw[4] = {};
     if (!in.bytes(raw, 4, "DLDataType constant")) return false;
     out = Value(DataType{static_cast<DataTypeCode>(raw[0]), raw[1], static_cast<std::uint16_t>(raw[2] | raw[3] << 8)});
     return true;

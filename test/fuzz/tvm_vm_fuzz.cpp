@@ -23,8 +23,10 @@ void check_function(const VmExecutable& exe, const VmFunction& f) {
   if (f.start < 0 || f.end < f.start || static_cast<std::uint64_t>(f.end) > exe.code.size()) broken("function range");
   for (std::int64_t pc = f.start; pc < f.end; ++pc) {
     const VmInstruction& in = exe.code[static_cast<std::size_t>(pc)];
+    // A call may write the void register; Ret and If read a register; Goto has none.
     const bool reg_ok =
-        in.reg == VmInstruction::kNoRegister ? in.op == VmOpcode::call : in.reg >= 0 && in.reg < f.registers;
+        in.op == VmOpcode::jump ||
+        (in.reg == VmInstruction::kNoRegister ? in.op == VmOpcode::call : in.reg >= 0 && in.reg < f.registers);
     if (!reg_ok) broken("register");
     if (in.op == VmOpcode::jump || in.op == VmOpcode::branch) {
       if (pc + in.offset < f.start || pc + in.offset >= f.end) broken("jump inside the function");

@@ -200,7 +200,22 @@ def model(device, variant=None):
         p.call(emit, "vm.builtin.make_tuple", [R(1), R(3)], 4)
         emit(2, 4)
 
+    def overhead(emit):  # (x, t: 4 tensors): builtins alone, in GPT-2's mix, for the interpreter's cost
+        p.call(emit, "vm.builtin.alloc_shape_heap", [VM, I(1)], 2)
+        p.call(emit, "vm.builtin.match_shape", [R(0), R(2), I(1), I(1), I(0), VOID])
+        p.call(emit, "vm.builtin.alloc_storage", [VM, p.shape(4096), I(0), f32], 3)
+        for i in range(8):
+            p.call(emit, "vm.builtin.make_shape", [R(2), I(1), I(1), I(0)], 4)
+            p.call(emit, "vm.builtin.alloc_tensor", [R(3), I(0), R(4), f32], 5)
+            p.call(emit, "vm.builtin.tuple_getitem", [R(1), I(i % 4)], 6)
+            p.call(emit, "vm.builtin.check_tensor_info", [R(6), I(1), f32, VOID])
+            p.call(emit, "vm.builtin.null_value", [], 5)
+            p.call(emit, "vm.builtin.null_value", [], 6)
+            p.call(emit, "vm.builtin.copy", [R(4)], 7)
+        emit(2, 7)
+
     p.vm_function("main", ["x", "y"], 11, main)
+    p.vm_function("overhead", ["x", "t"], 8, overhead)
     p.vm_function("add", ["a", "b"], 5, add)
     p.vm_function("choose", ["cond", "a", "b"], 3, choose)
     p.vm_function("kv_init", [], 1, kv_init)

@@ -251,6 +251,15 @@ TEST_CASE("a Relax VM program parses as TVM writes it; truncations and corruptio
   CHECK(has(kind.message(), "argument kind 9"));
   const devrt::Status constant = parsed_with(bytes, code + 40, (std::int64_t{2} << 56) | 100000);
   CHECK(has(constant.message(), "constant 100000 is outside the pool of"));
+  // An NDArray constant whose shape asks for a terabyte: refused before anything is allocated.
+  const std::uint64_t ndarray_magic = 0xDD5E40F096B4A13Full;
+  std::size_t magic_at = 0;
+  while (magic_at + 8 <= bytes.size() && std::memcmp(bytes.data() + magic_at, &ndarray_magic, 8) != 0) ++magic_at;
+  REQUIRE(magic_at + 8 < bytes.size());
+  const devrt::Status huge = parsed_with(bytes, magic_at + 8 + 8 + 8 + 4 + 4, std::int64_t{1} << 40);
+  INFO(huge.message());
+  CHECK(huge.code() == ErrorCode::invalid_argument);
+  CHECK(has(huge.message(), "holds 32 bytes, its shape and dtype 17592186044416"));
   // Every word of the code, each way it can go wrong: refused or accepted, never read past.
   for (std::size_t at = code; at < bytes.size(); at += 8) {
     for (const std::int64_t word : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{4}, std::int64_t{1} << 54,
