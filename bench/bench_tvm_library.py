@@ -6,7 +6,12 @@ built for the device), a later load on the same device (the file is open: kernel
 first call of an operator (its arguments learnt as tools/tvm-probe.py learns them) and a warm
 call (median of 50, each waited for); then loads and warm calls with devrt's SPIR-V rewrite on and
 off (DEVRT_VULKAN_SPIRV_REWRITE=1 and 0, interleaved, medians of 5 and 50: what defining
-GLSL.std.450 Pow costs). Prints one JSON object; with no library, says why.
+GLSL.std.450 Pow costs); and for a model (a library carrying a Relax VM program: MLC's GPT-2), a
+decode step through devrt.tvm.VirtualMachine (prefill on 8 tokens, then 16 decode steps, each waited
+for): the step's wall time, the calling thread's CPU time during the VM call (host work: the
+interpreter, the operators' host code, launches; the device's work runs on the driver's threads),
+and the device time a time_evaluator measures on the device's clock. Prints one JSON object; with
+no library, says why.
 
 usage: DEVRT_TVM_LIBRARY=gpt2-q0f16-vulkan.so DEVRT_TVM_DEVICE=vulkan:0 bench_tvm_library.py [FUNCTION] [OUT.json]
 """
@@ -43,6 +48,43 @@ def rewrite_costs(path, device, function, args):
             "load_ms_as_written": statistics.median(loads["0"]) * 1e3,
             "warm_call_ms_rewritten": statistics.median(calls["1"]) * 1e3,
             "warm_call_ms_as_written": statistics.median(calls["0"]) * 1e3}
+
+
+def decode_costs(path, device, here):
+    """A GPT-2 model's decode step: wall, host CPU and device time (medians of 16 steps)."""
+    spec = importlib.util.spec_from_file_location("gpt2", os.path.join(here, "..", "tools", "tvm-gpt2-model.py"))
+    gpt2 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpt2)
+    import numpy as np
+
+    lib = devrt.tvm.load_library(path, device)
+    vm = devrt.tvm.VirtualMachine(lib, device)
+    params = [devrt.tensor(w, device) for _, w in gpt2.weights(json.loads(vm["_metadata"]()), 0)]
+    caches = vm["_initialize_effect"]()
+    prompt = devrt.tensor(np.array([gpt2.PROMPT], dtype=np.int32), device)
+    logits, caches = vm["prefill"](prompt, devrt.tvm.Shape([8]), caches, params)
+    lib.synchronize()
+    steps, host = [], []
+    token = devrt.tensor(np.array([[464]], dtype=np.int32), device)
+    for position in range(8, 24):
+        t0, c0 = time.perf_counter(), time.thread_time()
+        logits, caches = vm["decode"](token, devrt.tvm.Shape([position + 1]), caches, params)
+        host.append(time.thread_time() - c0)
+        lib.synchronize()
+        steps.append(time.perf_counter() - t0)
+    length = [24]
+
+    def step():
+        nonlocal caches
+        _, caches = vm["decode"](token, devrt.tvm.Shape([length[0] + 1]), caches, params)
+        length[0] += 1
+
+    evaluator = devrt.time_evaluator(step, device, number=1, repeat=8)
+    device_time = evaluator().median
+    return {"decode_step_ms": statistics.median(steps) * 1e3, "decode_host_cpu_ms": statistics.median(host) * 1e3,
+            "decode_host_share": statistics.median(host) / statistics.median(steps),
+            "decode_device_ms": device_time * 1e3, "decode_device_side": evaluator.device_side,
+            "decode_wall_minus_device_ms": (statistics.median(steps) - device_time) * 1e3}
 
 
 def main():
@@ -89,7 +131,10 @@ def main():
               "first_load_ms": first_load * 1e3, "reload_ms": reload * 1e3, "first_call_ms": first_call * 1e3,
               "warm_call_ms_median": statistics.median(warm) * 1e3,
               "rewritten_instructions": lib.rewritten_instructions}
+    has_vm = any(reason.startswith("relax.Executable") for reason in lib.skipped)
     del lib
+    if has_vm:
+        result.update(decode_costs(path, device, here))
     result.update(rewrite_costs(path, device, function, args))
     print(json.dumps(result))
     if len(sys.argv) > 2:
