@@ -11,11 +11,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tvm/tvm_vm_executable.hpp"
@@ -319,4 +321,46 @@ TEST_CASE("a model is refused at load, naming what it lacks", "[tvm][vm]") {
   CHECK(compiled.status().code() == ErrorCode::unsupported);
   CHECK(has(compiled.status().message(), "compiled_main are kVMTIRFunc functions"));
   CHECK(VirtualMachine().call("main", {}).status().code() == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("VMs of one library run on several threads at once", "[tvm][vm][concurrency]") {
+  devrt::Result<Library> lib = Library::load(DEVRT_TEST_TVM_VM_CPU, devrt::kHostDevice);
+  REQUIRE(lib.ok());
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      devrt::Result<VirtualMachine> vm = VirtualMachine::create(*lib);
+      if (!vm.ok()) {
+        ++failures;
+        return;
+      }
+      std::vector<float> xs(kVmCount, static_cast<float>(t)), ys(kVmCount, 1.0f);
+      devrt::Result<Tensor> x = Tensor::empty({kVmCount}, devrt::DataType::float32());
+      devrt::Result<Tensor> y = Tensor::empty({kVmCount}, devrt::DataType::float32());
+      if (!x.ok() || !y.ok()) {
+        ++failures;
+        return;
+      }
+      std::memcpy(x->host_data(), xs.data(), xs.size() * sizeof(float));
+      std::memcpy(y->host_data(), ys.data(), ys.size() * sizeof(float));
+      Value cache = *vm->call("kv_init", {});
+      for (int i = 0; i < 50; ++i) {
+        devrt::Result<Value> out = vm->call("main", {*x, *y});
+        if (!out.ok() || out->tuple()[0].tensor().host_data<float>()[7] != static_cast<float>(t) + 3.0f) ++failures;
+        devrt::Result<Tensor> row = Tensor::empty({1, 4}, devrt::DataType::float32());
+        if (!row.ok()) {
+          ++failures;
+          continue;
+        }
+        std::memset(row->host_data(), 0, 16);
+        devrt::Result<Value> stepped = vm->call("kv_step", {cache, *row});
+        if (!stepped.ok() || stepped->tuple()[1].tensor().shape()[0] != i + 1) ++failures;
+        if (stepped.ok()) cache = stepped->tuple()[0];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(failures.load() == 0);
 }
