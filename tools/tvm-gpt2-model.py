@@ -11,7 +11,13 @@ the largest logit difference must be at most 5% of that step's logit range, and 
 among devrt's top 5. Then a free-running greedy generation of 16 tokens from devrt's logits,
 reported with NumPy's. Prints one line per step; exit 1 when a step is off or a call failed.
 
-usage: tvm-gpt2-model.py LIBRARY DEVICE [--steps N] [--seed S]    (DEVICE: vulkan:0, ...)
+With --dump DIR it also writes what a C++ run needs to check itself against the same NumPy
+model (test/tvm/tvm_vm_test.cpp, DEVRT_TVM_GPT2_DUMP=DIR): `params.txt` (per parameter its name,
+rank and shape, in _metadata's order), `params.bin` (their float16 bytes, in that order),
+`tokens.txt` (the 8 prompt tokens, then one per decode step) and `logits.bin` (NumPy's float32
+logits of each step).
+
+usage: tvm-gpt2-model.py LIBRARY DEVICE [--steps N] [--seed S] [--dump DIR]    (DEVICE: vulkan:0, ...)
 """
 import argparse
 import json
@@ -98,12 +104,30 @@ class NumpyGPT2:
         return x[-1] @ p["lm_head.weight"].T
 
 
+def dump(directory, params, tokens, logits):
+    import os
+
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "params.txt"), "w") as listing:
+        for name, w in params:
+            listing.write(" ".join([name, str(w.ndim)] + [str(d) for d in w.shape]) + "\n")
+    with open(os.path.join(directory, "params.bin"), "wb") as out:
+        for _, w in params:
+            out.write(np.ascontiguousarray(w).tobytes())
+    with open(os.path.join(directory, "tokens.txt"), "w") as out:
+        out.write(" ".join(str(t) for t in tokens) + "\n")
+    with open(os.path.join(directory, "logits.bin"), "wb") as out:
+        for step in logits:
+            out.write(step.tobytes())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("library")
     parser.add_argument("device")
     parser.add_argument("--steps", type=int, default=16, help="decode steps (default 16)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dump", help="write the weights, tokens and NumPy's logits here")
     args = parser.parse_args()
     device = devrt.Device(args.device)
     lib = devrt.tvm.load_library(args.library, device)
@@ -118,6 +142,7 @@ def main():
     tokens = PROMPT + [(PROMPT[i % len(PROMPT)] * 7 + i) % 50257 for i in range(args.steps)]
     worst = 0.0
     failures = 0
+    expected_logits = []
     host = time.perf_counter()
     for step in range(args.steps + 1):
         if step == 0:
@@ -130,6 +155,7 @@ def main():
         logits, caches = vm[fn](ids, devrt.tvm.Shape([start + len(feed)]), caches, on_device)
         got = np.from_dlpack(logits.to(devrt.cpu(0))).reshape(-1).astype(np.float64)
         want = reference.forward(np.array(feed), start).astype(np.float64)
+        expected_logits.append(want.astype(np.float32))
         span = float(want.max() - want.min())
         diff = float(np.abs(got - want).max())
         top5 = np.argsort(-got)[:5]
@@ -140,6 +166,8 @@ def main():
               f" = {100 * diff / span:.2f}% of the range {span:.3f}; argmax numpy {int(want.argmax())}"
               f" devrt {int(got.argmax())} {'ok' if ok else 'OFF'}")
     elapsed = time.perf_counter() - host
+    if args.dump:
+        dump(args.dump, params, tokens, expected_logits)
     print(f"{args.steps + 1} steps: worst difference {100 * worst:.2f}% of the range, {failures} off; "
           f"{elapsed:.1f} s with the NumPy reference")
 

@@ -11,11 +11,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -363,4 +367,107 @@ TEST_CASE("VMs of one library run on several threads at once", "[tvm][vm][concur
   }
   for (std::thread& thread : threads) thread.join();
   CHECK(failures.load() == 0);
+}
+
+namespace {
+
+// The dump tools/tvm-gpt2-model.py --dump writes: the weights, the tokens, NumPy's logits.
+struct Gpt2Dump {
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<std::byte> weights;
+  std::vector<std::int32_t> tokens;
+  std::vector<float> logits;
+};
+
+Gpt2Dump read_dump(const std::string& directory) {
+  Gpt2Dump dump;
+  std::ifstream listing(directory + "/params.txt");
+  std::string name;
+  int rank = 0;
+  while (listing >> name >> rank) {
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(rank));
+    for (std::int64_t& d : shape) listing >> d;
+    dump.shapes.push_back(shape);
+  }
+  dump.weights = program_bytes((directory + "/params.bin").c_str());
+  std::ifstream tokens(directory + "/tokens.txt");
+  for (std::int32_t t = 0; tokens >> t;) dump.tokens.push_back(t);
+  const std::vector<std::byte> logits = program_bytes((directory + "/logits.bin").c_str());
+  dump.logits.resize(logits.size() / sizeof(float));
+  std::memcpy(dump.logits.data(), logits.data(), dump.logits.size() * sizeof(float));
+  return dump;
+}
+
+Tensor ids_tensor(Device device, std::span<const std::int32_t> ids) {
+  devrt::Result<Tensor> t = Tensor::empty({1, static_cast<std::int64_t>(ids.size())}, devrt::DataType::int32(), device);
+  REQUIRE(t.ok());
+  REQUIRE(t->copy_from_host(ids.data(), ids.size_bytes()).ok());
+  return std::move(t).value();
+}
+
+} // namespace
+
+// Opt-in: DEVRT_TVM_LIBRARY=gpt2-q0f16-vulkan.so DEVRT_TVM_DEVICE=vulkan:0 DEVRT_TVM_GPT2_DUMP=DIR
+// (written by tools/tvm-gpt2-model.py --dump DIR): the model from C++ on the same weights and
+// tokens, each step's logits against NumPy's (5% of the range, NumPy's argmax in the top 5).
+TEST_CASE("MLC's GPT-2 from C++ matches the NumPy GPT-2's dumped logits", "[tvm][vm][mlc]") {
+  const char* path = std::getenv("DEVRT_TVM_LIBRARY");
+  const char* dumped = std::getenv("DEVRT_TVM_GPT2_DUMP");
+  if (path == nullptr || dumped == nullptr) {
+    WARN("SKIP: DEVRT_TVM_LIBRARY and DEVRT_TVM_GPT2_DUMP (tools/tvm-gpt2-model.py --dump) name no model");
+    return;
+  }
+  devrt::Result<Device> device =
+      devrt::parse_device(std::getenv("DEVRT_TVM_DEVICE") ? std::getenv("DEVRT_TVM_DEVICE") : "vulkan:0");
+  REQUIRE(device.ok());
+  const Gpt2Dump dump = read_dump(dumped);
+  REQUIRE(!dump.shapes.empty());
+  devrt::Result<Library> lib = Library::load(path, *device);
+  INFO(lib.status().message());
+  REQUIRE(lib.ok());
+  devrt::Result<VirtualMachine> vm = VirtualMachine::create(*lib);
+  INFO(vm.status().message());
+  REQUIRE(vm.ok());
+  std::vector<Value> params;
+  std::size_t at = 0;
+  for (const std::vector<std::int64_t>& shape : dump.shapes) {
+    devrt::Result<Tensor> w = Tensor::empty(shape, devrt::DataType{devrt::DataTypeCode::floating, 16, 1}, *device);
+    REQUIRE(w.ok());
+    REQUIRE(at + w->nbytes() <= dump.weights.size());
+    REQUIRE(w->copy_from_host(dump.weights.data() + at, w->nbytes()).ok());
+    at += w->nbytes();
+    params.emplace_back(*w);
+  }
+  const Value packed = Value::tuple(params);
+  devrt::Result<Value> caches = vm->call("_initialize_effect", {});
+  REQUIRE(caches.ok());
+  Value state = *caches;
+  constexpr std::size_t kPrompt = 8;
+  const std::size_t steps = dump.tokens.size() - kPrompt + 1;
+  const std::size_t vocab = dump.logits.size() / steps;
+  for (std::size_t step = 0; step < steps; ++step) {
+    const std::size_t start = step == 0 ? 0 : kPrompt + step - 1, count = step == 0 ? kPrompt : 1;
+    const Tensor ids = ids_tensor(*device, std::span(dump.tokens).subspan(start, count));
+    devrt::Result<Value> out = vm->call(step == 0 ? "prefill" : "decode",
+                                        {ids, Value::shape({static_cast<std::int64_t>(start + count)}), state, packed});
+    INFO("step " << step << ": " << out.status().message());
+    REQUIRE(out.ok());
+    state = out->tuple()[1];
+    const std::vector<float> got = vm_values(out->tuple()[0]);
+    REQUIRE(got.size() == vocab);
+    const float* want = dump.logits.data() + step * vocab;
+    float lo = want[0], hi = want[0], diff = 0;
+    std::size_t want_max = 0;
+    for (std::size_t i = 0; i < vocab; ++i) {
+      lo = std::min(lo, want[i]);
+      hi = std::max(hi, want[i]);
+      diff = std::max(diff, std::abs(got[i] - want[i]));
+      if (want[i] > want[want_max]) want_max = i;
+    }
+    std::size_t above = 0; // devrt's logits above the one NumPy ranks first
+    for (float g : got) above += g > got[want_max] ? 1 : 0;
+    UNSCOPED_INFO("step " << step << ": max |diff| " << diff << " of range " << (hi - lo) << ", rank " << above);
+    CHECK(diff <= 0.05f * (hi - lo));
+    CHECK(above < 5);
+  }
 }
