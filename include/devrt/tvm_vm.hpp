@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,10 +29,15 @@ namespace devrt::tvm {
 namespace detail {
 struct VmBox;
 struct VmState;
+// A boxed value's reference count, kept in devrt (no shared_ptr control block crosses into the
+// caller's code, which may be built with RTTI where devrt is not). Thread-safe.
+void retain(VmBox* box) noexcept;
+void release(VmBox* box) noexcept;
 } // namespace detail
 
 // A value of the Relax VM: what its registers hold and its functions take and return. Copying
-// shares the boxed kinds (strings, shapes, tensors, tuples, objects), as TVM's ObjectRefs do.
+// shares the boxed kinds (strings, shapes, tensors, tuples, objects), as TVM's ObjectRefs do,
+// by an atomic reference count.
 // Thread-safe to copy and read from several threads; the objects inside (a KV cache) are the
 // VM's to change while one of its calls runs.
 class Value {
@@ -53,11 +57,31 @@ public:
   };
 
   Value() noexcept = default;
-  Value(std::int64_t value) noexcept : kind_(Kind::integer), integer_(value) {} // NOLINT
-  Value(int value) noexcept : kind_(Kind::integer), integer_(value) {}          // NOLINT
-  Value(double value) noexcept : kind_(Kind::real), real_(value) {}             // NOLINT
-  Value(DataType value) noexcept : kind_(Kind::dtype), dtype_(pack(value)) {}   // NOLINT
-  Value(const Tensor& tensor) noexcept;                                         // NOLINT
+  Value(std::int64_t value) noexcept : kind_(Kind::integer), scalar_{.integer = value} {} // NOLINT
+  Value(int value) noexcept : kind_(Kind::integer), scalar_{.integer = value} {}          // NOLINT
+  Value(double value) noexcept : kind_(Kind::real), scalar_{.real = value} {}             // NOLINT
+  Value(DataType value) noexcept : kind_(Kind::dtype), scalar_{.dtype = pack(value)} {}   // NOLINT
+  Value(const Value& other) noexcept : kind_(other.kind_), scalar_(other.scalar_), box_(other.box_) {
+    if (box_ != nullptr) detail::retain(box_);
+  }
+  Value(Value&& other) noexcept : kind_(other.kind_), scalar_(other.scalar_), box_(other.box_) {
+    other.kind_ = Kind::null;
+    other.box_ = nullptr;
+  }
+  Value& operator=(const Value& other) noexcept {
+    Value copy(other);
+    swap(copy);
+    return *this;
+  }
+  Value& operator=(Value&& other) noexcept {
+    Value moved(static_cast<Value&&>(other));
+    swap(moved);
+    return *this;
+  }
+  ~Value() {
+    if (box_ != nullptr) detail::release(box_);
+  }
+  Value(const Tensor& tensor) noexcept; // NOLINT
   // Boxed values; out of host memory gives a null Value (kind() says so).
   static Value string(std::string_view text) noexcept;
   static Value shape(std::span<const std::int64_t> dims) noexcept;
@@ -72,9 +96,9 @@ public:
   Kind kind() const noexcept { return kind_; }
   bool is_null() const noexcept { return kind_ == Kind::null; }
   // The value of each kind; the zero value of the type for a Value of another kind.
-  std::int64_t integer() const noexcept { return kind_ == Kind::integer ? integer_ : 0; }
-  double real() const noexcept { return kind_ == Kind::real ? real_ : 0.0; }
-  DataType dtype() const noexcept { return kind_ == Kind::dtype ? unpack(dtype_) : DataType{}; }
+  std::int64_t integer() const noexcept { return kind_ == Kind::integer ? scalar_.integer : 0; }
+  double real() const noexcept { return kind_ == Kind::real ? scalar_.real : 0.0; }
+  DataType dtype() const noexcept { return kind_ == Kind::dtype ? unpack(scalar_.dtype) : DataType{}; }
   std::string_view string() const noexcept;
   std::span<const std::int64_t> shape() const noexcept;
   const Tensor& tensor() const noexcept;
@@ -83,9 +107,10 @@ public:
   // "relax.Storage", "vm.Closure", "runtime.PackedFunc"); "" for other kinds.
   std::string_view type_key() const noexcept;
 
-  // Internal: a boxed value of `kind` (devrt's VM makes them).
-  Value(Kind kind, std::shared_ptr<detail::VmBox> box) noexcept : kind_(kind), box_(std::move(box)) {}
-  detail::VmBox* box() const noexcept { return box_.get(); }
+  // Internal: a boxed value of `kind`, taking over the reference `box` holds (devrt's VM makes
+  // them).
+  Value(Kind kind, detail::VmBox* box) noexcept : kind_(kind), box_(box) {}
+  detail::VmBox* box() const noexcept { return box_; }
 
   // Names the kind ("tensor", "tuple", ...), for messages.
   static const char* kind_name(Kind kind) noexcept;
@@ -100,13 +125,26 @@ private:
                     static_cast<std::uint16_t>(v >> 16)};
   }
 
-  Kind kind_ = Kind::null;
-  union { // the scalar of kind_ (one Value is 32 bytes: registers are copied on every call)
-    std::int64_t integer_ = 0;
-    double real_;
-    std::uint32_t dtype_;
+  void swap(Value& other) noexcept {
+    const Value::Kind kind = kind_;
+    const Scalar scalar = scalar_;
+    detail::VmBox* box = box_;
+    kind_ = other.kind_;
+    scalar_ = other.scalar_;
+    box_ = other.box_;
+    other.kind_ = kind;
+    other.scalar_ = scalar;
+    other.box_ = box;
+  }
+
+  union Scalar { // the scalar of kind_ (a Value is 24 bytes: registers are copied on every call)
+    std::int64_t integer;
+    double real;
+    std::uint32_t dtype;
   };
-  std::shared_ptr<detail::VmBox> box_;
+  Kind kind_ = Kind::null;
+  Scalar scalar_{.integer = 0};
+  detail::VmBox* box_ = nullptr;
 };
 
 // TVM's relax_vm::VirtualMachine over a loaded Library: its executable parsed and checked when

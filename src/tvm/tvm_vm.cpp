@@ -17,32 +17,27 @@ namespace devrt::tvm {
 // ---- Value ------------------------------------------------------------------------------------
 
 Value::Value(const Tensor& tensor) noexcept {
-  std::shared_ptr<detail::TensorBox> box = detail::make_box<detail::TensorBox>();
-  if (!box) return;
-  box->tensor = tensor;
-  kind_ = Kind::tensor;
-  box_ = std::move(box);
+  if (detail::TensorBox* box = detail::new_box<detail::TensorBox>(*this, Kind::tensor)) box->tensor = tensor;
 }
 
 Value Value::string(std::string_view text) noexcept {
-  std::shared_ptr<detail::StringBox> box = detail::make_box<detail::StringBox>();
-  if (!box) return {};
-  box->text.assign(text);
-  return {Kind::string, std::move(box)};
+  Value out;
+  if (detail::StringBox* box = detail::new_box<detail::StringBox>(out, Kind::string)) box->text.assign(text);
+  return out;
 }
 
 Value Value::shape(std::span<const std::int64_t> dims) noexcept {
-  std::shared_ptr<detail::ShapeBox> box = detail::make_box<detail::ShapeBox>();
-  if (!box) return {};
-  box->dims.assign(dims.begin(), dims.end());
-  return {Kind::shape, std::move(box)};
+  Value out;
+  if (detail::ShapeBox* box = detail::new_box<detail::ShapeBox>(out, Kind::shape))
+    box->dims.assign(dims.begin(), dims.end());
+  return out;
 }
 
 Value Value::tuple(std::span<const Value> items) noexcept {
-  std::shared_ptr<detail::TupleBox> box = detail::make_box<detail::TupleBox>();
-  if (!box) return {};
-  box->items.assign(items.begin(), items.end());
-  return {Kind::tuple, std::move(box)};
+  Value out;
+  if (detail::TupleBox* box = detail::new_box<detail::TupleBox>(out, Kind::tuple))
+    box->items.assign(items.begin(), items.end());
+  return out;
 }
 
 std::string_view Value::string() const noexcept {
@@ -90,6 +85,13 @@ const char* Value::kind_name(Kind kind) noexcept {
 }
 
 namespace detail {
+
+void retain(VmBox* box) noexcept { box->references.fetch_add(1, std::memory_order_relaxed); }
+
+void release(VmBox* box) noexcept {
+  if (box->references.fetch_sub(1, std::memory_order_acq_rel) == 1) delete box;
+}
+
 namespace {
 
 constexpr int kMaxDepth = 200;
@@ -275,10 +277,9 @@ Status resolve(VmState& vm, const std::string& label) {
   for (std::size_t i = 0; i < vm.exe.functions.size(); ++i) {
     const VmFunction& f = vm.exe.functions[i];
     PoolEntry& entry = vm.pool[i];
-    std::shared_ptr<FunctionBox> box = make_box<FunctionBox>();
-    if (!box) return make_error(ErrorCode::out_of_memory, "Relax VM: no host memory");
+    FunctionBox* box = new_box<FunctionBox>(vm.functions[i], Value::Kind::function);
+    if (box == nullptr) return make_error(ErrorCode::out_of_memory, "Relax VM: no host memory");
     box->index = static_cast<std::int64_t>(i);
-    vm.functions[i] = Value(Value::Kind::function, std::move(box));
     if (f.kind == VmFunctionKind::bytecode) {
       entry.kind = PoolEntry::Kind::bytecode;
       continue;

@@ -230,11 +230,10 @@ Status alloc_storage(VmState& vm, std::span<const Value> args, Value& result) {
     return make_error(ErrorCode::unsupported, "alloc_storage: memory scope '", args[4].string(),
                       "' (the VM allocates global storage)");
   }
-  std::shared_ptr<StorageBox> box = make_box<StorageBox>();
-  if (!box) return make_error(ErrorCode::out_of_memory, "alloc_storage: no host memory");
+  StorageBox* box = new_box<StorageBox>(result, Value::Kind::object);
+  if (box == nullptr) return make_error(ErrorCode::out_of_memory, "alloc_storage: no host memory");
   DEVRT_ASSIGN_OR_RETURN(box->bytes,
                          Tensor::empty({size[0]}, DataType::uint8(), vm.devices[static_cast<std::size_t>(index)]));
-  result = Value(Value::Kind::object, std::move(box));
   return Status();
 }
 
@@ -281,13 +280,14 @@ Status make_closure(VmState&, std::span<const Value> args, Value& result) {
   if (args[0].kind() != Value::Kind::function) {
     return make_error(ErrorCode::invalid_argument, "make_closure: argument 0 is a ", type_key_of(args[0]));
   }
-  std::shared_ptr<FunctionBox> box = make_box<FunctionBox>();
-  if (!box) return make_error(ErrorCode::out_of_memory, "make_closure: no host memory");
   const FunctionBox& of = *unbox<FunctionBox>(args[0]);
+  Value closure;
+  FunctionBox* box = new_box<FunctionBox>(closure, Value::Kind::function);
+  if (box == nullptr) return make_error(ErrorCode::out_of_memory, "make_closure: no host memory");
   box->index = of.index;
   box->bound.assign(args.begin() + 1, args.end());
   box->bound.insert(box->bound.end(), of.bound.begin(), of.bound.end());
-  result = Value(Value::Kind::function, std::move(box));
+  result = std::move(closure);
   return Status();
 }
 

@@ -101,8 +101,9 @@ Status kv_cache_create(VmState&, std::span<const Value> args, Value& result) {
   DEVRT_ASSIGN_OR_RETURN(const Tensor* init, tensor_arg(args, 0, "attention_kv_cache_create"));
   DEVRT_ASSIGN_OR_RETURN(std::span<const std::int64_t> reserve, shape_arg(args, 1, "attention_kv_cache_create"));
   DEVRT_ASSIGN_OR_RETURN(const std::int64_t fill, int_arg(args, 2, "attention_kv_cache_create"));
-  std::shared_ptr<KvCacheBox> cache = make_box<KvCacheBox>();
-  if (!cache) return make_error(ErrorCode::out_of_memory, "attention_kv_cache_create: no host memory");
+  Value made;
+  KvCacheBox* cache = new_box<KvCacheBox>(made, Value::Kind::object);
+  if (cache == nullptr) return make_error(ErrorCode::out_of_memory, "attention_kv_cache_create: no host memory");
   DEVRT_ASSIGN_OR_RETURN(cache->data, Tensor::empty(reserve, init->dtype(), init->device()));
   DEVRT_RETURN_IF_ERROR(append(*cache, *init));
   if (fill >= 0) {
@@ -113,7 +114,7 @@ Status kv_cache_create(VmState&, std::span<const Value> args, Value& result) {
     cache->fill_count = fill;
     cache->window_position = fill;
   }
-  result = Value(Value::Kind::object, std::move(cache));
+  result = std::move(made);
   return Status();
 }
 

@@ -4,8 +4,8 @@
 #ifndef DEVRT_SRC_TVM_TVM_VM_VALUE_HPP
 #define DEVRT_SRC_TVM_TVM_VM_VALUE_HPP
 
+#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -15,8 +15,10 @@
 
 namespace devrt::tvm::detail {
 
-// A boxed value; the Value's kind says which derived type it is (no RTTI in the core).
+// A boxed value; the Value's kind says which derived type it is (no RTTI in the core). Made
+// with one reference, which the Value made of it takes over.
 struct VmBox {
+  std::atomic<std::int32_t> references{1};
   virtual ~VmBox() = default;
 };
 
@@ -63,12 +65,13 @@ struct KvCacheBox final : ObjectBox {
   std::string_view type_key() const noexcept override { return "relax.vm.AttentionKVCache"; }
 };
 
-// A new box of type T, or null when the host is out of memory.
+// A new box of type T held by `out` (a Value of `kind`), or null (and `out` null) when the host
+// is out of memory. Fill it through the pointer: `out` owns it from here, on every path.
 template <class T>
-std::shared_ptr<T> make_box() noexcept {
+T* new_box(Value& out, Value::Kind kind) noexcept {
   T* box = new (std::nothrow) T();
-  if (box == nullptr) return nullptr;
-  return std::shared_ptr<T>(box);
+  out = box != nullptr ? Value(kind, box) : Value();
+  return box;
 }
 
 template <class T>
