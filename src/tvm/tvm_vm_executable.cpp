@@ -195,9 +195,9 @@ private:
     return true;
   }
   bool target(const VmFunction& f, std::int64_t pc, std::int64_t offset) {
-    const std::int64_t to = pc + offset;
-    if (offset == 0 || to < f.start || to >= f.end) {
-      return bad(f, pc, "jumps by ", offset, " to ", to, ", outside the function's [", f.start, ", ", f.end, ")");
+    // Compared as offsets from pc (both bounds are small): pc + offset may overflow.
+    if (offset == 0 || offset < f.start - pc || offset >= f.end - pc) {
+      return bad(f, pc, "jumps by ", offset, ", outside the function's instructions [", f.start, ", ", f.end, ")");
     }
     return true;
   }
