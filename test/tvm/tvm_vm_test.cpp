@@ -6,6 +6,7 @@
 // each instruction field; the refusals in TVM's words, located by function and instruction.
 #include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/memory_stats.hpp>
 #include <devrt/tvm.hpp>
 #include <devrt/tvm_vm.hpp>
 
@@ -104,9 +105,14 @@ devrt::Result<Value> run(VirtualMachine& vm, std::string_view name, std::initial
 // The model's functions on `device`, against the values they must compute.
 void run_model(VirtualMachine& vm, Device device) {
   const Tensor x = vm_tensor(device, ramp(1.0f, 1.0f)), y = vm_tensor(device, ramp(0.5f, 0.25f));
+  devrt::Result<devrt::MemoryStats> before = devrt::memory_stats(device);
   devrt::Result<Value> out = run(vm, "main", {x, y});
   INFO(out.status().message());
   REQUIRE(out.ok());
+  // Its storage is devrt's memory: the two 4 KiB storages its results live in are counted.
+  devrt::Result<devrt::MemoryStats> during = devrt::memory_stats(device);
+  REQUIRE((before.ok() && during.ok()));
+  CHECK(during->total.allocated_bytes >= before->total.allocated_bytes + 2 * 4096);
   REQUIRE(out->kind() == Value::Kind::tuple);
   REQUIRE(out->tuple().size() == 3);
   std::vector<float> expected(kVmCount), sum(kVmCount);
