@@ -640,8 +640,7 @@ typedef struct devrt_tvm_value_t* devrt_tvm_value;
  * resolved now; `library` must outlive it. not_found for a library without one. Owned by the
  * caller. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tvm_vm_create(devrt_tvm_library library, devrt_tvm_vm* out);
-/* NULL is a no-op. */
-DEVRT_C_API void devrt_tvm_vm_release(devrt_tvm_vm vm);
+DEVRT_C_API void devrt_tvm_vm_release(devrt_tvm_vm vm); /* NULL is a no-op */
 /* Its VM functions in the executable's order (borrowed names, valid while the VM lives);
  * `index` past the count is DEVRT_STATUS_OUT_OF_RANGE. Thread-safe. */
 DEVRT_C_API devrt_status devrt_tvm_vm_function(devrt_tvm_vm vm, size_t index, const char** name, size_t* count);
@@ -649,6 +648,13 @@ DEVRT_C_API devrt_status devrt_tvm_vm_function(devrt_tvm_vm vm, size_t index, co
  * call). One call at a time per VM. */
 DEVRT_C_API devrt_status devrt_tvm_vm_call(devrt_tvm_vm vm, const char* name, const devrt_tvm_value* args,
                                            size_t num_args, devrt_tvm_value* result);
+
+/* MLC's weights (devrt::tvm::load_params): `directory`'s ndarray-cache.json and its shards onto
+ * `device`, into *out: a tuple of (name, tensor) tuples in the file's order. Thread-safe. */
+DEVRT_C_API devrt_status devrt_tvm_load_params(const char* directory, devrt_device device, devrt_tvm_value* out);
+/* Those as `vm`'s model takes them (devrt::tvm::model_params): a tuple of its tensors in its
+ * _metadata's order, dtypes and shapes checked. One call at a time per VM. */
+DEVRT_C_API devrt_status devrt_tvm_vm_model_params(devrt_tvm_vm vm, devrt_tvm_value params, devrt_tvm_value* out);
 
 /* New values, owned by the caller. A string is `length` bytes of `text`; a shape `ndim` dims; a
  * tensor shares `tensor`'s storage; a tuple takes a reference to each item. Thread-safe. */
@@ -658,8 +664,7 @@ DEVRT_C_API devrt_status devrt_tvm_value_from_string(const char* text, size_t le
 DEVRT_C_API devrt_status devrt_tvm_value_from_shape(const int64_t* dims, size_t ndim, devrt_tvm_value* out);
 DEVRT_C_API devrt_status devrt_tvm_value_from_tensor(devrt_tensor tensor, devrt_tvm_value* out);
 DEVRT_C_API devrt_status devrt_tvm_value_from_tuple(const devrt_tvm_value* items, size_t count, devrt_tvm_value* out);
-/* NULL is a no-op. */
-DEVRT_C_API void devrt_tvm_value_release(devrt_tvm_value value);
+DEVRT_C_API void devrt_tvm_value_release(devrt_tvm_value value); /* NULL is a no-op */
 /* Its kind (DEVRT_TVM_VALUE_*), and for objects and functions TVM's type key (a static string,
  * "" for other kinds). Thread-safe. */
 DEVRT_C_API devrt_status devrt_tvm_value_kind(devrt_tvm_value value, int32_t* kind, const char** type_key);

@@ -194,6 +194,29 @@ private:
   std::unique_ptr<detail::VmState> state_;
 };
 
+// ---- A model's weights (MLC's format) ----------------------------------------------------------
+
+// One parameter of a model, named as its weight files name it.
+struct Parameter {
+  std::string name;
+  Tensor tensor;
+};
+
+// MLC's weights: `directory`'s ndarray-cache.json and the shard files it names (raw-shard), each
+// record ("raw", or "f32-to-bf16" for float32) read into a new tensor on `device`, in the file's
+// order. Every size is checked before it is read: a missing file is not_found naming it; a shard
+// of another size than the index says, a record past its shard's end, a byte count that disagrees
+// with its shape and dtype, a malformed index, a second record of one name are invalid_argument
+// naming the file and the record; another encoding is unsupported. The copies are complete on
+// return. Thread-safe.
+Result<std::vector<Parameter>> load_params(std::string_view directory, Device device) noexcept;
+
+// `params` as `vm`'s model takes them (its `packed_params`): in the order its `_metadata` function's
+// JSON lists them, each checked against the listed dtype and shape (a symbolic extent takes any);
+// a name missing from `params` is not_found, a disagreement invalid_argument naming the parameter.
+// Calls `vm` (one call at a time, as VirtualMachine::call).
+Result<Value> model_params(VirtualMachine& vm, std::span<const Parameter> params) noexcept;
+
 } // namespace devrt::tvm
 
 #endif // DEVRT_TVM_VM_HPP

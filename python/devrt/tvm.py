@@ -226,5 +226,43 @@ class VirtualMachine:
         converted = tuple(_to_value(a) for a in args)
         return _from_value(_ext.tvm_vm_call(self._handle, name, converted))
 
+    def model_params(self, params):
+        """The weights devrt.tvm.load_params loaded, as this model takes them (its
+        `packed_params`): in the order its `_metadata` lists them, each checked against its dtype
+        and shape."""
+        if not isinstance(params, Params):
+            raise TypeError(f"model_params takes what devrt.tvm.load_params returns, not {type(params).__name__}")
+        return list(_from_value(_ext.tvm_vm_model_params(self._handle, params._value)))
+
     def __repr__(self):
         return f"<devrt.tvm.VirtualMachine of {os.path.basename(self._library.path)} on {self.device}>"
+
+
+class Params:
+    """A model's weights in MLC's format, loaded onto a device (devrt.tvm.load_params): a mapping
+    of name to devrt.Tensor in the file's order; vm.model_params(params) orders them as the
+    model's `packed_params`."""
+
+    __slots__ = ("_value", "tensors")
+
+    def __init__(self, value):
+        self._value = value
+        self.tensors = {name: tensor for name, tensor in _from_value(value)}
+
+    def __getitem__(self, name):
+        return self.tensors[name]
+
+    def __len__(self):
+        return len(self.tensors)
+
+    def __iter__(self):
+        return iter(self.tensors)
+
+
+def load_params(directory, device):
+    """MLC's weights: `directory`'s ndarray-cache.json and its params_shard_*.bin files (TVM's
+    ndarray_cache_support format: "raw" and "f32-to-bf16" records), each a new tensor on `device`.
+    Raises devrt.NotFoundError for a missing file and devrt.InvalidArgumentError naming the file and
+    record for a short shard, a record past its shard's end, sizes that disagree with the shape."""
+    device = device if isinstance(device, Device) else Device(device)
+    return Params(_ext.tvm_load_params(os.fspath(directory), device))

@@ -82,6 +82,34 @@ PyObject* tvm_vm_call(PyObject*, PyObject* args) noexcept {
   return value_capsule(result);
 }
 
+// tvm_load_params(directory: str, device) -> value capsule (a tuple of (name, tensor) tuples)
+PyObject* tvm_load_params(PyObject*, PyObject* args) noexcept {
+  const char* directory = nullptr;
+  PyObject* device_object = nullptr;
+  if (PyArg_ParseTuple(args, "sO", &directory, &device_object) == 0) return nullptr;
+  devrt_device device{};
+  if (!to_device(device_object, &device)) return nullptr;
+  devrt_tvm_value params = nullptr;
+  devrt_status status = DEVRT_STATUS_OK;
+  Py_BEGIN_ALLOW_THREADS status = devrt_tvm_load_params(directory, device, &params);
+  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
+  return value_capsule(params);
+}
+
+// tvm_vm_model_params(vm, params capsule) -> value capsule (a tuple of tensors)
+PyObject* tvm_vm_model_params(PyObject*, PyObject* args) noexcept {
+  PyObject *vm_capsule = nullptr, *params_capsule = nullptr;
+  if (PyArg_ParseTuple(args, "OO", &vm_capsule, &params_capsule) == 0) return nullptr;
+  auto vm = static_cast<devrt_tvm_vm>(PyCapsule_GetPointer(vm_capsule, kVmCapsule));
+  devrt_tvm_value params = to_value(params_capsule);
+  if (vm == nullptr || params == nullptr) return nullptr;
+  devrt_tvm_value ordered = nullptr;
+  devrt_status status = DEVRT_STATUS_OK;
+  Py_BEGIN_ALLOW_THREADS status = devrt_tvm_vm_model_params(vm, params, &ordered);
+  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
+  return value_capsule(ordered);
+}
+
 // A shape's or a tuple's items from a Python sequence.
 template <class Convert>
 bool each_item(PyObject* sequence, Convert convert) noexcept {
@@ -237,6 +265,10 @@ PyMethodDef kTvmVmFunctions[] = {
     {"tvm_vm_functions", tvm_vm_functions, METH_O, "tvm_vm_functions(vm) -> its VM functions."},
     {"tvm_vm_call", tvm_vm_call, METH_VARARGS, "tvm_vm_call(vm, name, args) -> the result's value capsule."},
     {"tvm_value_new", tvm_value_new, METH_VARARGS, "tvm_value_new(kind, payload) -> a value capsule."},
+    {"tvm_load_params", tvm_load_params, METH_VARARGS,
+     "tvm_load_params(directory, device) -> a value capsule: ((name, tensor), ...)."},
+    {"tvm_vm_model_params", tvm_vm_model_params, METH_VARARGS,
+     "tvm_vm_model_params(vm, params) -> a value capsule: the tensors in the model's order."},
     {"tvm_value_unpack", tvm_value_unpack, METH_O, "tvm_value_unpack(value) -> (kind, payload, type_key)."},
     {nullptr, nullptr, 0, nullptr},
 };

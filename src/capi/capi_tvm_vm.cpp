@@ -87,6 +87,35 @@ devrt_status devrt_tvm_vm_call(devrt_tvm_vm vm, const char* name, const devrt_tv
   return give_value(result, "devrt_tvm_vm_call", std::move(*value));
 }
 
+devrt_status devrt_tvm_load_params(const char* directory, devrt_device device, devrt_tvm_value* out) {
+  if (directory == nullptr) return null_argument("devrt_tvm_load_params", "directory");
+  if (out == nullptr) return null_argument("devrt_tvm_load_params", "out");
+  Result<std::vector<tvm::Parameter>> params = tvm::load_params(directory, to_cpp(device));
+  if (!params.ok()) return fail(params.status());
+  std::vector<Value> pairs;
+  pairs.reserve(params->size());
+  for (const tvm::Parameter& p : *params) pairs.push_back(Value::tuple({Value::string(p.name), Value(p.tensor)}));
+  return give_boxed(out, "devrt_tvm_load_params", Value::tuple(pairs));
+}
+
+devrt_status devrt_tvm_vm_model_params(devrt_tvm_vm vm, devrt_tvm_value params, devrt_tvm_value* out) {
+  if ((vm = resolve(vm, "devrt_tvm_vm_model_params")) == nullptr) return devrt_last_error_code();
+  const Value* pairs = value_of(params, Value::Kind::tuple, "devrt_tvm_vm_model_params", out);
+  if (pairs == nullptr) return devrt_last_error_code();
+  std::vector<tvm::Parameter> named;
+  for (const Value& pair : pairs->tuple()) {
+    const std::span<const Value> items = pair.tuple();
+    if (items.size() != 2 || items[0].kind() != Value::Kind::string || items[1].kind() != Value::Kind::tensor) {
+      return fail(make_error(ErrorCode::invalid_argument,
+                             "devrt_tvm_vm_model_params: the parameters are no (name, tensor) tuples"));
+    }
+    named.push_back({std::string(items[0].string()), items[1].tensor()});
+  }
+  Result<Value> ordered = tvm::model_params(vm->vm, named);
+  if (!ordered.ok()) return fail(ordered.status());
+  return give_value(out, "devrt_tvm_vm_model_params", std::move(*ordered));
+}
+
 devrt_status devrt_tvm_value_from_int(int64_t value, devrt_tvm_value* out) {
   return give_value(out, "devrt_tvm_value_from_int", Value(value));
 }
@@ -195,6 +224,12 @@ devrt_status devrt_tvm_vm_function(devrt_tvm_vm, size_t, const char**, size_t*) 
 }
 devrt_status devrt_tvm_vm_call(devrt_tvm_vm, const char*, const devrt_tvm_value*, size_t, devrt_tvm_value*) {
   return without_tvm("devrt_tvm_vm_call");
+}
+devrt_status devrt_tvm_load_params(const char*, devrt_device, devrt_tvm_value*) {
+  return without_tvm("devrt_tvm_load_params");
+}
+devrt_status devrt_tvm_vm_model_params(devrt_tvm_vm, devrt_tvm_value, devrt_tvm_value*) {
+  return without_tvm("devrt_tvm_vm_model_params");
 }
 devrt_status devrt_tvm_value_from_int(int64_t, devrt_tvm_value*) { return without_tvm("devrt_tvm_value_from_int"); }
 devrt_status devrt_tvm_value_from_float(double, devrt_tvm_value*) { return without_tvm("devrt_tvm_value_from_float"); }

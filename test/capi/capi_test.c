@@ -630,7 +630,7 @@ static void test_tvm_vm(void) {
   devrt_tvm_library library = NULL;
   devrt_tvm_vm vm = NULL;
   devrt_tensor tensors[2] = {NULL, NULL}, result_tensor = NULL;
-  devrt_tvm_value args[2] = {NULL, NULL}, result = NULL, item = NULL, shape = NULL, number = NULL;
+  devrt_tvm_value args[2] = {NULL, NULL}, result = NULL, item = NULL, shape = NULL, number = NULL, unused = NULL;
   int64_t dims[1] = {256};
   const int64_t* got_dims = NULL;
   DLDataType f32 = {kDLFloat, 32, 1};
@@ -689,6 +689,31 @@ static void test_tvm_vm(void) {
   devrt_tvm_value_release(number);
   devrt_tvm_value_release(shape);
   devrt_tvm_value_release(item);
+#ifdef DEVRT_TEST_TVM_PARAMS_DIR
+  /* MLC's weights (test/tvm/params/: a, b, c), ordered as the model's _metadata lists them (c, a, b). */
+  CHECK_OK(devrt_tvm_load_params(DEVRT_TEST_TVM_PARAMS_DIR, kCpu, &number));
+  CHECK_OK(devrt_tvm_value_tuple_item(number, 0, &item, &count));
+  CHECK(count == 3);
+  CHECK_OK(devrt_tvm_value_tuple_item(item, 0, &shape, NULL));
+  CHECK_OK(devrt_tvm_value_string(shape, &name, NULL));
+  CHECK(strcmp(name, "a") == 0);
+  devrt_tvm_value_release(shape);
+  devrt_tvm_value_release(item);
+  CHECK_OK(devrt_tvm_vm_model_params(vm, number, &item));
+  CHECK_OK(devrt_tvm_value_tuple_item(item, 2, &shape, &count));
+  CHECK(count == 3);
+  CHECK_OK(devrt_tvm_value_kind(shape, &kind, NULL));
+  CHECK(kind == DEVRT_TVM_VALUE_TENSOR);
+  CHECK(devrt_tvm_vm_model_params(vm, args[0], &unused) == DEVRT_STATUS_INVALID_ARGUMENT && unused == NULL);
+  devrt_tvm_value_release(shape);
+  devrt_tvm_value_release(item);
+  devrt_tvm_value_release(number);
+  CHECK(devrt_tvm_load_params("/nonexistent", kCpu, &number) == DEVRT_STATUS_NOT_FOUND);
+  CHECK(devrt_tvm_load_params(NULL, kCpu, &number) == DEVRT_STATUS_INVALID_ARGUMENT);
+  number = NULL;
+  shape = NULL;
+  item = NULL;
+#endif
   devrt_tvm_value_release(result);
   devrt_tvm_value_release(args[0]);
   devrt_tvm_value_release(args[1]);

@@ -82,6 +82,15 @@ def tvm_vm_seeds():
     for name, (device, variant) in {"cpu": ("cpu", None), "vulkan": ("vulkan", None),
                                     "missing": ("cpu", "missing"), "tir": ("cpu", "tir")}.items():
         (target / f"{name}.program").write_bytes(tvm_vm_fixture.model(device, variant))
+    # The JSON devrt::tvm reads: MLC's weight index (test/tvm/params/) and a model's _metadata.
+    target = HERE / "tvm_json"
+    target.mkdir(parents=True, exist_ok=True)
+    index = pathlib.Path(__file__).parents[1] / "tvm" / "params" / "ndarray-cache.json"
+    (target / "ndarray-cache.json").write_bytes(index.read_bytes())
+    metadata = {"model_type": "gpt2", "context_window_size": 1024,
+                "params": [{"name": "w", "shape": [50257, 768], "dtype": "float16", "preprocs": []}],
+                "memory_usage": {"decode": 1.5e6, "prefill": -2e-3}}
+    (target / "metadata.json").write_text(json.dumps(metadata))
 
 
 # The protocol's command numbers (src/backends/remote/remote_protocol.hpp, enum class Op).

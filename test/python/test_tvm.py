@@ -215,3 +215,53 @@ def test_a_gpt2_model_named_by_devrt_tvm_library_matches_numpy():
     run = subprocess.run([sys.executable, str(tool), lib.path, str(device)], capture_output=True, text=True)
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def write_mlc_params(directory, arrays, shard_bytes=64):
+    """MLC's weight format as its writer lays it out (records packed into shards of at most
+    shard_bytes, each record's bytes at its byteOffset; float32 arrays also as f32-to-bf16)."""
+    import json
+
+    shards, current, offset = [], [], 0
+    data = bytearray()
+    for name, (array, fmt) in arrays.items():
+        raw = (array.view(np.uint32) >> 16).astype(np.uint16).tobytes() if fmt == "f32-to-bf16" else array.tobytes()
+        if current and offset + len(raw) > shard_bytes:
+            shards.append((current, bytes(data)))
+            current, offset, data = [], 0, bytearray()
+        current.append({"name": name, "shape": list(array.shape), "dtype": str(array.dtype), "format": fmt,
+                        "nbytes": len(raw), "byteOffset": offset})
+        data += raw
+        offset += len(raw)
+    shards.append((current, bytes(data)))
+    index = {"metadata": {"ParamSize": len(arrays)}, "records": []}
+    for i, (records, blob) in enumerate(shards):
+        (directory / f"params_shard_{i}.bin").write_bytes(blob)
+        index["records"].append({"dataPath": f"params_shard_{i}.bin", "format": "raw-shard", "nbytes": len(blob),
+                                 "records": records})
+    (directory / "ndarray-cache.json").write_text(json.dumps(index))
+    return len(shards)
+
+
+@pytest.mark.parametrize("kind", ["cpu", "opencl", "vulkan"])
+def test_mlc_weights_load_and_order_as_the_model_takes_them(tmp_path, kind):
+    device = present(devrt.device(f"{kind}:0"))
+    rng = np.random.default_rng(5)
+    arrays = {"a": (rng.standard_normal(5).astype(np.float32), "raw"),
+              "b": (np.arange(3, dtype=np.int32), "raw"),
+              "c": (rng.standard_normal(2).astype(np.float32), "f32-to-bf16"),
+              "extra": (rng.standard_normal((4, 4)).astype(np.float16), "raw")}
+    assert write_mlc_params(tmp_path, arrays) > 1
+    params = devrt.tvm.load_params(tmp_path, device)
+    assert list(params) == ["a", "b", "c", "extra"]
+    np.testing.assert_array_equal(np.from_dlpack(params["a"].to(devrt.cpu(0))), arrays["a"][0])
+    truncated = (arrays["c"][0].view(np.uint32) & 0xFFFF0000).view(np.float32)
+    np.testing.assert_array_equal(np.from_dlpack(params["c"].to(devrt.cpu(0))), truncated)
+    vm = devrt.tvm.VirtualMachine(devrt.tvm.load_library(fixture(f"vm_{kind}"), device))
+    c, a, b = vm.model_params(params)  # _metadata lists c, a, b; "extra" is not the model's
+    np.testing.assert_array_equal(np.from_dlpack(b.to(devrt.cpu(0))), arrays["b"][0])
+    (tmp_path / "params_shard_1.bin").write_bytes(b"short")
+    with pytest.raises(devrt.InvalidArgumentError, match="params_shard_1.bin: 5 bytes, ndarray-cache.json says"):
+        devrt.tvm.load_params(tmp_path, device)
+    with pytest.raises(devrt.NotFoundError, match="ndarray-cache.json: no such file"):
+        devrt.tvm.load_params(tmp_path / "nowhere", device)

@@ -14,6 +14,7 @@ its kind (0 register, 1 immediate, 2 constant, 3 function) in the top 8 bits and
 The programs cover every instruction, argument kind, special register and builtin devrt provides
 over the library's own operators (vadd, or cpu_vadd in the CPU library; scale on GPUs).
 """
+import json
 import struct
 
 VOID_REGISTER = 1 << 54
@@ -214,6 +215,13 @@ def model(device, variant=None):
             p.call(emit, "vm.builtin.copy", [R(4)], 7)
         emit(2, 7)
 
+    def metadata(emit):  # as MLC's `_metadata`: the parameters test/tvm/params/ holds, in another order
+        params = [{"name": "c", "shape": [2], "dtype": "float32"}, {"name": "a", "shape": ["n"], "dtype": "float32"},
+                  {"name": "b", "shape": [3], "dtype": "int32"}]
+        text = json.dumps({"model_type": "fixture", "params": params, "memory_usage": {"main": 8192}})
+        p.call(emit, "vm.builtin.copy", [p.string(text)], 0)
+        emit(2, 0)
+
     p.vm_function("main", ["x", "y"], 11, main)
     p.vm_function("overhead", ["x", "t"], 8, overhead)
     p.vm_function("add", ["a", "b"], 5, add)
@@ -228,6 +236,7 @@ def model(device, variant=None):
             emit(2, 0)
 
         p.vm_function("scaled", ["x", "s"], 2, scaled)
+    p.vm_function("_metadata", [], 1, metadata)
     kinds = None
     if variant == "missing":
         p.function_index("vm.builtin.not_provided_by_devrt")

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iterator>
 #include <span>
+#include <stdlib.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -476,4 +477,114 @@ TEST_CASE("MLC's GPT-2 from C++ matches the NumPy GPT-2's dumped logits", "[tvm]
     CHECK(diff <= 0.05f * (hi - lo));
     CHECK(above < 5);
   }
+}
+
+namespace {
+
+// test/tvm/params/, written by hand from the format (not by a writer the reader could share a
+// mistake with): params_shard_0.bin is 20 bytes, float32 a = {1.0, 2.0} at bytes 0-7
+// (00 00 80 3f 00 00 00 40) and int32 b = {7, 8, 9} at bytes 8-19; params_shard_1.bin is 4 bytes,
+// float32 c = {1.5, -2.0} stored "f32-to-bf16" as each float's upper 16 bits: 0x3fc0, 0xc000
+// (c0 3f 00 c0).
+std::string params_fixture() { return DEVRT_TEST_TVM_PARAMS_DIR; }
+
+// A copy of the fixture in a new directory, its index replaced by `index` when not empty and
+// shard 0 cut to `shard0_bytes` when not negative.
+std::string edited_params(const std::string& index, long shard0_bytes = -1, bool drop_shard1 = false) {
+  char dir[] = "/tmp/devrt-params-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  for (const char* name : {"ndarray-cache.json", "params_shard_0.bin", "params_shard_1.bin"}) {
+    if (drop_shard1 && std::string_view(name) == "params_shard_1.bin") continue;
+    std::vector<std::byte> bytes = program_bytes((params_fixture() + "/" + name).c_str());
+    if (std::string_view(name) == "ndarray-cache.json" && !index.empty()) {
+      bytes.assign(reinterpret_cast<const std::byte*>(index.data()),
+                   reinterpret_cast<const std::byte*>(index.data() + index.size()));
+    }
+    if (std::string_view(name) == "params_shard_0.bin" && shard0_bytes >= 0) bytes.resize(shard0_bytes);
+    std::ofstream out(std::string(dir) + "/" + name, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  return dir;
+}
+
+std::string fixture_index() {
+  const std::vector<std::byte> bytes = program_bytes((params_fixture() + "/ndarray-cache.json").c_str());
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+std::string replaced(std::string text, std::string_view from, std::string_view to) {
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+template <class T>
+std::vector<T> param_values(const Tensor& t) {
+  std::vector<T> out(static_cast<std::size_t>(t.numel()));
+  REQUIRE(t.copy_to_host(out.data(), out.size() * sizeof(T)).ok());
+  REQUIRE(devrt::synchronize(devrt::current_stream(t.device())).ok());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("MLC's weights load from ndarray-cache.json and its shards, in the model's order", "[tvm][vm][params]") {
+  for (const VmFixture& fixture : vm_fixtures()) {
+    const Device device{fixture.kind, 0};
+    INFO("fixture " << fixture.name);
+    std::string reason;
+    if (!usable(device, reason)) continue;
+    devrt::Result<std::vector<devrt::tvm::Parameter>> params = devrt::tvm::load_params(params_fixture(), device);
+    INFO(params.status().message());
+    REQUIRE(params.ok());
+    REQUIRE(params->size() == 3);
+    CHECK((*params)[0].name == "a");
+    CHECK(param_values<float>((*params)[0].tensor) == std::vector<float>{1.0f, 2.0f});
+    CHECK(param_values<std::int32_t>((*params)[1].tensor) == std::vector<std::int32_t>{7, 8, 9});
+    CHECK(param_values<float>((*params)[2].tensor) == std::vector<float>{1.5f, -2.0f});
+    CHECK((*params)[2].tensor.device() == device);
+    devrt::Result<Library> lib = Library::load(fixture.path, device);
+    REQUIRE(lib.ok());
+    devrt::Result<VirtualMachine> vm = VirtualMachine::create(*lib);
+    REQUIRE(vm.ok());
+    devrt::Result<Value> ordered = devrt::tvm::model_params(*vm, *params);
+    INFO(ordered.status().message());
+    REQUIRE(ordered.ok());
+    REQUIRE(ordered->tuple().size() == 3); // _metadata lists c, a, b
+    CHECK(param_values<float>(ordered->tuple()[0].tensor()) == std::vector<float>{1.5f, -2.0f});
+    CHECK(param_values<std::int32_t>(ordered->tuple()[2].tensor()) == std::vector<std::int32_t>{7, 8, 9});
+    std::vector<devrt::tvm::Parameter> wrong = *params;
+    wrong[1].tensor = wrong[0].tensor;
+    CHECK(has(devrt::tvm::model_params(*vm, wrong).status().message(), "'b' is float32 of rank 1"));
+    wrong.pop_back();
+    CHECK(devrt::tvm::model_params(*vm, wrong).status().code() == ErrorCode::not_found);
+  }
+}
+
+TEST_CASE("malformed MLC weight directories are refused naming the file and the record", "[tvm][vm][params]") {
+  const std::string index = fixture_index();
+  auto refusal = [](const std::string& dir) { return devrt::tvm::load_params(dir, devrt::kHostDevice).status(); };
+  CHECK(refusal("/nonexistent").code() == ErrorCode::not_found);
+  const devrt::Status missing = refusal(edited_params("", -1, true));
+  CHECK(missing.code() == ErrorCode::not_found);
+  CHECK(has(missing.message(), "params_shard_1.bin: no such file"));
+  const devrt::Status short_shard = refusal(edited_params("", 19));
+  CHECK(has(short_shard.message(), "params_shard_0.bin: 19 bytes, ndarray-cache.json says 20"));
+  const devrt::Status past = refusal(edited_params(replaced(index, "\"byteOffset\": 8", "\"byteOffset\": 9")));
+  CHECK(has(past.message(), "params_shard_0.bin, record 'b': bytes [9, +12) past the shard's end (20 bytes)"));
+  const devrt::Status size = refusal(edited_params(replaced(index, "\"nbytes\": 12", "\"nbytes\": 8")));
+  CHECK(has(size.message(), "record 'b': 8 bytes for 3 elements of int32"));
+  const devrt::Status format =
+      refusal(edited_params(replaced(index, "\"raw\", \"nbytes\": 8", "\"q4f16\", \"nbytes\": 8")));
+  CHECK(format.code() == ErrorCode::unsupported);
+  CHECK(has(format.message(), "record 'a': format 'q4f16'"));
+  const devrt::Status escape = refusal(edited_params(replaced(index, "params_shard_1.bin", "../params_shard_1.bin")));
+  CHECK(has(escape.message(), "is no file name of the directory"));
+  const devrt::Status twice = refusal(edited_params(replaced(index, "\"name\": \"c\"", "\"name\": \"a\"")));
+  CHECK(has(twice.message(), "record 'a': a second record of it"));
+  const devrt::Status json = refusal(edited_params(index.substr(0, index.size() / 2)));
+  CHECK(json.code() == ErrorCode::invalid_argument);
+  CHECK(has(json.message(), "MLC weights: ndarray-cache.json: "));
+  const devrt::Status negative = refusal(edited_params(replaced(index, "\"shape\": [3]", "\"shape\": [-3]")));
+  CHECK(has(negative.message(), "a shape of non-negative integers"));
 }
