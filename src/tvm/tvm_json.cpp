@@ -10,14 +10,14 @@
 namespace devrt::tvm::detail {
 namespace {
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxJsonDepth = 64;
 
 class Parser {
 public:
   Parser(std::string_view text, const char* prefix) : text_(text), in_(text, prefix) {}
 
   Status value(Json& out, int depth) {
-    if (depth > kMaxDepth) return in_.error("nesting deeper than 64");
+    if (depth > kMaxJsonDepth) return in_.error("nesting deeper than 64");
     in_.skip_space();
     switch (in_.peek()) {
     case '{': return object(out, depth);
@@ -51,8 +51,8 @@ private:
       DEVRT_RETURN_IF_ERROR(in_.read_string(&key));
       in_.skip_space();
       if (!in_.consume(':')) return in_.error("':' expected");
-      out.fields.emplace_back(std::move(key), Json());
-      DEVRT_RETURN_IF_ERROR(value(out.fields.back().second, depth + 1));
+      out.fields.push_back(JsonField{std::move(key), Json()});
+      DEVRT_RETURN_IF_ERROR(value(out.fields.back().value, depth + 1));
       in_.skip_space();
       if (in_.consume('}')) return Status();
       if (!in_.consume(',')) return in_.error("',' or '}' expected");

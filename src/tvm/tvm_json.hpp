@@ -8,12 +8,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <devrt/status.hpp>
 
 namespace devrt::tvm::detail {
+
+struct JsonField;
 
 struct Json {
   enum class Kind : std::uint8_t { null, boolean, integer, real, string, array, object } kind = Kind::null;
@@ -21,17 +22,24 @@ struct Json {
   std::int64_t integer = 0;
   double real = 0;
   std::string text;
-  std::vector<Json> items;                          // an array's
-  std::vector<std::pair<std::string, Json>> fields; // an object's, in the document's order
+  std::vector<Json> items;       // an array's
+  std::vector<JsonField> fields; // an object's, in the document's order
 
   // The field `key` of an object, or nullptr.
-  const Json* find(std::string_view key) const noexcept {
-    for (const auto& [name, value] : fields) {
-      if (name == key) return &value;
-    }
-    return nullptr;
-  }
+  const Json* find(std::string_view key) const noexcept;
 };
+
+struct JsonField {
+  std::string key;
+  Json value;
+};
+
+inline const Json* Json::find(std::string_view key) const noexcept {
+  for (const JsonField& field : fields) {
+    if (field.key == key) return &field.value;
+  }
+  return nullptr;
+}
 
 // Parses `text` whole; errors are invalid_argument opening with `prefix` and saying where.
 Result<Json> parse_json(std::string_view text, const char* prefix) noexcept;

@@ -16,7 +16,8 @@ std::size_t text_bytes(const Json& json, int depth) {
   if (depth > 65) broken("nesting bounded");
   std::size_t n = json.text.size();
   for (const Json& item : json.items) n += text_bytes(item, depth + 1);
-  for (const auto& [key, value] : json.fields) n += key.size() + text_bytes(value, depth + 1);
+  for (const devrt::tvm::detail::JsonField& field : json.fields)
+    n += field.key.size() + text_bytes(field.value, depth + 1);
   return n;
 }
 
