@@ -90,15 +90,18 @@ Status load_record(const Json& record, std::span<const std::byte> shard, const s
     return make_error(ErrorCode::invalid_argument, "MLC weights: ", where, ": bytes [", offset, ", +", nbytes,
                       ") past the shard's end (", shard.size(), " bytes)");
   }
-  DEVRT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::empty(shape, *dtype, device));
-  const std::size_t stored = bf16 ? tensor.nbytes() / 2 : tensor.nbytes();
+  // The record's size against its shape before anything of that shape is allocated.
+  DEVRT_ASSIGN_OR_RETURN(const std::uint64_t numel, detail::shape_bytes(shape, DataType::uint8(), "MLC weights"));
+  DEVRT_ASSIGN_OR_RETURN(const std::uint64_t size, detail::shape_bytes(shape, *dtype, "MLC weights"));
+  const std::uint64_t stored = bf16 ? size / 2 : size;
   if (static_cast<std::uint64_t>(nbytes) != stored) {
-    return make_error(ErrorCode::invalid_argument, "MLC weights: ", where, ": ", nbytes, " bytes for ", tensor.numel(),
+    return make_error(ErrorCode::invalid_argument, "MLC weights: ", where, ": ", nbytes, " bytes for ", numel,
                       " elements of ", dtype_name, (bf16 ? " stored as bfloat16" : ""));
   }
+  DEVRT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::empty(shape, *dtype, device));
   const std::byte* bytes = shard.data() + offset;
   if (!bf16) {
-    DEVRT_RETURN_IF_ERROR(tensor.copy_from_host(bytes, stored));
+    DEVRT_RETURN_IF_ERROR(tensor.copy_from_host(bytes, static_cast<std::size_t>(stored)));
   } else {
     std::vector<std::uint32_t> widened(static_cast<std::size_t>(tensor.numel()));
     for (std::size_t i = 0; i < widened.size(); ++i) {

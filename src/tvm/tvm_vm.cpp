@@ -10,7 +10,7 @@
 #include <new>
 #include <utility>
 
-#include "tvm/tvm_vm_state.hpp"
+#include "tvm/tvm_vm_builtins.hpp"
 
 namespace devrt::tvm {
 
@@ -135,26 +135,6 @@ Status located(const VmState& vm, const VmFunction& f, std::int64_t pc, const St
   return make_error(error.code(), "Relax VM: function '", f.name, "', instruction ", pc, ": ", error.message());
 }
 
-// If's condition: an int, or a scalar integer tensor (read on the host).
-Result<bool> condition(const Value& cond) {
-  if (cond.kind() == Value::Kind::integer) return cond.integer() != 0;
-  if (cond.kind() != Value::Kind::tensor) {
-    return make_error(ErrorCode::invalid_argument, "If's condition is a ", Value::kind_name(cond.kind()),
-                      " (an int or a scalar integer tensor)");
-  }
-  const Tensor& t = cond.tensor();
-  const DataType type = t.dtype();
-  if ((type.code != DataTypeCode::signed_int && type.code != DataTypeCode::unsigned_int) || t.numel() != 1 ||
-      type.lanes != 1 || type.bits > 64) {
-    return make_error(ErrorCode::invalid_argument, "If's condition is a tensor of ", t.numel(),
-                      " elements of another type than a scalar integer");
-  }
-  std::int64_t raw = 0;
-  const std::size_t bytes = type.bits <= 8 ? 1 : type.bits / 8;
-  DEVRT_RETURN_IF_ERROR(t.copy_to_host(&raw, bytes));
-  return (raw & (bytes == 8 ? ~std::int64_t{0} : (std::int64_t{1} << (8 * bytes)) - 1)) != 0;
-}
-
 struct Frame {
   const VmFunction& f;
   std::vector<Value> registers;
@@ -193,7 +173,7 @@ Status run(VmState& vm, Frame& frame, Value& result) {
     case VmOpcode::ret: result = frame.registers[static_cast<std::size_t>(in.reg)]; return Status();
     case VmOpcode::jump: pc += in.offset; break;
     case VmOpcode::branch: {
-      Result<bool> taken = condition(frame.registers[static_cast<std::size_t>(in.reg)]);
+      Result<bool> taken = read_condition(frame.registers[static_cast<std::size_t>(in.reg)], "If");
       if (!taken.ok()) return located(vm, f, pc, taken.status());
       pc += *taken ? 1 : in.offset;
       break;

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstring>
 
+#include <devrt/stream.hpp>
+
 #include "tvm/tvm_vm_builtins.hpp"
 
 namespace devrt::tvm::detail {
@@ -248,13 +250,7 @@ Status alloc_tensor(VmState&, std::span<const Value> args, Value& result) {
   DEVRT_ASSIGN_OR_RETURN(std::span<const std::int64_t> shape, shape_arg(args, 2, "alloc_tensor"));
   if (args[3].kind() != Value::Kind::dtype) return make_error(ErrorCode::invalid_argument, "alloc_tensor: no dtype");
   const DataType dtype = args[3].dtype();
-  std::uint64_t needed = dtype.size_bytes();
-  for (const std::int64_t d : shape) {
-    if (d < 0 || (d != 0 && needed > UINT64_MAX / static_cast<std::uint64_t>(d))) {
-      return make_error(ErrorCode::invalid_argument, "alloc_tensor: shape dimension ", d);
-    }
-    needed *= static_cast<std::uint64_t>(d);
-  }
+  DEVRT_ASSIGN_OR_RETURN(const std::uint64_t needed, shape_bytes(shape, dtype, "alloc_tensor"));
   if (offset < 0 || needed > bytes.nbytes() || static_cast<std::uint64_t>(offset) > bytes.nbytes() - needed) {
     return make_error(ErrorCode::out_of_range, "storage allocation failure, attempted to allocate ", needed,
                       " at offset ", offset, " in region that is ", bytes.nbytes(), "bytes");
@@ -319,20 +315,8 @@ Status null_value(VmState&, std::span<const Value> args, Value& result) {
 
 Status read_if_cond(VmState&, std::span<const Value> args, Value& result) {
   DEVRT_RETURN_IF_ERROR(exactly(args, 1, "read_if_cond"));
-  if (args[0].kind() == Value::Kind::integer) {
-    result = Value(std::int64_t{args[0].integer() != 0});
-    return Status();
-  }
-  DEVRT_ASSIGN_OR_RETURN(const Tensor* t, tensor_arg(args, 0, "read_if_cond"));
-  const DataType type = t->dtype();
-  if ((type.code != DataTypeCode::signed_int && type.code != DataTypeCode::unsigned_int) || t->numel() != 1 ||
-      type.bits > 64) {
-    return make_error(ErrorCode::invalid_argument, "read_if_cond: the condition is no scalar integer tensor");
-  }
-  std::int64_t raw = 0;
-  const std::size_t n = type.bits <= 8 ? 1 : type.bits / 8u;
-  DEVRT_RETURN_IF_ERROR(t->copy_to_host(&raw, n));
-  result = Value(std::int64_t{raw != 0});
+  DEVRT_ASSIGN_OR_RETURN(const bool taken, read_condition(args[0], "read_if_cond"));
+  result = Value(std::int64_t{taken});
   return Status();
 }
 
@@ -387,5 +371,26 @@ constexpr BuiltinEntry kBuiltins[] = {
 } // namespace
 
 std::span<const BuiltinEntry> vm_builtins() noexcept { return kBuiltins; }
+
+Result<bool> read_condition(const Value& cond, std::string_view what) {
+  if (cond.kind() == Value::Kind::integer) return cond.integer() != 0;
+  if (cond.kind() != Value::Kind::tensor) {
+    return make_error(ErrorCode::invalid_argument, what, ": the condition is a ", Value::kind_name(cond.kind()),
+                      " (an int or a scalar integer tensor)");
+  }
+  const Tensor& t = cond.tensor();
+  const DataType type = t.dtype();
+  if ((type.code != DataTypeCode::signed_int && type.code != DataTypeCode::unsigned_int) || t.numel() != 1 ||
+      type.lanes != 1 || type.bits > 64) {
+    return make_error(ErrorCode::invalid_argument, what, ": the condition is a tensor of ", t.numel(),
+                      " elements of another type than a scalar integer");
+  }
+  std::int64_t raw = 0;
+  const std::size_t bytes = type.bits <= 8 ? 1 : type.bits / 8u;
+  DEVRT_RETURN_IF_ERROR(t.copy_to_host(&raw, bytes));
+  // The copy is ordered on the device's current stream: `raw` holds the value once it is done.
+  DEVRT_RETURN_IF_ERROR(synchronize(current_stream(t.device())));
+  return (raw & (bytes == 8 ? ~std::int64_t{0} : (std::int64_t{1} << (8 * bytes)) - 1)) != 0;
+}
 
 } // namespace devrt::tvm::detail

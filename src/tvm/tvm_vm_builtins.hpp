@@ -74,6 +74,10 @@ T load_as(const unsigned char* bytes) noexcept {
   return value;
 }
 
+// If's condition and read_if_cond's: an int, or a scalar integer tensor read on the host (after the
+// work queued before it); invalid_argument naming `what` for anything else.
+Result<bool> read_condition(const Value& cond, std::string_view what);
+
 // lm_support.cc's legacy attention KV cache (tvm_vm_kv_cache.cpp).
 Status kv_cache_create(VmState& vm, std::span<const Value> args, Value& result);
 Status kv_cache_append(VmState& vm, std::span<const Value> args, Value& result);

@@ -87,13 +87,9 @@ bool read_ndarray(Reader& in, std::size_t index, Value& out) {
                       static_cast<std::uint16_t>(dtype[2] | dtype[3] << 8)};
   // The byte count the shape and dtype need, checked against the recorded one and the bytes left
   // before anything is allocated: a corrupt shape is an error, never an allocation.
-  std::uint64_t needed = type.size_bytes();
-  for (const std::int64_t extent : shape) {
-    if (extent < 0 || (extent != 0 && needed > UINT64_MAX / static_cast<std::uint64_t>(extent))) {
-      return fail(in, ErrorCode::invalid_argument, "constant ", index, " has shape dimension ", extent);
-    }
-    needed *= static_cast<std::uint64_t>(extent);
-  }
+  Result<std::uint64_t> size = shape_bytes(shape, type, "NDArray");
+  if (!size.ok()) return fail(in, ErrorCode::invalid_argument, "constant ", index, ": ", size.status().message());
+  const std::uint64_t needed = *size;
   std::int64_t nbytes = 0;
   if (!i64(in, nbytes, "NDArray data size")) return false;
   if (nbytes < 0 || static_cast<std::uint64_t>(nbytes) != needed) {

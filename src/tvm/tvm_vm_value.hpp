@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <new>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,19 @@ T* new_box(Value& out, Value::Kind kind) noexcept {
   T* box = new (std::nothrow) T();
   out = box != nullptr ? Value(kind, box) : Value();
   return box;
+}
+
+// The bytes `shape` elements of `dtype` take; invalid_argument naming `what` for a negative extent
+// or a count past 64 bits. Checked before anything of that size is allocated.
+inline Result<std::uint64_t> shape_bytes(std::span<const std::int64_t> shape, DataType dtype, std::string_view what) {
+  std::uint64_t bytes = dtype.size_bytes();
+  for (const std::int64_t extent : shape) {
+    if (extent < 0 || (extent != 0 && bytes > UINT64_MAX / static_cast<std::uint64_t>(extent))) {
+      return make_error(ErrorCode::invalid_argument, what, ": shape dimension ", extent);
+    }
+    bytes *= static_cast<std::uint64_t>(extent);
+  }
+  return bytes;
 }
 
 template <class T>
