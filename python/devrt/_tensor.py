@@ -245,7 +245,8 @@ def tensor(data, device=None, dtype=None):
         return source.to(device)
     import numpy
 
-    array = numpy.ascontiguousarray(data, dtype=None if dtype is None else numpy.dtype(str(DataType(dtype))))
+    # asarray, not ascontiguousarray: that one makes a 0-d array (a scalar) 1-d.
+    array = numpy.asarray(data, dtype=None if dtype is None else numpy.dtype(str(DataType(dtype))), order="C")
     result = empty(array.shape, str(array.dtype), device)
     _ext.copy_from_host(result, array)
     return result

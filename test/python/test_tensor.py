@@ -216,6 +216,10 @@ def test_one_call_tensor_from_lists_numpy_and_torch():
     assert devrt.tensor([[1, 2], [3, 4]]).numpy().tolist() == [[1, 2], [3, 4]]
     assert devrt.tensor([1.5, 2.5], dtype="float16").dtype == "float16"
     assert devrt.tensor(np.ones(3, "uint8"), "cpu:0").dtype == "uint8"
+    # A scalar stays 0-d (TVM's temperature argument of softmax_with_temperature is one).
+    scalar = devrt.tensor(np.array(0.5, dtype=np.float32))
+    assert scalar.shape == () and scalar.numpy().tolist() == 0.5
+    assert devrt.tensor(np.ones((2, 3), order="F")).numpy().flags.c_contiguous
     try:
         import torch
     except ImportError:
