@@ -17,7 +17,10 @@ rank and shape, in _metadata's order), `params.bin` (their float16 bytes, in tha
 `tokens.txt` (the 8 prompt tokens, then one per decode step) and `logits.bin` (NumPy's float32
 logits of each step).
 
-usage: tvm-gpt2-model.py LIBRARY DEVICE [--steps N] [--seed S] [--dump DIR]    (DEVICE: vulkan:0, ...)
+With --write-params DIR it writes the same weights in MLC's format (ndarray-cache.json and its
+shards): examples/generate with --params DIR and the prompt below must print the greedy tokens.
+
+usage: tvm-gpt2-model.py LIBRARY DEVICE [--steps N] [--seed S] [--dump DIR] [--write-params DIR]
 """
 import argparse
 import json
@@ -104,6 +107,32 @@ class NumpyGPT2:
         return x[-1] @ p["lm_head.weight"].T
 
 
+def write_mlc_params(directory, params, shard_bytes=32 << 20):
+    """The weights in MLC's format (ndarray-cache.json, params_shard_N.bin of at most shard_bytes,
+    "raw" records), for examples/generate's --params: its tokens must equal the greedy run here."""
+    import os
+
+    os.makedirs(directory, exist_ok=True)
+    shards, records, data = [], [], bytearray()
+    for name, w in params:
+        raw = np.ascontiguousarray(w).tobytes()
+        if records and len(data) + len(raw) > shard_bytes:
+            shards.append((records, bytes(data)))
+            records, data = [], bytearray()
+        records.append({"name": name, "shape": list(w.shape), "dtype": str(w.dtype), "format": "raw",
+                        "nbytes": len(raw), "byteOffset": len(data)})
+        data += raw
+    shards.append((records, bytes(data)))
+    index = {"metadata": {"ParamSize": len(params)}, "records": []}
+    for i, (records, blob) in enumerate(shards):
+        with open(os.path.join(directory, f"params_shard_{i}.bin"), "wb") as out:
+            out.write(blob)
+        index["records"].append({"dataPath": f"params_shard_{i}.bin", "format": "raw-shard", "nbytes": len(blob),
+                                 "records": records})
+    with open(os.path.join(directory, "ndarray-cache.json"), "w") as out:
+        json.dump(index, out)
+
+
 def dump(directory, params, tokens, logits):
     import os
 
@@ -128,6 +157,7 @@ def main():
     parser.add_argument("--steps", type=int, default=16, help="decode steps (default 16)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dump", help="write the weights, tokens and NumPy's logits here")
+    parser.add_argument("--write-params", metavar="DIR", help="write the weights in MLC's format here")
     args = parser.parse_args()
     device = devrt.Device(args.device)
     lib = devrt.tvm.load_library(args.library, device)
@@ -137,6 +167,8 @@ def main():
     n_head = 12  # GPT-2 small; the library's attention kernels are written for it
     reference = NumpyGPT2(params, n_head)
     on_device = [devrt.tensor(w, device) for _, w in params]
+    if args.write_params:
+        write_mlc_params(args.write_params, params)
 
     caches = vm["_initialize_effect"]()
     tokens = PROMPT + [(PROMPT[i % len(PROMPT)] * 7 + i) % 50257 for i in range(args.steps)]

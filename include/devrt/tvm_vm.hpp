@@ -211,6 +211,27 @@ struct Parameter {
 // return. Thread-safe.
 Result<std::vector<Parameter>> load_params(std::string_view directory, Device device) noexcept;
 
+// A parameter as a model's `_metadata` lists it: its name, extents (-1 for a symbolic one) and
+// dtype.
+struct ParameterSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  DataType dtype;
+};
+
+// What an MLC model's `_metadata` function says of it: the parameters it takes, in its order (what
+// a caller needs to make weights of its own), its kind and the longest sequence it was built for.
+struct ModelMetadata {
+  std::string model_type;               // "gpt2", "llama"; "" when not given
+  std::string quantization;             // "q0f16", "q4f16_1"; "" when not given
+  std::int64_t context_window_size = 0; // tokens; 0 when not given
+  std::vector<ParameterSpec> params;
+};
+
+// `vm`'s model's metadata; invalid_argument when its JSON is not MLC's. Calls `vm` (one call at
+// a time, as VirtualMachine::call).
+Result<ModelMetadata> model_metadata(VirtualMachine& vm) noexcept;
+
 // `params` as `vm`'s model takes them (its `packed_params`): in the order its `_metadata` function's
 // JSON lists them, each checked against the listed dtype and shape (a symbolic extent takes any);
 // a name missing from `params` is not_found, a disagreement invalid_argument naming the parameter.

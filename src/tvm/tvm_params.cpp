@@ -161,33 +161,64 @@ Result<std::vector<Parameter>> load_params(std::string_view directory, Device de
   return out;
 }
 
-Result<Value> model_params(VirtualMachine& vm, std::span<const Parameter> params) noexcept {
+Result<ModelMetadata> model_metadata(VirtualMachine& vm) noexcept {
   DEVRT_ASSIGN_OR_RETURN(const Value metadata, vm.call("_metadata", {}));
   if (metadata.kind() != Value::Kind::string) {
     return make_error(ErrorCode::invalid_argument, "MLC weights: the model's _metadata is no JSON string");
   }
   DEVRT_ASSIGN_OR_RETURN(const Json json, detail::parse_json(metadata.string(), "MLC weights: _metadata"));
   DEVRT_ASSIGN_OR_RETURN(const std::vector<Json>* wanted, array_field(json, "params", "_metadata"));
-  std::vector<Value> ordered;
+  ModelMetadata out;
+  for (const auto& [key, text] : {std::pair{"model_type", &out.model_type}, {"quantization", &out.quantization}}) {
+    const Json* v = json.find(key);
+    if (v != nullptr && v->kind == Json::Kind::string) *text = v->text;
+  }
+  const Json* context = json.find("context_window_size");
+  if (context != nullptr && context->kind == Json::Kind::integer && context->integer > 0) {
+    out.context_window_size = context->integer;
+  }
+  std::vector<ParameterSpec>& specs = out.params;
   for (const Json& w : *wanted) {
-    DEVRT_ASSIGN_OR_RETURN(const std::string name, string_field(w, "name", "_metadata"));
-    DEVRT_ASSIGN_OR_RETURN(const std::string dtype, string_field(w, "dtype", "_metadata, '" + name + "'"));
-    DEVRT_ASSIGN_OR_RETURN(const std::vector<Json>* shape, array_field(w, "shape", "_metadata, '" + name + "'"));
-    const Parameter* found = nullptr;
-    for (const Parameter& p : params) found = p.name == name ? &p : found;
-    if (found == nullptr) return make_error(ErrorCode::not_found, "MLC weights: no parameter '", name, "'");
-    bool same =
-        shape->size() == static_cast<std::size_t>(found->tensor.ndim()) && to_string(found->tensor.dtype()) == dtype;
-    for (std::size_t d = 0; same && d < shape->size(); ++d) {
-      const Json& extent = (*shape)[d];
+    ParameterSpec spec;
+    DEVRT_ASSIGN_OR_RETURN(spec.name, string_field(w, "name", "_metadata"));
+    const std::string where = "_metadata, '" + spec.name + "'";
+    DEVRT_ASSIGN_OR_RETURN(const std::string dtype, string_field(w, "dtype", where));
+    Result<DataType> parsed = parse_data_type(dtype);
+    if (!parsed.ok()) return make_error(ErrorCode::invalid_argument, "MLC weights: ", where, ": dtype '", dtype, "'");
+    spec.dtype = *parsed;
+    DEVRT_ASSIGN_OR_RETURN(const std::vector<Json>* shape, array_field(w, "shape", where));
+    for (const Json& extent : *shape) {
       // A symbolic dimension (a string) takes any extent.
-      same = extent.kind == Json::Kind::string ||
-             (extent.kind == Json::Kind::integer && extent.integer == found->tensor.shape()[d]);
+      if (extent.kind == Json::Kind::string) {
+        spec.shape.push_back(-1);
+      } else if (extent.kind == Json::Kind::integer && extent.integer >= 0) {
+        spec.shape.push_back(extent.integer);
+      } else {
+        return make_error(ErrorCode::invalid_argument, "MLC weights: ", where,
+                          ": an extent neither a count nor a name");
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return out;
+}
+
+Result<Value> model_params(VirtualMachine& vm, std::span<const Parameter> params) noexcept {
+  DEVRT_ASSIGN_OR_RETURN(const ModelMetadata metadata, model_metadata(vm));
+  std::vector<Value> ordered;
+  for (const ParameterSpec& spec : metadata.params) {
+    const Parameter* found = nullptr;
+    for (const Parameter& p : params) found = p.name == spec.name ? &p : found;
+    if (found == nullptr) return make_error(ErrorCode::not_found, "MLC weights: no parameter '", spec.name, "'");
+    bool same =
+        spec.shape.size() == static_cast<std::size_t>(found->tensor.ndim()) && found->tensor.dtype() == spec.dtype;
+    for (std::size_t d = 0; same && d < spec.shape.size(); ++d) {
+      same = spec.shape[d] < 0 || spec.shape[d] == found->tensor.shape()[d];
     }
     if (!same) {
-      return make_error(ErrorCode::invalid_argument, "MLC weights: '", name, "' is ", to_string(found->tensor.dtype()),
-                        " of rank ", found->tensor.ndim(), " with other extents than _metadata's ", dtype, " of rank ",
-                        shape->size());
+      return make_error(ErrorCode::invalid_argument, "MLC weights: '", spec.name, "' is ",
+                        to_string(found->tensor.dtype()), " of rank ", found->tensor.ndim(),
+                        " with other extents than _metadata's ", to_string(spec.dtype), " of rank ", spec.shape.size());
     }
     ordered.emplace_back(found->tensor);
   }

@@ -262,9 +262,10 @@ def main():
     parser.add_argument("--opencl")
     parser.add_argument("--wgsl", action="append", default=[], help="KERNEL=FILE")
     parser.add_argument("--raw", help="also write the blob's bytes here")
-    parser.add_argument("--vm", choices=["model", "missing", "tir"],
+    parser.add_argument("--vm", choices=["model", "missing", "tir", "lm"],
                         help="a Relax VM program first (test/tvm/tvm_vm_fixture.py): the fixture model over the "
-                             "library's operators, or it calling names nobody provides, or with a kVMTIRFunc")
+                             "library's operators, or it calling names nobody provides, or with a kVMTIRFunc; lm: "
+                             "the generate example's bigram language model (CPU)")
     parser.add_argument("--vm-raw", help="also write the program's bytes (Executable::SaveToBinary's) here")
     parser.add_argument("--variant", choices=["missing-code", "relax", "metal", "metadata"],
                         help="a blob for the parser's refusals: a kernel's code left out, a relax.Executable "
@@ -277,7 +278,8 @@ def main():
     serialize_as = serialize_framed if framed else serialize
     program = None
     if args.vm:
-        program = tvm_vm_fixture.model(args.device, None if args.vm == "model" else args.vm)
+        program = (tvm_vm_fixture.bigram_lm() if args.vm == "lm" else
+                   tvm_vm_fixture.model(args.device, None if args.vm == "model" else args.vm))
         serialize_as = lambda key, save: serialize(key, save, relax=True, program=program)  # noqa: E731
     symbol = {"packed": "__tvm_dev_mblob", "ffi-0.21": "__tvm_ffi_library_bin", "ffi": "__tvm_ffi__library_bin"}[args.abi]
     if args.device == "vulkan":

@@ -22,7 +22,9 @@
  * Otherwise the runtime reaches it only through the weak data symbols below, which the loader
  * fills. FIXTURE_DEVICE_TYPE is the DLPack device type of the blob's kernels (1: a CPU library,
  * whose operators compute on the host with __TVMBackendAllocWorkspace and
- * __TVMBackendParallelLaunch). */
+ * __TVMBackendParallelLaunch). FIXTURE_LANGUAGE_MODEL adds the CPU operators of the generate
+ * example's bigram language model (test/tvm/tvm_vm_fixture.py's bigram_lm). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -155,16 +157,16 @@ static int assert_fail(const char* message) {
 #define VADD_KERNEL "vadd_kernel"
 #endif
 
-/* TVM's checks of a 1-D compact tensor argument `name` of function `f`. */
-static int check_tensor(const char* f, const char* name, int code, const DLTensor* t, uint8_t type_code, int64_t n,
-                        int n_known) {
+/* TVM's checks of a compact `ndim`-D tensor argument `name` of function `f`, but its extents. */
+static int check_array(const char* f, const char* name, int code, const DLTensor* t, uint8_t type_code, int ndim) {
   static __thread char message[256];
   if (code != kTVMDLTensorHandle && code != kTVMNDArrayHandle && code != 4) {
     snprintf(message, sizeof message, "%s: Expect arg[%s] to be pointer", f, name);
     return assert_fail(message);
   }
-  if (t->ndim != 1) {
-    snprintf(message, sizeof message, "Assert fail: 1 == %s.ndim, %s.%s.ndim is expected to equal 1", f, f, name);
+  if (t->ndim != ndim) {
+    snprintf(message, sizeof message, "Assert fail: %d == %s.ndim, %s.%s.ndim is expected to equal %d", ndim, f, f,
+             name, ndim);
     return assert_fail(message);
   }
   if (t->dtype.code != type_code || t->dtype.bits != 32 || t->dtype.lanes != 1) {
@@ -172,13 +174,7 @@ static int check_tensor(const char* f, const char* name, int code, const DLTenso
              type_code == kDLFloat ? "float32" : "int32");
     return assert_fail(message);
   }
-  if (n_known && t->shape[0] != n) {
-    snprintf(message, sizeof message,
-             "Argument %s.%s.shape[0] has an unsatisfied constraint: n == T.Cast(\"int32\", %s.%s.shape[0])", f, name,
-             f, name);
-    return assert_fail(message);
-  }
-  if (t->strides != NULL && t->strides[0] != 1) {
+  if (t->strides != NULL && ndim > 0 && t->strides[ndim - 1] != 1) {
     snprintf(message, sizeof message, "Assert fail: %s.%s.strides: expected to be compact array", f, name);
     return assert_fail(message);
   }
@@ -190,6 +186,20 @@ static int check_tensor(const char* f, const char* name, int code, const DLTenso
     snprintf(message, sizeof message,
              "Assert fail: %d == %s.device_type, Argument %s.%s.device_type has an unsatisfied constraint",
              FIXTURE_DEVICE_TYPE, name, f, name);
+    return assert_fail(message);
+  }
+  return 0;
+}
+
+/* check_array of a 1-D tensor, its extent n when n_known. */
+static int check_tensor(const char* f, const char* name, int code, const DLTensor* t, uint8_t type_code, int64_t n,
+                        int n_known) {
+  static __thread char message[256];
+  if (check_array(f, name, code, t, type_code, 1) != 0) return -1;
+  if (n_known && t->shape[0] != n) {
+    snprintf(message, sizeof message,
+             "Argument %s.%s.shape[0] has an unsatisfied constraint: n == T.Cast(\"int32\", %s.%s.shape[0])", f, name,
+             f, name);
     return assert_fail(message);
   }
   return 0;
@@ -408,6 +418,61 @@ OPERATOR(cpu_vadd) {
   if (__TVMBackendFreeWorkspace(1, 0, partial) != 0) return -1;
   return launched;
 }
+
+#ifdef FIXTURE_LANGUAGE_MODEL
+/* A bigram language model's forward step (the fixture model of the generate example):
+ * logits[0][0][v] = table[ids[0][n - 1]][v]; ids (1, n) int32, table (vocab, vocab) and logits
+ * (1, 1, vocab) float32. A token outside the table is TVM's out-of-range assertion. */
+OPERATOR(cpu_bigram_logits) {
+  UNUSED_OPERATOR_ARGS;
+  if (num_args != 3) return assert_fail("cpu_bigram_logits: num_args should be 3");
+  DLTensor* ids = ARG_TENSOR(0);
+  DLTensor* table = ARG_TENSOR(1);
+  DLTensor* logits = ARG_TENSOR(2);
+  if (check_array("cpu_bigram_logits", "ids", ARG_CODE(0), ids, kDLInt, 2) != 0 ||
+      check_array("cpu_bigram_logits", "table", ARG_CODE(1), table, kDLFloat, 2) != 0 ||
+      check_array("cpu_bigram_logits", "logits", ARG_CODE(2), logits, kDLFloat, 3) != 0) {
+    return -1;
+  }
+  const int64_t vocab = table->shape[1];
+  if (ids->shape[0] != 1 || ids->shape[1] < 1 || table->shape[0] != vocab || logits->shape[2] != vocab) {
+    return assert_fail("cpu_bigram_logits: shapes are (1, n), (vocab, vocab), (1, 1, vocab)");
+  }
+  const int32_t last = ((const int32_t*)ids->data)[ids->shape[1] - 1];
+  if (last < 0 || last >= vocab) return assert_fail("cpu_bigram_logits: Assert fail: token id out of range");
+  memcpy(logits->data, (const float*)table->data + last * vocab, (size_t)vocab * sizeof(float));
+  return 0;
+}
+
+/* MLC's softmax_with_temperature: probs = softmax(logits / temperature) over the last axis;
+ * logits and probs (1, 1, vocab) float32, temperature a float32 0-d tensor. */
+OPERATOR(cpu_softmax_temperature) {
+  UNUSED_OPERATOR_ARGS;
+  if (num_args != 3) return assert_fail("cpu_softmax_temperature: num_args should be 3");
+  DLTensor* logits = ARG_TENSOR(0);
+  DLTensor* temperature = ARG_TENSOR(1);
+  DLTensor* probs = ARG_TENSOR(2);
+  if (check_array("cpu_softmax_temperature", "logits", ARG_CODE(0), logits, kDLFloat, 3) != 0 ||
+      check_array("cpu_softmax_temperature", "temperature", ARG_CODE(1), temperature, kDLFloat, 0) != 0 ||
+      check_array("cpu_softmax_temperature", "probs", ARG_CODE(2), probs, kDLFloat, 3) != 0) {
+    return -1;
+  }
+  const int64_t vocab = logits->shape[2];
+  if (probs->shape[2] != vocab) return assert_fail("cpu_softmax_temperature: probs.shape[2] != logits.shape[2]");
+  const float t = *(const float*)temperature->data;
+  const float* x = (const float*)logits->data;
+  float* p = (float*)probs->data;
+  float top = x[0];
+  for (int64_t i = 1; i < vocab; ++i) top = x[i] > top ? x[i] : top;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < vocab; ++i) {
+    p[i] = expf((x[i] - top) / t);
+    sum += p[i];
+  }
+  for (int64_t i = 0; i < vocab; ++i) p[i] /= sum;
+  return 0;
+}
+#endif /* FIXTURE_LANGUAGE_MODEL */
 
 #endif
 

@@ -80,7 +80,7 @@ class Program:
         return self._constant(4, struct.pack("<q", value))
 
     def ndarray(self, shape, values, dtype=FLOAT32):  # NDArray::Save: a CPU tensor
-        data = b"".join(struct.pack("<f", v) for v in values)
+        data = b"".join(struct.pack("<f" if dtype[0] == 2 else "<i", v) for v in values)
         payload = struct.pack("<QQiiI", NDARRAY_MAGIC, 0, 1, 0, len(shape)) + struct.pack("<BBH", *dtype)
         payload += b"".join(struct.pack("<q", d) for d in shape) + struct.pack("<q", len(data)) + data
         return self._constant(0, payload)
@@ -244,3 +244,81 @@ def model(device, variant=None):
     elif variant == "tir":
         p.function_index("compiled_main", 2)
     return p.save(kinds)
+
+
+BIGRAM_VOCAB = 16
+BIGRAM_CONTEXT = 64
+
+
+def bigram_lm():
+    """A language model in MLC's GPT-2 calling convention over the CPU library's bigram operators
+    (the generate example's fixture): `_initialize_effect` -> (cache,); `prefill` and `decode`
+    (ids (1, n) int32, total length Shape([t]), caches, params (table,)) -> (logits (1, 1, vocab),
+    caches), the next token's logits the table's row of the last id; the cache keeps every id seen
+    and the total length is checked against it, as a model's KV cache is; `softmax_with_temperature`
+    (logits, temperature: a float32 0-d tensor) -> probabilities; `_metadata` as MLC's."""
+    p = Program()
+    vocab = BIGRAM_VOCAB
+    f32, i32 = p.dtype(*FLOAT32), p.dtype(0, 32)
+    names = ["input_ids", "total_seq_len", "kv_cache", "params"]
+
+    def forward(name):
+        ctx = [p.string(context(name, f"param[{i}]", n, "")) for i, n in enumerate(names)]
+
+        def body(emit):
+            c = p.call
+            c(emit, "vm.builtin.alloc_shape_heap", [VM, I(2)], 4)
+            c(emit, "vm.builtin.check_tensor_info", [R(0), I(2), i32, ctx[0]])
+            c(emit, "vm.builtin.match_shape", [R(0), R(4), I(2), I(0), I(1), I(1), I(0), ctx[0]])  # (1, n)
+            c(emit, "vm.builtin.check_shape_info", [R(1), I(1), ctx[1]])
+            c(emit, "vm.builtin.match_shape", [R(1), R(4), I(1), I(1), I(1), ctx[1]])  # total -> heap[1]
+            c(emit, "vm.builtin.check_tuple_info", [R(2), I(1), ctx[2]])
+            c(emit, "vm.builtin.check_tuple_info", [R(3), I(1), ctx[3]])
+            c(emit, "vm.builtin.tuple_getitem", [R(3), I(0)], 5)
+            c(emit, "vm.builtin.check_tensor_info", [R(5), I(2), f32, ctx[3]])
+            c(emit, "vm.builtin.match_shape", [R(5), R(4), I(2), I(0), I(vocab), I(0), I(vocab), ctx[3]])
+            c(emit, "vm.builtin.alloc_storage", [VM, p.shape(vocab * 4), I(0), f32, p.string("global")], 6)
+            c(emit, "vm.builtin.alloc_tensor", [R(6), I(0), p.shape(1, 1, vocab), f32], 7)
+            c(emit, "cpu_bigram_logits", [R(0), R(5), R(7)])
+            c(emit, "vm.builtin.tuple_getitem", [R(2), I(0)], 8)
+            c(emit, "vm.builtin.make_shape", [R(4), I(2), I(1), I(0), I(0), I(1)], 9)  # (n, 1)
+            c(emit, "vm.builtin.reshape", [R(0), R(9)], 9)
+            c(emit, "vm.builtin.attention_kv_cache_append", [R(8), R(9)], 8)
+            c(emit, "vm.builtin.attention_kv_cache_view", [R(8)], 10)
+            c(emit, "vm.builtin.match_shape", [R(10), R(4), I(2), I(3), I(1), I(0), I(1), ctx[1]])  # == total
+            c(emit, "vm.builtin.make_tuple", [R(8)], 9)
+            c(emit, "vm.builtin.make_tuple", [R(7), R(9)], 10)
+            emit(2, 10)
+
+        p.vm_function(name, names, 11, body)
+
+    def initialize(emit):
+        p.call(emit, "vm.builtin.attention_kv_cache_create", [p.ndarray([4, 1], [0] * 4, (0, 32, 1)), p.shape(4, 1),
+                                                              I(0)], 0)
+        p.call(emit, "vm.builtin.make_tuple", [R(0)], 0)
+        emit(2, 0)
+
+    def softmax(emit):
+        ctx = p.string(context("softmax_with_temperature", "param[0]", "logits", ""))
+        p.call(emit, "vm.builtin.check_tensor_info", [R(0), I(3), f32, ctx])
+        p.call(emit, "vm.builtin.check_tensor_info", [R(1), I(0), f32, VOID])
+        p.call(emit, "vm.builtin.alloc_storage", [VM, p.shape(vocab * 4), I(0), f32, p.string("global")], 2)
+        p.call(emit, "vm.builtin.alloc_tensor", [R(2), I(0), p.shape(1, 1, vocab), f32], 3)
+        p.call(emit, "cpu_softmax_temperature", [R(0), R(1), R(3)])
+        emit(2, 3)
+
+    def metadata(emit):
+        text = json.dumps({"model_type": "fixture-bigram", "quantization": "q0f32",
+                           "context_window_size": BIGRAM_CONTEXT, "prefill_chunk_size": BIGRAM_CONTEXT,
+                           "params": [{"name": "table", "shape": [vocab, vocab], "dtype": "float32",
+                                       "preprocs": []}],
+                           "memory_usage": {"prefill": vocab * 4, "decode": vocab * 4}})
+        p.call(emit, "vm.builtin.copy", [p.string(text)], 0)
+        emit(2, 0)
+
+    p.vm_function("_initialize_effect", [], 1, initialize)
+    forward("prefill")
+    forward("decode")
+    p.vm_function("softmax_with_temperature", ["logits", "temperature"], 4, softmax)
+    p.vm_function("_metadata", [], 1, metadata)
+    return p.save()

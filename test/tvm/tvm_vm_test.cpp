@@ -553,6 +553,14 @@ TEST_CASE("MLC's weights load from ndarray-cache.json and its shards, in the mod
     REQUIRE(ordered->tuple().size() == 3); // _metadata lists c, a, b
     CHECK(param_values<float>(ordered->tuple()[0].tensor()) == std::vector<float>{1.5f, -2.0f});
     CHECK(param_values<std::int32_t>(ordered->tuple()[2].tensor()) == std::vector<std::int32_t>{7, 8, 9});
+    devrt::Result<devrt::tvm::ModelMetadata> metadata = devrt::tvm::model_metadata(*vm);
+    REQUIRE(metadata.ok());
+    CHECK(metadata->model_type == "fixture");
+    CHECK(metadata->context_window_size == 0); // not given
+    REQUIRE(metadata->params.size() == 3);
+    CHECK(metadata->params[1].name == "a");
+    CHECK(metadata->params[1].shape == std::vector<std::int64_t>{-1}); // symbolic "n"
+    CHECK(metadata->params[2].dtype == devrt::DataType::int32());
     std::vector<devrt::tvm::Parameter> wrong = *params;
     wrong[1].tensor = wrong[0].tensor;
     CHECK(has(devrt::tvm::model_params(*vm, wrong).status().message(), "'b' is float32 of rank 1"));
