@@ -388,7 +388,8 @@ Status Buffer::reset() noexcept {
       if (idle.ok()) [[likely]] {
         cache_->free_block(data_, size_class_, size_);
       } else {
-        DEVRT_LOG(warning, "Buffer: not cached: ", idle.message());
+        // A lost device (unavailable) was reported by the call that lost it: not once per buffer.
+        if (idle.code() != ErrorCode::unavailable) DEVRT_LOG(warning, "Buffer: not cached: ", idle.message());
         status = cache_->discard_block(data_, size_class_, size_);
       }
     } else {
