@@ -108,6 +108,9 @@ public:
   const TimeEvaluatorOptions& options() const noexcept { return options_; }
   // Whether the last run timed on the device's clock.
   bool device_side() const noexcept { return device_side_; }
+  // The device it measures, and whether its batches are captured and replayed (a remote device).
+  Device device() const noexcept { return device_; }
+  bool replays_captures() const noexcept { return out_of_process_; }
 
 private:
   template <class Call>

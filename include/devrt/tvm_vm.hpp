@@ -24,6 +24,10 @@
 #include <devrt/tensor.hpp>
 #include <devrt/tvm.hpp>
 
+namespace devrt {
+class TimeEvaluator; // devrt/timing.hpp
+} // namespace devrt
+
 namespace devrt::tvm {
 
 namespace detail {
@@ -193,6 +197,21 @@ private:
   explicit VirtualMachine(std::unique_ptr<detail::VmState> state) noexcept;
   std::unique_ptr<detail::VmState> state_;
 };
+
+// TVM's vm.time_evaluator(name, dev, ...)(*args): seconds per call of VM function `name` on
+// `args`, one per repeat, by `evaluator`'s rules (devrt/timing.hpp: made for the VM's library
+// device; it keeps TVM's grown `number` between runs). A call is the whole function with its host
+// work (shape heap, storage, KV-cache growth), its device work queued on the evaluator's stream:
+// timed on the device's clock from a mark before the call to one after its last kernel (the device
+// waits for the host in between, so the host work counts), or on the host's clock. Before each
+// call every KV cache among `args` (or in their tuples) is put back to the length it had when the
+// run began, so each call measures the same step (a `decode` appends past it; what a row past
+// that length holds is never read), and the caches end the run with that length. invalid_argument
+// for an evaluator of another device; unsupported on a remote device, where the evaluator replays
+// a captured batch and a capture cannot replay the VM's host work (time `call` with a host clock
+// there). One call at a time per VM.
+Result<std::vector<double>> time_function(VirtualMachine& vm, TimeEvaluator& evaluator, std::string_view name,
+                                          std::span<const Value> args) noexcept;
 
 // ---- A model's weights (MLC's format) ----------------------------------------------------------
 

@@ -18,7 +18,7 @@ docs/tvm-libraries.md has what loads and how.
 """
 import os
 
-from devrt import _ext
+from devrt import _ext, _timing
 from devrt._device import Device
 from devrt._tensor import Tensor, from_dlpack
 
@@ -226,6 +226,27 @@ class VirtualMachine:
         converted = tuple(_to_value(a) for a in args)
         return _from_value(_ext.tvm_vm_call(self._handle, name, converted))
 
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                       cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0):
+        """TVM's vm.time_evaluator: measures VM function `func_name` on `dev` (the library's device)
+        with devrt.time_evaluator's rules; evaluator(*args) -> BenchmarkResult. A call is the whole
+        function with its host work (shape heap, storage, KV-cache growth); before each call the KV
+        caches among the arguments are put back to the length they had when the evaluator was
+        called, so every call measures the same step (a decode step appends past it), and they end
+        with that length. A remote device is refused (devrt.UnsupportedError): the server replays a
+        captured batch there, which cannot replay the VM's host work."""
+        from devrt._tensor import _stream_ref
+
+        dev = dev if isinstance(dev, Device) else Device(dev)
+        if dev != self.device:
+            raise ValueError(f"time_evaluator: the library is loaded on {self.device}, not {dev}")
+        if func_name not in self.functions:
+            raise KeyError(f"the VM of {os.path.basename(self._library.path)} has no function '{func_name}'")
+        handle = _ext.time_evaluator_create(dev, _stream_ref(dev, None), number, repeat, min_repeat_ms,
+                                            limit_zero_time_iterations, cooldown_interval_ms, repeats_to_cooldown,
+                                            cache_flush_bytes)
+        return _VmTimeEvaluator(handle, self, func_name)
+
     def model_params(self, params):
         """The weights devrt.tvm.load_params loaded, as this model takes them (its
         `packed_params`): in the order its `_metadata` lists them, each checked against its dtype
@@ -236,6 +257,22 @@ class VirtualMachine:
 
     def __repr__(self):
         return f"<devrt.tvm.VirtualMachine of {os.path.basename(self._library.path)} on {self.device}>"
+
+
+class _VmTimeEvaluator(_timing.TimeEvaluator):
+    """What VirtualMachine.time_evaluator returns: evaluator(*args) -> BenchmarkResult of a VM
+    function (TimeEvaluator's number and device_side as well)."""
+
+    __slots__ = ("_vm", "_name")
+
+    def __init__(self, handle, vm, name):
+        super().__init__(handle, None, None, vm.device)
+        self._vm = vm
+        self._name = name
+
+    def __call__(self, *args):
+        converted = tuple(_to_value(a) for a in args)
+        return _timing.BenchmarkResult(_ext.tvm_vm_time_function(self._vm._handle, self._handle, self._name, converted))
 
 
 class Params:

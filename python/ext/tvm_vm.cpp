@@ -82,6 +82,38 @@ PyObject* tvm_vm_call(PyObject*, PyObject* args) noexcept {
   return value_capsule(result);
 }
 
+// tvm_vm_time_function(vm, evaluator capsule, name: str, args: tuple of value capsules)
+//   -> [seconds per call of each repeat]
+PyObject* tvm_vm_time_function(PyObject*, PyObject* args) noexcept {
+  PyObject *vm_capsule = nullptr, *evaluator_capsule = nullptr, *values = nullptr;
+  const char* name = nullptr;
+  if (PyArg_ParseTuple(args, "OOsO!", &vm_capsule, &evaluator_capsule, &name, &PyTuple_Type, &values) == 0) {
+    return nullptr;
+  }
+  auto vm = static_cast<devrt_tvm_vm>(PyCapsule_GetPointer(vm_capsule, kVmCapsule));
+  auto evaluator =
+      static_cast<devrt_time_evaluator_handle>(PyCapsule_GetPointer(evaluator_capsule, "devrt.time_evaluator"));
+  if (vm == nullptr || evaluator == nullptr) return nullptr;
+  std::vector<devrt_tvm_value> converted(static_cast<std::size_t>(PyTuple_Size(values)));
+  for (std::size_t i = 0; i < converted.size(); ++i) {
+    if ((converted[i] = to_value(PyTuple_GetItem(values, static_cast<Py_ssize_t>(i)))) == nullptr) return nullptr;
+  }
+  std::int32_t repeat = 0;
+  devrt_status status = devrt_time_evaluator_state(evaluator, nullptr, &repeat, nullptr);
+  if (status != DEVRT_STATUS_OK) return raise_status(status);
+  std::vector<double> results(static_cast<std::size_t>(repeat));
+  Py_BEGIN_ALLOW_THREADS status = devrt_tvm_vm_time_function(vm, evaluator, name, converted.data(), converted.size(),
+                                                             results.data(), results.size());
+  Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
+  Ref list(PyList_New(0));
+  if (!list) return nullptr;
+  for (double seconds : results) {
+    Ref value(PyFloat_FromDouble(seconds));
+    if (!value || PyList_Append(list.get(), value.get()) != 0) return nullptr;
+  }
+  return list.release();
+}
+
 // tvm_load_params(directory: str, device) -> value capsule (a tuple of (name, tensor) tuples)
 PyObject* tvm_load_params(PyObject*, PyObject* args) noexcept {
   const char* directory = nullptr;
@@ -264,6 +296,8 @@ PyMethodDef kTvmVmFunctions[] = {
     {"tvm_vm_create", tvm_vm_create, METH_O, "tvm_vm_create(library) -> a capsule over the library's Relax VM."},
     {"tvm_vm_functions", tvm_vm_functions, METH_O, "tvm_vm_functions(vm) -> its VM functions."},
     {"tvm_vm_call", tvm_vm_call, METH_VARARGS, "tvm_vm_call(vm, name, args) -> the result's value capsule."},
+    {"tvm_vm_time_function", tvm_vm_time_function, METH_VARARGS,
+     "tvm_vm_time_function(vm, evaluator, name, args) -> [seconds per call of each repeat]."},
     {"tvm_value_new", tvm_value_new, METH_VARARGS, "tvm_value_new(kind, payload) -> a value capsule."},
     {"tvm_load_params", tvm_load_params, METH_VARARGS,
      "tvm_load_params(directory, device) -> a value capsule: ((name, tensor), ...)."},

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C API's Relax VM (devrt/devrt.h, devrt/tvm_vm.hpp): VMs over loaded libraries, and the
 // values their functions take and return; unsupported in builds without -Dtvm.
+#include <algorithm>
+
 #include <devrt/config.hpp>
 
 #include "capi_internal.hpp"
@@ -22,6 +24,22 @@ devrt_status give_value(devrt_tvm_value* out, const char* call, Value value) {
 devrt_status give_boxed(devrt_tvm_value* out, const char* call, Value value) {
   if (value.is_null()) return fail(make_error(ErrorCode::out_of_memory, call, ": no memory"));
   return give_value(out, call, std::move(value));
+}
+
+// The values behind `count` handles at `args` into `out`; false with the error recorded for a
+// null or unknown handle.
+bool arguments(const devrt_tvm_value* args, std::size_t count, const char* call, std::vector<Value>& out) {
+  if (args == nullptr && count != 0) {
+    null_argument(call, "args");
+    return false;
+  }
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    devrt_tvm_value arg = resolve(args[i], call);
+    if (arg == nullptr) return false;
+    out.push_back(arg->value);
+  }
+  return true;
 }
 
 // The value behind `handle` when it is of `kind`; nullptr with the error recorded otherwise.
@@ -74,17 +92,31 @@ devrt_status devrt_tvm_vm_call(devrt_tvm_vm vm, const char* name, const devrt_tv
   if ((vm = resolve(vm, "devrt_tvm_vm_call")) == nullptr) return devrt_last_error_code();
   if (name == nullptr) return null_argument("devrt_tvm_vm_call", "name");
   if (result == nullptr) return null_argument("devrt_tvm_vm_call", "result");
-  if (args == nullptr && num_args != 0) return null_argument("devrt_tvm_vm_call", "args");
   std::vector<Value> converted;
-  converted.reserve(num_args);
-  for (std::size_t i = 0; i < num_args; ++i) {
-    devrt_tvm_value arg = resolve(args[i], "devrt_tvm_vm_call");
-    if (arg == nullptr) return devrt_last_error_code();
-    converted.push_back(arg->value);
-  }
+  if (!arguments(args, num_args, "devrt_tvm_vm_call", converted)) return devrt_last_error_code();
   Result<Value> value = vm->vm.call(name, converted);
   if (!value.ok()) return fail(value.status());
   return give_value(result, "devrt_tvm_vm_call", std::move(*value));
+}
+
+devrt_status devrt_tvm_vm_time_function(devrt_tvm_vm vm, devrt_time_evaluator_handle evaluator, const char* name,
+                                        const devrt_tvm_value* args, size_t num_args, double* results,
+                                        size_t capacity) {
+  if ((vm = resolve(vm, "devrt_tvm_vm_time_function")) == nullptr) return devrt_last_error_code();
+  if ((evaluator = resolve(evaluator, "devrt_tvm_vm_time_function")) == nullptr) return devrt_last_error_code();
+  if (name == nullptr) return null_argument("devrt_tvm_vm_time_function", "name");
+  if (results == nullptr) return null_argument("devrt_tvm_vm_time_function", "results");
+  const int repeat = evaluator->evaluator.options().repeat;
+  if (capacity < static_cast<std::size_t>(repeat)) {
+    return fail(make_error(ErrorCode::out_of_range, "devrt_tvm_vm_time_function: room for ", capacity,
+                           " results, and repeat = ", repeat));
+  }
+  std::vector<Value> converted;
+  if (!arguments(args, num_args, "devrt_tvm_vm_time_function", converted)) return devrt_last_error_code();
+  Result<std::vector<double>> measured = tvm::time_function(vm->vm, evaluator->evaluator, name, converted);
+  if (!measured.ok()) return fail(measured.status());
+  std::copy(measured->begin(), measured->end(), results);
+  return DEVRT_STATUS_OK;
 }
 
 devrt_status devrt_tvm_load_params(const char* directory, devrt_device device, devrt_tvm_value* out) {
@@ -230,6 +262,10 @@ devrt_status devrt_tvm_load_params(const char*, devrt_device, devrt_tvm_value*) 
 }
 devrt_status devrt_tvm_vm_model_params(devrt_tvm_vm, devrt_tvm_value, devrt_tvm_value*) {
   return without_tvm("devrt_tvm_vm_model_params");
+}
+devrt_status devrt_tvm_vm_time_function(devrt_tvm_vm, devrt_time_evaluator_handle, const char*, const devrt_tvm_value*,
+                                        size_t, double*, size_t) {
+  return without_tvm("devrt_tvm_vm_time_function");
 }
 devrt_status devrt_tvm_value_from_int(int64_t, devrt_tvm_value*) { return without_tvm("devrt_tvm_value_from_int"); }
 devrt_status devrt_tvm_value_from_float(double, devrt_tvm_value*) { return without_tvm("devrt_tvm_value_from_float"); }

@@ -623,6 +623,26 @@ static void test_tvm_library(void) {
 #endif
 }
 
+#ifdef DEVRT_TEST_TVM_VM_CPU
+/* TVM's vm.time_evaluator: "main" timed, 2 repeats of 3 calls; too few results and NULLs refused. */
+static void test_tvm_vm_timing(devrt_tvm_vm vm, const devrt_tvm_value* args) {
+  devrt_time_evaluator_options options;
+  devrt_time_evaluator_handle evaluator = NULL;
+  double seconds[2] = {0, 0};
+  devrt_time_evaluator_default_options(&options);
+  options.number = 3;
+  options.repeat = 2;
+  CHECK_OK(devrt_time_evaluator_create(kCpu, &options, NULL, &evaluator));
+  CHECK_OK(devrt_tvm_vm_time_function(vm, evaluator, "main", args, 2, seconds, 2));
+  CHECK(seconds[0] > 0 && seconds[1] > 0);
+  CHECK(devrt_tvm_vm_time_function(vm, evaluator, "main", args, 2, seconds, 1) == DEVRT_STATUS_OUT_OF_RANGE);
+  CHECK(devrt_tvm_vm_time_function(vm, evaluator, NULL, args, 2, seconds, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_tvm_vm_time_function(vm, NULL, "main", args, 2, seconds, 2) == DEVRT_STATUS_INVALID_ARGUMENT);
+  CHECK(devrt_tvm_vm_time_function(vm, evaluator, "none", args, 2, seconds, 2) == DEVRT_STATUS_NOT_FOUND);
+  devrt_time_evaluator_release(evaluator);
+}
+#endif
+
 /* The model library's Relax VM (test/tvm/tvm_vm_fixture.py): values made, passed, unpacked and
  * released; refusals of kinds, indices and NULLs. */
 static void test_tvm_vm(void) {
@@ -654,6 +674,7 @@ static void test_tvm_vm(void) {
     devrt_tensor_release(tensors[i]); /* the value holds the tensor */
   }
   CHECK_OK(devrt_tvm_vm_call(vm, "main", args, 2, &result));
+  test_tvm_vm_timing(vm, args);
   CHECK_OK(devrt_tvm_value_kind(result, &kind, &key));
   CHECK(kind == DEVRT_TVM_VALUE_TUPLE && strcmp(key, "") == 0);
   CHECK_OK(devrt_tvm_value_tuple_item(result, 0, &item, &count));
