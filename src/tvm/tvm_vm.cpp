@@ -298,9 +298,20 @@ Status resolve(VmState& vm, const std::string& label) {
 // The pool's NDArrays copied to the VM's device, as TVM's VM copies its constants.
 Status place_constants(VmState& vm) {
   vm.constants = vm.exe.constants;
-  for (Value& c : vm.constants) {
-    if (c.kind() != Value::Kind::tensor || vm.devices[0] == kHostDevice) continue;
-    DEVRT_ASSIGN_OR_RETURN(Tensor placed, c.tensor().to(vm.devices[0]));
+  for (std::size_t i = 0; i < vm.constants.size(); ++i) {
+    Value& c = vm.constants[i];
+    const std::string& scope = vm.exe.constant_scopes[i];
+    if (c.kind() != Value::Kind::tensor || (vm.devices[0] == kHostDevice && scope.empty())) continue;
+    if (scope.empty() || scope == "global") {
+      DEVRT_ASSIGN_OR_RETURN(Tensor placed, c.tensor().to(vm.devices[0]));
+      c = Value(placed);
+      continue;
+    }
+    // TVM main places a constant in the memory scope its executable names (a texture, VTCM).
+    DEVRT_ASSIGN_OR_RETURN(const MemoryScope memory_scope, parse_memory_scope(scope));
+    DEVRT_ASSIGN_OR_RETURN(
+        Tensor placed, Tensor::empty(c.tensor().shape(), c.tensor().dtype(), vm.devices[0], {.scope = memory_scope}));
+    DEVRT_RETURN_IF_ERROR(placed.copy_from(c.tensor()));
     c = Value(placed);
   }
   return vm.devices[0] == kHostDevice ? Status() : synchronize(current_stream(vm.devices[0]));
@@ -321,7 +332,13 @@ Result<VirtualMachine> VirtualMachine::create(const Library& library) noexcept {
   if (!state) return make_error(ErrorCode::out_of_memory, "Relax VM: no host memory");
   state->shared = shared;
   state->kernels = detail::LibraryAccess::kernels(library);
-  Result<detail::VmExecutable> exe = detail::parse_vm_executable(shared->blob.vm_executable, shared->blob.vm_key);
+  // The library's ABI tells which TVM wrote the program (its version string does not).
+  const std::string& symbol = shared->symbols.blob_symbol;
+  const detail::VmLayout layout = symbol == "__tvm_ffi__library_bin"  ? detail::VmLayout::ffi
+                                  : symbol == "__tvm_ffi_library_bin" ? detail::VmLayout::ffi_0_21
+                                                                      : detail::VmLayout::packed;
+  Result<detail::VmExecutable> exe =
+      detail::parse_vm_executable(shared->blob.vm_executable, shared->blob.vm_key, layout);
   if (!exe.ok()) return make_error(exe.status().code(), shared->label, ": ", exe.status().message());
   state->exe = std::move(exe).value();
   state->devices = {library.device(), kHostDevice};

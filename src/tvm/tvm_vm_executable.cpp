@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // relax.Executable as TVM's Executable::SaveToBinary writes it (src/runtime/relax_vm/
-// executable.cc before the 0.20 rename): the magic 0xD225DE2F4214151D and TVM's version string,
-// the global section (a vector of VMFuncInfo: kind int32, name, start_instr, end_instr, num_args,
-// register_file_size as int64, param_names), the constant pool (a uint64 count, then per constant
-// an int32 tag and its value), and the code section (instr_offset and instr_data, vectors of
-// int64). An instruction is its opcode then its operands; a call's arguments are one word each,
-// the kind in the top 8 bits and a sign-extended 56-bit value below (bytecode.h).
+// executable.cc; src/runtime/vm/ from 0.21, SaveToBytes from 0.22): the magic 0xD225DE2F4214151D
+// (...1E from TVM main) and TVM's version string, the global section (a vector of VMFuncInfo: kind
+// int32, name, start_instr, end_instr, num_args, register_file_size as int64, param_names), from
+// TVM main the memory-scope section, the constant pool (a uint64 count, then per constant an int32
+// tag, whose values each era numbers its own way (VmLayout), and its value), and the code section
+// (instr_offset and instr_data, vectors of int64). An instruction is its opcode then its operands; a call's arguments
+// are one word each, the kind in the top 8 bits and a sign-extended 56-bit value below (bytecode.h).
 #include "tvm/tvm_vm_executable.hpp"
 
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include <devrt/device.hpp>
 
 #include "tvm/tvm_reader.hpp"
 #include "tvm/tvm_vm_value.hpp"
@@ -18,10 +21,10 @@
 namespace devrt::tvm::detail {
 namespace {
 
-enum class Layout { before_0_20 };
-using Reader = ByteReader<Layout>;
+using Reader = ByteReader<VmLayout>;
 
 constexpr std::uint64_t kMagic = 0xD225DE2F4214151Dull;
+constexpr std::uint64_t kMagicWithScopes = 0xD225DE2F4214151Eull; // TVM main: a memory-scope section
 constexpr std::uint64_t kNDArrayMagic = 0xDD5E40F096B4A13Full;
 constexpr std::int64_t kBeginSpecialRegister = std::int64_t{1} << 54;
 constexpr int kValueBits = 56;
@@ -106,18 +109,50 @@ bool read_ndarray(Reader& in, std::size_t index, Value& out) {
   return true;
 }
 
+enum class ConstantKind { ndarray, dtype, shape, string, integer, real, unknown };
+
+// What constant tag `tag` is in `layout`'s numbering.
+ConstantKind constant_kind(VmLayout layout, std::int32_t tag) {
+  switch (layout) {
+  case VmLayout::packed: // ConstantType: kNDArray 0, kDLDataType 1, kShapeTuple 2, kString 3, kInt 4, kFloat 5
+    return tag >= 0 && tag <= 5 ? static_cast<ConstantKind>(tag) : ConstantKind::unknown;
+  case VmLayout::ffi_0_21: // TVMFFITypeIndex of TVM 0.21
+  case VmLayout::ffi:      // TVMFFITypeIndex from TVM 0.22 on
+    switch (tag) {
+    case 1: return ConstantKind::integer;
+    case 3: return ConstantKind::real;
+    case 5: return ConstantKind::dtype;
+    case 65: return ConstantKind::string;
+    default: break;
+    }
+    if (tag == (layout == VmLayout::ffi ? 69 : 71)) return ConstantKind::shape;
+    if (tag == (layout == VmLayout::ffi ? 70 : 72)) return ConstantKind::ndarray;
+    return ConstantKind::unknown;
+  }
+  return ConstantKind::unknown;
+}
+
+const char* tag_names(VmLayout layout) {
+  switch (layout) {
+  case VmLayout::packed: return "0 NDArray, 1 DLDataType, 2 ShapeTuple, 3 String, 4 Int, 5 Float";
+  case VmLayout::ffi_0_21: return "TVM 0.21's 1 Int, 3 Float, 5 DataType, 65 Str, 71 Shape, 72 NDArray";
+  case VmLayout::ffi: return "TVM 0.22's 1 Int, 3 Float, 5 DataType, 65 Str, 69 Shape, 70 Tensor";
+  }
+  return "";
+}
+
 bool read_constant(Reader& in, std::size_t index, Value& out) {
   std::int32_t tag = 0;
   if (!i32(in, tag, "constant tag")) return false;
-  switch (tag) {
-  case 0: return read_ndarray(in, index, out);
-  case 1: {
+  switch (constant_kind(in.abi(), tag)) {
+  case ConstantKind::ndarray: return read_ndarray(in, index, out);
+  case ConstantKind::dtype: {
     unsigned char raw[4] = {};
     if (!in.bytes(raw, 4, "DLDataType constant")) return false;
     out = Value(DataType{static_cast<DataTypeCode>(raw[0]), raw[1], static_cast<std::uint16_t>(raw[2] | raw[3] << 8)});
     return true;
   }
-  case 2: {
+  case ConstantKind::shape: {
     std::uint64_t n = 0;
     if (!in.count(n, 8, "ShapeTuple constant")) return false;
     std::vector<std::int64_t> dims(static_cast<std::size_t>(n));
@@ -127,22 +162,57 @@ bool read_constant(Reader& in, std::size_t index, Value& out) {
     out = Value::shape(dims);
     return true;
   }
-  case 3: {
+  case ConstantKind::string: {
     std::string text;
     if (!in.string(text, "String constant")) return false;
     out = Value::string(text);
     return true;
   }
-  case 4: {
+  case ConstantKind::integer: {
     std::int64_t v = 0;
     if (!i64(in, v, "Int constant")) return false;
     out = Value(v);
     return true;
   }
-  default:
-    return fail(in, ErrorCode::unsupported, "constant ", index, " has tag ", tag,
-                " (devrt reads 0 NDArray, 1 DLDataType, 2 ShapeTuple, 3 String, 4 Int)");
+  case ConstantKind::real: {
+    std::uint64_t bits = 0;
+    if (!in.u64(bits, "Float constant")) return false;
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    out = Value(v);
+    return true;
   }
+  case ConstantKind::unknown: break;
+  }
+  return fail(in, ErrorCode::unsupported, "constant ", index, " has tag ", tag, " (devrt reads ", tag_names(in.abi()),
+              ")");
+}
+
+// TVM main's memory-scope section: (constant index, scope) pairs, checked once the pool is read.
+bool read_scopes(Reader& in, std::vector<std::pair<std::int64_t, std::string>>& scopes) {
+  std::uint64_t n = 0;
+  if (!in.count(n, 8 + 8, "memory-scope section")) return false;
+  scopes.resize(static_cast<std::size_t>(n));
+  for (auto& [index, scope] : scopes) {
+    if (!i64(in, index, "memory-scope section") || !in.string(scope, "memory-scope section")) return false;
+  }
+  return true;
+}
+
+bool apply_scopes(Reader& in, const std::vector<std::pair<std::int64_t, std::string>>& scopes, VmExecutable& exe) {
+  exe.constant_scopes.assign(exe.constants.size(), std::string());
+  for (const auto& [index, scope] : scopes) {
+    if (index < 0 || static_cast<std::uint64_t>(index) >= exe.constants.size()) {
+      return fail(in, ErrorCode::invalid_argument, "memory scope '", scope, "' of constant ", index,
+                  ", past the pool's ", exe.constants.size());
+    }
+    if (!parse_memory_scope(scope).ok()) {
+      return fail(in, ErrorCode::unsupported, "constant ", index, " in memory scope '", scope,
+                  "', which devrt does not know");
+    }
+    exe.constant_scopes[static_cast<std::size_t>(index)] = scope;
+  }
+  return true;
 }
 
 bool read_words(Reader& in, std::vector<std::int64_t>& out, const char* what) {
@@ -333,19 +403,26 @@ bool decode(Reader& in, VmExecutable& exe, const std::vector<std::int64_t>& offs
 
 } // namespace
 
-Result<VmExecutable> parse_vm_executable(std::span<const std::byte> bytes, std::string_view module_key) noexcept {
-  if (module_key != "relax.Executable") {
-    return make_error(ErrorCode::unsupported, kPrefix, ": module '", module_key,
-                      "' is TVM >= 0.20's program, whose layout devrt does not read yet (it reads relax.Executable)");
+Result<VmExecutable> parse_vm_executable(std::span<const std::byte> bytes, std::string_view module_key,
+                                         VmLayout layout) noexcept {
+  if (module_key != "relax.VMExecutable" && (module_key != "relax.Executable" || layout != VmLayout::packed)) {
+    return make_error(ErrorCode::unsupported, kPrefix, ": module '", module_key, "' in a library of TVM ",
+                      layout == VmLayout::packed ? "<= 0.20" : ">= 0.21",
+                      " (devrt reads relax.Executable to 0.20 and relax.VMExecutable from 0.20 on)");
   }
-  Reader in(bytes, Layout::before_0_20, kPrefix);
+  Reader in(bytes, layout, kPrefix);
   VmExecutable exe;
   std::uint64_t magic = 0;
   if (!in.u64(magic, "header")) return in.error();
-  if (magic != kMagic) return make_error(ErrorCode::invalid_argument, kPrefix, ": no VM bytecode magic (", magic, ")");
+  const bool scoped = magic == kMagicWithScopes && layout == VmLayout::ffi;
+  if (magic != kMagic && !scoped) {
+    return make_error(ErrorCode::invalid_argument, kPrefix, ": no VM bytecode magic (", magic, ")");
+  }
   if (!in.string(exe.version, "version")) return in.error();
   std::vector<std::int64_t> offsets, data;
-  if (!read_functions(in, exe) || !read_constants(in, exe) || !read_words(in, offsets, "instr_offset") ||
+  std::vector<std::pair<std::int64_t, std::string>> scopes;
+  if (!read_functions(in, exe) || (scoped && !read_scopes(in, scopes)) || !read_constants(in, exe) ||
+      !apply_scopes(in, scopes, exe) || !read_words(in, offsets, "instr_offset") ||
       !read_words(in, data, "instr_data") || !decode(in, exe, offsets, data)) {
     return in.error();
   }

@@ -56,18 +56,29 @@ struct VmInstruction {
 struct VmExecutable {
   std::string version;
   std::vector<VmFunction> functions;
-  std::vector<Value> constants; // tensors on the host (the VM copies them to its device)
+  std::vector<Value> constants;             // tensors on the host (the VM copies them to its device)
+  std::vector<std::string> constant_scopes; // per constant, the memory scope TVM main names ("": none)
   std::vector<VmInstruction> code;
   std::vector<VmArg> args;
 };
 
-// The layouts devrt reads: TVM's relax.Executable as written before the 0.20 rename (unity branch
-// 2023 to release 0.19: constants tagged NDArray 0, DLDataType 1, ShapeTuple 2, String 3, Int 4).
-// `module_key` is the blob's key for the module ("relax.Executable"; "relax.VMExecutable" is
-// TVM >= 0.20's, refused as unsupported naming it). Every count, length, index, register and
-// jump is checked against the bytes and the tables; errors are invalid_argument (malformed,
-// naming the section and byte) or unsupported (a kind devrt does not know). Thread-safe.
-Result<VmExecutable> parse_vm_executable(std::span<const std::byte> bytes, std::string_view module_key) noexcept;
+// Which TVM wrote an executable, as its library's ABI tells (the version string stays "0.14"):
+//  - packed: TVM <= 0.20 (relax.Executable; 0.20 renamed the module relax.VMExecutable), constants
+//    tagged NDArray 0, DLDataType 1, ShapeTuple 2, String 3, Int 4, Float 5;
+//  - ffi_0_21: TVM 0.21, the tags tvm-ffi's type indices of then: Int 1, Float 3, DataType 5,
+//    Str 65, Shape 71, NDArray 72;
+//  - ffi: TVM >= 0.22, today's indices (Shape 69, Tensor 70); from TVM main on also the header
+//    magic 0xD225DE2F4214151E and a memory-scope section after the global section (a uint64
+//    count, then per entry a constant's index as int64 and its scope as a string).
+enum class VmLayout { packed, ffi_0_21, ffi };
+
+// The executable in `bytes` (TVM's Executable::SaveToBinary / SaveToBytes), its module `module_key`
+// ("relax.Executable" or "relax.VMExecutable") in a library of `layout`. Every count, length,
+// index, register, jump and memory scope is checked against the bytes and the tables; errors are
+// invalid_argument (malformed, naming the section and byte) or unsupported (a kind devrt does
+// not know). Thread-safe.
+Result<VmExecutable> parse_vm_executable(std::span<const std::byte> bytes, std::string_view module_key,
+                                         VmLayout layout = VmLayout::packed) noexcept;
 
 } // namespace devrt::tvm::detail
 

@@ -82,6 +82,8 @@ def tvm_vm_seeds():
     for name, (device, variant) in {"cpu": ("cpu", None), "vulkan": ("vulkan", None),
                                     "missing": ("cpu", "missing"), "tir": ("cpu", "tir")}.items():
         (target / f"{name}.program").write_bytes(tvm_vm_fixture.model(device, variant))
+    for layout in ("ffi-0.21", "ffi", "main"):  # each TVM's tags; main's memory-scope section
+        (target / f"cpu-{layout}.program").write_bytes(tvm_vm_fixture.model("cpu", None, layout))
     # The JSON devrt::tvm reads: MLC's weight index (test/tvm/params/) and a model's _metadata.
     target = HERE / "tvm_json"
     target.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ using devrt::tvm::detail::VmExecutable;
 using devrt::tvm::detail::VmFunction;
 using devrt::tvm::detail::VmFunctionKind;
 using devrt::tvm::detail::VmInstruction;
+using devrt::tvm::detail::VmLayout;
 using devrt::tvm::detail::VmOpcode;
 
 void check_function(const VmExecutable& exe, const VmFunction& f) {
@@ -48,15 +49,20 @@ void check_function(const VmExecutable& exe, const VmFunction& f) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
-  devrt::Result<VmExecutable> exe = devrt::tvm::detail::parse_vm_executable(bytes, "relax.Executable");
-  if (!exe.ok()) {
-    const devrt::ErrorCode code = exe.status().code();
-    if (code != devrt::ErrorCode::invalid_argument && code != devrt::ErrorCode::unsupported) broken("error code");
-    if (exe.status().message().empty()) broken("a reason");
-    return 0;
-  }
-  for (const VmFunction& f : exe->functions) {
-    if (f.kind == VmFunctionKind::bytecode) check_function(*exe, f);
+  // The same bytes as each TVM's executable: each era numbers the constants its own way, and
+  // TVM main's adds a memory-scope section.
+  for (const VmLayout layout : {VmLayout::packed, VmLayout::ffi_0_21, VmLayout::ffi}) {
+    devrt::Result<VmExecutable> exe = devrt::tvm::detail::parse_vm_executable(bytes, "relax.VMExecutable", layout);
+    if (!exe.ok()) {
+      const devrt::ErrorCode code = exe.status().code();
+      if (code != devrt::ErrorCode::invalid_argument && code != devrt::ErrorCode::unsupported) broken("error code");
+      if (exe.status().message().empty()) broken("a reason");
+      continue;
+    }
+    if (exe->constant_scopes.size() != exe->constants.size()) broken("a scope per constant");
+    for (const VmFunction& f : exe->functions) {
+      if (f.kind == VmFunctionKind::bytecode) check_function(*exe, f);
+    }
   }
   return 0;
 }

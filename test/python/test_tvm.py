@@ -155,12 +155,14 @@ def test_a_library_named_by_devrt_tvm_library_loads_and_runs():
     assert ran > 0
 
 
+@pytest.mark.parametrize("era", ["", "_ffi_0_21", "_main"])  # TVM <= 0.19 (MLC's libraries), 0.21, main
 @pytest.mark.parametrize("kind", ["cpu", "opencl", "vulkan"])
-def test_a_model_runs_on_the_relax_vm_as_tvm_relax_virtualmachine_runs_it(kind):
+def test_a_model_runs_on_the_relax_vm_as_tvm_relax_virtualmachine_runs_it(kind, era):
     """The model library (test/tvm/tvm_vm_fixture.py): vm["main"] on NumPy and torch inputs through
-    DLPack, its tuple, shape and tensors back; the KV cache held as an Object and passed back."""
-    device = present(devrt.device(f"{kind}:0"))
-    lib = devrt.tvm.load_library(fixture(f"vm_{kind}"), device)
+    DLPack, its tuple, shape and tensors back; the KV cache held as an Object and passed back. In
+    the remote run on a server's device: the VM here, its kernels there."""
+    device = present(devrt.cpu(0)) if kind == "cpu" else device_under_test(kind)
+    lib = devrt.tvm.load_library(fixture(f"vm_{kind}{era}"), device)
     vm = devrt.tvm.VirtualMachine(lib, device)
     assert "main" in vm.functions and "kv_step" in vm.functions
     x = np.arange(256, dtype=np.float32)
@@ -179,6 +181,33 @@ def test_a_model_runs_on_the_relax_vm_as_tvm_relax_virtualmachine_runs_it(kind):
         cache, rows, first = vm["kv_step"](cache, devrt.tensor(np.full((1, 4), step, np.float32), device))
     np.testing.assert_array_equal(np.from_dlpack(rows.to(devrt.cpu(0))), np.repeat(np.arange(3.0), 4).reshape(3, 4))
     assert vm["choose"](devrt.tensor(np.array(0, np.int32), device), 1, 2) == 2
+    if device.type == "remote":
+        with pytest.raises(devrt.UnsupportedError, match="a capture cannot replay the VM's host work"):
+            vm.time_evaluator("main", device)(devrt.tensor(x, device), devrt.tensor(y, device))
+
+
+def test_vm_time_evaluator_times_the_same_decode_step_each_call():
+    """vm.time_evaluator("decode", ...) on the generate example's model: each decode call checks the
+    total length against its KV cache, so every timed call passes only from the same cache length."""
+    device = devrt.cpu(0)
+    vm = devrt.tvm.VirtualMachine(devrt.tvm.load_library(fixture("vm_cpu_lm"), device))
+    params = [devrt.tensor(np.eye(16, dtype=np.float32))]
+    caches = vm["_initialize_effect"]()
+    _, caches = vm["prefill"](np.array([[1, 2, 3]], np.int32), devrt.tvm.Shape([3]), caches, params)
+    step = (np.array([[4]], np.int32), devrt.tvm.Shape([4]), caches, params)
+    evaluator = vm.time_evaluator("decode", device, number=4, repeat=3)
+    result = evaluator(*step)
+    assert len(result.results) == 3 and result.min > 0 and evaluator.number == 4
+    logits, _ = vm["decode"](*step)  # the caches ended the timing where it began
+    assert int(np.argmax(np.from_dlpack(logits))) == 4
+    with pytest.raises(devrt.InvalidArgumentError, match="match_cast error"):
+        vm["decode"](*step)  # a real step moved them on
+    with pytest.raises(KeyError, match="no function 'generate'"):
+        vm.time_evaluator("generate", device)
+    with pytest.raises(ValueError, match="loaded on cpu:0"):
+        vm.time_evaluator("decode", "vulkan:0")
+    with pytest.raises(devrt.InvalidArgumentError, match="number"):
+        vm.time_evaluator("decode", device, number=0)
 
 
 def test_the_relax_vm_refuses_in_tvms_words():

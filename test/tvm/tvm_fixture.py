@@ -183,19 +183,28 @@ def serialize_with_metadata(device_key, save):
     return bytes(stream.data)
 
 
-def serialize_cpu_vm(program):
-    """A CPU model's module tree: the relax.Executable (the root) importing the DSO; no device
-    module."""
+def serialize_cpu_vm(program, key="relax.Executable", framed=False):
+    """A CPU model's module tree: the VM's program (the root) importing the DSO; no device
+    module. Framed (TVM >= 0.22): the import tree first, each module's bytes one string."""
     stream = Stream()
+    if framed:
+        for values in ([0, 1, 1], [1]):
+            stream.u64(len(values))
+            for value in values:
+                stream.u64(value)
+        stream.string(key)
+        stream.string(program)  # SaveToBytes: the program's bytes are the module's
+        stream.string("_lib")
+        return bytes(stream.data)
     stream.u64(2 + 1)
-    stream.string("relax.Executable")
+    stream.string(key)
     stream.string(program)
     stream.string("_lib")
     write_import_tree(stream, [0, 1, 1], [1])
     return bytes(stream.data)
 
 
-def serialize(device_key, save, relax=False, program=None):
+def serialize(device_key, save, relax=False, program=None, key="relax.Executable"):
     """ModuleSerializer with export_dso: the DSO module (root) imports one device module; groups
     in its DFS order: the device module (index 0), then the DSO's group ("_lib", index 1). With
     `relax`, a relax.Executable (a Relax VM program, the root, importing the DSO) comes first, as
@@ -204,7 +213,7 @@ def serialize(device_key, save, relax=False, program=None):
     stream = Stream()
     stream.u64(2 + 1 + (1 if relax else 0))
     if relax:
-        stream.string("relax.Executable")
+        stream.string(key)
         stream.string(program or struct.pack("<Q", 0xD225DE2F4214151D) + b"the VM's sections")
     stream.string(device_key)
     save(stream)
@@ -214,10 +223,11 @@ def serialize(device_key, save, relax=False, program=None):
     return bytes(stream.data)
 
 
-def serialize_framed(device_key, save, relax=False):
+def serialize_framed(device_key, save, relax=False, program=None):
     """TVM >= 0.22's SerializeModuleToBytes: the same module tree, the import tree first, each
-    module's bytes one string. Other module kinds (here "relax.VMExecutable") are framed too."""
-    groups = ([("relax.VMExecutable", lambda s: s.data.extend(b"the VM's program"))] if relax else []) + \
+    module's bytes one string. Other module kinds (here "relax.VMExecutable": `program`, or a
+    stand-in) are framed too."""
+    groups = ([("relax.VMExecutable", lambda s: s.data.extend(program or b"the VM's program"))] if relax else []) + \
         [(device_key, save), ("_lib", None)]
     stream = Stream()
     rows, children = ([0, 1, 1, 2], [2, 1]) if relax else ([0, 0, 1], [0])
@@ -267,6 +277,9 @@ def main():
                              "library's operators, or it calling names nobody provides, or with a kVMTIRFunc; lm: "
                              "the generate example's bigram language model (CPU)")
     parser.add_argument("--vm-raw", help="also write the program's bytes (Executable::SaveToBinary's) here")
+    parser.add_argument("--vm-layout", choices=["packed", "packed-0.20", "ffi-0.21", "ffi", "main"],
+                        help="the program as which TVM writes it (default: as --abi's: TVM <= 0.19's relax.Executable "
+                             "for packed); packed-0.20: TVM 0.20's relax.VMExecutable; main: TVM main's")
     parser.add_argument("--variant", choices=["missing-code", "relax", "metal", "metadata"],
                         help="a blob for the parser's refusals: a kernel's code left out, a relax.Executable "
                              "module before the device module (as MLC's libraries have), the device module "
@@ -277,10 +290,18 @@ def main():
     framed = args.abi == "ffi"
     serialize_as = serialize_framed if framed else serialize
     program = None
+    vm_key = "relax.Executable"
     if args.vm:
+        layout = args.vm_layout or args.abi
+        vm_key = "relax.Executable" if layout == "packed" else "relax.VMExecutable"
+        layout = "packed" if layout == "packed-0.20" else layout
         program = (tvm_vm_fixture.bigram_lm() if args.vm == "lm" else
-                   tvm_vm_fixture.model(args.device, None if args.vm == "model" else args.vm))
-        serialize_as = lambda key, save: serialize(key, save, relax=True, program=program)  # noqa: E731
+                   tvm_vm_fixture.model(args.device, None if args.vm == "model" else args.vm, layout))
+        if framed:
+            serialize_as = lambda key, save: serialize_framed(key, save, relax=True, program=program)  # noqa: E731
+        else:
+            serialize_as = lambda key, save: serialize(key, save, relax=True, program=program,  # noqa: E731
+                                                       key=vm_key)
     symbol = {"packed": "__tvm_dev_mblob", "ffi-0.21": "__tvm_ffi_library_bin", "ffi": "__tvm_ffi__library_bin"}[args.abi]
     if args.device == "vulkan":
         shaders = {}
@@ -326,7 +347,7 @@ def main():
         else:
             blob = serialize_as("metal" if args.variant == "metal" else "webgpu", save, relax=args.variant == "relax")
     elif program is not None:
-        blob = serialize_cpu_vm(program)  # a CPU model: its program and host code
+        blob = serialize_cpu_vm(program, vm_key, framed)  # a CPU model: its program and host code
     else:
         blob = None  # a CPU library: host code only, no device blob
     with open(args.out, "w") as out:

@@ -17,6 +17,18 @@ over the library's own operators (vadd, or cpu_vadd in the CPU library; scale on
 import json
 import struct
 
+# Each TVM's header magic and constant tags, by the pre-0.20 tag (0 NDArray, 1 DLDataType,
+# 2 ShapeTuple, 3 String, 4 Int, 5 Float): TVM <= 0.20 (relax_vm/executable.cc's ConstantType);
+# 0.21 (src/runtime/vm/executable.cc: tvm-ffi's TypeIndex of then, kTVMFFINDArray 72, kTVMFFIShape
+# 71, kTVMFFIStr 65, kTVMFFIInt 1, kTVMFFIFloat 3, kTVMFFIDataType 5); 0.22 (kTVMFFITensor 70,
+# kTVMFFIShape 69); main (0.22's tags, the magic ...1E and a memory-scope section).
+LAYOUTS = {
+    "packed": (0xD225DE2F4214151D, {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5}),
+    "ffi-0.21": (0xD225DE2F4214151D, {0: 72, 1: 5, 2: 71, 3: 65, 4: 1, 5: 3}),
+    "ffi": (0xD225DE2F4214151D, {0: 70, 1: 5, 2: 69, 3: 65, 4: 1, 5: 3}),
+    "main": (0xD225DE2F4214151E, {0: 70, 1: 5, 2: 69, 3: 65, 4: 1, 5: 3}),
+}
+
 VOID_REGISTER = 1 << 54
 VM_REGISTER = VOID_REGISTER + 1
 NDARRAY_MAGIC = 0xDD5E40F096B4A13F
@@ -79,6 +91,9 @@ class Program:
     def integer(self, value):
         return self._constant(4, struct.pack("<q", value))
 
+    def real(self, value):
+        return self._constant(5, struct.pack("<d", value))
+
     def ndarray(self, shape, values, dtype=FLOAT32):  # NDArray::Save: a CPU tensor
         data = b"".join(struct.pack("<f" if dtype[0] == 2 else "<i", v) for v in values)
         payload = struct.pack("<QQiiI", NDARRAY_MAGIC, 0, 1, 0, len(shape)) + struct.pack("<BBH", *dtype)
@@ -100,9 +115,12 @@ class Program:
     def call(self, emit, function, args, dst=VOID_REGISTER):
         emit(1, dst, self.function_index(function), len(args), *args)
 
-    def save(self, kinds=None):
-        """Executable::SaveToBinary's bytes (the one string the blob holds them in excluded)."""
-        out = bytearray(struct.pack("<Q", 0xD225DE2F4214151D))
+    def save(self, kinds=None, layout="packed", scopes=None):
+        """Executable::SaveToBinary's bytes (the one string the blob holds them in excluded), as
+        TVM of `layout` writes them (LAYOUTS); "main" also writes `scopes` ({constant index: memory
+        scope}) in its memory-scope section, after the global section."""
+        magic, tags = LAYOUTS[layout]
+        out = bytearray(struct.pack("<Q", magic))
         version = self.version.encode()
         out += struct.pack("<Q", len(version)) + version
         out += struct.pack("<Q", len(self.functions))
@@ -113,9 +131,13 @@ class Program:
             out += struct.pack("<Q", len(params))
             for p in params:
                 out += struct.pack("<Q", len(p.encode())) + p.encode()
+        if layout == "main":
+            out += struct.pack("<Q", len(scopes or {}))
+            for index, scope in (scopes or {}).items():
+                out += struct.pack("<q", index) + struct.pack("<Q", len(scope)) + scope.encode()
         out += struct.pack("<Q", len(self.constants))
         for tag, payload in self.constants:
-            out += struct.pack("<i", tag) + payload
+            out += struct.pack("<i", tags[tag]) + payload
         for words in (self.instr_offset, self.instr_data):
             out += struct.pack("<Q", len(words)) + b"".join(struct.pack("<q", w) for w in words)
         return bytes(out)
@@ -125,9 +147,9 @@ def context(fn, loc, param, annotation):
     return f"ErrorContext(fn={fn}, loc={loc}, param={param}, annotation={annotation}) "
 
 
-def model(device, variant=None):
-    """The fixture model for `device` (its library's operators); `variant`: "missing" calls names
-    nobody provides, "tir" has a kVMTIRFunc function."""
+def model(device, variant=None, layout="packed"):
+    """The fixture model for `device` (its library's operators) as TVM of `layout` writes it;
+    `variant`: "missing" calls names nobody provides, "tir" has a kVMTIRFunc function."""
     p = Program()
     op = "cpu_vadd" if device == "cpu" else "vadd"
     f32 = p.dtype(*FLOAT32)
@@ -192,13 +214,14 @@ def model(device, variant=None):
         p.call(emit, "vm.builtin.attention_kv_cache_view", [R(3)], 4)
         emit(2, 4)
 
-    def shapes(emit):  # (s: Shape(2)) -> (read_if_cond of an Int constant, a view at offset 32)
+    def shapes(emit):  # (s: Shape(2)) -> (read_if_cond of an Int constant, a view at offset 32, a Float)
         p.call(emit, "vm.builtin.check_shape_info", [R(0), I(2), p.string("shapes: s")])
         p.call(emit, "vm.builtin.check_func_info", [p.F("add"), VOID])
         p.call(emit, "vm.builtin.read_if_cond", [p.integer(7)], 1)
         p.call(emit, "vm.builtin.alloc_storage", [VM, p.shape(64), I(0), f32], 2)
         p.call(emit, "vm.builtin.alloc_tensor", [R(2), I(32), p.shape(8), f32], 3)
-        p.call(emit, "vm.builtin.make_tuple", [R(1), R(3)], 4)
+        p.call(emit, "vm.builtin.copy", [p.real(2.5)], 2)
+        p.call(emit, "vm.builtin.make_tuple", [R(1), R(3), R(2)], 4)
         emit(2, 4)
 
     def overhead(emit):  # (x, t: 4 tensors): builtins alone, in GPT-2's mix, for the interpreter's cost
@@ -243,7 +266,9 @@ def model(device, variant=None):
         p.function_index("no_such_operator")
     elif variant == "tir":
         p.function_index("compiled_main", 2)
-    return p.save(kinds)
+    # TVM main places kv_init's NDArray in the scope its executable names: "global" here.
+    scopes = {i: "global" for i, (tag, _) in enumerate(p.constants) if tag == 0}
+    return p.save(kinds, layout, scopes)
 
 
 BIGRAM_VOCAB = 16

@@ -6,7 +6,10 @@
 // each instruction field; the refusals in TVM's words, located by function and instruction.
 #include <devrt/backend/registry.hpp>
 #include <devrt/devrt.hpp>
+#include <devrt/discovery.hpp>
 #include <devrt/memory_stats.hpp>
+#include <devrt/remote.hpp>
+#include <devrt/timing.hpp>
 #include <devrt/tvm.hpp>
 #include <devrt/tvm_vm.hpp>
 
@@ -35,6 +38,8 @@ using devrt::Tensor;
 using devrt::tvm::Library;
 using devrt::tvm::Value;
 using devrt::tvm::VirtualMachine;
+using devrt::tvm::detail::parse_vm_executable;
+using devrt::tvm::detail::VmLayout;
 
 namespace {
 
@@ -81,13 +86,23 @@ struct VmFixture {
   const char* path;
 };
 
+// The model as each TVM writes it: <= 0.19 (MLC's libraries), 0.20 (relax.VMExecutable), 0.21
+// and 0.22 (tvm-ffi's tags, each its own), main (a memory-scope section), each in its ABI.
 std::vector<VmFixture> vm_fixtures() {
-  std::vector<VmFixture> out{{"cpu", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU}};
+  std::vector<VmFixture> out{{"cpu", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU},
+                             {"cpu (TVM 0.20)", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU_0_20},
+                             {"cpu (TVM 0.21)", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU_FFI_0_21},
+                             {"cpu (TVM 0.22)", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU_FFI_0_22},
+                             {"cpu (TVM main)", DeviceKind::cpu, DEVRT_TEST_TVM_VM_CPU_MAIN}};
 #ifdef DEVRT_TEST_TVM_VM_OPENCL
   out.push_back({"opencl", DeviceKind::opencl, DEVRT_TEST_TVM_VM_OPENCL});
+  out.push_back({"opencl (TVM 0.21)", DeviceKind::opencl, DEVRT_TEST_TVM_VM_OPENCL_FFI_0_21});
+  out.push_back({"opencl (TVM main)", DeviceKind::opencl, DEVRT_TEST_TVM_VM_OPENCL_MAIN});
 #endif
 #ifdef DEVRT_TEST_TVM_VM_VULKAN
   out.push_back({"vulkan", DeviceKind::vulkan, DEVRT_TEST_TVM_VM_VULKAN});
+  out.push_back({"vulkan (TVM 0.21)", DeviceKind::vulkan, DEVRT_TEST_TVM_VM_VULKAN_FFI_0_21});
+  out.push_back({"vulkan (TVM main)", DeviceKind::vulkan, DEVRT_TEST_TVM_VM_VULKAN_MAIN});
 #endif
   return out;
 }
@@ -165,8 +180,9 @@ void run_model(VirtualMachine& vm, Device device) {
   devrt::Result<Value> checked = run(vm, "shapes", {Value::shape({3, 4})});
   INFO(checked.status().message());
   REQUIRE(checked.ok());
-  REQUIRE(checked->tuple().size() == 2);
+  REQUIRE(checked->tuple().size() == 3);
   CHECK(checked->tuple()[0].integer() == 1);
+  CHECK(checked->tuple()[2].real() == 2.5); // a Float constant
   const Tensor& at_32 = checked->tuple()[1].tensor();
   CHECK(at_32.byte_offset() == 32);
   CHECK(at_32.numel() == 8);
@@ -233,6 +249,42 @@ devrt::Status parsed_with(std::vector<std::byte> bytes, std::size_t at, std::int
 
 } // namespace
 
+TEST_CASE("each TVM's executable is read with its own tags; main's memory scopes are checked", "[tvm][vm]") {
+  const std::vector<std::byte> v021 = program_bytes(DEVRT_TEST_TVM_VM_CPU_FFI_0_21_PROGRAM);
+  const std::vector<std::byte> v022 = program_bytes(DEVRT_TEST_TVM_VM_CPU_FFI_0_22_PROGRAM);
+  const std::vector<std::byte> main = program_bytes(DEVRT_TEST_TVM_VM_CPU_MAIN_PROGRAM);
+  const char* key = "relax.VMExecutable";
+  CHECK(parse_vm_executable(v021, key, VmLayout::ffi_0_21).ok());
+  CHECK(parse_vm_executable(v022, key, VmLayout::ffi).ok());
+  devrt::Result<devrt::tvm::detail::VmExecutable> scoped = parse_vm_executable(main, key, VmLayout::ffi);
+  INFO(scoped.status().message());
+  REQUIRE(scoped.ok());
+  CHECK(std::count(scoped->constant_scopes.begin(), scoped->constant_scopes.end(), "global") == 1);
+  // Another era's tags are refused by name: 0.21's NDArray (72) is no tag of 0.22's.
+  const devrt::Status era = parse_vm_executable(v021, key, VmLayout::ffi).status();
+  CHECK(era.code() == ErrorCode::unsupported);
+  CHECK(has(era.message(), "(devrt reads TVM 0.22's 1 Int, 3 Float, 5 DataType, 65 Str, 69 Shape, 70 Tensor)"));
+  CHECK(parse_vm_executable(main, key, VmLayout::ffi_0_21).status().code() == ErrorCode::invalid_argument); // magic
+  // The scope entry: an int64 constant index, then the string "global".
+  const std::string entry = std::string("\x06\0\0\0\0\0\0\0", 8) + "global";
+  const auto* begin = reinterpret_cast<const char*>(main.data());
+  const std::size_t at = std::string_view(begin, main.size()).find(entry);
+  REQUIRE(at != std::string_view::npos);
+  std::vector<std::byte> unknown = main;
+  unknown[at + 8 + 4] = std::byte{'-'}; // "glob-l"
+  const devrt::Status scope = parse_vm_executable(unknown, key, VmLayout::ffi).status();
+  CHECK(scope.code() == ErrorCode::unsupported);
+  CHECK(has(scope.message(), "in memory scope 'glob-l', which devrt does not know"));
+  std::vector<std::byte> past = main;
+  const std::int64_t index = 4096;
+  std::memcpy(past.data() + at - 8, &index, sizeof index);
+  CHECK(has(parse_vm_executable(past, key, VmLayout::ffi).status().message(), "of constant 4096, past the pool's"));
+  for (std::size_t n = 0; n < main.size(); ++n) {
+    const std::vector<std::byte> cut(main.begin(), main.begin() + static_cast<std::ptrdiff_t>(n));
+    REQUIRE(parse_vm_executable(cut, key, VmLayout::ffi).status().code() == ErrorCode::invalid_argument);
+  }
+}
+
 TEST_CASE("a Relax VM program parses as TVM writes it; truncations and corruptions are refused", "[tvm][vm]") {
   const std::vector<std::byte> bytes = program_bytes(DEVRT_TEST_TVM_VM_CPU_PROGRAM);
   devrt::Result<devrt::tvm::detail::VmExecutable> exe =
@@ -241,7 +293,9 @@ TEST_CASE("a Relax VM program parses as TVM writes it; truncations and corruptio
   REQUIRE(exe.ok());
   CHECK(exe->version == "0.14");
   CHECK(exe->functions.size() > 20);
-  CHECK(devrt::tvm::detail::parse_vm_executable(bytes, "relax.VMExecutable").status().code() == ErrorCode::unsupported);
+  CHECK(devrt::tvm::detail::parse_vm_executable(bytes, "relax.VMExecutable").ok()); // TVM 0.20's key
+  CHECK(devrt::tvm::detail::parse_vm_executable(bytes, "relax.Executable", VmLayout::ffi).status().code() ==
+        ErrorCode::unsupported);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     const std::vector<std::byte> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
     const devrt::Status status = devrt::tvm::detail::parse_vm_executable(cut, "relax.Executable").status();
@@ -310,6 +364,72 @@ TEST_CASE("a model runs on each device: every instruction, argument kind, builti
     refuse_in_model(*vm, device);
     run_model(*vm, device); // still whole after its refusals
   }
+}
+
+TEST_CASE("vm time_function measures one step again and again, as TVM's vm.time_evaluator", "[tvm][vm][timing]") {
+  devrt::Result<Library> lib = Library::load(DEVRT_TEST_TVM_VM_CPU_LM, devrt::kHostDevice);
+  REQUIRE(lib.ok());
+  devrt::Result<VirtualMachine> vm = VirtualMachine::create(*lib);
+  REQUIRE(vm.ok());
+  std::vector<float> identity(16 * 16, 0.0f);
+  for (std::size_t i = 0; i < 16; ++i) identity[i * 17] = 1.0f;
+  const Value params = Value::tuple({Value(vm_tensor(devrt::kHostDevice, identity, {16, 16}))});
+  devrt::Result<Value> caches = vm->call("_initialize_effect", {});
+  REQUIRE(caches.ok());
+  devrt::Result<Tensor> prompt = Tensor::empty({1, 3}, devrt::DataType::int32(), devrt::kHostDevice);
+  devrt::Result<Tensor> next = Tensor::empty({1, 1}, devrt::DataType::int32(), devrt::kHostDevice);
+  REQUIRE((prompt.ok() && next.ok()));
+  const std::int32_t ids[] = {1, 2, 3, 4};
+  REQUIRE((prompt->copy_from_host(ids, 12).ok() && next->copy_from_host(ids + 3, 4).ok()));
+  REQUIRE(vm->call("prefill", {*prompt, Value::shape({3}), *caches, params}).ok());
+  // Each decode call appends a row and checks the total length: only a call on caches of length 3
+  // passes, so 2 x 5 timed calls (and the untimed first) pass only if each starts from length 3.
+  const Value step[] = {*next, Value::shape({4}), *caches, params};
+  devrt::Result<devrt::TimeEvaluator> evaluator =
+      devrt::TimeEvaluator::create(devrt::kHostDevice, {.number = 5, .repeat = 2});
+  REQUIRE(evaluator.ok());
+  devrt::Result<std::vector<double>> seconds = devrt::tvm::time_function(*vm, *evaluator, "decode", step);
+  INFO(seconds.status().message());
+  REQUIRE(seconds.ok());
+  REQUIRE(seconds->size() == 2);
+  CHECK(((*seconds)[0] > 0 && (*seconds)[1] > 0));
+  devrt::Result<Value> after = vm->call("decode", step); // the caches ended the run at length 3
+  INFO(after.status().message());
+  CHECK(after.ok());
+  CHECK(!vm->call("decode", step).ok()); // and a real step moved them on
+  CHECK(devrt::tvm::time_function(*vm, *evaluator, "no_such_function", step).status().code() == ErrorCode::not_found);
+  devrt::Result<devrt::TimeEvaluator> elsewhere = devrt::TimeEvaluator::create(Device{DeviceKind::cpu, 1});
+  if (elsewhere.ok()) {
+    CHECK(devrt::tvm::time_function(*vm, *elsewhere, "decode", step).status().code() == ErrorCode::invalid_argument);
+  }
+}
+
+TEST_CASE("a model runs on a remote device: the VM here, its kernels there; timing it is refused", "[remote]") {
+  int ran = 0;
+  for (const Device& device : devrt::devices()) {
+    if (device.kind != DeviceKind::remote) continue;
+    devrt::Result<devrt::remote::DeviceInfo> info = devrt::remote::describe(device);
+    REQUIRE(info.ok());
+    for (const VmFixture& fixture : vm_fixtures()) {
+      if (fixture.kind != info->kind) continue;
+      INFO(devrt::to_string(device) << ", fixture " << fixture.name);
+      devrt::Result<Library> lib = Library::load(fixture.path, device);
+      INFO(lib.status().message());
+      REQUIRE(lib.ok());
+      devrt::Result<VirtualMachine> vm = VirtualMachine::create(*lib);
+      REQUIRE(vm.ok());
+      run_model(*vm, device);
+      refuse_in_model(*vm, device);
+      devrt::Result<devrt::TimeEvaluator> evaluator = devrt::TimeEvaluator::create(device);
+      REQUIRE(evaluator.ok());
+      const Value x = vm_tensor(device, ramp(1.0f, 1.0f));
+      devrt::Result<std::vector<double>> timed = devrt::tvm::time_function(*vm, *evaluator, "main", {{x, x}});
+      CHECK(timed.status().code() == ErrorCode::unsupported);
+      CHECK(has(timed.status().message(), "a capture cannot replay the VM's host work"));
+      ++ran;
+    }
+  }
+  if (ran == 0) WARN("SKIP: no remote opencl or vulkan device (test/remote/with_server.sh sets DEVRT_REMOTE)");
 }
 
 TEST_CASE("a model is refused at load, naming what it lacks", "[tvm][vm]") {
