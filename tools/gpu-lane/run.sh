@@ -8,11 +8,14 @@
 #                  NVIDIA GPU, and PoCL's CPU device, opencl:0, on the lent machines)
 #                  and webgpu (Dawn on the GPU's Vulkan driver) when Dawn was staged; test-tvm
 #                  (TVM-layout libraries, CUDA fixtures included); a staged TVM library's
-#                  operators against NumPy (tools/tvm-gpt2-check.py on cuda:0)
+#                  operators against NumPy (tools/tvm-gpt2-check.py on cuda:0), and a GPT-2
+#                  library whole through the Relax VM (tools/tvm-gpt2-model.py against the
+#                  NumPy GPT-2, examples/generate's tokens and per-token time)
 #   bench          bench-cuda, bench-kernels (every device, GPUs first) and bench-tvm, bench/report.py
 #   shell CMD...   CMD in the staged tree with this environment
 # Results under $OUT (default /tmp/gpu-lane-out): machine.txt, gpu-tests.log, conformance.txt,
-# python.log, webgpu-adapter.txt, tvm.log, tvm-gpt2.txt, bench-cuda.json, bench-kernels.json,
+# python.log, webgpu-adapter.txt, tvm.log, tvm-gpt2.txt, tvm-gpt2-model.txt, tvm-generate.txt,
+# bench-cuda.json, bench-kernels.json,
 # bench-tvm.json, report.txt. Exits non-zero
 # when anything failed.
 set -u
@@ -100,6 +103,18 @@ PY
     [ -e "$library" ] || continue
     python3 /tmp/devrt-gpu-lane/tools/tvm-gpt2-check.py "$library" cuda:0 >>"$out/tvm-gpt2.txt" 2>&1 || status=1
     tail -n 1 "$out/tvm-gpt2.txt"
+    # A GPT-2 library whole: its Relax VM program step by step against the NumPy GPT-2, then
+    # examples/generate's tokens and per-token time on the GPU.
+    case $(basename "$library") in
+      gpt2-*)
+        python3 /tmp/devrt-gpu-lane/tools/tvm-gpt2-model.py "$library" cuda:0 >>"$out/tvm-gpt2-model.txt" 2>&1 ||
+          status=1
+        tail -n 3 "$out/tvm-gpt2-model.txt"
+        python3 /tmp/devrt-gpu-lane/examples/generate/generate.py "$library" cuda:0 --random-weights \
+          --prompt 464,2068,7586,21831,18045,625,262,16931 --tokens 64 >>"$out/tvm-generate.txt" 2>&1 || status=1
+        tail -n 3 "$out/tvm-generate.txt"
+        ;;
+    esac
   done
 fi
 if [ "$mode" = all ] || [ "$mode" = bench ]; then
