@@ -70,6 +70,8 @@ int raise_status_int(devrt_status status) noexcept;
 PyObject* none_or_raise(devrt_status status) noexcept;
 // A str of a C API string handed over through char** (freed here), or nullptr with the error set.
 PyObject* take_text(devrt_status status, char* text) noexcept;
+// A new list of `count` floats (seconds a measurement gave), or nullptr with the error set.
+PyObject* float_list(const double* values, std::size_t count) noexcept;
 
 // Strict conversions: TypeError for a non-integer (bool and float included), OverflowError out
 // of [minimum, maximum], ValueError below a minimum that the range allows to be reported so.

@@ -46,6 +46,16 @@ PyObject* take_text(devrt_status status, char* text) noexcept {
   return out;
 }
 
+PyObject* float_list(const double* values, std::size_t count) noexcept {
+  Ref list(PyList_New(0));
+  if (!list) return nullptr;
+  for (std::size_t i = 0; i < count; ++i) {
+    Ref value(PyFloat_FromDouble(values[i]));
+    if (!value || PyList_Append(list.get(), value.get()) != 0) return nullptr;
+  }
+  return list.release();
+}
+
 bool to_int64(PyObject* value, const char* what, std::int64_t minimum, std::int64_t maximum,
               std::int64_t* out) noexcept {
   if (PyBool_Check(value) || !PyIndex_Check(value)) {
@@ -243,9 +253,9 @@ int exec_module(PyObject* module) noexcept {
       !add_functions(module, kMemoryFunctions) || !add_functions(module, kRuntimeFunctions) ||
       !add_functions(module, kKernelFunctions) || !add_functions(module, kTimingFunctions) ||
       !add_functions(module, kGraphFunctions) || !add_functions(module, kTvmFunctions) ||
-      !add_functions(module, kTvmVmFunctions) ||
-      !add_functions(module, kToolchainFunctions) || !add_toolchain_constants(module) || !add_kernel_types(module) ||
-      !add_runtime_constants(module) || !add_dlpack(module, s.tensor_base)) {
+      !add_functions(module, kTvmVmFunctions) || !add_functions(module, kToolchainFunctions) ||
+      !add_toolchain_constants(module) || !add_kernel_types(module) || !add_runtime_constants(module) ||
+      !add_dlpack(module, s.tensor_base)) {
     return -1;
   }
   if (!add_status_codes(module)) return -1;

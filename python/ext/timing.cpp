@@ -110,13 +110,7 @@ PyObject* time_evaluator_run(PyObject*, PyObject* args) noexcept {
     }
   }
   if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Ref list(PyList_New(0));
-  if (!list) return nullptr;
-  for (double seconds : results) {
-    Ref value(PyFloat_FromDouble(seconds));
-    if (!value || PyList_Append(list.get(), value.get()) != 0) return nullptr;
-  }
-  return list.release();
+  return float_list(results.data(), results.size());
 }
 
 // time_evaluator_state(capsule) -> (number, device_side).

@@ -105,13 +105,7 @@ PyObject* tvm_vm_time_function(PyObject*, PyObject* args) noexcept {
   Py_BEGIN_ALLOW_THREADS status = devrt_tvm_vm_time_function(vm, evaluator, name, converted.data(), converted.size(),
                                                              results.data(), results.size());
   Py_END_ALLOW_THREADS if (status != DEVRT_STATUS_OK) return raise_status(status);
-  Ref list(PyList_New(0));
-  if (!list) return nullptr;
-  for (double seconds : results) {
-    Ref value(PyFloat_FromDouble(seconds));
-    if (!value || PyList_Append(list.get(), value.get()) != 0) return nullptr;
-  }
-  return list.release();
+  return float_list(results.data(), results.size());
 }
 
 // tvm_load_params(directory: str, device) -> value capsule (a tuple of (name, tensor) tuples)
