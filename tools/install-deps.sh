@@ -12,7 +12,8 @@ packages="meson ninja-build pkg-config g++ python3 libfmt-dev libdlpack-dev catc
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-tools vulkan-validationlayers
   libamdhip64-dev hipcc
   gcc-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc libnewlib-dev qemu-system-arm qemu-user lld-14 llvm-14
-  libarchive-dev libopenmpi-dev openmpi-bin libucx-dev ucx-utils libsodium-dev"
+  libarchive-dev libopenmpi-dev openmpi-bin libucx-dev ucx-utils libsodium-dev
+  cmake spirv-headers"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
