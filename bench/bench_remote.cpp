@@ -28,9 +28,9 @@
 #include <devrt/devrt.hpp>
 #include <devrt/remote.hpp>
 
-#include "backends/remote/remote_client.hpp"
-#include "backends/remote/remote_protocol.hpp"
-#include "backends/remote/ucx_api.hpp"
+#include "remote/connection.hpp"
+#include "remote/protocol.hpp"
+#include "remote/ucx_api.hpp"
 
 namespace {
 

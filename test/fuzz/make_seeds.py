@@ -95,7 +95,7 @@ def tvm_vm_seeds():
     (target / "metadata.json").write_text(json.dumps(metadata))
 
 
-# The protocol's command numbers (src/backends/remote/remote_protocol.hpp, enum class Op).
+# The protocol's command numbers (src/remote/protocol.hpp, enum class Op).
 (HELLO, ALLOCATE, FREE, WRITE, READ, COPY, STREAM_CREATE, STREAM_DESTROY, STREAM_SYNCHRONIZE, EVENT_CREATE,
  EVENT_DESTROY, EVENT_RECORD, EVENT_SYNCHRONIZE, EVENT_QUERY, STREAM_WAIT_EVENT, EVENT_ELAPSED, MODULE_LOAD,
  MODULE_UNLOAD, MODULE_FUNCTION, LAUNCH, DEVICE_SYNCHRONIZE, SERVER_STATS, AUTHENTICATE, PING, GRAPH_CREATE, GRAPH_LAUNCH,

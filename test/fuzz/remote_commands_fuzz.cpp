@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: devrt-server's admission, decoder and runner (tools/devrt_server/client.cpp
+// libFuzzer target: devrt-server's admission, decoder and runner (src/remote/server_client.cpp
 // and session.cpp), the code a hostile client reaches first, against the real CPU device; and the
 // client's decoder of a server's device list. The input is a client's messages: each a Command (72
 // bytes), a 16-bit payload length and the payload, given to a Client as the UCX thread gives them
@@ -17,7 +17,7 @@
 #include <devrt/devrt.hpp>
 
 #include "fuzz_check.hpp"
-#include "session.hpp"
+#include "remote/session.hpp"
 
 namespace {
 

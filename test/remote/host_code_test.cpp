@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// devrt-server's host-code decisions (tools/devrt_server/host_code.hpp) as pure functions: which
+// devrt-server's host-code decisions (src/remote/host_code.hpp) as pure functions: which
 // devices run kernels inside the server, against the devices recorded in test/fixtures (an H100
 // machine's Vulkan and OpenCL devices, PoCL, lavapipe, Dawn over llvmpipe, an Adreno) and against
 // the devices present; and which OpenCL C sources and build options would read a server file.
@@ -16,7 +16,7 @@
 #include <devrt/discovery.hpp>
 #include <devrt/target.hpp>
 
-#include "host_code.hpp"
+#include "remote/host_code.hpp"
 
 namespace {
 

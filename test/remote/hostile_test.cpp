@@ -22,7 +22,7 @@
 #include <devrt/devrt.hpp>
 #include <devrt/remote.hpp>
 
-#include "backends/remote/remote_client.hpp"
+#include "remote/connection.hpp"
 #include "raw_peer.hpp"
 #include "remote_process.hpp"
 

@@ -22,9 +22,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "backends/remote/remote_auth.hpp"
-#include "backends/remote/remote_protocol.hpp"
-#include "backends/remote/ucx_api.hpp"
+#include "remote/auth.hpp"
+#include "remote/protocol.hpp"
+#include "remote/ucx_api.hpp"
 
 namespace devrt::test {
 

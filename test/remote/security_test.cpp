@@ -19,7 +19,7 @@
 #include <devrt/remote.hpp>
 #include <devrt/timing.hpp>
 
-#include "backends/remote/remote_client.hpp"
+#include "remote/connection.hpp"
 #include "remote_process.hpp"
 
 namespace {

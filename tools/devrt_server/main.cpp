@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "backends/remote/ucx_api.hpp"
-#include "server.hpp"
+#include "remote/server.hpp"
+#include "remote/ucx_api.hpp"
 #include "support/environment.hpp"
 
 namespace {

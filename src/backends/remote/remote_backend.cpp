@@ -16,7 +16,7 @@
 
 #include <devrt/remote.hpp>
 
-#include "remote_client.hpp"
+#include "remote/connection.hpp"
 
 namespace devrt::remote {
 namespace {

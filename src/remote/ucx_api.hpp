@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The UCX (UCP) entry points the remote backend and devrt-server use, resolved from libucp.so.0 at
 // first use (never linked), and the worker both sides drive. Internal.
-#ifndef DEVRT_SRC_BACKENDS_REMOTE_UCX_API_HPP
-#define DEVRT_SRC_BACKENDS_REMOTE_UCX_API_HPP
+#ifndef DEVRT_SRC_REMOTE_UCX_API_HPP
+#define DEVRT_SRC_REMOTE_UCX_API_HPP
 
 #include <ucp/api/ucp.h>
 
@@ -131,4 +131,4 @@ Result<SocketAddress> parse_address(std::string_view text) noexcept;
 
 } // namespace devrt::remote
 
-#endif // DEVRT_SRC_BACKENDS_REMOTE_UCX_API_HPP
+#endif // DEVRT_SRC_REMOTE_UCX_API_HPP

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "session.hpp"
+#include "remote/session.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -97,7 +97,7 @@ std::vector<unsigned char> CommandRunner::device_list() const {
   return wire::encode_devices(descriptions);
 }
 
-// hello, then authenticate when the server has a key (remote_auth.hpp).
+// hello, then authenticate when the server has a key (remote/auth.hpp).
 Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoing& out) {
   const Options& options = host_.options();
   if (static_cast<Op>(c.op) == Op::hello) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A connection to devrt-server: hello, round trips, one-way commands, and losing the server.
-#include "remote_client.hpp"
+#include "remote/connection.hpp"
 
 #include <netdb.h>
 #include <netinet/in.h>

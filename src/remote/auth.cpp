@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Key files and the challenge-response of docs/remote.md, "Keys", over libsodium opened at first use.
-#include "remote_auth.hpp"
+#include "remote/auth.hpp"
 
 #include <fcntl.h>
 #include <sodium/core.h>

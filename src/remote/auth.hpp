@@ -4,8 +4,8 @@
 // with HMAC-SHA-512-256 (libsodium's crypto_auth) over its own role label and both nonces, so no
 // proof can be replayed, reflected or made without the key. libsodium is opened at first use,
 // never linked. Internal to the remote backend and devrt-server.
-#ifndef DEVRT_SRC_BACKENDS_REMOTE_REMOTE_AUTH_HPP
-#define DEVRT_SRC_BACKENDS_REMOTE_REMOTE_AUTH_HPP
+#ifndef DEVRT_SRC_REMOTE_AUTH_HPP
+#define DEVRT_SRC_REMOTE_AUTH_HPP
 
 #include <array>
 #include <cstddef>
@@ -48,4 +48,4 @@ bool verify(const Key& key, Role role, const Nonce& client, const Nonce& server,
 
 } // namespace devrt::remote::auth
 
-#endif // DEVRT_SRC_BACKENDS_REMOTE_REMOTE_AUTH_HPP
+#endif // DEVRT_SRC_REMOTE_AUTH_HPP

@@ -3,8 +3,8 @@
 // One thread drives UCX (the listener, every client's endpoint, receiving and sending); each client
 // gets a thread of its own that runs its commands in order against devrt's API, with objects of
 // its own, all freed when it leaves or dies.
-#ifndef DEVRT_TOOLS_DEVRT_SERVER_SERVER_HPP
-#define DEVRT_TOOLS_DEVRT_SERVER_SERVER_HPP
+#ifndef DEVRT_SRC_REMOTE_SERVER_HPP
+#define DEVRT_SRC_REMOTE_SERVER_HPP
 
 #include <atomic>
 #include <chrono>
@@ -15,8 +15,8 @@
 
 #include <devrt/devrt.hpp>
 
-#include "backends/remote/remote_auth.hpp"
-#include "backends/remote/remote_protocol.hpp"
+#include "remote/auth.hpp"
+#include "remote/protocol.hpp"
 
 namespace devrt::server {
 
@@ -73,4 +73,4 @@ Status serve(const Options& options, const std::vector<Exported>& devices, const
 
 } // namespace devrt::server
 
-#endif // DEVRT_TOOLS_DEVRT_SERVER_SERVER_HPP
+#endif // DEVRT_SRC_REMOTE_SERVER_HPP

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The client side of a devrt-server connection: one UCX worker and endpoint per server, the
 // hello's device list, round trips and one-way commands. Internal to the remote backend.
-#ifndef DEVRT_SRC_BACKENDS_REMOTE_REMOTE_CLIENT_HPP
-#define DEVRT_SRC_BACKENDS_REMOTE_REMOTE_CLIENT_HPP
+#ifndef DEVRT_SRC_REMOTE_CONNECTION_HPP
+#define DEVRT_SRC_REMOTE_CONNECTION_HPP
 
 #include <atomic>
 #include <chrono>
@@ -16,9 +16,9 @@
 
 #include <devrt/status.hpp>
 
-#include "remote_auth.hpp"
-#include "remote_protocol.hpp"
-#include "ucx_api.hpp"
+#include "remote/auth.hpp"
+#include "remote/protocol.hpp"
+#include "remote/ucx_api.hpp"
 
 namespace devrt::remote {
 
@@ -35,7 +35,7 @@ struct Answer {
 class Connection {
 public:
   // Connects, says hello and, when the server has a key, proves `key_file`'s key and checks that
-  // the server proves it too (remote_auth.hpp); the server's devices are in devices() after it.
+  // the server proves it too (remote/auth.hpp); the server's devices are in devices() after it.
   // An empty key_file: DEVRT_REMOTE_KEY_FILE, else no key. permission_denied when the server
   // requires a key and the client has none or another, or when the client has one and the
   // server does not prove it.
@@ -112,4 +112,4 @@ int reply_timeout_ms() noexcept;
 
 } // namespace devrt::remote
 
-#endif // DEVRT_SRC_BACKENDS_REMOTE_REMOTE_CLIENT_HPP
+#endif // DEVRT_SRC_REMOTE_CONNECTION_HPP

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libucp opened at first use, and the worker the remote backend and devrt-server drive.
-#include "ucx_api.hpp"
+#include "remote/ucx_api.hpp"
 
 #include <poll.h>
 #include <sched.h>

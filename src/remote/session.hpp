@@ -3,8 +3,8 @@
 // them, and the runner that checks and executes each against devrt's API with the client's own
 // objects, freed when it leaves, dies or breaks the protocol. Internal to devrt-server
 // (docs/remote.md).
-#ifndef DEVRT_TOOLS_DEVRT_SERVER_SESSION_HPP
-#define DEVRT_TOOLS_DEVRT_SERVER_SESSION_HPP
+#ifndef DEVRT_SRC_REMOTE_SESSION_HPP
+#define DEVRT_SRC_REMOTE_SESSION_HPP
 
 #include <atomic>
 #include <chrono>
@@ -21,10 +21,10 @@
 
 #include <devrt/graph.hpp>
 
-#include "backends/remote/remote_auth.hpp"
-#include "backends/remote/ucx_api.hpp"
-#include "host_code.hpp"
-#include "server.hpp"
+#include "remote/auth.hpp"
+#include "remote/ucx_api.hpp"
+#include "remote/host_code.hpp"
+#include "remote/server.hpp"
 
 namespace devrt::server {
 
@@ -117,7 +117,7 @@ public:
   ~CommandRunner() { release_all(); }
 
   // Runs `c` with its payload; its reply, when it has one, goes to the host. A command that breaks
-  // the protocol (wire/remote_protocol.hpp) sends the host a disconnection instead and returns
+  // the protocol (remote/protocol.hpp) sends the host a disconnection instead and returns
   // false: the client gets nothing more run.
   bool run(const wire::Command& c, const std::vector<unsigned char>& data);
   // True once the handshake has completed (and the host admitted the client).
@@ -283,4 +283,4 @@ private:
 };
 } // namespace devrt::server
 
-#endif // DEVRT_TOOLS_DEVRT_SERVER_SESSION_HPP
+#endif // DEVRT_SRC_REMOTE_SESSION_HPP

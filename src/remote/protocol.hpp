@@ -13,8 +13,8 @@
 // A message that breaks the protocol (a malformed header, a payload its command does not take, an
 // unknown command or device, a handle the client does not own, a sequence number out of order)
 // ends the connection: the server frees what the client held and serves the others.
-#ifndef DEVRT_SRC_BACKENDS_REMOTE_REMOTE_PROTOCOL_HPP
-#define DEVRT_SRC_BACKENDS_REMOTE_REMOTE_PROTOCOL_HPP
+#ifndef DEVRT_SRC_REMOTE_PROTOCOL_HPP
+#define DEVRT_SRC_REMOTE_PROTOCOL_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -40,7 +40,7 @@ enum class Op : std::uint32_t {
   hello = 1,          // a[0] = kVersion; data = the client's nonce (auth::kNonceBytes); reply value[0] =
                       // kHelloKeyed or 0, value[1] = the largest message the server accepts;
                       // data = the exported devices (encode_devices), or when keyed the server's
-                      // nonce then its proof (remote_auth.hpp)
+                      // nonce then its proof (remote/auth.hpp)
   allocate,           // a[0] = bytes, a[1] = alignment; reply value[0] = handle
   free,               // one-way; a[0] = handle
   write,              // one-way; a[0] = handle, a[1] = offset; data = the bytes
@@ -275,4 +275,4 @@ inline bool decode_devices(const void* data, std::size_t size, std::vector<Devic
 
 } // namespace devrt::remote::wire
 
-#endif // DEVRT_SRC_BACKENDS_REMOTE_REMOTE_PROTOCOL_HPP
+#endif // DEVRT_SRC_REMOTE_PROTOCOL_HPP

@@ -2,8 +2,8 @@
 // What devrt-server counts as host code, and what a module it compiles may read (docs/remote.md,
 // "Threat model"). Pure functions of what a device and a module say about themselves, so that the
 // decisions are tested against recorded devices (test/fixtures) as well as the ones present.
-#ifndef DEVRT_TOOLS_DEVRT_SERVER_HOST_CODE_HPP
-#define DEVRT_TOOLS_DEVRT_SERVER_HOST_CODE_HPP
+#ifndef DEVRT_SRC_REMOTE_HOST_CODE_HPP
+#define DEVRT_SRC_REMOTE_HOST_CODE_HPP
 
 #include <cstdint>
 #include <string_view>
@@ -43,4 +43,4 @@ Status check_build_options(std::string_view options) noexcept;
 
 } // namespace devrt::server
 
-#endif // DEVRT_TOOLS_DEVRT_SERVER_HOST_CODE_HPP
+#endif // DEVRT_SRC_REMOTE_HOST_CODE_HPP

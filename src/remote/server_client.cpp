@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "session.hpp"
+#include "remote/session.hpp"
 
 namespace devrt::server {
 

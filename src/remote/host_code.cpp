@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "host_code.hpp"
+#include "remote/host_code.hpp"
 
 #include <array>
 #include <cctype>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "server.hpp"
+#include "remote/server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,8 +22,8 @@
 #include <devrt/discovery.hpp>
 #include <devrt/memory_stats.hpp>
 
-#include "host_code.hpp"
-#include "session.hpp"
+#include "remote/host_code.hpp"
+#include "remote/session.hpp"
 
 namespace devrt::server {
 namespace {
@@ -160,7 +160,7 @@ void Server::on_endpoint_error(void* arg, ucp_ep_h endpoint, ucs_status_t status
   auto* server = static_cast<Server*>(arg);
   auto it = server->clients_.find(endpoint);
   if (it == server->clients_.end()) return;
-  // A client that exits normally closes its endpoint (remote_client.cpp): UCX reports a reset.
+  // A client that exits normally closes its endpoint (remote/connection.cpp): UCX reports a reset.
   server->drop(it->second.get(), status == UCS_ERR_CONNECTION_RESET
                                      ? std::string("it closed the connection")
                                      : std::string(remote::ucx_library().api.ucs_status_string(status)));
