@@ -182,7 +182,7 @@ struct Echo {
       std::rename(partial.c_str(), address_file);
     }
     std::vector<void*> pending;
-    const wire::Reply reply{};
+    const wire::ReplyHeader reply{}; // a ping's or a read's reply: the header alone
     // Polls without sleeping while messages come (the raw rows), sleeps once idle for 10 ms: the
     // devrt rows then have the machine's cores to themselves.
     auto active = std::chrono::steady_clock::now();
@@ -282,7 +282,7 @@ struct RawClient {
 
   // Sends `id` (the command header's size, with `bytes` of data) and waits for its answer.
   bool exchange(unsigned id, const void* data, std::size_t bytes) {
-    wire::Command header{};
+    wire::Header header{}; // a ping's size: a header and no request
     header.op = id;
     const std::uint64_t expected = answers + 1;
     if (!raw_send(endpoint, id, &header, sizeof header, data, bytes, pending)) return false;
@@ -296,15 +296,18 @@ struct RawClient {
   }
 
   // UCX reads a message's header and data until its send completes: these outlive every send.
-  wire::Command one_way_header = [] {
-    wire::Command c{};
+  // A launch's command: its header and request.
+  std::vector<unsigned char> one_way_header = [] {
+    wire::Command c = wire::make_command(wire::Launch{});
     c.op = one_way;
-    return c;
+    std::vector<unsigned char> bytes;
+    c.encode(bytes);
+    return bytes;
   }();
   unsigned char one_way_payload[kLaunchPayloadBytes] = {};
 
   bool send_one_way() {
-    const bool sent = raw_send(endpoint, one_way, &one_way_header, sizeof one_way_header, one_way_payload,
+    const bool sent = raw_send(endpoint, one_way, one_way_header.data(), one_way_header.size(), one_way_payload,
                                sizeof one_way_payload, pending);
     worker.progress();
     return sent;
@@ -383,8 +386,7 @@ std::unique_ptr<remote::Connection> ping_connection;
 
 void devrt_ping(benchmark::State& state) {
   if (!ping_connection) return state.SkipWithError("no second connection");
-  wire::Command ping{};
-  ping.op = static_cast<std::uint32_t>(wire::Op::ping);
+  const wire::Command ping = wire::make_command(wire::Ping{});
   for (auto _ : state) {
     remote::Answer answer;
     if (!ping_connection->call(ping, {}, answer).ok()) state.SkipWithError("ping failed");

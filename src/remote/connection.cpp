@@ -60,13 +60,17 @@ struct ConnectionCallbacks {
   static ucs_status_t on_reply(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
                                const ucp_am_recv_param_t* param) noexcept {
     auto* c = static_cast<Connection*>(arg);
-    wire::Reply reply;
-    if (header_bytes != sizeof reply) {
+    if (c->answer_ == nullptr) {
+      c->mark_lost("a reply answered no command in flight");
+      return UCS_OK;
+    }
+    std::optional<wire::Reply> decoded = wire::Reply::decode(header, header_bytes, c->awaited_op_);
+    if (!decoded) {
       c->mark_lost("a reply had a malformed header");
       return UCS_OK;
     }
-    std::memcpy(&reply, header, sizeof reply);
-    if (c->answer_ == nullptr || reply.sequence != c->awaited_ || c->replied_ || reply.text_bytes > bytes) {
+    const wire::Reply& reply = *decoded;
+    if (reply.sequence != c->awaited_ || c->replied_ || reply.text_bytes > bytes) {
       c->mark_lost("a reply answered no command in flight");
       return UCS_OK;
     }
@@ -225,14 +229,12 @@ Status Connection::handshake(std::string_view key_file) noexcept {
     if (!fresh.ok()) return std::move(fresh).status();
     nonce = *fresh;
   }
-  wire::Command hello;
-  hello.op = static_cast<std::uint32_t>(wire::Op::hello);
-  hello.a[0] = wire::kVersion;
   Answer answer;
-  DEVRT_RETURN_IF_ERROR(call(hello, {nonce.data(), nonce.size()}, answer));
-  max_message_ = answer.reply.value[1];
+  DEVRT_RETURN_IF_ERROR(call(wire::make_command(wire::Hello{}), {nonce.data(), nonce.size()}, answer));
+  const auto hello = answer.reply.get<wire::HelloReply>();
+  max_message_ = hello.max_message;
   if (max_message_ == 0) return make_error(ErrorCode::internal, "the server accepts no message");
-  const bool keyed = (answer.reply.value[0] & wire::kHelloKeyed) != 0;
+  const bool keyed = (hello.flags & wire::kHelloKeyed) != 0;
   if (keyed && !key) {
     return make_error(
         ErrorCode::permission_denied,
@@ -264,18 +266,15 @@ Status Connection::authenticate(const auth::Key& key, const auth::Nonce& client_
   }
   Result<auth::Proof> proof = auth::prove(key, auth::Role::client, client_nonce, server_nonce);
   if (!proof.ok()) return std::move(proof).status();
-  wire::Command command;
-  command.op = static_cast<std::uint32_t>(wire::Op::authenticate);
   Answer answer;
-  DEVRT_RETURN_IF_ERROR(call(command, {proof->data(), proof->size()}, answer));
+  DEVRT_RETURN_IF_ERROR(call(wire::make_command(wire::Authenticate{}), {proof->data(), proof->size()}, answer));
   hello.data = std::move(answer.data);
   return Status();
 }
 
 Status Connection::send(const wire::Command& command, std::span<const unsigned char> payload, bool borrowed) noexcept {
   auto* message = new OutgoingMessage();
-  const auto* header = reinterpret_cast<const unsigned char*>(&command);
-  message->header.assign(header, header + sizeof command);
+  command.encode(message->header);
   if (borrowed) {
     message->data = payload.data();
   } else {
@@ -338,6 +337,7 @@ void Connection::round_trip(wire::Command command, std::span<const unsigned char
                             std::size_t into_bytes) noexcept {
   command.sequence = next_sequence_++;
   awaited_ = command.sequence;
+  awaited_op_ = command.op;
   replied_ = false;
   answer_ = &answer;
   into_ = into;
@@ -358,10 +358,8 @@ Status Connection::post(wire::Command command, std::span<const unsigned char> pa
     worker_.progress();
     posted_bytes_ += payload.size();
     if (max_message_ != 0 && posted_bytes_ > 2 * max_message_) { // let the server's queue drain
-      wire::Command ping;
-      ping.op = static_cast<std::uint32_t>(wire::Op::ping);
       Answer answer;
-      round_trip(ping, {}, answer, nullptr, 0);
+      round_trip(wire::make_command(wire::Ping{}), {}, answer, nullptr, 0);
     }
   }
   const bool failed = is_lost();

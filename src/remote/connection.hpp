@@ -97,6 +97,7 @@ private:
   std::chrono::microseconds spin_{200}; // how long a round trip polls before it sleeps
   // The round trip in flight (under mutex_).
   std::uint64_t awaited_ = 0;
+  std::uint32_t awaited_op_ = 0;
   bool replied_ = false;
   int data_pending_ = 0;
   Answer* answer_ = nullptr;

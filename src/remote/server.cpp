@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -206,14 +207,14 @@ ucs_status_t Server::on_command(void* arg, const void* header, std::size_t heade
   auto it = server->clients_.find(param->reply_ep);
   if (it == server->clients_.end()) return UCS_OK;
   Client* client = it->second.get();
-  wire::Command command;
-  if (header_bytes != sizeof command) {
-    server->drop(client, "it broke the protocol: a command header of " + std::to_string(header_bytes) + " bytes");
+  std::optional<wire::Command> command = wire::Command::decode(header, header_bytes);
+  if (!command) {
+    server->drop(client,
+                 "it broke the protocol: a command header of " + std::to_string(header_bytes) + " bytes, no command's");
     return UCS_OK;
   }
-  std::memcpy(&command, header, sizeof command);
   std::string why;
-  Incoming* incoming = client->accept(command, bytes, why);
+  Incoming* incoming = client->accept(*command, bytes, why);
   if (incoming == nullptr) {
     server->drop(client, "it broke the protocol: " + why);
     return UCS_OK;
@@ -280,8 +281,7 @@ bool Server::flush_outbox() {
       continue;
     }
     auto* message = new remote::OutgoingMessage();
-    const auto* header = reinterpret_cast<const unsigned char*>(&out.reply);
-    message->header.assign(header, header + sizeof out.reply);
+    out.reply.encode(message->header);
     message->payload = std::move(out.data);
     message->data = message->payload.data();
     message->bytes = message->payload.size();

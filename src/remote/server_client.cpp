@@ -121,9 +121,10 @@ void Client::ready(Incoming* incoming) {
     // A read of host memory: the reply is sent from it, and nothing else runs until it has gone.
     Outgoing out;
     out.endpoint = endpoint_;
+    out.reply = wire::Reply::for_op(in_place_->command.op);
     out.reply.sequence = in_place_->command.sequence;
     out.lent = lent;
-    out.lent_bytes = in_place_->command.a[2];
+    out.lent_bytes = in_place_->command.request<wire::Read>().bytes;
     out.lender = this;
     host_.send(std::move(out));
     return;

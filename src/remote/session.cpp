@@ -57,6 +57,7 @@ bool CommandRunner::run(const wire::Command& c, const std::vector<unsigned char>
   const auto op = static_cast<Op>(c.op);
   Outgoing out;
   out.endpoint = endpoint_;
+  out.reply = wire::Reply::for_op(c.op);
   out.reply.sequence = c.sequence;
   Status status = !wire::payload_fits(c, data.size())
                       ? violation("command " + std::to_string(c.op) + " with a payload of " +
@@ -102,12 +103,14 @@ Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoi
   const Options& options = host_.options();
   if (static_cast<Op>(c.op) == Op::hello) {
     if (stage_ != Stage::hello) return violation("a second hello");
-    if (c.a[0] != wire::kVersion) {
+    const auto hello = c.request<wire::Hello>();
+    if (hello.version != wire::kVersion) {
       stage_ = Stage::authenticate; // ended with the reply
-      return make_error(ErrorCode::abi_mismatch, "the client speaks protocol version ", c.a[0], ", this server ",
+      return make_error(ErrorCode::abi_mismatch, "the client speaks protocol version ", hello.version, ", this server ",
                         wire::kVersion, ": use one devrt release on both sides");
     }
-    out.reply.value[1] = options.limits.message_bytes;
+    wire::HelloReply reply{.flags = 0, .max_message = options.limits.message_bytes};
+    out.reply.set(reply);
     if (!options.key) return admit(out);
     std::memcpy(client_nonce_.data(), data.data(), client_nonce_.size());
     Result<remote::auth::Nonce> nonce = remote::auth::random_nonce();
@@ -117,7 +120,8 @@ Status CommandRunner::handshake(const wire::Command& c, const Data& data, Outgoi
         remote::auth::prove(*options.key, remote::auth::Role::server, client_nonce_, server_nonce_);
     if (!proof.ok()) return std::move(proof).status();
     stage_ = Stage::authenticate;
-    out.reply.value[0] = wire::kHelloKeyed;
+    reply.flags = wire::kHelloKeyed;
+    out.reply.set(reply);
     out.data.assign(server_nonce_.begin(), server_nonce_.end());
     out.data.insert(out.data.end(), proof->begin(), proof->end());
     return Status();
@@ -164,23 +168,28 @@ bool CommandRunner::stream_idle(const wire::Command& c) const {
   return it != streams_.end() && it->second.device == c.device && !it->second.used;
 }
 
-unsigned char* CommandRunner::in_place(const wire::Command& c, std::size_t bytes) const {
+unsigned char* CommandRunner::in_place(const wire::Command& c, std::uint64_t allocation, std::uint64_t offset,
+                                       std::size_t bytes) const {
   if (stage_ != Stage::ready || !violation_.empty() || c.device >= host_.devices().size()) return nullptr;
   if (deferred_.count(c.device) != 0 || !stream_idle(c)) return nullptr;
-  auto it = buffers_.find(c.a[0]);
+  auto it = buffers_.find(allocation);
   if (it == buffers_.end() || it->second.device != c.device) return nullptr;
   const MemorySpan span = it->second.buffer.span();
   if (span.device.kind != DeviceKind::cpu || span.data == nullptr) return nullptr;
-  if (c.a[1] > span.size || bytes > span.size - c.a[1]) return nullptr;
-  return static_cast<unsigned char*>(span.data) + c.a[1];
+  if (offset > span.size || bytes > span.size - offset) return nullptr;
+  return static_cast<unsigned char*>(span.data) + offset;
 }
 
 void* CommandRunner::write_in_place(const wire::Command& c, std::size_t bytes) const {
-  return static_cast<Op>(c.op) == Op::write ? in_place(c, bytes) : nullptr;
+  if (static_cast<Op>(c.op) != Op::write) return nullptr;
+  const auto write = c.request<wire::Write>();
+  return in_place(c, write.allocation, write.offset, bytes);
 }
 
 const void* CommandRunner::read_in_place(const wire::Command& c) const {
-  return static_cast<Op>(c.op) == Op::read ? in_place(c, c.a[2]) : nullptr;
+  if (static_cast<Op>(c.op) != Op::read) return nullptr;
+  const auto read = c.request<wire::Read>();
+  return in_place(c, read.allocation, read.offset, read.bytes);
 }
 
 bool CommandRunner::runs_on_arrival(const wire::Command& c) const {
@@ -301,52 +310,59 @@ Status CommandRunner::memory_command(const wire::Command& c, Device dev, const s
                                      Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::allocate: {
-    if (c.a[0] == 0) return make_error(ErrorCode::invalid_argument, "allocate: zero bytes");
-    DEVRT_RETURN_IF_ERROR(check_memory(c.device, c.a[0]));
-    SERVER_TRY_ASSIGN(buffer, Buffer::allocate(dev, c.a[0], c.a[1]));
+    const auto r = c.request<wire::Allocate>();
+    if (r.bytes == 0) return make_error(ErrorCode::invalid_argument, "allocate: zero bytes");
+    DEVRT_RETURN_IF_ERROR(check_memory(c.device, r.bytes));
+    SERVER_TRY_ASSIGN(buffer, Buffer::allocate(dev, r.bytes, r.alignment));
     DEVRT_RETURN_IF_ERROR(clear(buffer));
     const std::uint64_t handle = next_handle_++;
-    allocated_bytes_ += c.a[0];
-    allocated_on_[c.device] += c.a[0];
+    allocated_bytes_ += r.bytes;
+    allocated_on_[c.device] += r.bytes;
     buffers_.emplace(handle, Allocation{c.device, std::move(buffer)});
-    out.reply.value[0] = handle;
+    out.reply.set(wire::Created{handle});
     return Status();
   }
   case Op::free: {
-    SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
+    const auto r = c.request<wire::Free>();
+    SERVER_TRY_ASSIGN(a, find(buffers_, r.allocation, c.device, "allocation"));
     allocated_bytes_ -= a->buffer.size();
     allocated_on_[c.device] -= a->buffer.size();
-    buffers_.erase(c.a[0]);
+    buffers_.erase(r.allocation);
     return Status();
   }
   case Op::write: {
-    SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
-    DEVRT_RETURN_IF_ERROR(check_range(*a, c.a[1], data.size()));
+    const auto r = c.request<wire::Write>();
+    SERVER_TRY_ASSIGN(a, find(buffers_, r.allocation, c.device, "allocation"));
+    DEVRT_RETURN_IF_ERROR(check_range(*a, r.offset, data.size()));
     SERVER_TRY_ASSIGN(s, stream(c));
-    DEVRT_RETURN_IF_ERROR(copy(host_span(data.data(), data.size()), 0, a->buffer.span(), c.a[1], data.size(), s));
+    DEVRT_RETURN_IF_ERROR(copy(host_span(data.data(), data.size()), 0, a->buffer.span(), r.offset, data.size(), s));
     // The bytes are this message's: done with them before it goes.
     return synchronize(s);
   }
   case Op::read: {
-    SERVER_TRY_ASSIGN(a, find(buffers_, c.a[0], c.device, "allocation"));
-    DEVRT_RETURN_IF_ERROR(check_range(*a, c.a[1], c.a[2]));
+    const auto r = c.request<wire::Read>();
+    SERVER_TRY_ASSIGN(a, find(buffers_, r.allocation, c.device, "allocation"));
+    DEVRT_RETURN_IF_ERROR(check_range(*a, r.offset, r.bytes));
     DEVRT_RETURN_IF_ERROR(take_deferred(c.device));
     SERVER_TRY_ASSIGN(s, stream(c));
-    out.data = take_staging(c.a[2]);
-    DEVRT_RETURN_IF_ERROR(copy(a->buffer.span(), c.a[1], host_span(out.data.data(), out.data.size()), 0, c.a[2], s));
+    out.data = take_staging(r.bytes);
+    DEVRT_RETURN_IF_ERROR(copy(a->buffer.span(), r.offset, host_span(out.data.data(), out.data.size()), 0, r.bytes, s));
     return synchronize(s);
   }
   case Op::copy: {
-    SERVER_TRY_ASSIGN(dst, find(buffers_, c.a[2], c.device, "allocation"));
-    SERVER_TRY_ASSIGN(src, find(buffers_, c.a[0], static_cast<std::uint32_t>(c.a[5]), "allocation"));
-    DEVRT_RETURN_IF_ERROR(check_range(*src, c.a[1], c.a[4]));
-    DEVRT_RETURN_IF_ERROR(check_range(*dst, c.a[3], c.a[4]));
+    const auto r = c.request<wire::Copy>();
+    SERVER_TRY_ASSIGN(dst, find(buffers_, r.destination, c.device, "allocation"));
+    SERVER_TRY_ASSIGN(src, find(buffers_, r.source, r.source_device, "allocation"));
+    DEVRT_RETURN_IF_ERROR(check_range(*src, r.source_offset, r.bytes));
+    DEVRT_RETURN_IF_ERROR(check_range(*dst, r.destination_offset, r.bytes));
     SERVER_TRY_ASSIGN(s, stream(c));
     Result<Device> runner = copy_device(src->buffer.device(), dev);
-    if (runner.ok() && *runner == dev) return copy(src->buffer.span(), c.a[1], dst->buffer.span(), c.a[3], c.a[4], s);
+    if (runner.ok() && *runner == dev) {
+      return copy(src->buffer.span(), r.source_offset, dst->buffer.span(), r.destination_offset, r.bytes, s);
+    }
     // The source's device runs it: ordered after the destination's stream, finished before the next command.
     DEVRT_RETURN_IF_ERROR(synchronize(s));
-    DEVRT_RETURN_IF_ERROR(copy(src->buffer.span(), c.a[1], dst->buffer.span(), c.a[3], c.a[4]));
+    DEVRT_RETURN_IF_ERROR(copy(src->buffer.span(), r.source_offset, dst->buffer.span(), r.destination_offset, r.bytes));
     return synchronize(src->buffer.device());
   }
   default: return make_error(ErrorCode::internal, "command ", c.op, " is no memory command");
@@ -361,13 +377,14 @@ Status CommandRunner::stream_command(const wire::Command& c, Device dev, Outgoin
     SERVER_TRY_ASSIGN(created, Stream::create(dev));
     const std::uint64_t handle = next_handle_++;
     streams_.emplace(handle, StreamEntry{c.device, std::move(created)});
-    out.reply.value[0] = handle;
+    out.reply.set(wire::Created{handle});
     return Status();
   }
   case Op::stream_destroy: {
-    SERVER_TRY_ASSIGN(entry, find(streams_, c.a[0], c.device, "stream"));
+    const auto r = c.request<wire::StreamDestroy>();
+    SERVER_TRY_ASSIGN(entry, find(streams_, r.stream, c.device, "stream"));
     static_cast<void>(entry);
-    streams_.erase(c.a[0]);
+    streams_.erase(r.stream);
     return Status();
   }
   case Op::stream_synchronize: {
@@ -393,44 +410,46 @@ Status CommandRunner::event_command(const wire::Command& c, Device dev, Outgoing
   switch (static_cast<Op>(c.op)) {
   case Op::event_create: {
     DEVRT_RETURN_IF_ERROR(check_count(events_.size(), host_.options().limits.events, "events", "--max-client-events"));
-    SERVER_TRY_ASSIGN(created, Event::create(dev, EventOptions{c.a[0] != 0}));
+    SERVER_TRY_ASSIGN(created, Event::create(dev, EventOptions{c.request<wire::EventCreate>().timed != 0}));
     const std::uint64_t handle = next_handle_++;
     events_.emplace(handle, EventEntry{c.device, std::move(created)});
-    out.reply.value[0] = handle;
+    out.reply.set(wire::Created{handle});
     return Status();
   }
   case Op::event_destroy: {
-    SERVER_TRY_ASSIGN(entry, find(events_, c.a[0], c.device, "event"));
+    const auto r = c.request<wire::EventDestroy>();
+    SERVER_TRY_ASSIGN(entry, find(events_, r.event, c.device, "event"));
     static_cast<void>(entry);
-    events_.erase(c.a[0]);
+    events_.erase(r.event);
     return Status();
   }
   case Op::event_record: {
-    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.request<wire::EventRecord>().event, c.device, "event"));
     SERVER_TRY_ASSIGN(s, stream(c));
     return e->event.record(s);
   }
   case Op::event_synchronize: {
-    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.request<wire::EventSynchronize>().event, c.device, "event"));
     DEVRT_RETURN_IF_ERROR(e->event.synchronize());
     return take_deferred(c.device);
   }
   case Op::event_query: {
-    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.request<wire::EventQuery>().event, c.device, "event"));
     SERVER_TRY_ASSIGN(done, e->event.query());
-    out.reply.value[0] = done ? 1 : 0;
+    out.reply.set(wire::EventState{done ? 1u : 0u});
     return Status();
   }
   case Op::stream_wait_event: {
-    SERVER_TRY_ASSIGN(e, find(events_, c.a[0], c.device, "event"));
+    SERVER_TRY_ASSIGN(e, find(events_, c.request<wire::StreamWaitEvent>().event, c.device, "event"));
     SERVER_TRY_ASSIGN(s, stream(c));
     return e->event.wait_on(s);
   }
   case Op::event_elapsed: {
-    SERVER_TRY_ASSIGN(start, find(events_, c.a[0], c.device, "event"));
-    SERVER_TRY_ASSIGN(end, find(events_, c.a[1], c.device, "event"));
+    const auto r = c.request<wire::EventElapsed>();
+    SERVER_TRY_ASSIGN(start, find(events_, r.start, c.device, "event"));
+    SERVER_TRY_ASSIGN(end, find(events_, r.end, c.device, "event"));
     SERVER_TRY_ASSIGN(ns, Event::elapsed_ns(start->event, end->event));
-    out.reply.value[0] = static_cast<std::uint64_t>(ns);
+    out.reply.set(wire::Elapsed{ns});
     return Status();
   }
   default: return make_error(ErrorCode::internal, "command ", c.op, " is no event command");
@@ -441,7 +460,8 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
                                      Outgoing& out) {
   switch (static_cast<Op>(c.op)) {
   case Op::module_load: {
-    const auto format = static_cast<std::uint32_t>(c.a[0]);
+    const auto r = c.request<wire::ModuleLoad>();
+    const std::uint32_t format = r.format;
     if (!host_.options().allow_host_code) {
       const Exported& exported = host_.devices()[c.device];
       if (exported.kernels_in_process) {
@@ -458,8 +478,9 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
     }
     DEVRT_RETURN_IF_ERROR(
         check_count(modules_.size(), host_.options().limits.modules, "modules", "--max-client-modules"));
-    std::string_view options(reinterpret_cast<const char*>(data.data()), c.a[1]);
-    std::span<const std::byte> image(reinterpret_cast<const std::byte*>(data.data()) + c.a[1], data.size() - c.a[1]);
+    std::string_view options(reinterpret_cast<const char*>(data.data()), r.option_bytes);
+    std::span<const std::byte> image(reinterpret_cast<const std::byte*>(data.data()) + r.option_bytes,
+                                     data.size() - r.option_bytes);
     // What the server compiles reads none of its files, whoever the client is.
     DEVRT_RETURN_IF_ERROR(check_build_options(options));
     if (format == DEVRT_MODULE_OPENCL_C) {
@@ -475,33 +496,34 @@ Status CommandRunner::module_command(const wire::Command& c, Device dev, const s
     Result<std::uint32_t> rewritten = module->rewritten_instructions();
     const std::uint64_t handle = next_handle_++;
     modules_.emplace(handle, ModuleEntry{c.device, std::move(module).value()});
-    out.reply.value[0] = handle;
-    out.reply.value[1] = rewritten.ok() ? *rewritten : 0;
+    out.reply.set(wire::ModuleLoaded{handle, rewritten.ok() ? *rewritten : 0});
     out.reply.text_bytes = static_cast<std::uint32_t>(log.size());
     out.data.assign(log.begin(), log.end());
     return Status();
   }
   case Op::module_unload: {
-    SERVER_TRY_ASSIGN(entry, find(modules_, c.a[0], c.device, "module"));
+    const std::uint64_t module = c.request<wire::ModuleUnload>().module;
+    SERVER_TRY_ASSIGN(entry, find(modules_, module, c.device, "module"));
     static_cast<void>(entry);
-    std::erase_if(functions_, [&](const auto& f) { return f.second.module == c.a[0]; });
-    modules_.erase(c.a[0]);
+    std::erase_if(functions_, [&](const auto& f) { return f.second.module == module; });
+    modules_.erase(module);
     return Status();
   }
   case Op::module_function: {
-    SERVER_TRY_ASSIGN(m, find(modules_, c.a[0], c.device, "module"));
+    const std::uint64_t module = c.request<wire::ModuleFunction>().module;
+    SERVER_TRY_ASSIGN(m, find(modules_, module, c.device, "module"));
     std::string name(data.begin(), data.end());
     // One handle per function of a module, however often it is asked for.
     for (const auto& [handle, f] : functions_) {
-      if (f.module == c.a[0] && f.name == name) {
-        out.reply.value[0] = handle;
+      if (f.module == module && f.name == name) {
+        out.reply.set(wire::Created{handle});
         return Status();
       }
     }
     SERVER_TRY_ASSIGN(function, m->module.function(name));
     const std::uint64_t handle = next_handle_++;
-    functions_.emplace(handle, FunctionEntry{c.device, c.a[0], function, std::move(name)});
-    out.reply.value[0] = handle;
+    functions_.emplace(handle, FunctionEntry{c.device, module, function, std::move(name)});
+    out.reply.set(wire::Created{handle});
     return Status();
   }
   default: return make_error(ErrorCode::internal, "command ", c.op, " is no module command");
@@ -512,12 +534,13 @@ Status CommandRunner::launch_command(const wire::Command& c, Device dev, const s
   static_assert(wire::kMaxLaunchArgs == kMaxKernelArgs);
   SERVER_TRY_ASSIGN(s, stream(c));
   // payload_fits checked the argument count against the payload.
-  return launch(c.device, dev, c.a[0], c.a + 1, c.a[4], data.data(), c.a[5], s);
+  const auto r = c.request<wire::Launch>();
+  return launch(c.device, dev, r.function, r.grid, r.block, r.dynamic_shared_bytes, data.data(), r.argument_count, s);
 }
 
-Status CommandRunner::launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint64_t extents[3],
-                             std::uint64_t shared_bytes, const unsigned char* arg_bytes, std::uint64_t count,
-                             StreamRef stream) {
+Status CommandRunner::launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint32_t grid[3],
+                             const std::uint32_t block[3], std::uint64_t shared_bytes, const unsigned char* arg_bytes,
+                             std::uint64_t count, StreamRef stream) {
   SERVER_TRY_ASSIGN(f, find(functions_, function, device, "function"));
   std::vector<KernelArg> args;
   args.reserve(count);
@@ -537,8 +560,6 @@ Status CommandRunner::launch(std::uint32_t device, Device dev, std::uint64_t fun
     }
   }
   LaunchConfig config;
-  std::uint32_t grid[3], block[3];
-  wire::unpack_extents(extents, grid, block);
   config.grid = Extent3{grid[0], grid[1], grid[2]};
   config.block = Extent3{block[0], block[1], block[2]};
   config.dynamic_shared_bytes = shared_bytes;
@@ -547,7 +568,8 @@ Status CommandRunner::launch(std::uint32_t device, Device dev, std::uint64_t fun
 
 Status CommandRunner::issue_nodes(const wire::Command& c, Device dev, const Data& data, StreamRef stream) {
   std::size_t at = 0;
-  for (std::uint64_t i = 0; i < c.a[0]; ++i) {
+  const std::uint64_t node_count = c.request<wire::GraphCreate>().node_count;
+  for (std::uint64_t i = 0; i < node_count; ++i) {
     wire::GraphNode node;
     if (data.size() - at < sizeof node) return violation("graph_create: node " + std::to_string(i) + " cut short");
     std::memcpy(&node, data.data() + at, sizeof node);
@@ -557,7 +579,7 @@ Status CommandRunner::issue_nodes(const wire::Command& c, Device dev, const Data
       if (node.argument_count > wire::kMaxLaunchArgs || data.size() - at < arg_bytes) {
         return violation("graph_create: node " + std::to_string(i) + "'s arguments cut short");
       }
-      DEVRT_RETURN_IF_ERROR(launch(c.device, dev, node.function, node.extents, node.dynamic_shared_bytes,
+      DEVRT_RETURN_IF_ERROR(launch(c.device, dev, node.function, node.grid, node.block, node.dynamic_shared_bytes,
                                    data.data() + at, node.argument_count, stream));
       at += arg_bytes;
     } else if (node.type == DEVRT_GRAPH_NODE_COPY) {
@@ -590,18 +612,19 @@ Status CommandRunner::graph_command(const wire::Command& c, Device dev, const Da
     if (!graph.ok()) return std::move(graph).status();
     const std::uint64_t handle = next_handle_++;
     graphs_.emplace(handle, GraphEntry{c.device, std::move(graph).value()});
-    out.reply.value[0] = handle;
+    out.reply.set(wire::Created{handle});
     return Status();
   }
   case Op::graph_launch: {
-    SERVER_TRY_ASSIGN(g, find(graphs_, c.a[0], c.device, "graph"));
+    SERVER_TRY_ASSIGN(g, find(graphs_, c.request<wire::GraphLaunch>().graph, c.device, "graph"));
     SERVER_TRY_ASSIGN(s, stream(c));
     return g->graph.launch(s);
   }
   case Op::graph_destroy: {
-    SERVER_TRY_ASSIGN(g, find(graphs_, c.a[0], c.device, "graph"));
+    const std::uint64_t graph = c.request<wire::GraphDestroy>().graph;
+    SERVER_TRY_ASSIGN(g, find(graphs_, graph, c.device, "graph"));
     static_cast<void>(g);
-    graphs_.erase(c.a[0]);
+    graphs_.erase(graph);
     return Status();
   }
   default: return make_error(ErrorCode::internal, "command ", c.op, " is no graph command");
@@ -644,9 +667,7 @@ Status CommandRunner::dispatch(const wire::Command& c, const std::vector<unsigne
   case Op::graph_destroy: return graph_command(c, dev, data, out);
   case Op::server_stats: {
     SERVER_TRY_ASSIGN(stats, memory_stats(dev));
-    out.reply.value[0] = host_.clients();
-    out.reply.value[1] = stats.total.allocated_bytes;
-    out.reply.value[2] = stats.total.allocations;
+    out.reply.set(wire::Stats{host_.clients(), stats.total.allocated_bytes, stats.total.allocations});
     return Status();
   }
   default: return violation("unknown command " + std::to_string(c.op));

@@ -22,9 +22,9 @@
 #include <devrt/graph.hpp>
 
 #include "remote/auth.hpp"
-#include "remote/ucx_api.hpp"
 #include "remote/host_code.hpp"
 #include "remote/server.hpp"
+#include "remote/ucx_api.hpp"
 
 namespace devrt::server {
 
@@ -154,11 +154,13 @@ private:
   // Issues a graph_create payload's nodes on `stream` (being captured).
   Status issue_nodes(const wire::Command& c, Device dev, const Data& data, StreamRef stream);
   // Launches the client's function `function` on device `device` with `count` LaunchArgs at `args`.
-  Status launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint64_t extents[3],
-                std::uint64_t shared_bytes, const unsigned char* args, std::uint64_t count, StreamRef stream);
-  // The host address of [c.a[1], + bytes) of the client's allocation c.a[0] when in host memory,
-  // on an idle stream, with no failure waiting to be reported; else nullptr.
-  unsigned char* in_place(const wire::Command& c, std::size_t bytes) const;
+  Status launch(std::uint32_t device, Device dev, std::uint64_t function, const std::uint32_t grid[3],
+                const std::uint32_t block[3], std::uint64_t shared_bytes, const unsigned char* args,
+                std::uint64_t count, StreamRef stream);
+  // The host address of [offset, + bytes) of the client's `allocation` when in host memory, on
+  // `c`'s stream idle, with no failure waiting to be reported; else nullptr.
+  unsigned char* in_place(const wire::Command& c, std::uint64_t allocation, std::uint64_t offset,
+                          std::size_t bytes) const;
   // Whether the stream `c` names has had no work since its last synchronize.
   bool stream_idle(const wire::Command& c) const;
   // The stream `c` names (0: its device's default), marked as given work.

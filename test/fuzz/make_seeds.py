@@ -8,9 +8,9 @@ i8, buffer size u16, byte offset (u8 * 4, or u64 with the raw-offset flag), data
 per dimension a shape and a stride (i8 each, or i64 each with the raw-values flag).
 
 remote_commands inputs follow remote_commands_fuzz.cpp: a byte (1: a correct hello first; 2: a keyed
-server), then per message a Command (op u32, device u32, sequence u64, stream u64, a[6] u64), a u16
-payload length and the payload; a sequence with its top bit set gives its low 16 bits, else the
-messages go in order.
+server), then per message a u8 header size, the header (op u32, device u32, sequence u64, stream u64,
+then the op's request as src/remote/protocol.hpp lays it out), a u16 payload length and the
+payload; a sequence with its top bit set gives its low 16 bits, else the messages go in order.
 """
 import json
 import pathlib
@@ -95,21 +95,34 @@ def tvm_vm_seeds():
     (target / "metadata.json").write_text(json.dumps(metadata))
 
 
-# The protocol's command numbers (src/remote/protocol.hpp, enum class Op).
+# The protocol's command numbers and requests (src/remote/protocol.hpp: enum class Op, and the
+# request struct of each, field by field).
 (HELLO, ALLOCATE, FREE, WRITE, READ, COPY, STREAM_CREATE, STREAM_DESTROY, STREAM_SYNCHRONIZE, EVENT_CREATE,
  EVENT_DESTROY, EVENT_RECORD, EVENT_SYNCHRONIZE, EVENT_QUERY, STREAM_WAIT_EVENT, EVENT_ELAPSED, MODULE_LOAD,
  MODULE_UNLOAD, MODULE_FUNCTION, LAUNCH, DEVICE_SYNCHRONIZE, SERVER_STATS, AUTHENTICATE, PING, GRAPH_CREATE, GRAPH_LAUNCH,
  GRAPH_DESTROY) = range(1, 28)
+REQUEST = {HELLO: "Q", ALLOCATE: "QQ", FREE: "Q", WRITE: "QQ", READ: "QQQ", COPY: "5QII", STREAM_CREATE: "",
+           STREAM_DESTROY: "Q", STREAM_SYNCHRONIZE: "", EVENT_CREATE: "Q", EVENT_DESTROY: "Q", EVENT_RECORD: "Q",
+           EVENT_SYNCHRONIZE: "Q", EVENT_QUERY: "Q", STREAM_WAIT_EVENT: "Q", EVENT_ELAPSED: "QQ", MODULE_LOAD: "IIQ",
+           MODULE_UNLOAD: "Q", MODULE_FUNCTION: "Q", LAUNCH: "Q3I3IQII", DEVICE_SYNCHRONIZE: "", SERVER_STATS: "",
+           AUTHENTICATE: "", PING: "", GRAPH_CREATE: "Q", GRAPH_LAUNCH: "Q", GRAPH_DESTROY: "Q"}
+VERSION = 3
 GRAPH_NODE_LAUNCH, GRAPH_NODE_COPY = 1, 2
 
 
-def graph_node(kind, arguments=0, function=0, extents=(0, 0, 0), shared=0, copy=(0, 0, 0, 0, 0)):
-    return struct.pack("<IIQ3QQ5Q", kind, arguments, function, *extents, shared, *copy)
+def graph_node(kind, arguments=0, function=0, grid=(0, 0, 0), block=(0, 0, 0), shared=0, copy=(0, 0, 0, 0, 0)):
+    return struct.pack("<IIQ3I3IQ5Q", kind, arguments, function, *grid, *block, shared, *copy)
 
 
-def command(op, *a, stream=0, device=0, payload=b""):
-    operands = list(a) + [0] * (6 - len(a))
-    return struct.pack("<IIQQ6Q", op, device, 0, stream, *operands) + struct.pack("<H", len(payload)) + payload
+def command(op, *fields, stream=0, device=0, payload=b""):
+    layout = "<" + REQUEST[op]
+    field_count = len(struct.unpack(layout, bytes(struct.calcsize(layout))))
+    header = struct.pack("<IIQQ", op, device, 0, stream) + struct.pack(layout, *fields, *[0] * (field_count - len(fields)))
+    return message(header, payload)
+
+
+def message(header, payload=b""):
+    return struct.pack("<B", len(header)) + header + struct.pack("<H", len(payload)) + payload
 
 
 def remote_commands_seeds():
@@ -122,22 +135,25 @@ def remote_commands_seeds():
         + command(STREAM_WAIT_EVENT, 4) + command(STREAM_SYNCHRONIZE, stream=2) + command(EVENT_QUERY, 3)
         + command(FREE, 1) + command(DEVICE_SYNCHRONIZE) + command(SERVER_STATS) + command(PING),
         "before_hello": b"\x00" + command(ALLOCATE, 64, 8),
-        "wrong_version": b"\x00" + command(HELLO, 1, payload=bytes(32)),
+        "wrong_version": b"\x00" + command(HELLO, 2, payload=bytes(32)),
         "host_code": b"\x01" + command(MODULE_LOAD, 1, 0, payload=b"conformance")
         + command(MODULE_FUNCTION, 5, payload=b"vadd"),
-        "launch": b"\x01" + command(LAUNCH, 1, 1, 1, 1, 0, 1, payload=bytes(40)),
+        "launch": b"\x01" + command(LAUNCH, 1, 1, 1, 1, 1, 1, 1, 0, 1, payload=bytes(40)),
         "foreign": b"\x01" + command(FREE, 9) + command(PING),
         # A graph of one copy inside the buffer (handle 1), then the graph (handle 2) replayed.
         "graph": b"\x01" + command(ALLOCATE, 4096, 64)
         + command(GRAPH_CREATE, 1, payload=graph_node(GRAPH_NODE_COPY, copy=(1, 0, 1, 64, 16)))
         + command(GRAPH_LAUNCH, 2) + command(GRAPH_LAUNCH, 2) + command(STREAM_SYNCHRONIZE) + command(GRAPH_DESTROY, 2),
-        "keyed": b"\x02" + command(HELLO, 2, payload=bytes(32)) + command(AUTHENTICATE, payload=bytes(32))
+        "keyed": b"\x02" + command(HELLO, VERSION, payload=bytes(32)) + command(AUTHENTICATE, payload=bytes(32))
         + command(ALLOCATE, 64, 8),
         # The handshake inside the input, as the UCX thread admits it, then a command on the
         # client's thread; and a hello with a payload it does not take.
-        "admitted": b"\x00" + command(HELLO, 2, payload=bytes(32)) + command(ALLOCATE, 4096, 64)
+        "admitted": b"\x00" + command(HELLO, VERSION, payload=bytes(32)) + command(ALLOCATE, 4096, 64)
         + command(READ, 1, 0, 16) + command(PING),
-        "hello_oversized": b"\x00" + command(HELLO, 2, payload=bytes(300)),
+        "hello_oversized": b"\x00" + command(HELLO, VERSION, payload=bytes(300)),
+        # A header one byte short of its request, then one of an unknown command.
+        "short_header": b"\x01" + message(struct.pack("<IIQQQ", ALLOCATE, 0, 0, 0, 64)),
+        "unknown_op": b"\x01" + message(struct.pack("<IIQQ", 99, 0, 0, 0)),
     }
     target = HERE / "remote_commands"
     target.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,8 @@
 #include <devrt/devrt.hpp>
 #include <devrt/remote.hpp>
 
-#include "remote/connection.hpp"
 #include "raw_peer.hpp"
+#include "remote/connection.hpp"
 #include "remote_process.hpp"
 
 namespace {
@@ -196,14 +196,15 @@ TEST_CASE("nothing a peer sends before the handshake is queued or allocated", "[
   const std::vector<unsigned char> payload(kBytes, 0x5A);
   for (std::uint32_t flags : {0u, static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_RNDV)}) {
     RawPeer peer(port_of(server.address));
-    for (int i = 0; i < 4; ++i) static_cast<void>(peer.command(wire::Op::write, payload, 0, flags));
+    for (int i = 0; i < 4; ++i) static_cast<void>(peer.command(wire::Write{}, payload, flags));
     // A write before the hello: refused at once, the connection ended.
     CHECK(peer.ended_within(std::chrono::seconds(10)));
   }
   // A hello with a payload of the wrong size, and an authenticate before the hello.
-  for (wire::Op op : {wire::Op::hello, wire::Op::authenticate}) {
+  for (bool hello : {true, false}) {
     RawPeer peer(port_of(server.address));
-    static_cast<void>(peer.command(op, std::vector<unsigned char>(op == wire::Op::hello ? 4096 : 32), wire::kVersion));
+    static_cast<void>(hello ? peer.command(wire::Hello{}, std::vector<unsigned char>(4096))
+                            : peer.command(wire::Authenticate{}, std::vector<unsigned char>(32)));
     CHECK(peer.ended_within(std::chrono::seconds(10)));
   }
   // Nothing is kept: the server's resident memory is back where it was. (UCX itself reassembles an
@@ -291,11 +292,8 @@ devrt::Status raw_module_load(const std::string& address, const std::string& key
                               devrt::ModuleFormat format, const std::string& options, const std::string& image) {
   devrt::Result<std::unique_ptr<devrt::remote::Connection>> c = devrt::remote::Connection::open(address, key);
   REQUIRE(c.ok());
-  wire::Command command;
-  command.op = static_cast<std::uint32_t>(wire::Op::module_load);
-  command.device = device;
-  command.a[0] = static_cast<std::uint64_t>(format);
-  command.a[1] = options.size();
+  const wire::Command command = wire::make_command(
+      wire::ModuleLoad{.format = static_cast<std::uint32_t>(format), .option_bytes = options.size()}, device);
   std::vector<unsigned char> payload(options.begin(), options.end());
   payload.insert(payload.end(), image.begin(), image.end());
   devrt::remote::Answer answer;

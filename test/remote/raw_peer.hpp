@@ -124,14 +124,16 @@ public:
                     std::uint32_t flags = UCP_AM_SEND_FLAG_REPLY) {
     return send_raw(worker_, endpoint_, id, header, header_bytes, data, bytes, flags);
   }
-  // A devrt command with the next sequence number (or `sequence` when not 0).
-  ucs_status_t command(wire::Op op, const std::vector<unsigned char>& payload, std::uint64_t a0 = 0,
+  // A devrt command carrying `request`, with the next sequence number.
+  template <class R>
+  ucs_status_t command(const R& request, const std::vector<unsigned char>& payload,
                        std::uint32_t flags = UCP_AM_SEND_FLAG_REPLY) {
-    wire::Command c;
-    c.op = static_cast<std::uint32_t>(op);
+    wire::Command c = wire::make_command(request);
     c.sequence = next_sequence_++;
-    c.a[0] = a0;
-    return send(wire::kCommandMessage, &c, sizeof c, payload.data(), payload.size(), flags);
+    std::vector<unsigned char> header;
+    c.encode(header);
+    awaited_op_ = c.op;
+    return send(wire::kCommandMessage, header.data(), header.size(), payload.data(), payload.size(), flags);
   }
   // The next reply within `timeout`, or nullopt.
   std::optional<wire::Reply> reply(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
@@ -145,19 +147,19 @@ public:
   bool handshake(const std::optional<devrt::remote::auth::Key>& key = std::nullopt) {
     devrt::remote::auth::Nonce nonce{};
     if (key) nonce = *devrt::remote::auth::random_nonce();
-    if (command(wire::Op::hello, std::vector<unsigned char>(nonce.begin(), nonce.end()), wire::kVersion) != UCS_OK) {
+    if (command(wire::Hello{}, std::vector<unsigned char>(nonce.begin(), nonce.end())) != UCS_OK) {
       return false;
     }
     std::optional<wire::Reply> hello = reply();
     if (!hello || hello->code != 0) return false;
     if (!key) return true;
-    if (hello->value[0] != wire::kHelloKeyed || data_.size() < 64) return false;
+    if (hello->get<wire::HelloReply>().flags != wire::kHelloKeyed || data_.size() < 64) return false;
     devrt::remote::auth::Nonce server{};
     std::memcpy(server.data(), data_.data(), server.size());
     devrt::Result<devrt::remote::auth::Proof> proof =
         devrt::remote::auth::prove(*key, devrt::remote::auth::Role::client, nonce, server);
     if (!proof.ok() ||
-        command(wire::Op::authenticate, std::vector<unsigned char>(proof->begin(), proof->end())) != UCS_OK) {
+        command(wire::Authenticate{}, std::vector<unsigned char>(proof->begin(), proof->end())) != UCS_OK) {
       return false;
     }
     std::optional<wire::Reply> done = reply();
@@ -174,8 +176,9 @@ private:
   static ucs_status_t on_message(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
                                  const ucp_am_recv_param_t* param) {
     auto* peer = static_cast<RawPeer*>(arg);
-    if (header_bytes != sizeof(wire::Reply)) return UCS_OK;
-    std::memcpy(&peer->last_, header, sizeof peer->last_);
+    std::optional<wire::Reply> reply = wire::Reply::decode(header, header_bytes, peer->awaited_op_);
+    if (!reply) return UCS_OK;
+    peer->last_ = *reply;
     peer->replied_ = true;
     peer->data_.resize(bytes);
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
@@ -199,6 +202,7 @@ private:
   ucp_ep_h endpoint_ = nullptr;
   std::atomic<bool> ended_{false};
   std::uint64_t next_sequence_ = 1;
+  std::uint32_t awaited_op_ = 0; // the last command's, whose reply decodes
   bool replied_ = false;
   int receiving_ = 0;
   wire::Reply last_;

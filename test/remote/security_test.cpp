@@ -29,7 +29,7 @@ using devrt::Device;
 using devrt::ErrorCode;
 using devrt::remote::Connection;
 using devrt::remote::wire::Command;
-using devrt::remote::wire::Op;
+namespace wire = devrt::remote::wire;
 using namespace devrt::test;
 
 void check_error(const devrt::Status& status, ErrorCode code, std::string_view part) {
@@ -51,17 +51,17 @@ std::unique_ptr<Connection> open_raw(const std::string& address, const std::stri
   return std::move(c).value();
 }
 
-Command raw(Op op, std::uint32_t device = 0) {
+// A command with no request: `op` is none of the protocol's.
+Command unknown(std::uint32_t op) {
   Command c;
-  c.op = static_cast<std::uint32_t>(op);
-  c.device = device;
+  c.op = op;
   return c;
 }
 
 // A round trip on `c`: ok while the server still serves it.
 devrt::Status ping(Connection& c) {
   devrt::remote::Answer answer;
-  return c.call(raw(Op::ping), {}, answer);
+  return c.call(wire::make_command(wire::Ping{}), {}, answer);
 }
 
 } // namespace
@@ -183,21 +183,27 @@ TEST_CASE("messages that break the protocol end their own connection, and the se
     Command command;
     std::vector<unsigned char> payload;
   };
-  Command foreign_free = raw(Op::free);
-  foreign_free.a[0] = 1; // the bystander's first handle, not this connection's
-  Command launch = raw(Op::launch);
-  launch.a[5] = 2; // two arguments announced, one sent
+  // The bystander's first handle, not this connection's.
+  const Command foreign_free = wire::make_command(wire::Free{.allocation = 1});
+  // Two arguments announced, one sent.
+  const Command launch = wire::make_command(wire::Launch{.argument_count = 2});
+  // An allocate whose header stops after its first operand.
+  Command short_allocate = wire::make_command(wire::Allocate{.bytes = 64});
+  short_allocate.request_bytes = 8;
   std::vector<Case> cases = {
-      {"an unknown command", raw(static_cast<Op>(999)), {}},
-      {"a device the server does not export", raw(Op::allocate, 7), {}},
+      {"an unknown command", unknown(999), {}},
+      {"a command header shorter than its request", short_allocate, {}},
+      {"a device the server does not export", wire::make_command(wire::Allocate{.bytes = 64}, 7), {}},
       {"a handle another client owns", foreign_free, {}},
-      {"a payload on a command that takes none", raw(Op::device_synchronize), std::vector<unsigned char>(8)},
-      {"launch arguments cut short", launch, std::vector<unsigned char>(sizeof(devrt::remote::wire::LaunchArg))},
-      {"a payload beyond --max-message", raw(Op::write), std::vector<unsigned char>(65537)},
-      {"a second hello", raw(Op::hello), std::vector<unsigned char>(32)},
+      {"a payload on a command that takes none", wire::make_command(wire::DeviceSynchronize{}),
+       std::vector<unsigned char>(8)},
+      {"launch arguments cut short", launch, std::vector<unsigned char>(sizeof(wire::LaunchArg))},
+      {"a payload beyond --max-message", wire::make_command(wire::Write{}), std::vector<unsigned char>(65537)},
+      {"a second hello", wire::make_command(wire::Hello{}), std::vector<unsigned char>(32)},
       // On the cpu device a read of host memory is answered in place, on the UCX thread: the
       // payload check holds there too.
-      {"a read carrying a payload", raw(Op::read), std::vector<unsigned char>(8)},
+      {"a read carrying a payload", wire::make_command(wire::Read{.allocation = 1, .bytes = 8}),
+       std::vector<unsigned char>(8)},
   };
   for (Case& c : cases) {
     INFO(c.name);

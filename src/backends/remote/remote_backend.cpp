@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <devrt/remote.hpp>
@@ -20,8 +21,6 @@
 
 namespace devrt::remote {
 namespace {
-
-using wire::Op;
 
 // A remote device: a device of a connection's server.
 struct RemoteDevice {
@@ -131,31 +130,43 @@ const RemoteDevice& device_of(const BackendDevice& device) noexcept { return *re
 void* as_handle(std::uint64_t id) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
 std::uint64_t id_of(const void* handle) noexcept { return reinterpret_cast<std::uintptr_t>(handle); }
 
-// A command for device d; `object` (a handle the server gave) goes in a[0], `stream` names the
-// stream it runs on.
-wire::Command command(const RemoteDevice& d, Op op, const void* object = nullptr, void* stream = nullptr) noexcept {
-  wire::Command c;
-  c.op = static_cast<std::uint32_t>(op);
-  c.device = d.server_index;
-  c.stream = id_of(stream);
-  c.a[0] = id_of(object);
-  return c;
+// The command that carries `request` to device d, on `stream`.
+template <class R>
+wire::Command command(const RemoteDevice& d, const R& request, void* stream = nullptr) noexcept {
+  return wire::make_command(request, d.server_index, id_of(stream));
+}
+
+// A round trip; its result (R's Reply) when it succeeded.
+template <class R>
+Result<typename R::Reply> ask(const RemoteDevice& d, const R& request, std::span<const unsigned char> payload = {},
+                              void* stream = nullptr) noexcept {
+  Answer answer;
+  DEVRT_RETURN_IF_ERROR(d.connection->call(command(d, request, stream), payload, answer));
+  return answer.reply.get<typename R::Reply>();
 }
 
 // A round trip that answers a handle.
-Result<void*> create(const RemoteDevice& d, wire::Command c, std::span<const unsigned char> payload = {}) noexcept {
-  Answer answer;
-  DEVRT_RETURN_IF_ERROR(d.connection->call(c, payload, answer));
-  return as_handle(answer.reply.value[0]);
+template <class R>
+Result<void*> create(const RemoteDevice& d, const R& request, std::span<const unsigned char> payload = {}) noexcept {
+  Result<wire::Created> created = ask(d, request, payload);
+  if (!created.ok()) return std::move(created).status();
+  return as_handle(created->handle);
 }
 
 // A round trip that answers nothing.
-Status round_trip(const RemoteDevice& d, const wire::Command& c) noexcept {
-  Answer answer;
-  return d.connection->call(c, {}, answer);
+template <class R>
+Status round_trip(const RemoteDevice& d, const R& request, void* stream = nullptr) noexcept {
+  return ask(d, request, {}, stream).status();
 }
 
-// Frees `object` on the server; on a lost server that succeeds: what it held went with it.
+// A one-way command.
+template <class R>
+Status post(const RemoteDevice& d, const R& request, void* stream = nullptr,
+            std::span<const unsigned char> payload = {}) noexcept {
+  static_assert(std::is_same_v<typename R::Reply, wire::NoReply>, "a command with a reply is a round trip");
+  return d.connection->post(command(d, request, stream), payload);
+}
+
 // desc.nbytes of `bytes` to desc.dst at desc.dst_offset, in pieces the server accepts (its
 // --max-message), one one-way write each, in order on desc.stream. `borrowed`: the caller keeps
 // the bytes until the next round trip.
@@ -163,18 +174,19 @@ Status write(const RemoteDevice& dst, const CopyDesc& desc, const unsigned char*
   const std::uint64_t piece = dst.connection->max_message();
   for (std::uint64_t done = 0; done < desc.nbytes;) {
     const std::uint64_t n = std::min<std::uint64_t>(piece, desc.nbytes - done);
-    wire::Command c = command(dst, Op::write, desc.dst, desc.stream);
-    c.a[1] = desc.dst_offset + done;
-    DEVRT_RETURN_IF_ERROR(dst.connection->post(c, {bytes + done, n}, borrowed));
+    const wire::Write request{.allocation = id_of(desc.dst), .offset = desc.dst_offset + done};
+    DEVRT_RETURN_IF_ERROR(dst.connection->post(command(dst, request, desc.stream), {bytes + done, n}, borrowed));
     done += n;
   }
   return Status();
 }
 
-Status release(const BackendDevice& device, Op op, const void* object) noexcept {
+// Frees an object on the server; on a lost server that succeeds: what it held went with it.
+template <class R>
+Status release(const BackendDevice& device, const R& request) noexcept {
   const RemoteDevice& d = device_of(device);
   if (d.connection->is_lost()) return Status();
-  return d.connection->post(command(d, op, object), {});
+  return post(d, request);
 }
 
 // Payloads this large are sent from the caller's memory (rendezvous) instead of copied.
@@ -227,15 +239,11 @@ Result<std::uint32_t> RemoteBackend::device_module_formats(const BackendDevice& 
 // ---- Memory and copies -------------------------------------------------------------------------
 
 Result<void*> RemoteBackend::allocate(const BackendDevice& device, std::size_t nbytes, std::size_t alignment) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::allocate);
-  c.a[0] = nbytes;
-  c.a[1] = alignment;
-  return create(d, c);
+  return create(device_of(device), wire::Allocate{.bytes = nbytes, .alignment = alignment});
 }
 
 Status RemoteBackend::free(const BackendDevice& device, void* handle) noexcept {
-  return release(device, Op::free, handle);
+  return release(device, wire::Free{.allocation = id_of(handle)});
 }
 
 Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
@@ -246,21 +254,19 @@ Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
     const RemoteDevice& src = device_of(*desc.src_device);
     const RemoteDevice& dst = device_of(*desc.dst_device);
     if (src.connection == dst.connection) { // the server copies, between its own devices if need be
-      wire::Command c = command(dst, Op::copy, desc.src, desc.stream);
-      c.a[1] = desc.src_offset;
-      c.a[2] = id_of(desc.dst);
-      c.a[3] = desc.dst_offset;
-      c.a[4] = desc.nbytes;
-      c.a[5] = src.server_index;
-      return dst.connection->post(c, {});
+      const wire::Copy request{.source = id_of(desc.src),
+                               .source_offset = desc.src_offset,
+                               .destination = id_of(desc.dst),
+                               .destination_offset = desc.dst_offset,
+                               .bytes = desc.nbytes,
+                               .source_device = src.server_index};
+      return post(dst, request, desc.stream);
     }
     // Two servers: through this process.
     std::vector<unsigned char> bounce(desc.nbytes);
-    wire::Command read = command(src, Op::read, desc.src);
-    read.a[1] = desc.src_offset;
-    read.a[2] = desc.nbytes;
+    const wire::Read read{.allocation = id_of(desc.src), .offset = desc.src_offset, .bytes = desc.nbytes};
     Answer answer;
-    DEVRT_RETURN_IF_ERROR(src.connection->call(read, {}, answer, bounce.data(), bounce.size()));
+    DEVRT_RETURN_IF_ERROR(src.connection->call(command(src, read), {}, answer, bounce.data(), bounce.size()));
     return write(dst, desc, bounce.data(), false);
   }
   if (to_remote) {
@@ -268,80 +274,64 @@ Status RemoteBackend::copy(const CopyDesc& desc) noexcept {
     return write(device_of(*desc.dst_device), desc, bytes, desc.nbytes >= kBorrowedWriteBytes);
   }
   const RemoteDevice& src = device_of(*desc.src_device);
-  wire::Command c = command(src, Op::read, desc.src, desc.stream);
-  c.a[1] = desc.src_offset;
-  c.a[2] = desc.nbytes;
+  const wire::Read read{.allocation = id_of(desc.src), .offset = desc.src_offset, .bytes = desc.nbytes};
   Answer answer;
-  return src.connection->call(c, {}, answer, static_cast<unsigned char*>(desc.dst) + desc.dst_offset, desc.nbytes);
+  return src.connection->call(command(src, read, desc.stream), {}, answer,
+                              static_cast<unsigned char*>(desc.dst) + desc.dst_offset, desc.nbytes);
 }
 
 // ---- Streams and events ------------------------------------------------------------------------
 
 Result<void*> RemoteBackend::stream_create(const BackendDevice& device) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return create(d, command(d, Op::stream_create));
+  return create(device_of(device), wire::StreamCreate{});
 }
 
 Status RemoteBackend::stream_destroy(const BackendDevice& device, void* stream) noexcept {
-  return release(device, Op::stream_destroy, stream);
+  return release(device, wire::StreamDestroy{.stream = id_of(stream)});
 }
 
 Status RemoteBackend::stream_synchronize(const BackendDevice& device, void* stream) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return round_trip(d, command(d, Op::stream_synchronize, nullptr, stream));
+  return round_trip(device_of(device), wire::StreamSynchronize{}, stream);
 }
 
 Status RemoteBackend::device_synchronize(const BackendDevice& device) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return round_trip(d, command(d, Op::device_synchronize));
+  return round_trip(device_of(device), wire::DeviceSynchronize{});
 }
 
 Result<void*> RemoteBackend::event_create(const BackendDevice& device) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return create(d, command(d, Op::event_create));
+  return create(device_of(device), wire::EventCreate{.timed = 0});
 }
 
 Result<void*> RemoteBackend::event_create_timed(const BackendDevice& device) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_create);
-  c.a[0] = 1;
-  return create(d, c);
+  return create(device_of(device), wire::EventCreate{.timed = 1});
 }
 
 Status RemoteBackend::event_destroy(const BackendDevice& device, void* event) noexcept {
-  return release(device, Op::event_destroy, event);
+  return release(device, wire::EventDestroy{.event = id_of(event)});
 }
 
 Status RemoteBackend::event_record(const BackendDevice& device, void* event, void* stream) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return d.connection->post(command(d, Op::event_record, event, stream), {});
+  return post(device_of(device), wire::EventRecord{.event = id_of(event)}, stream);
 }
 
 Status RemoteBackend::event_synchronize(const BackendDevice& device, void* event) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return round_trip(d, command(d, Op::event_synchronize, event));
+  return round_trip(device_of(device), wire::EventSynchronize{.event = id_of(event)});
 }
 
 Result<bool> RemoteBackend::event_query(const BackendDevice& device, void* event) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_query, event);
-  Answer answer;
-  DEVRT_RETURN_IF_ERROR(d.connection->call(c, {}, answer));
-  return answer.reply.value[0] != 0;
+  Result<wire::EventState> state = ask(device_of(device), wire::EventQuery{.event = id_of(event)});
+  if (!state.ok()) return std::move(state).status();
+  return state->complete != 0;
 }
 
 Status RemoteBackend::stream_wait_event(const BackendDevice& device, void* stream, void* event) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return d.connection->post(command(d, Op::stream_wait_event, event, stream), {});
+  return post(device_of(device), wire::StreamWaitEvent{.event = id_of(event)}, stream);
 }
 
 Result<std::int64_t> RemoteBackend::event_elapsed(const BackendDevice& device, void* start, void* end) noexcept {
-  const RemoteDevice& d = device_of(device);
-  wire::Command c = command(d, Op::event_elapsed, start);
-  c.a[1] = id_of(end);
-  Answer answer;
-  DEVRT_RETURN_IF_ERROR(d.connection->call(c, {}, answer));
-  return static_cast<std::int64_t>(answer.reply.value[0]);
+  Result<wire::Elapsed> elapsed = ask(device_of(device), wire::EventElapsed{.start = id_of(start), .end = id_of(end)});
+  if (!elapsed.ok()) return std::move(elapsed).status();
+  return elapsed->nanoseconds;
 }
 
 // ---- Modules and launches ----------------------------------------------------------------------
@@ -359,24 +349,24 @@ Result<void*> RemoteBackend::module_load(const BackendDevice& device, ModuleForm
   std::vector<unsigned char> payload(option_bytes + image.size());
   std::memcpy(payload.data(), options, option_bytes);
   std::memcpy(payload.data() + option_bytes, image.data(), image.size());
-  wire::Command c = command(d, Op::module_load);
-  c.a[0] = static_cast<std::uint64_t>(format);
-  c.a[1] = option_bytes;
+  const wire::ModuleLoad request{.format = static_cast<std::uint32_t>(format), .option_bytes = option_bytes};
   Answer answer;
-  Status s = d.connection->call(c, payload, answer);
+  Status s = d.connection->call(command(d, request), payload, answer);
   if (!s.ok()) {
     log.append(std::string_view(reinterpret_cast<const char*>(answer.data.data()), answer.data.size()));
     return s;
   }
   log.append(answer.text);
-  remotes().set_rewrites(d.connection, answer.reply.value[0],
-                         static_cast<std::uint32_t>(std::min<std::uint64_t>(answer.reply.value[1], UINT32_MAX)));
-  return as_handle(answer.reply.value[0]);
+  const auto loaded = answer.reply.get<wire::ModuleLoaded>();
+  remotes().set_rewrites(
+      d.connection, loaded.module,
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(loaded.rewritten_instructions, UINT32_MAX)));
+  return as_handle(loaded.module);
 }
 
 Status RemoteBackend::module_unload(const BackendDevice& device, void* module) noexcept {
   remotes().set_rewrites(device_of(device).connection, id_of(module), 0);
-  return release(device, Op::module_unload, module);
+  return release(device, wire::ModuleUnload{.module = id_of(module)});
 }
 
 Result<std::uint32_t> RemoteBackend::module_rewrites(const BackendDevice& device, void* module) noexcept {
@@ -384,8 +374,7 @@ Result<std::uint32_t> RemoteBackend::module_rewrites(const BackendDevice& device
 }
 
 Result<void*> RemoteBackend::module_function(const BackendDevice& device, void* module, const char* name) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return create(d, command(d, Op::module_function, module),
+  return create(device_of(device), wire::ModuleFunction{.module = id_of(module)},
                 {reinterpret_cast<const unsigned char*>(name), std::strlen(name)});
 }
 
@@ -452,11 +441,11 @@ Status RemoteBackend::launch(const BackendDevice& device, void* function, const 
   std::vector<unsigned char> payload;
   payload.reserve(desc.num_args * sizeof(wire::LaunchArg));
   DEVRT_RETURN_IF_ERROR(append_arguments(d, desc, payload));
-  wire::Command c = command(d, Op::launch, function, desc.stream);
-  wire::pack_extents(desc.grid, desc.block, c.a + 1);
-  c.a[4] = desc.dynamic_shared_bytes;
-  c.a[5] = desc.num_args;
-  return d.connection->post(c, payload);
+  wire::Launch request{
+      .function = id_of(function), .dynamic_shared_bytes = desc.dynamic_shared_bytes, .argument_count = desc.num_args};
+  std::copy_n(desc.grid, 3, request.grid);
+  std::copy_n(desc.block, 3, request.block);
+  return post(d, request, desc.stream, payload);
 }
 
 // ---- Graphs: captured on the client, sent once, replayed on the server by one message each -------
@@ -476,7 +465,8 @@ Result<void*> RemoteBackend::graph_create(const BackendDevice& device, void*,
       DEVRT_RETURN_IF_ERROR(check_block(d, node.launch));
       out.argument_count = node.launch.num_args;
       out.function = id_of(node.function);
-      wire::pack_extents(node.launch.grid, node.launch.block, out.extents);
+      std::copy_n(node.launch.grid, 3, out.grid);
+      std::copy_n(node.launch.block, 3, out.block);
       out.dynamic_shared_bytes = node.launch.dynamic_shared_bytes;
     } else {
       out.source = id_of(node.copy.src);
@@ -493,18 +483,15 @@ Result<void*> RemoteBackend::graph_create(const BackendDevice& device, void*,
     return make_error(ErrorCode::unsupported, "a graph of ", payload.size(), " bytes, more than devrt-server at ",
                       d.connection->address(), " accepts in one message");
   }
-  wire::Command c = command(d, Op::graph_create);
-  c.a[0] = nodes.size();
-  return create(d, c, payload);
+  return create(d, wire::GraphCreate{.node_count = nodes.size()}, payload);
 }
 
 Status RemoteBackend::graph_launch(const BackendDevice& device, void* graph, void* stream) noexcept {
-  const RemoteDevice& d = device_of(device);
-  return d.connection->post(command(d, Op::graph_launch, graph, stream), {});
+  return post(device_of(device), wire::GraphLaunch{.graph = id_of(graph)}, stream);
 }
 
 Status RemoteBackend::graph_destroy(const BackendDevice& device, void* graph) noexcept {
-  return release(device, Op::graph_destroy, graph);
+  return release(device, wire::GraphDestroy{.graph = id_of(graph)});
 }
 
 // ---- devrt::remote -----------------------------------------------------------------------------
@@ -542,9 +529,9 @@ Result<DeviceInfo> describe(Device device) noexcept {
 Result<ServerStats> server_stats(Device device) noexcept {
   Result<const RemoteDevice*> d = remote_device(device, "server_stats");
   if (!d.ok()) return std::move(d).status();
-  Answer answer;
-  DEVRT_RETURN_IF_ERROR((*d)->connection->call(command(**d, Op::server_stats), {}, answer));
-  return ServerStats{answer.reply.value[0], answer.reply.value[1], answer.reply.value[2]};
+  Result<wire::Stats> stats = ask(**d, wire::ServerStats{});
+  if (!stats.ok()) return std::move(stats).status();
+  return ServerStats{stats->clients, stats->allocated_bytes, stats->allocations};
 }
 
 } // namespace devrt::remote
