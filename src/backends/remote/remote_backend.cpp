@@ -3,7 +3,6 @@
 #include "remote_backend.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -11,6 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -22,20 +23,19 @@
 namespace devrt::remote {
 namespace {
 
-// A remote device: a device of a connection's server.
+// A remote device, the backend's state of it (devrt_backend_device::state): a device of a
+// connection's server.
 struct RemoteDevice {
   Connection* connection = nullptr;
   std::uint32_t server_index = 0; // the server's exported device
   const wire::DeviceDescription* description = nullptr;
 };
 
-// Every connection and device of the process, added to and never removed: a lost server's devices
-// keep their numbers (and keep failing). Device slots are published by `count` (release), so
-// lookups take no lock.
+// Every connection of the process, added to and never removed: a lost server's devices keep their
+// numbers (and keep failing). Remote device i is device i - (the devices of the connections
+// before it) of the first connection that has that many. Thread-safe.
 class Remotes {
 public:
-  static constexpr std::int32_t kMaxDevices = 256;
-
   // Connects to the servers of DEVRT_REMOTE, once; why none could be reached, if none.
   void connect_configured() noexcept {
     std::call_once(configured_once_, [this] {
@@ -54,32 +54,34 @@ public:
     Result<std::unique_ptr<Connection>> opened = Connection::open(address, key_file);
     if (!opened.ok()) return std::move(opened).status();
     std::lock_guard<std::mutex> lock(mutex_);
-    Connection* connection = opened->get();
-    const std::size_t n = connection->devices().size();
+    const std::size_t n = (*opened)->devices().size();
     const std::int32_t first = count_.load(std::memory_order_relaxed);
-    if (static_cast<std::size_t>(kMaxDevices - first) < n) {
+    if (static_cast<std::size_t>(INT32_MAX - first) < n) {
       return make_error(ErrorCode::out_of_range, "devrt-server at ", address, " exports ", n, " devices; ", first,
-                        " remote devices are connected already, and a process holds at most ", kMaxDevices);
+                        " remote devices are connected already");
     }
     connections_.push_back(std::move(opened).value());
     // At the process's normal exit every server hears this client leave, at once.
     static const bool closing_at_exit = std::atexit(&close_all) == 0;
     static_cast<void>(closing_at_exit);
     std::vector<Device> out;
-    for (std::size_t i = 0; i < n; ++i) {
-      RemoteDevice& d = devices_[first + static_cast<std::int32_t>(i)];
-      d.connection = connection;
-      d.server_index = static_cast<std::uint32_t>(i);
-      d.description = &connection->devices()[i];
-      out.push_back(Device{DeviceKind::remote, first + static_cast<std::int32_t>(i)});
-    }
+    for (std::size_t i = 0; i < n; ++i) out.push_back(Device{DeviceKind::remote, first + static_cast<std::int32_t>(i)});
     count_.store(first + static_cast<std::int32_t>(n), std::memory_order_release);
     return out;
   }
 
   std::int32_t count() const noexcept { return count_.load(std::memory_order_acquire); }
-  const RemoteDevice* find(std::int32_t index) const noexcept {
-    return index >= 0 && index < count() ? &devices_[index] : nullptr;
+  // Remote device `index`, or nothing when no connection has it.
+  std::optional<RemoteDevice> find(std::int32_t index) const noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::unique_ptr<Connection>& connection : connections_) {
+      const auto n = static_cast<std::int32_t>(connection->devices().size());
+      if (index >= 0 && index < n) {
+        return RemoteDevice{connection.get(), static_cast<std::uint32_t>(index), &connection->devices()[index]};
+      }
+      index -= n;
+    }
+    return std::nullopt;
   }
   std::string configured_errors() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -109,7 +111,6 @@ private:
   std::once_flag configured_once_;
   std::string configured_errors_;
   std::vector<std::unique_ptr<Connection>> connections_;
-  std::array<RemoteDevice, kMaxDevices> devices_{};
   std::atomic<std::int32_t> count_{0};
   std::map<std::pair<const Connection*, std::uint64_t>, std::uint32_t> rewrites_;
 };
@@ -125,7 +126,7 @@ void Remotes::close_all() noexcept {
   for (const std::unique_ptr<Connection>& connection : all.connections_) connection->close(std::chrono::seconds(1));
 }
 
-const RemoteDevice& device_of(const BackendDevice& device) noexcept { return *remotes().find(device.index); }
+const RemoteDevice& device_of(const BackendDevice& device) noexcept { return backend_state<RemoteDevice>(device); }
 
 void* as_handle(std::uint64_t id) noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
 std::uint64_t id_of(const void* handle) noexcept { return reinterpret_cast<std::uintptr_t>(handle); }
@@ -210,6 +211,20 @@ Result<std::int32_t> RemoteBackend::device_count() noexcept {
   if (!ucx_library().status.ok()) return 0;
   remotes().connect_configured();
   return remotes().count();
+}
+
+Status RemoteBackend::open_device(BackendDevice& device) noexcept {
+  std::optional<RemoteDevice> found = remotes().find(device.index);
+  if (!found) return make_error(ErrorCode::invalid_argument, "remote:", device.index, " is no connected device");
+  device.state = new (std::nothrow) RemoteDevice(*found);
+  if (device.state == nullptr) return make_error(ErrorCode::out_of_memory, "remote:", device.index, ": open_device");
+  return Status();
+}
+
+Status RemoteBackend::close_device(BackendDevice& device) noexcept {
+  delete static_cast<RemoteDevice*>(device.state);
+  device.state = nullptr;
+  return Status();
 }
 
 Result<AttributeValue> RemoteBackend::get_attribute(const BackendDevice& device, Attribute attribute) noexcept {
@@ -505,31 +520,30 @@ Result<std::vector<Device>> connect(std::string_view address, const ConnectOptio
 Result<std::vector<Device>> connect(std::string_view address) noexcept { return connect(address, ConnectOptions{}); }
 
 namespace {
-Result<const RemoteDevice*> remote_device(Device device, const char* call) noexcept {
-  const RemoteDevice* d = device.kind == DeviceKind::remote ? remotes().find(device.id) : nullptr;
-  if (d == nullptr)
-    return make_error(ErrorCode::invalid_argument, "remote::", call, ": ", device, " is no remote device");
-  return d;
+Result<RemoteDevice> remote_device(Device device, const char* call) noexcept {
+  std::optional<RemoteDevice> d = device.kind == DeviceKind::remote ? remotes().find(device.id) : std::nullopt;
+  if (!d) return make_error(ErrorCode::invalid_argument, "remote::", call, ": ", device, " is no remote device");
+  return *d;
 }
 } // namespace
 
 Result<DeviceInfo> describe(Device device) noexcept {
-  Result<const RemoteDevice*> d = remote_device(device, "describe");
+  Result<RemoteDevice> d = remote_device(device, "describe");
   if (!d.ok()) return std::move(d).status();
   DeviceInfo info;
-  info.server = (*d)->connection->address();
-  info.kind = static_cast<DeviceKind>((*d)->description->kind);
-  info.index = (*d)->description->index;
-  info.name = (*d)->description->name;
-  info.lost = (*d)->connection->is_lost();
-  if (info.lost) info.lost_reason = (*d)->connection->lost_reason();
+  info.server = d->connection->address();
+  info.kind = static_cast<DeviceKind>(d->description->kind);
+  info.index = d->description->index;
+  info.name = d->description->name;
+  info.lost = d->connection->is_lost();
+  if (info.lost) info.lost_reason = d->connection->lost_reason();
   return info;
 }
 
 Result<ServerStats> server_stats(Device device) noexcept {
-  Result<const RemoteDevice*> d = remote_device(device, "server_stats");
+  Result<RemoteDevice> d = remote_device(device, "server_stats");
   if (!d.ok()) return std::move(d).status();
-  Result<wire::Stats> stats = ask(**d, wire::ServerStats{});
+  Result<wire::Stats> stats = ask(*d, wire::ServerStats{});
   if (!stats.ok()) return std::move(stats).status();
   return ServerStats{stats->clients, stats->allocated_bytes, stats->allocations};
 }

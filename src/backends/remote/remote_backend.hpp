@@ -15,8 +15,8 @@
 
 namespace devrt::remote {
 
-// Stateless: the connections and devices live in a process-wide table (remote_backend.cpp).
-// Every member is thread-safe.
+// The connections live in a process-wide list (remote_backend.cpp); each open device's state
+// (open_device) names its connection and the server's device. Every member is thread-safe.
 class RemoteBackend {
 public:
   static constexpr std::string_view name = "remote";
@@ -25,6 +25,8 @@ public:
 
   Status availability() noexcept;
   Result<std::int32_t> device_count() noexcept;
+  Status open_device(BackendDevice& device) noexcept;
+  Status close_device(BackendDevice& device) noexcept;
   Result<AttributeValue> get_attribute(const BackendDevice& device, Attribute attribute) noexcept;
   Result<Target> detect_target(const BackendDevice& device) noexcept;
 
@@ -72,7 +74,8 @@ public:
 static_assert(Backend<RemoteBackend> && BackendEvents<RemoteBackend> && BackendEventTiming<RemoteBackend> &&
               BackendModules<RemoteBackend> && BackendModuleRewrites<RemoteBackend> &&
               BackendDeviceModuleFormats<RemoteBackend> && BackendDeviceSynchronize<RemoteBackend> &&
-              BackendTargetDetection<RemoteBackend> && OutOfProcessDevices<RemoteBackend>);
+              BackendTargetDetection<RemoteBackend> && OutOfProcessDevices<RemoteBackend> &&
+              BackendDeviceLifecycle<RemoteBackend>);
 
 } // namespace devrt::remote
 
