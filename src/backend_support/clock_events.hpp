@@ -4,8 +4,8 @@
 // event. A timed event is an allocation (an even handle); the backend's untimed events stay odd
 // tokens, which these functions tell apart. The backend supplies the clock, in nanoseconds.
 // Thread-safe as the backend's events are. Not public API.
-#ifndef DEVRT_SRC_CORE_CLOCK_EVENTS_HPP
-#define DEVRT_SRC_CORE_CLOCK_EVENTS_HPP
+#ifndef DEVRT_SRC_BACKEND_SUPPORT_CLOCK_EVENTS_HPP
+#define DEVRT_SRC_BACKEND_SUPPORT_CLOCK_EVENTS_HPP
 
 #include <atomic>
 #include <cstdint>
@@ -53,4 +53,4 @@ inline Result<std::int64_t> clock_events_elapsed(void* start, void* end) noexcep
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_CLOCK_EVENTS_HPP
+#endif // DEVRT_SRC_BACKEND_SUPPORT_CLOCK_EVENTS_HPP

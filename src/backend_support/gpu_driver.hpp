@@ -26,8 +26,8 @@
 //   load_image(format, data, log) -> Result<ModuleHandle>   with the device current
 //   make_function(device, module, name) -> Result<std::unique_ptr<Function>>  with it current
 // Every member is thread-safe as the driver's calls are.
-#ifndef DEVRT_SRC_CORE_GPU_DRIVER_HPP
-#define DEVRT_SRC_CORE_GPU_DRIVER_HPP
+#ifndef DEVRT_SRC_BACKEND_SUPPORT_GPU_DRIVER_HPP
+#define DEVRT_SRC_BACKEND_SUPPORT_GPU_DRIVER_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -273,4 +273,4 @@ private:
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_GPU_DRIVER_HPP
+#endif // DEVRT_SRC_BACKEND_SUPPORT_GPU_DRIVER_HPP

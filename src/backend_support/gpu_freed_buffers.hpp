@@ -2,8 +2,8 @@
 // The buffers a GPU backend freed lately, for backends whose memory handles are pointers the
 // driver or the backend dereferences (OpenCL's cl_mem, Vulkan's allocation records). Not public
 // API.
-#ifndef DEVRT_SRC_CORE_GPU_FREED_BUFFERS_HPP
-#define DEVRT_SRC_CORE_GPU_FREED_BUFFERS_HPP
+#ifndef DEVRT_SRC_BACKEND_SUPPORT_GPU_FREED_BUFFERS_HPP
+#define DEVRT_SRC_BACKEND_SUPPORT_GPU_FREED_BUFFERS_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -41,4 +41,4 @@ private:
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_GPU_FREED_BUFFERS_HPP
+#endif // DEVRT_SRC_BACKEND_SUPPORT_GPU_FREED_BUFFERS_HPP

@@ -4,8 +4,8 @@
 // one set of messages), and for CUDA and HIP, whose launch
 // calls take the same shape, device attributes and a `void* params[]` array pointing at each
 // argument's bytes. Not public API.
-#ifndef DEVRT_SRC_CORE_GPU_LAUNCH_HPP
-#define DEVRT_SRC_CORE_GPU_LAUNCH_HPP
+#ifndef DEVRT_SRC_BACKEND_SUPPORT_GPU_LAUNCH_HPP
+#define DEVRT_SRC_BACKEND_SUPPORT_GPU_LAUNCH_HPP
 
 #include <algorithm>
 #include <cstdint>
@@ -182,4 +182,4 @@ std::int64_t gcn_arch_number(std::string_view gcn_arch_name) noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_GPU_LAUNCH_HPP
+#endif // DEVRT_SRC_BACKEND_SUPPORT_GPU_LAUNCH_HPP

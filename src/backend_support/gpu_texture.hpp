@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Texture layout arithmetic the GPU backends share (internal; a backend helper).
-#ifndef DEVRT_SRC_CORE_GPU_TEXTURE_HPP
-#define DEVRT_SRC_CORE_GPU_TEXTURE_HPP
+#ifndef DEVRT_SRC_BACKEND_SUPPORT_GPU_TEXTURE_HPP
+#define DEVRT_SRC_BACKEND_SUPPORT_GPU_TEXTURE_HPP
 
 #include <devrt/backend/backend_abi.h>
 #include <devrt/status.hpp>
@@ -25,4 +25,4 @@ Result<PitchedImage> pitched_image(const devrt_texture_desc& desc, std::uint64_t
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_GPU_TEXTURE_HPP
+#endif // DEVRT_SRC_BACKEND_SUPPORT_GPU_TEXTURE_HPP

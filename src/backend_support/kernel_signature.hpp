@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a kernel's parameters are, as far as a backend knows them, and the check of a launch's
 // arguments against them. Shared by the backends; not public API.
-#ifndef DEVRT_SRC_CORE_KERNEL_SIGNATURE_HPP
-#define DEVRT_SRC_CORE_KERNEL_SIGNATURE_HPP
+#ifndef DEVRT_SRC_BACKEND_SUPPORT_KERNEL_SIGNATURE_HPP
+#define DEVRT_SRC_BACKEND_SUPPORT_KERNEL_SIGNATURE_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -44,4 +44,4 @@ Status check_kernel_args(std::string_view kernel, const KernelSignature& signatu
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_KERNEL_SIGNATURE_HPP
+#endif // DEVRT_SRC_BACKEND_SUPPORT_KERNEL_SIGNATURE_HPP

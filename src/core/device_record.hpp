@@ -201,7 +201,7 @@ extern std::atomic<std::uint32_t> g_generation;
 // and the record lets go of it; blocks still held go back when freed, the pool with the last one.
 void close_stream_pool(DeviceRecord& record) noexcept;
 
-// Deletes a target the record kept (target.cpp). Null is a no-op.
+// Deletes a target the record kept (target_detection.cpp). Null is a no-op.
 void delete_target(const Target* target) noexcept;
 
 // A pool of the record's device that reports to its ledger (workspace_pool.cpp). Null: no host

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tensor storage, views and copies. DLPack import/export lives in dlpack.cpp.
+// Tensor storage, views and copies. DLPack import/export lives in tensor_dlpack.cpp.
 #include "core/graph_capture.hpp"
 #include "core/tensor_internal.hpp"
 #include "support/heap.hpp"

@@ -104,7 +104,6 @@ detail::FreedBuffers& freed_buffers() noexcept;
 
 // The runtime, discovered (on the worker thread) on first use. Thread-safe.
 Runtime& runtime() noexcept;
-// The device of a valid index. Thread-safe.
 // An open device's state (WebgpuBackend::open_device).
 inline DeviceState& state_of(const BackendDevice& device) noexcept { return backend_state<DeviceState>(device); }
 
