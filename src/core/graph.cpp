@@ -15,8 +15,8 @@
 #include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
 
+#include "core/capture_hooks.hpp"
 #include "core/device_record.hpp"
-#include "core/graph_capture.hpp"
 #include "core/graph_state.hpp"
 #include "core/stream_pool.hpp"
 
@@ -272,6 +272,9 @@ void graphs_forget_module(void* module) noexcept {
     }
   }
 }
+
+const CaptureHooks g_capture_hooks = {&capture_launch, &capture_copy, &capture_event_record,     &capture_event_wait,
+                                      &capture_wait,   &capture_pool, &capture_stream_destroyed, &graphs_forget_module};
 
 } // namespace detail
 

@@ -16,8 +16,8 @@
 #include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
 
+#include "core/capture_hooks.hpp"
 #include "core/device_record.hpp"
-#include "core/graph_capture.hpp"
 #include "core/graph_state.hpp"
 #include "core/stream_pool.hpp"
 #include "core/tensor_internal.hpp"
@@ -233,6 +233,11 @@ GraphMemoryFigures graph_memory_figures(Device device) noexcept {
   }
   return figures;
 }
+
+const KeepAliveHooks g_keep_alive_hooks = {static_cast<bool (*)(Buffer&) noexcept>(&graph_keeps),
+                                           static_cast<bool (*)(Workspace&, Device) noexcept>(&graph_keeps),
+                                           static_cast<bool (*)(TensorStorage*) noexcept>(&graph_keeps),
+                                           &graph_memory_figures};
 
 } // namespace devrt::detail
 

@@ -16,8 +16,8 @@
 
 #include <devrt/backend/detail/host_copy.hpp>
 
+#include "core/capture_hooks.hpp"
 #include "core/device_record.hpp"
-#include "core/graph_capture.hpp"
 #include "core/stream_pool.hpp"
 #include "support/environment.hpp"
 #include "support/heap.hpp"
@@ -346,7 +346,7 @@ Result<Buffer> Buffer::allocate(Device device, std::size_t nbytes, StreamRef str
   if (nbytes > SIZE_MAX / 2) return detail::allocation_size_error(device, nbytes, kDefaultAlignment);
   detail::StreamPool* pool = nullptr; // the device's, unless the stream is being captured
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> refused = detail::capture_pool(stream, &pool); refused && !refused->ok())
+    if (std::optional<Status> refused = detail::g_capture_hooks.pool(stream, &pool); refused && !refused->ok())
       return std::move(*refused);
   }
   Buffer buffer;
@@ -371,7 +371,7 @@ Status Buffer::reset() noexcept {
     // A live graph that touches the memory takes the Buffer over (devrt/graph.hpp); a graph's
     // private pool keeps its own memory and serves its capture again at once.
     if (detail::graphs_touch_memory() && (stream_pool_ == nullptr || !detail::is_graph_pool(stream_pool_)) &&
-        detail::graph_keeps(*this)) [[unlikely]] {
+        detail::g_keep_alive_hooks.buffer(*this)) [[unlikely]] {
       ledger_ = 0;
       return status;
     }
@@ -444,7 +444,7 @@ namespace {
   if (stream == StreamRef{}) stream = current_stream(side);
   if (detail::captures_active()) [[unlikely]] {
     if (std::optional<Status> captured =
-            detail::capture_copy(handler, side, src, src_offset, dst, dst_offset, nbytes, stream))
+            detail::g_capture_hooks.copy(handler, side, src, src_offset, dst, dst_offset, nbytes, stream))
       return *captured;
   }
   if (!handler) {

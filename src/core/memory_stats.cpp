@@ -3,8 +3,8 @@
 
 #include <devrt/backend/workspace_pool.hpp>
 
+#include "core/capture_hooks.hpp"
 #include "core/device_record.hpp"
-#include "core/graph_capture.hpp"
 #include "core/stream_pool.hpp"
 #include "support/json.hpp"
 
@@ -99,7 +99,7 @@ Result<MemoryStats> memory_stats(Device device) noexcept {
   stats.graph_pool_bytes = streams.graph_bytes;
   stats.stream_pool_hits = streams.hits;
   stats.stream_pool_misses = streams.misses;
-  const detail::GraphMemoryFigures graphs = detail::graph_memory_figures(device);
+  const detail::GraphMemoryFigures graphs = detail::g_keep_alive_hooks.figures(device);
   stats.graph_held_bytes = graphs.held_bytes;
   stats.graph_held_allocations = graphs.held_allocations;
 #endif

@@ -12,7 +12,7 @@
 #include <limits>
 #include <optional>
 
-#include "core/graph_capture.hpp"
+#include "core/capture_hooks.hpp"
 
 namespace devrt {
 
@@ -160,7 +160,7 @@ Status Function::launch(const LaunchConfig& config, std::span<const KernelArg> a
   DEVRT_RETURN_IF_ERROR(detail::check_launch(device_, name_.view(), config, args, stream, raw, desc,
                                              BackendRef(backend_).has_textures()));
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> captured = detail::capture_launch(device_, handle_, module_, name_.view(), desc))
+    if (std::optional<Status> captured = detail::g_capture_hooks.launch(device_, handle_, module_, name_.view(), desc))
       return *captured;
   }
   return BackendRef(backend_).launch(device_.id, handle_, desc, name_.view());
@@ -325,7 +325,7 @@ Result<std::uint32_t> Module::rewritten_instructions() const noexcept {
 void Module::reset() noexcept {
   if (handle_ == nullptr) return;
 #if !DEVRT_BARE_METAL
-  detail::graphs_forget_module(handle_);
+  detail::g_capture_hooks.forget_module(handle_);
 #endif
   Status status = BackendRef(backend_).module_unload(device_.id, handle_);
   if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());

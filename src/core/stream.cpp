@@ -8,7 +8,7 @@
 #include <new>
 #include <optional>
 
-#include "core/graph_capture.hpp"
+#include "core/capture_hooks.hpp"
 
 namespace devrt {
 namespace {
@@ -71,7 +71,8 @@ Result<Stream> Stream::create(const Registry& registry, Device device) noexcept 
 Status Stream::synchronize() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Stream::synchronize: empty stream");
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> refused = detail::capture_wait("synchronize", ref_, false, nullptr)) return *refused;
+    if (std::optional<Status> refused = detail::g_capture_hooks.wait("synchronize", ref_, false, nullptr))
+      return *refused;
   }
   return BackendRef(backend_).stream_synchronize(ref_.device.id, ref_.handle);
 }
@@ -79,7 +80,7 @@ Status Stream::synchronize() const noexcept {
 void Stream::reset() noexcept {
   if (backend_ && ref_.handle != nullptr) {
     if (detail::captures_active()) [[unlikely]]
-      detail::capture_stream_destroyed(ref_);
+      detail::g_capture_hooks.stream_destroyed(ref_);
     if (current_stream(ref_.device) == ref_) static_cast<void>(set_current_stream(StreamRef{ref_.device, nullptr}));
     Status status = BackendRef(backend_).stream_destroy(ref_.device.id, ref_.handle);
     if (!status.ok()) DEVRT_LOG(error, "Stream: ", status.message());
@@ -92,7 +93,8 @@ Status synchronize(StreamRef stream) noexcept {
   Result<BackendRef> backend = Registry::global().get(stream.device.kind);
   if (!backend.ok()) return std::move(backend).status();
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> refused = detail::capture_wait("synchronize", stream, false, nullptr)) return *refused;
+    if (std::optional<Status> refused = detail::g_capture_hooks.wait("synchronize", stream, false, nullptr))
+      return *refused;
   }
   return backend->stream_synchronize(stream.device.id, stream.handle);
 }
@@ -102,7 +104,7 @@ Status synchronize(Device device) noexcept {
   if (!backend.ok()) return std::move(backend).status();
   if (detail::captures_active()) [[unlikely]] {
     if (std::optional<Status> refused =
-            detail::capture_wait("synchronize(device)", StreamRef{device, nullptr}, true, nullptr))
+            detail::g_capture_hooks.wait("synchronize(device)", StreamRef{device, nullptr}, true, nullptr))
       return *refused;
   }
   return backend->device_synchronize(device.id);
@@ -246,7 +248,7 @@ Status Event::record(StreamRef stream) const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::record: empty event");
   if (stream.device != device_) return mismatch("Event::record", device_, stream.device);
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> captured = detail::capture_event_record(handle_, stream)) return *captured;
+    if (std::optional<Status> captured = detail::g_capture_hooks.event_record(handle_, stream)) return *captured;
   }
   return BackendRef(backend_).event_record(device_.id, handle_, stream.handle);
 }
@@ -255,7 +257,7 @@ Status Event::synchronize() const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::synchronize: empty event");
   if (detail::captures_active()) [[unlikely]] {
     if (std::optional<Status> refused =
-            detail::capture_wait("Event::synchronize", StreamRef{device_, nullptr}, false, handle_))
+            detail::g_capture_hooks.wait("Event::synchronize", StreamRef{device_, nullptr}, false, handle_))
       return *refused;
   }
   return BackendRef(backend_).event_synchronize(device_.id, handle_);
@@ -270,7 +272,7 @@ Status Event::wait_on(StreamRef stream) const noexcept {
   if (!backend_) return Status(ErrorCode::invalid_argument, "Event::wait_on: empty event");
   if (stream.device != device_) return mismatch("Event::wait_on", device_, stream.device);
   if (detail::captures_active()) [[unlikely]] {
-    if (std::optional<Status> captured = detail::capture_event_wait(handle_, stream)) return *captured;
+    if (std::optional<Status> captured = detail::g_capture_hooks.event_wait(handle_, stream)) return *captured;
   }
   return BackendRef(backend_).stream_wait_event(device_.id, stream.handle, handle_);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor storage, views and copies. DLPack import/export lives in tensor_dlpack.cpp.
-#include "core/graph_capture.hpp"
+#include "core/capture_hooks.hpp"
 #include "core/tensor_internal.hpp"
 #include "support/heap.hpp"
 
@@ -22,7 +22,7 @@ void detail::release(TensorStorage* storage) noexcept {
   if (storage->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
 #if !DEVRT_BARE_METAL
   // A live graph that touches the memory keeps the storage, the producer's DLPack tensor included.
-  if (storage->base != nullptr && graphs_touch_memory() && graph_keeps(storage)) [[unlikely]]
+  if (storage->base != nullptr && graphs_touch_memory() && g_keep_alive_hooks.storage(storage)) [[unlikely]]
     return;
 #endif
   if (storage->managed != nullptr && storage->managed->deleter != nullptr) storage->managed->deleter(storage->managed);

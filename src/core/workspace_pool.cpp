@@ -6,8 +6,8 @@
 #include <devrt/backend/workspace_pool.hpp>
 #include <devrt/log.hpp>
 
+#include "core/capture_hooks.hpp"
 #include "core/device_record.hpp"
-#include "core/graph_capture.hpp"
 #include "support/heap.hpp"
 
 #include <bit>
@@ -158,7 +158,7 @@ void Workspace::reset() noexcept {
 #if !DEVRT_BARE_METAL
   // A live graph that touches the block takes the Workspace over (devrt/graph.hpp).
   if (pool_ != nullptr && data_ != nullptr && detail::graphs_touch_memory() &&
-      detail::graph_keeps(*this, pool_->device())) [[unlikely]]
+      detail::g_keep_alive_hooks.workspace(*this, pool_->device())) [[unlikely]]
     return;
 #endif
   if (pool_ != nullptr && data_ != nullptr) pool_->free_block(data_, size_class_, size_);
