@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Choosing Vulkan memory types by purpose, as pure functions of VkPhysicalDeviceMemoryProperties
-// (tested against real drivers' tables in test/unit/vulkan_memory_test.cpp).
+// (tested against real drivers' tables in test/backends/vulkan/memory_test.cpp).
 //
 // "Device-local and host-visible" does not mean unified memory: on a discrete GPU with resizable
 // BAR (the H100's type 4) it is a PCIe window over video memory, write-combined and uncached for
