@@ -17,7 +17,7 @@
 
 #include "core/capture_hooks.hpp"
 #include "core/device_record.hpp"
-#include "core/graph_state.hpp"
+#include "core/graphs/graph_state.hpp"
 #include "core/stream_pool.hpp"
 
 namespace devrt {

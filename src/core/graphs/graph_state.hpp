@@ -2,8 +2,8 @@
 // What a captured graph is inside the core (devrt/graph.hpp): its recorded nodes, the runs a
 // backend baked, and the memory it keeps alive. Shared by graph.cpp (capture, replay, update) and
 // graph_memory.cpp (the memory rule).
-#ifndef DEVRT_SRC_CORE_GRAPH_STATE_HPP
-#define DEVRT_SRC_CORE_GRAPH_STATE_HPP
+#ifndef DEVRT_SRC_CORE_GRAPHS_GRAPH_STATE_HPP
+#define DEVRT_SRC_CORE_GRAPHS_GRAPH_STATE_HPP
 
 #include <atomic>
 #include <cstddef>
@@ -97,4 +97,4 @@ GraphHolds graph_untouch(GraphState& graph) noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_GRAPH_STATE_HPP
+#endif // DEVRT_SRC_CORE_GRAPHS_GRAPH_STATE_HPP
