@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Device attributes' names and value types (devrt/attribute.hpp), one table indexed by the
+// attribute.
 #include <devrt/attribute.hpp>
 
 #include <array>

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// What this build of devrt is (devrt/build_info.hpp): version, compiler, C++ standard,
+// options and each backend's state, as text and as devrt-info's JSON.
 #include <devrt/build_info.hpp>
 
 #include <devrt/backend/registry.hpp>

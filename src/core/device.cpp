@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Device kinds and devices as text (devrt/device.hpp): names, parsing "kind:id", and a
+// compile-time check that the kinds the build declares agree with DeviceKind.
 #include <devrt/device.hpp>
 
 #include <devrt/config.hpp>

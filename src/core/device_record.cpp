@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Closing device records (core/device_record.hpp): shutdown's walk over them, the Buffer
+// caches and pools they release, the memory ledger's and history's entry points per device.
 #include "core/device_record.hpp"
 
 #include <devrt/log.hpp>

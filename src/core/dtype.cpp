@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Data types as text (devrt/dtype.hpp): parsing "float32", "int8x4" and the like, and
+// checking codes, widths and lanes.
 #include <devrt/dtype.hpp>
 
 #include <array>

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Host-to-host copies (devrt/backend/detail/host_copy.hpp): memcpy below a threshold
+// measured once, streaming (non-temporal) stores above it.
 #include <devrt/backend/detail/host_copy.hpp>
 
 #include <devrt/config.hpp>

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// devrt's log (devrt/log.hpp): the level from DEVRT_LOG_LEVEL, and the sink (stderr unless the
+// application sets one).
 #include <devrt/log.hpp>
 
 #include <devrt/config.hpp>

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// A device's memory ledger (core/memory_ledger.hpp): bytes and allocations live and at
+// their peak, per scope and per pool, and the allocation history when it is on.
 #include "core/memory_ledger.hpp"
 
 #include <devrt/config.hpp>

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Memory figures for applications (devrt/memory_stats.hpp): a device's ledger, pools and
+// graph holdings summed, peaks reset, the history switched and snapshotted.
 #include <devrt/memory_stats.hpp>
 
 #include <devrt/backend/workspace_pool.hpp>

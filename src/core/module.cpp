@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Modules, functions and launches (devrt/module.hpp): loading an image (its format checked
+// against the device), looking kernels up, and a launch's extent and argument checks.
 #include <devrt/backend/registry.hpp>
 #include <devrt/module.hpp>
 

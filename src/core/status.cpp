@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Status and errors (devrt/status.hpp): error codes' names and messages built from parts,
+// bounded and never throwing.
 #include <devrt/status.hpp>
 
 #include <array>

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Streams and events (devrt/stream.hpp): creation, synchronisation, recording, waiting and
+// elapsed time, each asking a capture first (capture_hooks.hpp).
 #include <devrt/backend/registry.hpp>
 #include <devrt/stream.hpp>
 

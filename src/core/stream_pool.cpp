@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Stream-ordered allocation (core/stream_pool.hpp): a device's pool of blocks reused in
+// stream order, and the private pools of graphs being captured or replayed.
 #include "core/stream_pool.hpp"
 
 #include "core/device_record.hpp"

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// Workspaces and their pools (devrt/workspace.hpp): size classes with per-thread caches
+// and a shared list, blocks given back to the backend on close, and the Buffer cache built on them.
 #include <devrt/workspace.hpp>
 
 #include <devrt/backend/detail/mutex.hpp>
