@@ -19,6 +19,7 @@
 #ifndef DEVRT_SRC_REMOTE_PROTOCOL_HPP
 #define DEVRT_SRC_REMOTE_PROTOCOL_HPP
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -325,15 +326,11 @@ constexpr bool visit(std::uint32_t op, F& f, RequestList<R...>) {
 }
 template <class... R>
 constexpr std::size_t largest_request(RequestList<R...>) {
-  std::size_t most = 0;
-  ((most = kWireBytes<R> > most ? kWireBytes<R> : most), ...);
-  return most;
+  return std::max({kWireBytes<R>...});
 }
 template <class... R>
 constexpr std::size_t largest_reply(RequestList<R...>) {
-  std::size_t most = 0;
-  ((most = kWireBytes<typename R::Reply> > most ? kWireBytes<typename R::Reply> : most), ...);
-  return most;
+  return std::max({kWireBytes<typename R::Reply>...});
 }
 } // namespace detail
 static_assert(detail::well_formed(AllRequests{}), "one plain request per Op, in Op order");
