@@ -6,8 +6,11 @@ Reads the table between "<!-- rooms: begin -->" and "<!-- rooms: end -->": each 
 the file patterns it holds and the rooms (or single headers, as backticked paths) it may include.
 Every C/C++ file under include/, src/, tools/, python/ext/, bench/ and test/ goes to the first
 room whose pattern matches; then every include of a project file is checked against the
-including file's room. Fails on a file in no room, an include its room may not make, and a cycle
-between components of the library's own rooms (see the section's text for what a component is).
+including file's room. Fails on a file in no room, an include its room may not make, a cycle
+between components of the library's own rooms (see the section's text for what a component is),
+a function an internal header declares but only another room defines, and, for the core's rooms
+(src/core/<room>/), a cycle in the directions the table gives them or a meson.build whose "Uses:"
+line differs from its row.
 
 usage: include-graph.py [SOURCE_ROOT]
 """
@@ -20,13 +23,23 @@ import sys
 SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cpp", ".cpp.in", ".hpp.in")
 SCANNED_DIRECTORIES = ("include", "src", "tools", "python/ext", "bench", "test")
 # Rooms whose components must form no cycle.
-ACYCLIC_ROOMS = {"application", "backend-author", "core", "support", "nvrtc", "backend helpers"}
+ACYCLIC_ROOMS = {"application", "backend-author", "support", "nvrtc", "backend helpers", "platform", "registry",
+                 "plugins", "devices", "execution", "memory", "tensors", "graphs"}
+CORE_ROOM = re.compile(r"src/core/([a-z_]+)/\*")
+# A statement that starts at the first column (namespace scope: namespaces are not indented),
+# up to its ";" or "{"; and the function it declares or defines.
+STATEMENT_START = re.compile(r"^[A-Za-z_]", re.M)
+NOT_A_FUNCTION = re.compile(r"^(namespace|using|class|struct|union|enum|template|typedef|static_assert|extern|"
+                            r"constexpr|consteval|inline|thread_local|public|protected|private|#)\b")
+FUNCTION_NAME = re.compile(r"(?:\b(?:devrt|detail)::)*\b([A-Za-z_]\w*)\s*\($")
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 
 
 class Room:
     def __init__(self, name, patterns, allowed):
         self.name = name
+        self.globs = patterns
+        self.globs = patterns
         self.patterns = [compile_pattern(p) for p in patterns]
         self.rooms = {a for a in allowed if "/" not in a}
         self.headers = {a for a in allowed if "/" in a}
@@ -184,6 +197,87 @@ def shortest_loop(edges, members):
     return members
 
 
+def namespace_scope_functions(text, definitions):
+    """Names of the functions `text` declares (definitions=False) or defines (True) at namespace
+    scope, free functions only (a name qualified by anything but devrt:: or detail:: is a member)."""
+    names = set()
+    for start in STATEMENT_START.finditer(text):
+        line_start = text[start.start():]
+        if NOT_A_FUNCTION.match(line_start):
+            continue
+        end = re.search(r"[;{]", line_start)
+        if end is None:
+            continue
+        statement = line_start[: end.start()]
+        if "(" not in statement or "=" in statement.split("(", 1)[0]:
+            continue
+        if (line_start[end.start()] == "{") != definitions:
+            continue
+        head = statement.split("(", 1)[0].rstrip() + "("
+        found = FUNCTION_NAME.search(head)
+        if found is None or "operator" in head:
+            continue
+        qualifier = head[: found.start(1)]
+        if qualifier.endswith("::") and not re.search(r"\b(devrt|detail)::$", qualifier):
+            continue
+        names.add(found.group(1))
+    return names
+
+
+def declared_elsewhere(root, rooms, files):
+    """Functions an internal header (src/) declares that no file of its room defines, though a file
+    of another room does: a call across rooms the include check cannot see."""
+    definers = collections.defaultdict(set)
+    for path in files:
+        if path.startswith("src/") and path.endswith((".cpp", ".cpp.in")):
+            text = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
+            for name in namespace_scope_functions(text, definitions=True):
+                definers[name].add(path)
+    problems = []
+    for path in files:
+        if not (path.startswith("src/") and path.endswith((".hpp", ".h"))):
+            continue
+        room = room_of(rooms, path)[1]
+        text = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
+        for name in sorted(namespace_scope_functions(text, definitions=False)):
+            defined_in = {p: room_of(rooms, p)[1] for p in definers.get(name, ())}
+            if defined_in and room not in defined_in.values():
+                where = ", ".join(f"{p} ({r})" for p, r in sorted(defined_in.items()))
+                problems.append(f"{path} ({room}) declares {name}(), which only another room defines: {where}")
+    return problems
+
+
+def core_room_directions(root, rooms):
+    """The core's rooms: the table's directions among them acyclic, and each room's meson.build
+    naming on its "Uses:" line exactly what its row allows of the core."""
+    core = {}
+    for room in rooms:
+        for glob in room.globs:
+            found = CORE_ROOM.fullmatch(glob)
+            if found:
+                core[room.name] = (room, found.group(1))
+    problems = []
+    edges = {name: {r for r in room.rooms if r in core} for name, (room, _) in core.items()}
+    for members in find_cycles(edges):
+        problems.append("the rooms table's directions make a cycle: " + " -> ".join(shortest_loop(edges, members)))
+    for name, (room, folder) in sorted(core.items()):
+        build = os.path.join(root, "src", "core", folder, "meson.build")
+        if not os.path.isfile(build):
+            problems.append(f"src/core/{folder}/ ({name}) has no meson.build")
+            continue
+        uses = re.search(r"^# Uses: (.*)$", open(build, encoding="utf-8").read(), re.M)
+        stated = set() if uses is None or uses.group(1).strip() == "(none)" else {
+            part.strip() for part in uses.group(1).split(",")}
+        expected = edges[name] | {h for h in room.headers if h.startswith("src/core/")}
+        if uses is None or stated != expected:
+            problems.append(f"src/core/{folder}/meson.build: \"# Uses: {', '.join(sorted(stated)) or '(none)'}\" "
+                            f"but the rooms table gives {name}: {', '.join(sorted(expected)) or '(none)'}")
+    for entry in sorted(os.listdir(os.path.join(root, "src", "core"))):
+        if entry != "meson.build" and os.path.isfile(os.path.join(root, "src", "core", entry)):
+            problems.append(f"src/core/{entry}: loose in src/core (every core file is in a room's folder)")
+    return problems
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     rooms = tuple(read_rooms(os.path.join(root, "docs", "architecture.md")))
@@ -244,6 +338,9 @@ def main():
         for a, b in zip(loop, loop[1:]):
             lines += [f"    {reason}" for reason in reasons[(a, b)]]
         problems.append("\n".join(lines))
+
+    problems += declared_elsewhere(root, rooms, files)
+    problems += core_room_directions(root, rooms)
 
     print(f"include-graph: {len(files)} files in {len(rooms)} rooms, {checked} includes of project files, "
           f"{len(edges)} components with dependencies")

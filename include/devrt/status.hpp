@@ -33,7 +33,7 @@ constexpr T exchange(T& object, U&& replacement) noexcept {
   return old;
 }
 
-// An error message's heap copy (null when it cannot be made) and its release (src/core/status.cpp).
+// An error message's heap copy (null when it cannot be made) and its release (src/core/platform/status.cpp).
 char* duplicate_message(std::string_view text) noexcept;
 void free_message(char* message) noexcept;
 

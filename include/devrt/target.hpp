@@ -90,7 +90,7 @@ public:
   friend bool operator==(const Target& a, const Target& b) noexcept;
 
 private:
-  struct Attributes; // src/core/target.cpp
+  struct Attributes; // src/core/devices/target.cpp
 
   const bool* find_boolean(std::string_view key) const noexcept;
   const std::int64_t* find_integer(std::string_view key) const noexcept;

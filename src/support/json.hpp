@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A strict RFC 8259 reader's pieces and JSON string escaping, shared by the target parser
-// (core/target.cpp) and devrt-info's JSON output. Internal: not installed.
+// (core/devices/target.cpp) and devrt-info's JSON output. Internal: not installed.
 #ifndef DEVRT_SRC_SUPPORT_JSON_HPP
 #define DEVRT_SRC_SUPPORT_JSON_HPP
 

@@ -17,7 +17,7 @@
 #include <devrt/remote.hpp>
 #include <devrt/stream.hpp>
 
-#include "core/plugin_file.hpp"
+#include "core/plugins/plugin_file.hpp"
 #include "tvm/tvm_state.hpp"
 
 namespace devrt::tvm {

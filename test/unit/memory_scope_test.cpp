@@ -7,7 +7,7 @@
 #include <devrt/devrt.hpp>
 
 #include "backend_support/gpu_texture.hpp"
-#include "core/memory_scope.hpp"
+#include "core/memory/memory_scope.hpp"
 
 #include <cstdint>
 #include <optional>

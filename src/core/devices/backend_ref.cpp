@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "core/device_record.hpp"
+#include "core/devices/device_record.hpp"
 
 namespace devrt {
 namespace {

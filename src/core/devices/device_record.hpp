@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// One record per device the core has opened: the single home of the core's per-device state (the
-// Buffer cache, the process-wide workspace pool, the detected target, the memory ledger, the count
-// of the device's objects). A record is made on the device's first use that needs one, after its
-// backend said the device exists (open_device), and lives until devrt::shutdown() finds none of
-// the device's objects left, or else until the last of them is destroyed (close_device then); the
-// hot path reaches it with two loads, no lock and no search.
-#ifndef DEVRT_SRC_CORE_DEVICE_RECORD_HPP
-#define DEVRT_SRC_CORE_DEVICE_RECORD_HPP
+// One record per device the core has opened: the device object its backend opened, the count of
+// the device's objects, and one slot per room that keeps state per device (the memory room's
+// DeviceMemory, the detected target, the capture in progress). A record is made on the device's first use that needs
+// one, after its backend said the device exists (open_device), and lives until devrt::shutdown() finds none of the
+// device's objects left, or else until the last of them is destroyed (close_device then); the hot path reaches it with
+// two loads, no lock and no search.
+#ifndef DEVRT_SRC_CORE_DEVICES_DEVICE_RECORD_HPP
+#define DEVRT_SRC_CORE_DEVICES_DEVICE_RECORD_HPP
 
 #include <atomic>
 #include <cstddef>
@@ -18,16 +18,14 @@
 #include <devrt/device.hpp>
 #include <devrt/status.hpp>
 
-#include "core/memory_ledger.hpp"
+#include "core/memory/device_memory.hpp"
 
 namespace devrt {
 class Target;
-class WorkspacePool;
 } // namespace devrt
 
 namespace devrt::detail {
 
-class StreamPool;
 struct GraphState;
 std::uint32_t current_generation() noexcept;
 
@@ -44,14 +42,10 @@ public:
   // Records are closed in the reverse of this order.
   std::uint64_t opening() const noexcept { return opening_; }
 
-  // The Buffer cache: null until decided, then a pool or no_cache().
-  std::atomic<WorkspacePool*> buffer_cache{nullptr};
-  // The process-wide workspace pool (devrt::workspace_pool), null until first asked for.
-  std::atomic<WorkspacePool*> workspace_pool{nullptr};
-  // The detected target (devrt::detect_target), null until first detected.
+  // The memory room's slot: pools and ledger (memory/device_memory.hpp; filled and closed there).
+  DeviceMemory memory;
+  // The devices room's slot: the detected target (devrt::detect_target), null until first detected.
   std::atomic<const Target*> target{nullptr};
-  // Allocations outside the pools, and the live-allocation history.
-  MemoryLedger memory;
   // The device as its backend opened it (open_device), which every per-device call of the backend
   // takes; closed (close_device) when the record is. Hosted builds only: firmware keeps its open
   // devices in a table of its own (device_index.cpp).
@@ -68,12 +62,6 @@ public:
   std::atomic<bool> closing{false};
   // The next of the records closed by object_destroyed (take_closed_records).
   DeviceRecord* next_closed = nullptr;
-  // Stream-ordered allocation (stream_pool.cpp): the device's pool, made at the first
-  // stream-ordered allocation (the record holds a reference), and the private pools of the
-  // device's live graphs, linked through the pools under pools_mutex.
-  std::atomic<StreamPool*> stream_pool{nullptr};
-  Mutex pools_mutex;
-  StreamPool* graph_pools = nullptr;
   // The capture in progress on the device (graph.cpp; under its captures mutex): the stream
   // captured and the graph it records into, both null when none. A graph counts as an object of
   // its device, so the record outlives it.
@@ -82,7 +70,6 @@ public:
     GraphState* graph = nullptr;
   } capture;
 
-  static WorkspacePool* no_cache() noexcept;
   // Which generation of records this is (a shutdown starts the next): a tag from ledger_allocated
   // is honoured only by a record of the same generation.
   std::uint32_t generation() const noexcept { return generation_; }
@@ -197,41 +184,17 @@ extern std::uint64_t g_openings; // under g_records_mutex
 // Which generation of records is open; a shutdown starts the next.
 extern std::atomic<std::uint32_t> g_generation;
 
-// Closes the record's stream-ordered pool (stream_pool.cpp): its free blocks go back to the backend
-// and the record lets go of it; blocks still held go back when freed, the pool with the last one.
-void close_stream_pool(DeviceRecord& record) noexcept;
-
 // Deletes a target the record kept (target_detection.cpp). Null is a no-op.
 void delete_target(const Target* target) noexcept;
 
-// A pool of the record's device that reports to its ledger (workspace_pool.cpp). Null: no host
-// memory.
-WorkspacePool* make_device_pool(DeviceRecord& record, std::size_t cache_limit_bytes) noexcept;
-// Closes a record's pool (WorkspacePool::close) and deletes it when none of its blocks is in use;
-// *kept is then false. Else the pool stays (*kept true) until delete_unused_pool finds it unused.
-Status close_device_pool(WorkspacePool* pool, bool* kept) noexcept;
-// Deletes a closed pool whose blocks have all come back; false (nothing done) while some are out.
-bool delete_unused_pool(WorkspacePool* pool) noexcept;
-
-// An allocation outside the pools (not from a custom registry): counted in its device's ledger,
-// and remembered while the history is on. Returns the tag to pass to ledger_freed (0: not counted,
-// the device has no record). Thread-safe. Firmware keeps no figures (its size budgets).
-#if !DEVRT_BARE_METAL
-std::uint32_t ledger_allocated(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept;
-void ledger_freed(Device device, std::uint32_t tag, void* address, std::size_t bytes) noexcept;
-#else
-inline std::uint32_t ledger_allocated(Device, MemoryScope, void*, std::size_t) noexcept { return 0; }
-inline void ledger_freed(Device, std::uint32_t, void*, std::size_t) noexcept {}
-#endif
-// A pooled allocation, for the history only (called while g_memory_history is set).
-void history_remember(Device device, MemoryScope scope, void* address, std::size_t bytes) noexcept;
-void history_forget(Device device, void* address) noexcept;
-
-// Closes every open record, the most recently opened first: waits for the device, gives cached
-// memory back, drops the detected target and the history. Not to be called while another thread
-// uses devrt. Returns the first failure; every record is closed regardless.
-Status close_device_records() noexcept;
+// What a room above devices gives back of a closing record's slot (shutdown() passes the memory
+// room's release_device_memory). Under g_records_mutex.
+using ReleaseSlots = Status (*)(DeviceRecord& record) noexcept;
+// Closes every open record, the most recently opened first: waits for the device, lets
+// `release_slots` give back what the rooms hold on it, drops the detected target. Not to be called
+// while another thread uses devrt. Returns the first failure; every record is closed regardless.
+Status close_device_records(ReleaseSlots release_slots) noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_DEVICE_RECORD_HPP
+#endif // DEVRT_SRC_CORE_DEVICES_DEVICE_RECORD_HPP

@@ -10,7 +10,7 @@
 #include <iterator>
 #include <new>
 
-#include "core/device_record.hpp"
+#include "core/devices/device_record.hpp"
 
 namespace devrt {
 

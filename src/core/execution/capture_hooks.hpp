@@ -4,8 +4,8 @@
 // (graph.cpp, graph_memory.cpp), which no other file includes. While no stream of the process is
 // capturing and no graph touches memory, a caller pays one relaxed load (captures_active(),
 // graphs_touch_memory()) and makes no call through a table.
-#ifndef DEVRT_SRC_CORE_CAPTURE_HOOKS_HPP
-#define DEVRT_SRC_CORE_CAPTURE_HOOKS_HPP
+#ifndef DEVRT_SRC_CORE_EXECUTION_CAPTURE_HOOKS_HPP
+#define DEVRT_SRC_CORE_EXECUTION_CAPTURE_HOOKS_HPP
 
 #include <atomic>
 #include <cstddef>
@@ -93,4 +93,4 @@ extern const KeepAliveHooks g_keep_alive_hooks; // graph_memory.cpp
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_CAPTURE_HOOKS_HPP
+#endif // DEVRT_SRC_CORE_EXECUTION_CAPTURE_HOOKS_HPP

@@ -14,7 +14,7 @@
 #include <limits>
 #include <optional>
 
-#include "core/capture_hooks.hpp"
+#include "core/execution/capture_hooks.hpp"
 
 namespace devrt {
 

@@ -10,7 +10,7 @@
 #include <new>
 #include <optional>
 
-#include "core/capture_hooks.hpp"
+#include "core/execution/capture_hooks.hpp"
 
 namespace devrt {
 namespace {

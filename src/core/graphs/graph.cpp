@@ -15,10 +15,10 @@
 #include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
 
-#include "core/capture_hooks.hpp"
-#include "core/device_record.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/execution/capture_hooks.hpp"
 #include "core/graphs/graph_state.hpp"
-#include "core/stream_pool.hpp"
+#include "core/memory/stream_pool.hpp"
 
 namespace devrt {
 namespace detail {

@@ -16,11 +16,11 @@
 #include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
 
-#include "core/capture_hooks.hpp"
-#include "core/device_record.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/execution/capture_hooks.hpp"
 #include "core/graphs/graph_state.hpp"
-#include "core/stream_pool.hpp"
-#include "core/tensor_internal.hpp"
+#include "core/memory/stream_pool.hpp"
+#include "core/tensors/tensor_internal.hpp"
 
 namespace devrt::detail {
 

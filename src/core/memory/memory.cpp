@@ -19,9 +19,10 @@
 
 #include <devrt/backend/detail/host_copy.hpp>
 
-#include "core/capture_hooks.hpp"
-#include "core/device_record.hpp"
-#include "core/stream_pool.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/execution/capture_hooks.hpp"
+#include "core/memory/memory_records.hpp"
+#include "core/memory/stream_pool.hpp"
 #include "support/environment.hpp"
 #include "support/heap.hpp"
 
@@ -167,11 +168,11 @@ std::size_t cache_limit_from_env() noexcept {
 [[gnu::noinline]] WorkspacePool* create_buffer_cache(Device device) noexcept {
   Result<DeviceRecord*> record = detail::open_device_record(device);
   if (!record.ok()) return nullptr;
-  std::atomic<WorkspacePool*>& slot = (*record)->buffer_cache;
+  std::atomic<WorkspacePool*>& slot = (*record)->memory.buffer_cache;
   detail::LockGuard lock(g_buffer_caches_mutex);
   WorkspacePool* cache = slot.load(std::memory_order_relaxed);
   if (cache == nullptr) {
-    cache = DeviceRecord::no_cache();
+    cache = detail::DeviceMemory::no_cache();
     if ((*record)->backend().can_synchronize_device()) {
       // Lives until devrt::shutdown() closes the device.
       if (WorkspacePool* pool = detail::make_device_pool(**record, cache_limit_from_env())) cache = pool;
@@ -186,17 +187,17 @@ std::size_t cache_limit_from_env() noexcept {
 inline WorkspacePool* buffer_cache(Device device) noexcept {
   WorkspacePool* cache = nullptr;
   if (DeviceRecord* record = detail::find_device_record(device)) [[likely]]
-    cache = record->buffer_cache.load(std::memory_order_acquire);
+    cache = record->memory.buffer_cache.load(std::memory_order_acquire);
   if (cache == nullptr) [[unlikely]]
     cache = create_buffer_cache(device);
-  return cache == DeviceRecord::no_cache() ? nullptr : cache;
+  return cache == detail::DeviceMemory::no_cache() ? nullptr : cache;
 }
 
 // The cache already made for `device`, without making one.
 WorkspacePool* existing_buffer_cache(Device device) noexcept {
   DeviceRecord* record = detail::find_device_record(device);
-  WorkspacePool* cache = record != nullptr ? record->buffer_cache.load(std::memory_order_acquire) : nullptr;
-  return cache == DeviceRecord::no_cache() ? nullptr : cache;
+  WorkspacePool* cache = record != nullptr ? record->memory.buffer_cache.load(std::memory_order_acquire) : nullptr;
+  return cache == detail::DeviceMemory::no_cache() ? nullptr : cache;
 }
 
 } // namespace

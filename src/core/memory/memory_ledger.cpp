@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A device's memory ledger (core/memory_ledger.hpp): bytes and allocations live and at
+// A device's memory ledger (core/memory/memory_ledger.hpp): bytes and allocations live and at
 // their peak, per scope and per pool, and the allocation history when it is on.
-#include "core/memory_ledger.hpp"
+#include "core/memory/memory_ledger.hpp"
 
 #include <devrt/config.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory scopes: TVM's names, its texture flattening rule, and a device's limits per scope.
-#include "core/memory_scope.hpp"
+#include "core/memory/memory_scope.hpp"
 
 #include <devrt/backend/registry.hpp>
 

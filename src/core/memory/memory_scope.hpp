@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The texture checks Tensor::empty makes before it asks a backend for a texture (internal).
-#ifndef DEVRT_SRC_CORE_MEMORY_SCOPE_HPP
-#define DEVRT_SRC_CORE_MEMORY_SCOPE_HPP
+#ifndef DEVRT_SRC_CORE_MEMORY_MEMORY_SCOPE_HPP
+#define DEVRT_SRC_CORE_MEMORY_MEMORY_SCOPE_HPP
 
 #include <devrt/device.hpp>
 #include <devrt/dtype.hpp>
@@ -36,4 +36,4 @@ Result<TexturePlacement> place_texture(const ScopeLimits& limits, DataType dtype
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_MEMORY_SCOPE_HPP
+#endif // DEVRT_SRC_CORE_MEMORY_MEMORY_SCOPE_HPP

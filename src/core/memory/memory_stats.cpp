@@ -5,9 +5,10 @@
 
 #include <devrt/backend/workspace_pool.hpp>
 
-#include "core/capture_hooks.hpp"
-#include "core/device_record.hpp"
-#include "core/stream_pool.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/execution/capture_hooks.hpp"
+#include "core/memory/memory_records.hpp"
+#include "core/memory/stream_pool.hpp"
 #include "support/json.hpp"
 
 namespace devrt {
@@ -26,9 +27,9 @@ struct PooledFigures {
 
 PooledFigures pooled_figures(const DeviceRecord& record) noexcept {
   PooledFigures figures;
-  for (const auto* slot : {&record.buffer_cache, &record.workspace_pool}) {
+  for (const auto* slot : {&record.memory.buffer_cache, &record.memory.workspace_pool}) {
     WorkspacePool* pool = slot->load(std::memory_order_acquire);
-    if (pool == nullptr || pool == DeviceRecord::no_cache()) continue;
+    if (pool == nullptr || pool == detail::DeviceMemory::no_cache()) continue;
     PoolStats stats = pool->stats();
     figures.in_use_bytes += stats.reserved_bytes - stats.cached_bytes;
     figures.in_use_blocks +=
@@ -75,7 +76,7 @@ Result<MemoryStats> memory_stats(Device device) noexcept {
                       "): bare-metal builds keep no memory figures (their code size budgets)");
   }
   PooledFigures pooled = pooled_figures(*record);
-  detail::MemoryLedger& ledger = record->memory;
+  detail::MemoryLedger& ledger = record->memory.ledger;
   // The exact figure read now may be above a sampled peak that missed it.
   ledger.observe_allocated(MemoryScope::global,
                            ledger.scope(MemoryScope::global).direct_bytes.load(std::memory_order_relaxed) +
@@ -111,7 +112,7 @@ Result<MemoryStats> memory_stats(Device device) noexcept {
 Status reset_peak_memory_stats(Device device) noexcept {
   DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, detail::open_device_record(device));
   PooledFigures pooled = pooled_figures(*record);
-  detail::MemoryLedger& ledger = record->memory;
+  detail::MemoryLedger& ledger = record->memory.ledger;
   ledger.reset_peak(ledger.scope(MemoryScope::global).direct_bytes.load(std::memory_order_relaxed) +
                         pooled.in_use_bytes,
                     allocated_now(ledger, pooled.in_use_bytes));
@@ -124,7 +125,7 @@ void set_memory_history(bool enabled) noexcept {
   detail::buffer_history_changed(enabled);
 #endif
   if (enabled) return;
-  detail::for_each_device_record([](DeviceRecord& record) { record.memory.clear_history(); });
+  detail::for_each_device_record([](DeviceRecord& record) { record.memory.ledger.clear_history(); });
 }
 
 bool memory_history_enabled() noexcept { return detail::history_enabled(); }
@@ -136,11 +137,15 @@ Result<std::string> memory_snapshot(Device device) noexcept {
   json += ",\"history\":";
   json += memory_history_enabled() ? "true" : "false";
   json += ",\"allocations\":[";
-  record->memory.append_history_json(json);
+  record->memory.ledger.append_history_json(json);
   json += "]}";
   return json;
 }
 
-Status shutdown() noexcept { return detail::close_device_records(); }
+Status shutdown() noexcept {
+  Status first_error = detail::close_device_records(&detail::release_device_memory);
+  detail::sweep_kept_pools();
+  return first_error;
+}
 
 } // namespace devrt

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Stream-ordered allocation (core/stream_pool.hpp): a device's pool of blocks reused in
+// Stream-ordered allocation (core/memory/stream_pool.hpp): a device's pool of blocks reused in
 // stream order, and the private pools of graphs being captured or replayed.
-#include "core/stream_pool.hpp"
+#include "core/memory/stream_pool.hpp"
 
-#include "core/device_record.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/memory/memory_records.hpp"
 
 #include <atomic>
 #include <bit>
@@ -190,12 +191,12 @@ namespace {
 // closes it when it closes (Buffers may still hold blocks of it: it goes with the last of them).
 Result<StreamPool*> device_pool(Device device) noexcept {
   DEVRT_ASSIGN_OR_RETURN(DeviceRecord * record, open_device_record(device));
-  if (StreamPool* pool = record->stream_pool.load(std::memory_order_acquire)) [[likely]]
+  if (StreamPool* pool = record->memory.stream_pool.load(std::memory_order_acquire)) [[likely]]
     return pool;
   auto* pool = new (std::nothrow) StreamPool(record->backend(), device, false);
   if (pool == nullptr) return make_error(ErrorCode::out_of_memory, device, " allocate: no host memory for its pool");
   StreamPool* none = nullptr;
-  if (!record->stream_pool.compare_exchange_strong(none, pool, std::memory_order_acq_rel)) {
+  if (!record->memory.stream_pool.compare_exchange_strong(none, pool, std::memory_order_acq_rel)) {
     pool->drop(); // made meanwhile by another thread
     return none;
   }
@@ -229,9 +230,9 @@ StreamPool* make_graph_pool(BackendRef backend, Device device) noexcept {
   if (record == nullptr) return nullptr;
   auto* pool = new (std::nothrow) StreamPool(backend, device, true);
   if (pool == nullptr) return nullptr;
-  LockGuard lock(record->pools_mutex);
-  pool->next_graph_pool = record->graph_pools;
-  record->graph_pools = pool;
+  LockGuard lock(record->memory.pools_mutex);
+  pool->next_graph_pool = record->memory.graph_pools;
+  record->memory.graph_pools = pool;
   return pool;
 }
 
@@ -239,8 +240,8 @@ bool is_graph_pool(const StreamPool* pool) noexcept { return pool->graph_private
 
 void release_graph_pool(StreamPool* pool) noexcept {
   if (DeviceRecord* record = find_device_record(pool->device())) {
-    LockGuard lock(record->pools_mutex);
-    for (StreamPool** link = &record->graph_pools; *link != nullptr; link = &(*link)->next_graph_pool) {
+    LockGuard lock(record->memory.pools_mutex);
+    for (StreamPool** link = &record->memory.graph_pools; *link != nullptr; link = &(*link)->next_graph_pool) {
       if (*link == pool) {
         *link = pool->next_graph_pool;
         break;
@@ -254,20 +255,21 @@ StreamPoolFigures stream_pool_figures(Device device) noexcept {
   StreamPoolFigures figures;
   DeviceRecord* record = find_device_record(device);
   if (record == nullptr) return figures;
-  if (StreamPool* pool = record->stream_pool.load(std::memory_order_acquire)) pool->add_to(figures);
-  LockGuard lock(record->pools_mutex);
-  for (StreamPool* pool = record->graph_pools; pool != nullptr; pool = pool->next_graph_pool) pool->add_to(figures);
+  if (StreamPool* pool = record->memory.stream_pool.load(std::memory_order_acquire)) pool->add_to(figures);
+  LockGuard lock(record->memory.pools_mutex);
+  for (StreamPool* pool = record->memory.graph_pools; pool != nullptr; pool = pool->next_graph_pool)
+    pool->add_to(figures);
   return figures;
 }
 
 Status release_stream_pool(Device device) noexcept {
   DeviceRecord* record = find_device_record(device);
-  StreamPool* pool = record != nullptr ? record->stream_pool.load(std::memory_order_acquire) : nullptr;
+  StreamPool* pool = record != nullptr ? record->memory.stream_pool.load(std::memory_order_acquire) : nullptr;
   return pool != nullptr ? pool->release(false) : Status();
 }
 
 void close_stream_pool(DeviceRecord& record) noexcept {
-  StreamPool* pool = record.stream_pool.exchange(nullptr, std::memory_order_acq_rel);
+  StreamPool* pool = record.memory.stream_pool.exchange(nullptr, std::memory_order_acq_rel);
   if (pool == nullptr) return;
   pool->close();
   pool->drop();

@@ -5,8 +5,8 @@
 // has completed, as PyTorch's caching allocator does. A graph's private pool (devrt/graph.hpp)
 // serves the allocations made while its stream is captured and keeps their memory while the graph
 // lives, so that the addresses it replays stay valid.
-#ifndef DEVRT_SRC_CORE_STREAM_POOL_HPP
-#define DEVRT_SRC_CORE_STREAM_POOL_HPP
+#ifndef DEVRT_SRC_CORE_MEMORY_STREAM_POOL_HPP
+#define DEVRT_SRC_CORE_MEMORY_STREAM_POOL_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -49,4 +49,4 @@ Status release_stream_pool(Device device) noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_STREAM_POOL_HPP
+#endif // DEVRT_SRC_CORE_MEMORY_STREAM_POOL_HPP

@@ -8,8 +8,9 @@
 #include <devrt/backend/workspace_pool.hpp>
 #include <devrt/log.hpp>
 
-#include "core/capture_hooks.hpp"
-#include "core/device_record.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/execution/capture_hooks.hpp"
+#include "core/memory/memory_records.hpp"
 #include "support/heap.hpp"
 
 #include <bit>
@@ -383,7 +384,7 @@ struct PoolLedger {
 
 WorkspacePool* make_device_pool(DeviceRecord& record, std::size_t cache_limit_bytes) noexcept {
   auto* pool = new (std::nothrow) WorkspacePool(record.backend(), record.device(), cache_limit_bytes);
-  if (pool != nullptr) PoolLedger::attach(*pool, record.memory);
+  if (pool != nullptr) PoolLedger::attach(*pool, record.memory.ledger);
   return pool;
 }
 
@@ -406,17 +407,17 @@ detail::Mutex g_pools_mutex;
 
 Result<WorkspacePool*> workspace_pool(Device device) noexcept {
   if (detail::DeviceRecord* record = detail::find_device_record(device)) [[likely]] {
-    if (WorkspacePool* pool = record->workspace_pool.load(std::memory_order_acquire)) [[likely]]
+    if (WorkspacePool* pool = record->memory.workspace_pool.load(std::memory_order_acquire)) [[likely]]
       return pool;
   }
   DEVRT_ASSIGN_OR_RETURN(detail::DeviceRecord * record, detail::open_device_record(device));
   detail::LockGuard lock(g_pools_mutex);
-  WorkspacePool* pool = record->workspace_pool.load(std::memory_order_relaxed);
+  WorkspacePool* pool = record->memory.workspace_pool.load(std::memory_order_relaxed);
   if (pool == nullptr) {
     // Lives until devrt::shutdown() closes the device.
     pool = detail::make_device_pool(*record, SIZE_MAX);
     if (pool == nullptr) return make_error(ErrorCode::out_of_memory, "workspace_pool(", device, "): no host memory");
-    record->workspace_pool.store(pool, std::memory_order_release);
+    record->memory.workspace_pool.store(pool, std::memory_order_release);
   }
   return pool;
 }

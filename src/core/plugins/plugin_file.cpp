@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A plugin file checked before dlopen sees it (core/plugin_file.hpp).
-#include "core/plugin_file.hpp"
+// A plugin file checked before dlopen sees it (core/plugins/plugin_file.hpp).
+#include "core/plugins/plugin_file.hpp"
 
 #include <bit>
 #include <cerrno>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The plugin loader's check of a file before dlopen. Not public API.
-#ifndef DEVRT_SRC_CORE_PLUGIN_FILE_HPP
-#define DEVRT_SRC_CORE_PLUGIN_FILE_HPP
+#ifndef DEVRT_SRC_CORE_PLUGINS_PLUGIN_FILE_HPP
+#define DEVRT_SRC_CORE_PLUGINS_PLUGIN_FILE_HPP
 
 #include <string>
 
@@ -16,4 +16,4 @@ std::string shared_object_problem(const std::string& path);
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_PLUGIN_FILE_HPP
+#endif // DEVRT_SRC_CORE_PLUGINS_PLUGIN_FILE_HPP

@@ -26,10 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/builtin_backends.hpp"
-#include "core/plugin_file.hpp"
-#include "core/plugin_loader.hpp"
-#include "core/plugin_placeholder.hpp"
+#include "core/plugins/plugin_file.hpp"
+#include "core/plugins/plugin_loader.hpp"
+#include "core/plugins/plugin_placeholder.hpp"
+#include "core/registry/builtin_backends.hpp"
 #include "support/environment.hpp"
 
 // The main executable's text, from the GNU and LLVM linkers' default scripts. Weak, so a linker

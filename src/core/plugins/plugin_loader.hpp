@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The registry's side of the plugin loader. Not public API.
-#ifndef DEVRT_SRC_CORE_PLUGIN_LOADER_HPP
-#define DEVRT_SRC_CORE_PLUGIN_LOADER_HPP
+#ifndef DEVRT_SRC_CORE_PLUGINS_PLUGIN_LOADER_HPP
+#define DEVRT_SRC_CORE_PLUGINS_PLUGIN_LOADER_HPP
 
 #include <devrt/backend/registry.hpp>
 
@@ -14,4 +14,4 @@ void autoload_plugins(Registry& registry) noexcept;
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_PLUGIN_LOADER_HPP
+#endif // DEVRT_SRC_CORE_PLUGINS_PLUGIN_LOADER_HPP

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Placeholders: a built-in plugin that is not loaded answers "unavailable: <why>" through a
 // stand-in table of its own name and kind (plugin_placeholder.hpp).
-#include "core/plugin_placeholder.hpp"
+#include "core/plugins/plugin_placeholder.hpp"
 
 #include <cstdint>
 #include <cstring>

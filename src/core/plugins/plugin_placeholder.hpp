@@ -2,14 +2,14 @@
 // Stand-ins for the built-in plugins that are not loaded: each registers the plugin's name and
 // kind, has no devices, and answers "unavailable" with the reason it was not loaded. Internal to
 // the plugin loader.
-#ifndef DEVRT_SRC_CORE_PLUGIN_PLACEHOLDER_HPP
-#define DEVRT_SRC_CORE_PLUGIN_PLACEHOLDER_HPP
+#ifndef DEVRT_SRC_CORE_PLUGINS_PLUGIN_PLACEHOLDER_HPP
+#define DEVRT_SRC_CORE_PLUGINS_PLUGIN_PLACEHOLDER_HPP
 
 #include <string_view>
 
 #include <devrt/backend/registry.hpp>
 
-#include "core/builtin_backends.hpp"
+#include "core/registry/builtin_backends.hpp"
 
 namespace devrt::detail {
 
@@ -19,4 +19,4 @@ void add_placeholder(Registry& registry, const BuiltinPlugin& plugin, std::strin
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_PLUGIN_PLACEHOLDER_HPP
+#endif // DEVRT_SRC_CORE_PLUGINS_PLUGIN_PLACEHOLDER_HPP

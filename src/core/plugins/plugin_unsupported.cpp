@@ -2,7 +2,7 @@
 // The plugin loader where there is no dlopen (firmware, DSP builds): every call says so.
 #include <devrt/plugin.hpp>
 
-#include "core/plugin_loader.hpp"
+#include "core/plugins/plugin_loader.hpp"
 
 namespace devrt {
 

@@ -8,8 +8,8 @@
 
 #include <atomic>
 
-#include "core/builtin_backends.hpp"
-#include "core/plugin_loader.hpp"
+#include "core/plugins/plugin_loader.hpp"
+#include "core/registry/builtin_backends.hpp"
 #include <devrt/backend/detail/host_copy.hpp>
 
 #if DEVRT_WITH_CPU

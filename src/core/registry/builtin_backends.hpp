@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The backends compiled into this libdevrt, listed by the generated builtin_backends.cpp.
-#ifndef DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
-#define DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
+#ifndef DEVRT_SRC_CORE_REGISTRY_BUILTIN_BACKENDS_HPP
+#define DEVRT_SRC_CORE_REGISTRY_BUILTIN_BACKENDS_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -41,4 +41,4 @@ extern const char kPluginBuildDir[];
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_BUILTIN_BACKENDS_HPP
+#endif // DEVRT_SRC_CORE_REGISTRY_BUILTIN_BACKENDS_HPP

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor storage, views and copies. DLPack import/export lives in tensor_dlpack.cpp.
-#include "core/capture_hooks.hpp"
-#include "core/tensor_internal.hpp"
+#include "core/execution/capture_hooks.hpp"
+#include "core/tensors/tensor_internal.hpp"
 #include "support/heap.hpp"
 
 #include <devrt/backend/registry.hpp>

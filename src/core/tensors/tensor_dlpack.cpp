@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // DLPack exchange: export a Tensor as DLManagedTensor(Versioned), import one after validating it.
-#include "core/tensor_internal.hpp"
+#include "core/tensors/tensor_internal.hpp"
 #include "support/heap.hpp"
 
 #include <devrt/backend/registry.hpp>

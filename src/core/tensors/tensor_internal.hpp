@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What Tensor's storage is and the layout arithmetic shared by tensor.cpp and dlpack.cpp.
-#ifndef DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
-#define DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
+#ifndef DEVRT_SRC_CORE_TENSORS_TENSOR_INTERNAL_HPP
+#define DEVRT_SRC_CORE_TENSORS_TENSOR_INTERNAL_HPP
 
 #include <devrt/backend/backend_abi.h>
 #include <devrt/memory.hpp>
@@ -31,7 +31,7 @@ struct TensorStorage {
   MemoryScope scope = MemoryScope::global;
   const devrt_backend_table* texture_backend = nullptr;
   devrt_texture_desc texture{};
-  std::uint32_t texture_ledger = 0; // the device ledger's tag (core/device_record.hpp)
+  std::uint32_t texture_ledger = 0; // the device ledger's tag (core/devices/device_record.hpp)
   // A texture over a Buffer tensor's memory (Tensor::as_texture): that tensor's storage, kept
   // (one reference) until the texture is freed, and the image's row and layer pitches in it.
   TensorStorage* texture_over = nullptr;
@@ -82,4 +82,4 @@ struct TensorAccess {
 
 } // namespace devrt::detail
 
-#endif // DEVRT_SRC_CORE_TENSOR_INTERNAL_HPP
+#endif // DEVRT_SRC_CORE_TENSORS_TENSOR_INTERNAL_HPP

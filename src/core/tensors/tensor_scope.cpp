@@ -5,9 +5,10 @@
 // against compact linear memory, with a host bounce where the other side is neither host memory
 // nor on the texture's device. And KernelArg::texture, here so that programs without tensors do not
 // link them (firmware launches kernels).
-#include "core/device_record.hpp"
-#include "core/memory_scope.hpp"
-#include "core/tensor_internal.hpp"
+#include "core/devices/device_record.hpp"
+#include "core/memory/memory_records.hpp"
+#include "core/memory/memory_scope.hpp"
+#include "core/tensors/tensor_internal.hpp"
 
 #include <devrt/backend/registry.hpp>
 #include <devrt/log.hpp>
