@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One record per device the core has opened: the device object its backend opened, the count of
-// the device's objects, and one slot per room that keeps state per device (the memory room's
-// DeviceMemory, the detected target, the capture in progress). A record is made on the device's first use that needs
+// the device's objects, and one slot per room that keeps state per device (memory's DeviceMemory,
+// the detected target, graphs' DeviceGraphs). A record is made on the device's first use that needs
 // one, after its backend said the device exists (open_device), and lives until devrt::shutdown() finds none of the
 // device's objects left, or else until the last of them is destroyed (close_device then); the hot path reaches it with
 // two loads, no lock and no search.
@@ -26,8 +26,14 @@ class Target;
 
 namespace devrt::detail {
 
-struct GraphState;
 std::uint32_t current_generation() noexcept;
+
+// A room's slot that the record keeps by pointer, for a room whose headers the devices room may
+// not include: the room derives its slot from this, makes it on the device's first need and sets
+// `destroy`, which the record calls when it is deleted (at a shutdown, no other thread in devrt).
+struct RoomSlot {
+  void (*destroy)(RoomSlot* slot) noexcept = nullptr;
+};
 
 class DeviceRecord {
 public:
@@ -62,13 +68,15 @@ public:
   std::atomic<bool> closing{false};
   // The next of the records closed by object_destroyed (take_closed_records).
   DeviceRecord* next_closed = nullptr;
-  // The capture in progress on the device (graph.cpp; under its captures mutex): the stream
-  // captured and the graph it records into, both null when none. A graph counts as an object of
-  // its device, so the record outlives it.
-  struct Capture {
-    void* stream = nullptr;
-    GraphState* graph = nullptr;
-  } capture;
+#if !DEVRT_BARE_METAL
+  // The graphs room's slot (graphs/device_graphs.hpp), kept by pointer: the capture in progress,
+  // the device's live graphs and the memory graphs touch on it. Null until graphs first need it;
+  // deleted with the record.
+  std::atomic<RoomSlot*> graphs{nullptr};
+  ~DeviceRecord() {
+    if (RoomSlot* slot = graphs.load(std::memory_order_relaxed)) slot->destroy(slot);
+  }
+#endif
 
   // Which generation of records this is (a shutdown starts the next): a tag from ledger_allocated
   // is honoured only by a record of the same generation.

@@ -66,9 +66,9 @@ struct CaptureHooks {
   std::optional<Status> (*pool)(StreamRef stream, StreamPool** pool) noexcept;
   // A stream is being destroyed: its capture, if any, ends and is dropped.
   void (*stream_destroyed)(StreamRef stream) noexcept;
-  // A module is being unloaded (called whether or not anything captures): the graphs that launch
-  // its kernels refuse to replay from now on.
-  void (*forget_module)(void* module) noexcept;
+  // A module of `device` is being unloaded (called whether or not anything captures): the
+  // device's graphs that launch its kernels refuse to replay from now on.
+  void (*forget_module)(Device device, void* module) noexcept;
 };
 extern const CaptureHooks g_capture_hooks; // graph.cpp
 

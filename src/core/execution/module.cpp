@@ -327,7 +327,7 @@ Result<std::uint32_t> Module::rewritten_instructions() const noexcept {
 void Module::reset() noexcept {
   if (handle_ == nullptr) return;
 #if !DEVRT_BARE_METAL
-  detail::g_capture_hooks.forget_module(handle_);
+  detail::g_capture_hooks.forget_module(device_, handle_);
 #endif
   Status status = BackendRef(backend_).module_unload(device_.id, handle_);
   if (!status.ok()) DEVRT_LOG(error, "Module: ", status.message());

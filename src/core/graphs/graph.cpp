@@ -17,6 +17,7 @@
 
 #include "core/devices/device_record.hpp"
 #include "core/execution/capture_hooks.hpp"
+#include "core/graphs/device_graphs.hpp"
 #include "core/graphs/graph_state.hpp"
 #include "core/memory/stream_pool.hpp"
 
@@ -27,25 +28,28 @@ std::atomic<int> g_active_captures{0};
 
 namespace {
 
-// A device's capture in progress, in its record.
-using Capture = DeviceRecord::Capture;
-
-// Guards every record's capture (captures are rare; their calls are not hot).
+// Guards every device's capture (DeviceGraphs::capture; captures are rare, their calls not hot).
 Mutex g_captures_mutex;
+// Guards every device's list of live graphs (DeviceGraphs::graphs).
 Mutex g_graphs_mutex;
-std::vector<GraphState*>* g_graphs = nullptr; // every live graph, under g_graphs_mutex
+
+void destroy_device_graphs(RoomSlot* slot) noexcept {
+  auto* graphs = static_cast<DeviceGraphs*>(slot);
+  g_touched_ranges.fetch_sub(static_cast<int>(graphs->touched.size()), std::memory_order_relaxed);
+  delete graphs;
+}
 
 // The capture on `device`, if one is in progress, else null. Caller holds g_captures_mutex.
 Capture* capture_on(Device device) noexcept {
-  DeviceRecord* record = find_device_record(device);
-  return record != nullptr && record->capture.graph != nullptr ? &record->capture : nullptr;
+  DeviceGraphs* slot = device_graphs(find_device_record(device));
+  return slot != nullptr && slot->capture.graph != nullptr ? &slot->capture : nullptr;
 }
 
 // Ends the capture of `graph`'s device. Caller holds g_captures_mutex.
 void end_capture_of(const GraphState& graph) noexcept {
-  DeviceRecord* record = find_device_record(graph.device);
-  if (record == nullptr || record->capture.graph != &graph) return;
-  record->capture = Capture{};
+  DeviceGraphs* slot = device_graphs(find_device_record(graph.device));
+  if (slot == nullptr || slot->capture.graph != &graph) return;
+  slot->capture = Capture{};
   g_active_captures.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -143,13 +147,25 @@ Status build_runs(GraphState& g) noexcept {
 void destroy_graph(GraphState* g) noexcept {
   {
     LockGuard lock(g_graphs_mutex);
-    if (g_graphs != nullptr) std::erase(*g_graphs, g);
+    if (DeviceGraphs* slot = device_graphs(find_device_record(g->device))) std::erase(slot->graphs, g);
   }
   destroy_runs(*g);
   delete g;
 }
 
 } // namespace
+
+DeviceGraphs* claim_device_graphs(DeviceRecord& record) noexcept {
+  if (DeviceGraphs* slot = device_graphs(&record)) [[likely]]
+    return slot;
+  auto* made = new (std::nothrow) DeviceGraphs();
+  if (made == nullptr) return nullptr;
+  made->destroy = &destroy_device_graphs;
+  RoomSlot* none = nullptr;
+  if (record.graphs.compare_exchange_strong(none, made, std::memory_order_acq_rel)) return made;
+  delete made; // another thread made it first
+  return static_cast<DeviceGraphs*>(none);
+}
 
 std::optional<Status> capture_launch(Device device, void* function, void* module, std::string_view kernel,
                                      const devrt_launch_desc& desc) noexcept {
@@ -259,10 +275,11 @@ void capture_stream_destroyed(StreamRef stream) noexcept {
   delete dropped;
 }
 
-void graphs_forget_module(void* module) noexcept {
+void graphs_forget_module(Device device, void* module) noexcept {
   LockGuard lock(g_graphs_mutex);
-  if (g_graphs == nullptr) return;
-  for (GraphState* g : *g_graphs) {
+  DeviceGraphs* slot = device_graphs(find_device_record(device));
+  if (slot == nullptr) return;
+  for (GraphState* g : slot->graphs) {
     for (const GraphNode& node : g->nodes) {
       if (node.kind == DEVRT_GRAPH_NODE_LAUNCH && node.module == module) {
         g->orphan_kernel = node.kernel.c_str();
@@ -311,13 +328,18 @@ Status begin_capture(StreamRef stream) noexcept {
   graph->counted = true;
   detail::LockGuard lock(detail::g_captures_mutex);
   detail::DeviceRecord* record = detail::find_device_record(stream.device);
-  if (record == nullptr || record->capture.graph != nullptr) {
-    void* other = record != nullptr ? record->capture.stream : nullptr;
+  detail::DeviceGraphs* slot = record != nullptr ? detail::claim_device_graphs(*record) : nullptr;
+  if (record != nullptr && slot == nullptr) {
+    delete graph;
+    return make_error(ErrorCode::out_of_memory, stream.device, " begin_capture: no host memory");
+  }
+  if (slot == nullptr || slot->capture.graph != nullptr) {
+    void* other = slot != nullptr ? slot->capture.stream : nullptr;
     delete graph;
     return make_error(ErrorCode::invalid_argument, stream.device, " begin_capture(stream ", stream.handle,
                       "): the device is already capturing stream ", other, " (one capture per device)");
   }
-  record->capture = detail::DeviceRecord::Capture{stream.handle, graph};
+  slot->capture = detail::Capture{stream.handle, graph};
   detail::g_active_captures.fetch_add(1, std::memory_order_relaxed);
   return Status();
 }
@@ -351,12 +373,13 @@ Result<Graph> end_capture(StreamRef stream) noexcept {
   }
   {
     detail::LockGuard lock(detail::g_graphs_mutex);
-    if (detail::g_graphs == nullptr) detail::g_graphs = new (std::nothrow) std::vector<GraphState*>();
-    if (detail::g_graphs == nullptr) {
+    detail::DeviceRecord* record = detail::find_device_record(state->device);
+    detail::DeviceGraphs* slot = record != nullptr ? detail::claim_device_graphs(*record) : nullptr;
+    if (slot == nullptr) {
       detail::destroy_runs(*state);
       return make_error(ErrorCode::out_of_memory, stream.device, " end_capture: no host memory");
     }
-    detail::g_graphs->push_back(state);
+    slot->graphs.push_back(state);
   }
   return Graph(owned.release());
 }

@@ -18,6 +18,7 @@
 
 #include "core/devices/device_record.hpp"
 #include "core/execution/capture_hooks.hpp"
+#include "core/graphs/device_graphs.hpp"
 #include "core/graphs/graph_state.hpp"
 #include "core/memory/stream_pool.hpp"
 #include "core/tensors/tensor_internal.hpp"
@@ -28,33 +29,14 @@ std::atomic<int> g_touched_ranges{0};
 
 namespace {
 
-// [begin, end) of `device`'s memory that `graph` touches. By address for backends whose
-// allocations are addresses (a view may point inside an allocation), else by handle (begin is the
-// allocation's handle, end begin + 1).
-struct TouchedRange {
-  Device device;
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0;
-  GraphState* graph = nullptr;
-};
-
-// Every live graph's ranges, ordered by device and start (a free finds its own in a binary search),
-// and the longest range ever registered (how far before a freed address an overlapping one may
-// start). Under g_touched_mutex; made at the first touch.
+// The touched-memory lock: every device's ranges (DeviceGraphs::touched) and every graph's holds.
+// Taken before the records' mutex (add_range may open a record), never after it.
 Mutex g_touched_mutex;
-std::vector<TouchedRange>* g_touched = nullptr;
-std::uintptr_t g_longest_range = 1;
 
-bool before(const TouchedRange& r, Device device, std::uintptr_t begin) noexcept {
-  if (r.device.kind != device.kind) return r.device.kind < device.kind;
-  if (r.device.id != device.id) return r.device.id < device.id;
-  return r.begin < begin;
-}
-
-// The first range of `device` that starts at or after `begin`.
-std::vector<TouchedRange>::iterator first_from(Device device, std::uintptr_t begin) noexcept {
-  return std::lower_bound(g_touched->begin(), g_touched->end(), begin,
-                          [&](const TouchedRange& r, std::uintptr_t b) { return before(r, device, b); });
+// The first of `slot`'s ranges that starts at or after `begin`.
+std::vector<TouchedRange>::iterator first_from(DeviceGraphs& slot, std::uintptr_t begin) noexcept {
+  return std::lower_bound(slot.touched.begin(), slot.touched.end(), begin,
+                          [](const TouchedRange& r, std::uintptr_t b) { return r.begin < b; });
 }
 
 bool by_address(Device device) noexcept {
@@ -64,27 +46,42 @@ bool by_address(Device device) noexcept {
 
 TouchedRange range_of(Device device, const void* data, std::size_t offset, std::size_t bytes, bool handle) noexcept {
   const auto base = reinterpret_cast<std::uintptr_t>(data);
-  if (handle || !by_address(device)) return TouchedRange{device, base, base + 1, nullptr};
+  if (handle || !by_address(device)) return TouchedRange{base, base + 1, nullptr};
   const std::uintptr_t begin = base + offset;
   const std::uintptr_t span = bytes == 0 ? 1 : bytes;
-  return TouchedRange{device, begin, begin + span < begin ? UINTPTR_MAX : begin + span, nullptr};
+  return TouchedRange{begin, begin + span < begin ? UINTPTR_MAX : begin + span, nullptr};
+}
+
+// The graphs slot of `device`'s record, opening the record (the memory of a device used only
+// through the compile-time path has none yet) and making the slot; null when the device is not the
+// global registry's or there is no host memory. Caller holds g_touched_mutex.
+DeviceGraphs* touched_slot(Device device) noexcept {
+  DeviceRecord* record = find_device_record(device);
+  if (record == nullptr) {
+    Result<DeviceRecord*> opened = open_device_record(device);
+    if (!opened.ok()) return nullptr;
+    record = *opened;
+  }
+  return claim_device_graphs(*record);
 }
 
 // Caller holds g_touched_mutex.
-void add_range(GraphState& graph, TouchedRange range) noexcept {
+void add_range(GraphState& graph, Device device, TouchedRange range) noexcept {
   if (range.begin == 0) return; // no memory (a zero-size span)
-  if (g_touched == nullptr) g_touched = new (std::nothrow) std::vector<TouchedRange>();
-  if (g_touched == nullptr) {
-    DEVRT_LOG(error, graph.device, " graph: no host memory to register the memory it touches");
+  DeviceGraphs* slot = touched_slot(device);
+  if (slot == nullptr) {
+    DEVRT_LOG(error, graph.device, " graph: cannot register the memory it touches on ", device);
     return;
   }
+  if (std::find(graph.touched_devices.begin(), graph.touched_devices.end(), device) == graph.touched_devices.end())
+    graph.touched_devices.push_back(device);
   range.graph = &graph;
-  auto at = first_from(range.device, range.begin);
-  for (auto same = at; same != g_touched->end() && same->device == range.device && same->begin == range.begin; ++same) {
+  auto at = first_from(*slot, range.begin);
+  for (auto same = at; same != slot->touched.end() && same->begin == range.begin; ++same) {
     if (same->graph == &graph && same->end == range.end) return;
   }
-  g_touched->insert(at, range);
-  g_longest_range = std::max(g_longest_range, range.end - range.begin);
+  slot->touched.insert(at, range);
+  slot->longest_range = std::max(slot->longest_range, range.end - range.begin);
   g_touched_ranges.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -94,39 +91,43 @@ void touch_node(GraphState& graph, const GraphNode& node) noexcept {
     for (const devrt_kernel_arg& arg : node.args) {
       if (arg.kind == DEVRT_ARG_SCALAR || arg.buffer == nullptr) continue;
       const Device device{static_cast<DeviceKind>(arg.device_kind), arg.device_id};
-      add_range(graph, range_of(device, arg.buffer, arg.offset, arg.size, arg.kind == DEVRT_ARG_TEXTURE));
+      add_range(graph, device, range_of(device, arg.buffer, arg.offset, arg.size, arg.kind == DEVRT_ARG_TEXTURE));
     }
     return;
   }
   if (node.kind != DEVRT_GRAPH_NODE_COPY && node.kind != kHostCopyNode) return;
   const devrt_copy_desc& copy = node.copy;
-  add_range(graph, range_of(Device{static_cast<DeviceKind>(copy.src_kind), copy.src_device_id}, copy.src,
-                            copy.src_offset, copy.nbytes, false));
-  add_range(graph, range_of(Device{static_cast<DeviceKind>(copy.dst_kind), copy.dst_device_id}, copy.dst,
-                            copy.dst_offset, copy.nbytes, false));
+  const Device src{static_cast<DeviceKind>(copy.src_kind), copy.src_device_id};
+  const Device dst{static_cast<DeviceKind>(copy.dst_kind), copy.dst_device_id};
+  add_range(graph, src, range_of(src, copy.src, copy.src_offset, copy.nbytes, false));
+  add_range(graph, dst, range_of(dst, copy.dst, copy.dst_offset, copy.nbytes, false));
 }
 
 // Caller holds g_touched_mutex.
 void remove_ranges(GraphState& graph) noexcept {
-  if (g_touched == nullptr) return;
-  const std::size_t before = g_touched->size();
-  std::erase_if(*g_touched, [&](const TouchedRange& r) { return r.graph == &graph; });
-  g_touched_ranges.fetch_sub(static_cast<int>(before - g_touched->size()), std::memory_order_relaxed);
+  for (Device device : graph.touched_devices) {
+    DeviceGraphs* slot = device_graphs(find_device_record(device));
+    if (slot == nullptr) continue; // the record was closed, its ranges with it
+    const std::size_t before = slot->touched.size();
+    std::erase_if(slot->touched, [&](const TouchedRange& r) { return r.graph == &graph; });
+    g_touched_ranges.fetch_sub(static_cast<int>(before - slot->touched.size()), std::memory_order_relaxed);
+  }
+  graph.touched_devices.clear();
 }
 
 // The graph touching `bytes` at `data` on `device`, or null. Caller holds g_touched_mutex.
 GraphState* toucher(Device device, const void* data, std::size_t bytes, bool handle) noexcept {
-  if (g_touched == nullptr) return nullptr;
+  DeviceGraphs* slot = device_graphs(find_device_record(device));
+  if (slot == nullptr) return nullptr;
   const bool addresses = !handle && by_address(device);
   const TouchedRange freed = range_of(device, data, 0, bytes, !addresses);
   if (!addresses) {
-    auto at = first_from(device, freed.begin);
-    return at != g_touched->end() && at->device == device && at->begin == freed.begin ? at->graph : nullptr;
+    auto at = first_from(*slot, freed.begin);
+    return at != slot->touched.end() && at->begin == freed.begin ? at->graph : nullptr;
   }
   // A range overlapping [begin, end) starts before end, and no earlier than the longest range before begin.
-  const std::uintptr_t earliest = freed.begin > g_longest_range ? freed.begin - g_longest_range : 0;
-  for (auto r = first_from(device, earliest); r != g_touched->end() && r->device == device && r->begin < freed.end;
-       ++r) {
+  const std::uintptr_t earliest = freed.begin > slot->longest_range ? freed.begin - slot->longest_range : 0;
+  for (auto r = first_from(*slot, earliest); r != slot->touched.end() && r->begin < freed.end; ++r) {
     if (freed.begin < r->end) return r->graph;
   }
   return nullptr;
@@ -215,9 +216,10 @@ bool graph_keeps(TensorStorage* storage) noexcept {
 GraphMemoryFigures graph_memory_figures(Device device) noexcept {
   GraphMemoryFigures figures;
   LockGuard lock(g_touched_mutex);
-  if (g_touched == nullptr) return figures;
+  DeviceGraphs* slot = device_graphs(find_device_record(device));
+  if (slot == nullptr) return figures;
   std::vector<const GraphState*> seen;
-  for (const TouchedRange& r : *g_touched) {
+  for (const TouchedRange& r : slot->touched) {
     if (std::find(seen.begin(), seen.end(), r.graph) != seen.end()) continue;
     seen.push_back(r.graph);
     const GraphHolds& holds = r.graph->holds;

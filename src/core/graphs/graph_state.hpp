@@ -75,9 +75,10 @@ struct GraphState {
   Status first_error;
   std::atomic<bool> orphaned{false}; // a module it launches was unloaded
   const char* orphan_kernel = nullptr;
-  StreamPool* pool = nullptr; // the private pool of allocations made while capturing, if any
-  bool counted = false;       // counted as an object of its device (open_for_object) until destroyed
-  GraphHolds holds;           // under the touched-memory lock (graph_memory.cpp)
+  StreamPool* pool = nullptr;          // the private pool of allocations made while capturing, if any
+  bool counted = false;                // counted as an object of its device (open_for_object) until destroyed
+  GraphHolds holds;                    // under the touched-memory lock (graph_memory.cpp)
+  std::vector<Device> touched_devices; // whose memory it touches (their DeviceGraphs); that lock too
 
   GraphState() noexcept = default;
   GraphState(const GraphState&) = delete;
