@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The plugin loader: search path, autoload, load_backend(), and the checks that keep a broken
-// plugin from touching the registry (the stand-ins for plugins that are not there are
-// plugin_placeholder.cpp's).
+// The plugin loader: load_backend(), autoload, and the checks that keep a broken plugin from
+// touching the registry (where plugins are looked for is plugin_search_path.cpp's; the stand-ins
+// for plugins that are not there are plugin_placeholder.cpp's).
 #include <devrt/plugin.hpp>
 
 #include <devrt/backend/backend.hpp>
@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,29 +21,27 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/plugins/plugin_file.hpp"
 #include "core/plugins/plugin_loader.hpp"
 #include "core/plugins/plugin_placeholder.hpp"
+#include "core/plugins/plugin_search_path.hpp"
 #include "core/registry/builtin_backends.hpp"
 #include "support/environment.hpp"
 
-// The main executable's text, from the GNU and LLVM linkers' default scripts. Weak, so a linker
-// without them leaves them null (a shared object has no __executable_start), and hidden, so that
-// a plugin or shared library linking this code does not export its own etext.
-extern "C"
-    [[gnu::weak, gnu::visibility("hidden")]] const char __executable_start; // NOLINT(bugprone-reserved-identifier)
-extern "C" [[gnu::weak, gnu::visibility("hidden")]] const char etext;
-
 namespace devrt {
 
-namespace {
+using detail::directory_of;
+using detail::disabled_plugins;
+using detail::find_plugin;
+using detail::is_disabled;
+using detail::is_plugin_file;
+using detail::joined;
+using detail::visit_plugin_path_variable;
 
-constexpr std::string_view kPrefix = "libdevrt_";
-constexpr std::string_view kSuffix = ".so";
+namespace {
 
 struct LoaderState {
   std::mutex mutex;
@@ -64,150 +61,6 @@ const char* abi_difference(std::uint32_t version) noexcept {
   case 2: return " (its table-level functions take no context: ABI 3 passes the table's)";
   default: return "";
   }
-}
-
-// ---- Search path -----------------------------------------------------------------------------
-
-std::string directory_of(std::string path) {
-  std::size_t slash = path.rfind('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
-// The path of the binary that holds this code (the executable, or a shared libdevrt); empty when
-// unknown. Code inside the main executable's text needs no dladdr (which would touch the dynamic
-// loader's pages), and the path the kernel executed (AT_EXECFN), when absolute and not itself a
-// symlink, names the same directory as readlink("/proc/self/exe") (symlinks among its directories
-// lead to the same place) without the first access to /proc/self, ~40 us on the reference VM.
-// `buffer` holds the path when it must be read. No heap.
-DEVRT_STARTUP_CODE std::string_view binary_path(std::span<char> buffer) noexcept {
-  const auto here = reinterpret_cast<std::uintptr_t>(&plugin_search_path);
-  const bool in_executable = &__executable_start != nullptr && &etext != nullptr &&
-                             here >= reinterpret_cast<std::uintptr_t>(&__executable_start) &&
-                             here < reinterpret_cast<std::uintptr_t>(&etext);
-  Dl_info info{};
-  if (!in_executable && dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) != 0 && info.dli_fname != nullptr) {
-    std::string_view name = info.dli_fname;
-    if (name.find(".so") != std::string_view::npos && name.find('/') != std::string_view::npos) return name;
-  }
-  if (in_executable) {
-    const auto* executed = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
-    struct stat status {};
-    if (executed != nullptr && executed[0] == '/' && ::lstat(executed, &status) == 0 && S_ISREG(status.st_mode)) {
-      return executed;
-    }
-  }
-  ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
-  return n > 0 ? std::string_view(buffer.data(), static_cast<std::size_t>(n)) : std::string_view();
-}
-
-using detail::split_list;
-
-// True when `directory` lies inside the build tree this devrt was built in (a test, devrt-info
-// or an application of a parent project, not yet installed): the build's plugin directory is then
-// searched too, as libtool's uninstalled libraries are found.
-bool in_build_tree(std::string_view directory) noexcept {
-  std::string_view root = detail::kBuildRoot;
-  return !root.empty() && directory.starts_with(root) &&
-         (directory.size() == root.size() || directory[root.size()] == '/');
-}
-
-// ---- The environment: each variable read and parsed in one place ----------------------------
-
-// Calls visit(entry) for each DEVRT_PLUGIN_PATH entry, relative ones included, until it returns
-// true; true then. secure_getenv: a set-user-ID or set-group-ID program ignores the caller's
-// search path. No heap.
-template <class Visit>
-bool visit_plugin_path_variable(Visit visit) noexcept {
-  return detail::visit_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':', visit); // NOLINT(concurrency-mt-unsafe)
-}
-
-// DEVRT_DISABLE's text (null when unset) and its names, the plugins not to load.
-const char* disable_variable() noexcept { return std::getenv("DEVRT_DISABLE"); } // NOLINT(concurrency-mt-unsafe)
-std::vector<std::string> disabled_names() { return split_list(disable_variable(), ','); }
-
-bool is_disabled(const std::vector<std::string>& disabled, std::string_view name) {
-  for (const std::string& item : disabled) {
-    if (item == name) return true;
-  }
-  return false;
-}
-
-bool is_file(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
-}
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) {
-    if (!text.empty()) text += ", ";
-    text += item;
-  }
-  return text;
-}
-
-// The first file named libdevrt_<stem>.so on the search path, or "".
-std::string find_plugin(std::string_view stem, const std::vector<std::string>& directories) {
-  for (const std::string& directory : directories) {
-    std::string path = directory + "/" + std::string(kPrefix) + std::string(stem) + std::string(kSuffix);
-    if (is_file(path)) return path;
-  }
-  return {};
-}
-
-// The plugin search order, its one definition: DEVRT_PLUGIN_PATH's absolute entries (relative ones
-// are refused: refuse_relative_entries), the folder devrt beside the binary holding this code, the
-// build tree's plugin folder when that binary lies in the build tree, the install folder. Calls
-// visit(directory, suffix) for each (the folder is the two joined) until it returns true; true
-// then. No heap: start-up walks it before anything is allocated.
-template <class Visit>
-bool visit_search_path(Visit visit) noexcept {
-  if (visit_plugin_path_variable([&](std::string_view entry) { return entry.front() == '/' && visit(entry, ""); }))
-    return true;
-  char buffer[1024]; // a longer path than this is found by dladdr or AT_EXECFN, or not at all
-  std::string_view binary = binary_path(buffer);
-  if (!binary.empty()) {
-    std::size_t slash = binary.rfind('/');
-    std::string_view directory = slash == std::string_view::npos ? std::string_view(".") : binary.substr(0, slash);
-    if (visit(directory, "/devrt")) return true;
-    if (in_build_tree(directory) && visit(detail::kPluginBuildDir, "")) return true;
-  }
-  return visit(detail::kPluginInstallDir, "");
-}
-
-// True when some directory on the search path holds a file named libdevrt_<something>.so, walked
-// in stack buffers: with no plugin anywhere (a static build's usual case) autoload then costs a few
-// system calls and no heap, and start-up touches no more pages than it must (each first touch is
-// a page fault, ~10 us on the reference VM).
-DEVRT_STARTUP_CODE bool search_path_has_plugins() noexcept {
-  // getdents64 into a stack buffer: opendir's 32 KiB heap buffer alone is several new pages.
-  auto holds_plugin = [](const char* directory) noexcept {
-    int fd = ::open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return false;
-    alignas(struct dirent64) char entries[1024];
-    bool found = false;
-    for (ssize_t n; !found && (n = ::getdents64(fd, entries, sizeof entries)) > 0;) {
-      for (ssize_t at = 0; at < n;) {
-        const auto* entry = reinterpret_cast<const struct dirent64*>(entries + at);
-        std::string_view file = entry->d_name;
-        if (file.size() > kPrefix.size() + kSuffix.size() && file.starts_with(kPrefix) && file.ends_with(kSuffix)) {
-          found = true;
-          break;
-        }
-        at += entry->d_reclen;
-      }
-    }
-    ::close(fd);
-    return found;
-  };
-  return visit_search_path([&](std::string_view directory, std::string_view suffix) noexcept {
-    char path[1024]; // a longer path makes this answer "maybe", and the full scan decides
-    if (directory.size() + suffix.size() >= sizeof path) return true;
-    std::memmove(path, directory.data(), directory.size());
-    if (!suffix.empty()) std::memcpy(path + directory.size(), suffix.data(), suffix.size());
-    path[directory.size() + suffix.size()] = '\0';
-    return holds_plugin(path);
-  });
 }
 
 // Why the plugin at `path` must not be loaded, or "" when it may: the file (after symbolic links)
@@ -368,23 +221,14 @@ Result<PluginLoad> load_stem(std::string_view stem, std::string_view expected) {
   std::vector<std::string> directories = searched_directories();
   std::string path = find_plugin(stem, directories);
   if (path.empty()) {
-    return make_error(ErrorCode::not_found, "load_backend(", expected, "): no ", kPrefix, stem, kSuffix,
-                      " in the plugin search path (", joined(directories), ")");
+    return make_error(ErrorCode::not_found, "load_backend(", expected, "): no ", detail::kPluginPrefix, stem,
+                      detail::kPluginSuffix, " in the plugin search path (", joined(directories), ")");
   }
   DEVRT_RETURN_IF_ERROR(load_file(registry, path, expected));
   return PluginLoad::loaded;
 }
 
 } // namespace
-
-std::vector<std::string> plugin_search_path() {
-  std::vector<std::string> directories;
-  visit_search_path([&directories](std::string_view directory, std::string_view suffix) {
-    directories.emplace_back(directory).append(suffix);
-    return false;
-  });
-  return directories;
-}
 
 Result<PluginLoad> load_backend(std::string_view name) noexcept {
   const detail::BuiltinPlugin* builtin = builtin_plugin_for(name);
@@ -413,10 +257,6 @@ std::vector<LoadedPlugin> loaded_plugins() {
 
 namespace {
 
-bool is_plugin_file(std::string_view file) {
-  return file.size() > kPrefix.size() + kSuffix.size() && file.starts_with(kPrefix) && file.ends_with(kSuffix);
-}
-
 bool is_builtin_stem(std::string_view stem) {
   for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
     if (stem == detail::kBuiltinPlugins[i].file_stem) return true;
@@ -442,7 +282,7 @@ std::size_t load_out_of_tree(Registry& registry, const std::vector<std::string>&
     while (dirent* entry = ::readdir(dir)) {
       std::string_view file = entry->d_name;
       if (!is_plugin_file(file)) continue;
-      std::string stem(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
+      std::string stem(detail::plugin_stem(file));
       bool duplicate = false;
       for (const std::string& name : seen) duplicate |= name == stem;
       if (is_builtin_stem(stem) || duplicate || is_disabled(disabled, stem)) continue;
@@ -472,7 +312,7 @@ Result<std::size_t> load_all_backends() noexcept {
   Registry& registry = Registry::global(); // autoload first, outside the loader's lock
   std::lock_guard<std::mutex> lock(state().mutex);
   std::vector<std::string> directories = searched_directories();
-  const std::vector<std::string> disabled = disabled_names();
+  const std::vector<std::string> disabled = disabled_plugins();
   std::size_t count = 0;
   for (std::size_t i = 0; i < detail::kBuiltinPluginCount; ++i) {
     const detail::BuiltinPlugin& plugin = detail::kBuiltinPlugins[i];
@@ -519,7 +359,7 @@ void check_disable_list(const std::vector<std::string>& names, const std::vector
     if (dir == nullptr) continue;
     while (const dirent* entry = ::readdir(dir)) {
       std::string_view file = entry->d_name;
-      if (is_plugin_file(file)) add_known(file.substr(kPrefix.size(), file.size() - kPrefix.size() - kSuffix.size()));
+      if (is_plugin_file(file)) add_known(plugin_stem(file));
     }
     ::closedir(dir);
   }
@@ -553,7 +393,7 @@ void check_disable_list(const std::vector<std::string>& names, const std::vector
 void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
   std::lock_guard<std::mutex> lock(state().mutex);
   std::vector<std::string> directories = searched_directories();
-  const std::vector<std::string> disabled = disabled_names();
+  const std::vector<std::string> disabled = disabled_plugins();
   // Built-in plugins: loaded, or a placeholder per backend saying why not.
   for (std::size_t i = 0; i < kBuiltinPluginCount; ++i) {
     const BuiltinPlugin& plugin = kBuiltinPlugins[i];
@@ -567,7 +407,7 @@ void autoload_found_plugins(Registry& registry, bool autoload) noexcept {
     } else {
       std::string path = find_plugin(plugin.file_stem, directories);
       if (path.empty()) {
-        reason = "plugin " + std::string(kPrefix) + plugin.file_stem + std::string(kSuffix) +
+        reason = "plugin " + std::string(kPluginPrefix) + plugin.file_stem + std::string(kPluginSuffix) +
                  " not installed (searched " + joined(directories) + ")";
       } else {
         Status loaded = load_file(registry, path, plugin.name);
