@@ -282,7 +282,7 @@ TEST_CASE("export keeps the storage alive until the consumer deletes it", "[dlpa
   DLManagedTensor* m = *exported;
   CHECK(m->dl_tensor.ndim == 2);
   CHECK(m->dl_tensor.shape[0] == 4);
-  CHECK(m->dl_tensor.strides == nullptr); // compact, unversioned: DLPack < 1.2's way to say so
+  CHECK(m->dl_tensor.strides == nullptr);                         // compact, unversioned: DLPack < 1.2's way to say so
   CHECK(static_cast<std::int32_t*>(m->dl_tensor.data)[19] == 57); // still alive
   m->deleter(m); // frees the storage (leak checkers would see it otherwise)
 }
