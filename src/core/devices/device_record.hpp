@@ -54,7 +54,7 @@ public:
   std::atomic<const Target*> target{nullptr};
   // The device as its backend opened it (open_device), which every per-device call of the backend
   // takes; closed (close_device) when the record is. Hosted builds only: firmware keeps its open
-  // devices in a table of its own (device_index.cpp).
+  // devices in a table of its own (record_index.cpp).
   devrt_backend_device backend_device{0, 0, nullptr, nullptr};
   // The next record of the list of those with ids of kIndexedDeviceIds and above.
   std::atomic<DeviceRecord*> next_unindexed{nullptr};
