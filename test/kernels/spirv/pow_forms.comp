@@ -2,8 +2,8 @@
 #version 450
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
-// GLSL.std.450 Pow in every form devrt rewrites (test/unit/spirv_pow_test.cpp validates the
-// rewritten module with spirv-val): 16- and 32-bit floats, scalars and vectors of 2, 3 and 4
+// GLSL.std.450 Pow in every form devrt rewrites (test/backends/vulkan/spirv_pow_test.cpp validates
+// the rewritten module with spirv-val): 16- and 32-bit floats, scalars and vectors of 2, 3 and 4
 // lanes, computed exponents, constant ones that become multiplications (1 to 4) and constant ones
 // that do not (0, 2.5, -2, 5), and an exponent converted from a constant of the other width.
 layout(local_size_x = 64) in;
