@@ -224,21 +224,20 @@ def namespace_scope_functions(text, definitions):
     return names
 
 
-def declared_elsewhere(root, rooms, files):
+def declared_elsewhere(rooms, texts):
     """Functions an internal header (src/) declares that no file of its room defines, though a file
-    of another room does: a call across rooms the include check cannot see."""
+    of another room does: a call across rooms the include check cannot see. `texts`: each file's
+    text, by path."""
     definers = collections.defaultdict(set)
-    for path in files:
+    for path, text in texts.items():
         if path.startswith("src/") and path.endswith((".cpp", ".cpp.in")):
-            text = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
             for name in namespace_scope_functions(text, definitions=True):
                 definers[name].add(path)
     problems = []
-    for path in files:
+    for path, text in sorted(texts.items()):
         if not (path.startswith("src/") and path.endswith((".hpp", ".h"))):
             continue
         room = room_of(rooms, path)[1]
-        text = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
         for name in sorted(namespace_scope_functions(text, definitions=False)):
             defined_in = {p: room_of(rooms, p)[1] for p in definers.get(name, ())}
             if defined_in and room not in defined_in.values():
@@ -292,12 +291,13 @@ def main():
 
     problems = []
     includes = {}
+    texts = {}
     for path in files:
         room, _ = room_of(rooms, path)
         if room is None:
             problems.append(f"{path}: in no room of docs/architecture.md")
             continue
-        text = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
+        text = texts[path] = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
         includes[path] = []
         for quote, target in INCLUDE.findall(text):
             resolved = resolve(root, path, quote, target)
@@ -339,7 +339,7 @@ def main():
             lines += [f"    {reason}" for reason in reasons[(a, b)]]
         problems.append("\n".join(lines))
 
-    problems += declared_elsewhere(root, rooms, files)
+    problems += declared_elsewhere(rooms, texts)
     problems += core_room_directions(root, rooms)
 
     print(f"include-graph: {len(files)} files in {len(rooms)} rooms, {checked} includes of project files, "
