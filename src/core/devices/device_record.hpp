@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// One record per device the core has opened: the device object its backend opened, the count of
-// the device's objects, and one slot per room that keeps state per device (memory's DeviceMemory,
-// the detected target, graphs' DeviceGraphs). A record is made on the device's first use that needs
-// one, after its backend said the device exists (open_device), and lives until devrt::shutdown() finds none of the
-// device's objects left, or else until the last of them is destroyed (close_device then); the hot path reaches it with
-// two loads, no lock and no search.
+// One record per device the core has opened: the device object its backend opened, the count of the
+// device's objects, and one slot per room that keeps state per device (memory's DeviceMemory, the
+// detected target, graphs' DeviceGraphs). A record is made on the device's first use that needs
+// one, after its backend said the device exists (open_device), and lives until devrt::shutdown()
+// finds none of the device's objects left, or else until the last of them is destroyed
+// (close_device then); the hot path reaches it with two loads, no lock and no search.
 #ifndef DEVRT_SRC_CORE_DEVICES_DEVICE_RECORD_HPP
 #define DEVRT_SRC_CORE_DEVICES_DEVICE_RECORD_HPP
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The index of open device records (core/devices/device_record.hpp) and their opening: what a lookup and
-// BackendRef read, in a unit of its own, so that code which only looks records up or calls a backend
-// through BackendRef (in every backend plugin) links none of the pools and their thread-local
-// caches (record_closing.cpp closes records, and with them the pools).
+// The index of open device records (core/devices/device_record.hpp) and their opening: what a
+// lookup and BackendRef read, in a unit of its own, so that code which only looks records up or
+// calls a backend through BackendRef (in every backend plugin) links none of the pools and their
+// thread-local caches (record_closing.cpp closes records, and with them the pools).
 #include "core/devices/device_record.hpp"
 
 #include <devrt/backend/direct.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Buffers and checked copies (devrt/memory.hpp): allocation through the Buffer cache or a
-// stream-ordered pool, freeing (a graph may keep the memory: capture_hooks.hpp), and copy()'s range,
-// overlap and device checks before a backend runs it.
+// stream-ordered pool, freeing (a graph may keep the memory: capture_hooks.hpp), and copy()'s
+// range, overlap and device checks before a backend runs it.
 #include <devrt/memory.hpp>
 
 #include <devrt/backend/detail/memory_checks.hpp>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A device's memory ledger: what was allocated outside the pools (uncached Buffers, scoped memory,
 // textures), by memory scope, and, while the history is on, every live allocation with its size,
-// scope and time. Part of the device record (core/devices/device_record.hpp); read by memory_stats().
+// scope and time. Part of the device record (core/devices/device_record.hpp); read by
+// memory_stats().
 #ifndef DEVRT_SRC_CORE_MEMORY_MEMORY_LEDGER_HPP
 #define DEVRT_SRC_CORE_MEMORY_MEMORY_LEDGER_HPP
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The compile-time path's errors, out of line so that its calls stay short (devrt/backend/direct.hpp).
+// The compile-time path's errors, out of line so that its calls stay short
+// (devrt/backend/direct.hpp).
 #include <devrt/backend/direct.hpp>
 
 namespace devrt::direct::detail {

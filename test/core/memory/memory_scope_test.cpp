@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Memory scopes as pure functions: TVM's names, its texture flattening (with the shapes of TVM's own
-// tests), the texel types and limits a texture must fit, and the answer of a device without scopes.
+// Memory scopes as pure functions: TVM's names, its texture flattening (with the shapes of TVM's
+// own tests), the texel types and limits a texture must fit, and the answer of a device without
+// scopes.
 #include <catch2/catch.hpp>
 
 #include <devrt/backend/registry.hpp>
