@@ -30,14 +30,8 @@ class RawWebgpu final : public RawDevice {
 public:
   explicit RawWebgpu(const std::string& name) {
     // The library devrt's backend opens: the first of the same candidates that loads.
-    std::string reason;
-    for (const std::string& candidate : library_candidates()) {
-      std::string refused;
-      if (library_.open({candidate.c_str()}, refused)) break;
-      reason += (reason.empty() ? "" : "; ") + refused;
-    }
-    if (!library_.is_open()) {
-      error = "raw WebGPU: " + reason;
+    if (devrt::Status opened = library_.open(kLibrary, library_candidates()); !opened.ok()) {
+      error = "raw WebGPU: " + std::string(opened.message());
       return;
     }
 #define DEVRT_BENCH_RESOLVE(symbol, result, parameters) library_.resolve(#symbol, api_.symbol);

@@ -311,7 +311,7 @@ devrt_status devrt_environment_flag(const char* name, int fallback, int* value) 
     return fail(make_error(ErrorCode::invalid_argument, "devrt_environment_flag(", name, "): fallback is ", fallback,
                            ", not 0 or 1"));
   }
-  *value = detail::read_boolean_env(name, fallback == 1) ? 1 : 0;
+  *value = detail::read_boolean_env_named(name, fallback == 1) ? 1 : 0;
   return DEVRT_STATUS_OK;
 }
 

@@ -27,14 +27,10 @@ std::string_view operation_name(Operation op) noexcept {
 
 std::chrono::milliseconds resolve_timeout(std::chrono::milliseconds requested) noexcept {
   if (requested.count() >= 0) return requested;
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read when a communicator is made, as MPI and NCCL read theirs
-  if (const char* text = std::getenv("DEVRT_COMM_TIMEOUT_MS"); text != nullptr && *text != '\0') {
-    std::uint64_t value = 0;
-    if (::devrt::detail::parse_unsigned(text, value) && value <= std::uint64_t{INT64_MAX} / 1000000) {
-      return std::chrono::milliseconds(static_cast<std::int64_t>(value));
-    }
-  }
-  return kDefaultTimeout;
+  // Read when a communicator is made, as MPI and NCCL read theirs.
+  const auto fallback = static_cast<std::uint64_t>(kDefaultTimeout.count());
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(::devrt::detail::read_number_env("DEVRT_COMM_TIMEOUT_MS", fallback)));
 }
 
 bool same_memory(const Range& a, const Range& b, std::uintptr_t& a_position, std::uintptr_t& b_position) noexcept {

@@ -95,35 +95,31 @@ struct Library {
   std::string description; // "NCCL 2.21.5 (/path/libnccl.so.2)"
 };
 
-// The environment is read once, under load()'s call_once.
-// secure_getenv: a set-user-ID or set-group-ID program loads no library the caller names.
-const char* environment(const char* name) noexcept {
-  return ::secure_getenv(name); // NOLINT(concurrency-mt-unsafe)
-}
+constexpr const char* kNcclNames[] = {"libnccl.so.2"};
+constexpr const char* kRcclNames[] = {"librccl.so.1"};
+constexpr devrt::detail::VendorLibrary kVendorLibraries[] = {
+    {"NCCL", kNcclNames, "DEVRT_NCCL_LIBRARY", "install it (pip's nvidia-nccl-cu12 brings it with PyTorch)"},
+    {"RCCL", kRcclNames, "DEVRT_RCCL_LIBRARY", "install ROCm's rccl"},
+};
 
-// Where the library may be: the environment's explicit path, the dynamic loader's search
-// (LD_LIBRARY_PATH, ld.so.cache), then the places pip's nvidia-nccl-cu* and ROCm install it.
+// Where the library may be when its variable is unset (the environment is read once, under
+// load()'s call_once): the dynamic loader's search (LD_LIBRARY_PATH, ld.so.cache), then the
+// places pip's nvidia-nccl-cu* and ROCm install it.
 std::vector<std::string> candidates(comm::Engine kind) {
+  using devrt::detail::read_path_env;
   const bool nccl = kind == comm::Engine::nccl;
-  if (const char* path = environment(nccl ? "DEVRT_NCCL_LIBRARY" : "DEVRT_RCCL_LIBRARY");
-      path != nullptr && *path != '\0') {
-    return {path};
-  }
-  std::vector<std::string> names{nccl ? "libnccl.so.2" : "librccl.so.1"};
+  std::vector<std::string> names{nccl ? kNcclNames[0] : kRcclNames[0]};
   std::vector<std::string> patterns;
   if (nccl) {
     const char* tail = "/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2";
-    if (const char* venv = environment("VIRTUAL_ENV"); venv != nullptr) patterns.push_back(std::string(venv) + tail);
-    if (const char* conda = environment("CONDA_PREFIX"); conda != nullptr)
-      patterns.push_back(std::string(conda) + tail);
-    if (const char* home = environment("HOME"); home != nullptr)
-      patterns.push_back(std::string(home) + "/.local" + tail);
+    if (const char* venv = read_path_env("VIRTUAL_ENV")) patterns.push_back(std::string(venv) + tail);
+    if (const char* conda = read_path_env("CONDA_PREFIX")) patterns.push_back(std::string(conda) + tail);
+    if (const char* home = read_path_env("HOME")) patterns.push_back(std::string(home) + "/.local" + tail);
     patterns.emplace_back("/usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2");
     patterns.emplace_back("/usr/local/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2");
     patterns.emplace_back("/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2");
   } else {
-    if (const char* rocm = environment("ROCM_PATH"); rocm != nullptr)
-      patterns.push_back(std::string(rocm) + "/lib/librccl.so.1");
+    if (const char* rocm = read_path_env("ROCM_PATH")) patterns.push_back(std::string(rocm) + "/lib/librccl.so.1");
     patterns.emplace_back("/opt/rocm/lib/librccl.so.1");
   }
   for (const std::string& pattern : patterns) {
@@ -149,22 +145,8 @@ Library& load(comm::Engine kind) {
   const int index = kind == comm::Engine::nccl ? 0 : 1;
   std::call_once(once[index], [kind, index] {
     Library& lib = libraries[index];
-    const char* name = kind == comm::Engine::nccl ? "NCCL" : "RCCL";
-    std::string reasons;
-    std::vector<std::string> tried = candidates(kind);
-    for (const std::string& candidate : tried) {
-      std::string reason;
-      if (lib.library.open({candidate.c_str()}, reason)) break;
-      reasons += (reasons.empty() ? "" : "; ") + reason;
-    }
-    if (!lib.library.is_open()) {
-      lib.status =
-          make_error(ErrorCode::unavailable, name, " not found (", reasons,
-                     kind == comm::Engine::nccl
-                         ? "); install it (pip's nvidia-nccl-cu12 brings it with PyTorch) or set DEVRT_NCCL_LIBRARY"
-                         : "); install ROCm's rccl or set DEVRT_RCCL_LIBRARY");
-      return;
-    }
+    lib.status = lib.library.open(kVendorLibraries[index], candidates(kind));
+    if (!lib.status.ok()) return;
     lib.status = [&]() -> Status {
       DEVRT_RESOLVE_SYMBOLS(lib.library, lib.api, DEVRT_NCCL_SYMBOLS, " (not an NCCL-compatible library)");
       return {};
@@ -177,7 +159,7 @@ Library& load(comm::Engine kind) {
     if (dladdr(reinterpret_cast<void*>(lib.api.ncclGetVersion), &info) != 0 && info.dli_fname != nullptr) {
       path = info.dli_fname;
     }
-    lib.description = std::string(name) + " " + version_text(version) + " (" + path + ")";
+    lib.description = std::string(kVendorLibraries[index].what) + " " + version_text(version) + " (" + path + ")";
     // Fault-injection builds: NCCL and RCCL share one set of wrappers, so only one is wrapped.
     if (kind == comm::Engine::nccl) DEVRT_FAULT_WRAP_SYMBOLS("nccl", lib.api, DEVRT_NCCL_SYMBOLS);
   });

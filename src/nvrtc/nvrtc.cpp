@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,6 +22,7 @@
 #include <devrt/target.hpp>
 
 #include "support/dynamic_library.hpp"
+#include "support/environment.hpp"
 #include "support/lazy_runtime.hpp"
 
 namespace devrt::nvrtc {
@@ -52,20 +55,17 @@ struct Library {
   int version = 0;
 };
 
+constexpr const char* kNvrtcNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
+constexpr detail::VendorLibrary kNvrtc{"NVRTC", kNvrtcNames, "DEVRT_NVRTC_LIBRARY",
+                                       "install the CUDA toolkit's NVRTC (libnvrtc) or set CUDA_PATH to the toolkit"};
+
 Status load(Library& lib) {
-  std::string reason;
   // The toolkit's lib directory is often outside the loader's path: try it after the sonames.
-  std::string toolkit;
-  for (const char* variable : {"CUDA_PATH", "CUDA_HOME"}) {
-    const char* value = std::getenv(variable);
-    if (toolkit.empty() && value != nullptr && value[0] != '\0') toolkit = value;
-  }
-  if (toolkit.empty()) toolkit = "/usr/local/cuda";
-  std::string in_toolkit = toolkit + "/lib64/libnvrtc.so";
-  if (!lib.library.open({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so", in_toolkit.c_str()},
-                        reason)) {
-    return make_error(ErrorCode::unavailable, "no NVRTC: ", reason);
-  }
+  const char* toolkit = detail::read_path_env("CUDA_PATH");
+  if (toolkit == nullptr) toolkit = detail::read_path_env("CUDA_HOME");
+  std::vector<std::string> candidates(std::begin(kNvrtcNames), std::end(kNvrtcNames));
+  candidates.push_back(std::string(toolkit != nullptr ? toolkit : "/usr/local/cuda") + "/lib64/libnvrtc.so");
+  DEVRT_RETURN_IF_ERROR(lib.library.open(kNvrtc, candidates));
   DEVRT_RESOLVE_SYMBOLS(lib.library, lib.api, DEVRT_NVRTC_SYMBOLS, "");
   int major = 0, minor = 0;
   if (lib.api.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
@@ -197,12 +197,9 @@ Result<int> version() noexcept {
 }
 
 std::string cache_directory() {
-  const char* devrt_dir = ::secure_getenv("DEVRT_CACHE_DIR");
-  if (devrt_dir != nullptr && devrt_dir[0] != '\0') return std::string(devrt_dir) + "/nvrtc";
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] != '\0') return std::string(xdg) + "/devrt/nvrtc";
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return std::string(home) + "/.cache/devrt/nvrtc";
+  if (const char* devrt_dir = detail::read_path_env("DEVRT_CACHE_DIR")) return std::string(devrt_dir) + "/nvrtc";
+  if (const char* xdg = detail::read_path_env("XDG_CACHE_HOME")) return std::string(xdg) + "/devrt/nvrtc";
+  if (const char* home = detail::read_path_env("HOME")) return std::string(home) + "/.cache/devrt/nvrtc";
   return {};
 }
 

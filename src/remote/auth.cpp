@@ -40,16 +40,12 @@ struct Sodium {
   detail::DynamicLibrary library;
 };
 
+constexpr const char* kSodiumNames[] = {"libsodium.so.23", "libsodium.so"};
+constexpr detail::VendorLibrary kSodium{"libsodium (remote keys need it)", kSodiumNames, "DEVRT_SODIUM_LIBRARY",
+                                        "Debian: apt-get install libsodium23"};
+
 Status open_sodium(Sodium& sodium) noexcept {
-  std::string reason;
-  const char* chosen = std::getenv("DEVRT_SODIUM_LIBRARY");
-  const bool opened = chosen != nullptr && chosen[0] != '\0'
-                          ? sodium.library.open({chosen}, reason)
-                          : sodium.library.open({"libsodium.so.23", "libsodium.so"}, reason);
-  if (!opened) {
-    return make_error(ErrorCode::unavailable, "keys need libsodium, which is not installed (", reason,
-                      "); Debian: apt-get install libsodium23");
-  }
+  DEVRT_RETURN_IF_ERROR(sodium.library.open(kSodium));
   DEVRT_RESOLVE_SYMBOLS(sodium.library, sodium.api, DEVRT_SODIUM_SYMBOLS, " (libsodium 1.0.18 or later is needed)");
   if (sodium.api.sodium_init() < 0) return make_error(ErrorCode::unavailable, "libsodium: sodium_init failed");
   return Status();

@@ -17,7 +17,7 @@
 namespace devrt::remote {
 
 std::vector<std::string> configured_servers() {
-  const char* list = std::getenv("DEVRT_REMOTE");
+  const char* list = detail::read_text_env("DEVRT_REMOTE");
   if (list == nullptr) return {};
   std::vector<std::string> out;
   for (std::string& entry : detail::split_list(list, ',')) {
@@ -27,10 +27,9 @@ std::vector<std::string> configured_servers() {
 }
 
 int reply_timeout_ms() noexcept {
-  const char* text = std::getenv("DEVRT_REMOTE_TIMEOUT_MS");
-  std::uint64_t ms = 0;
-  if (text == nullptr || !detail::parse_unsigned(text, ms) || ms == 0 || ms > 3'600'000) return 10000;
-  return static_cast<int>(ms);
+  // Read once: a bad value is reported once, not at each call.
+  static const int ms = static_cast<int>(detail::read_number_env("DEVRT_REMOTE_TIMEOUT_MS", 10000));
+  return ms;
 }
 
 // The worker's callbacks, with access to the connection they were registered for.
@@ -216,7 +215,7 @@ Result<std::unique_ptr<Connection>> Connection::open(std::string_view address_te
 Status Connection::handshake(std::string_view key_file) noexcept {
   std::string key_path(key_file);
   if (key_path.empty()) {
-    const char* configured = std::getenv("DEVRT_REMOTE_KEY_FILE");
+    const char* configured = detail::read_path_env("DEVRT_REMOTE_KEY_FILE");
     if (configured != nullptr) key_path = configured;
   }
   std::optional<auth::Key> key;

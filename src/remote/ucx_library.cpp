@@ -12,15 +12,11 @@
 namespace devrt::remote {
 namespace {
 
-// DEVRT_UCX_LIBRARY names the libucp to open (another UCX build); else the system's.
+constexpr const char* kUcpNames[] = {"libucp.so.0", "libucp.so"};
+constexpr detail::VendorLibrary kUcp{"UCX", kUcpNames, "DEVRT_UCX_LIBRARY", "Debian: apt-get install libucx0"};
+
 Status open_ucx(UcxLibrary& ucx) noexcept {
-  std::string reason;
-  const char* chosen = std::getenv("DEVRT_UCX_LIBRARY");
-  const bool opened = chosen != nullptr && chosen[0] != '\0' ? ucx.library.open({chosen}, reason)
-                                                             : ucx.library.open({"libucp.so.0", "libucp.so"}, reason);
-  if (!opened) {
-    return make_error(ErrorCode::unavailable, "UCX is not installed (", reason, "); Debian: apt-get install libucx0");
-  }
+  DEVRT_RETURN_IF_ERROR(ucx.library.open(kUcp));
   DEVRT_RESOLVE_SYMBOLS(ucx.library, ucx.api, DEVRT_UCX_SYMBOLS, " (UCX 1.13 or later is needed)");
   return Status();
 }
@@ -60,8 +56,9 @@ Status Worker::open() noexcept {
   // shared-memory transports offer that only when told to (they then watch the peer's process);
   // without it, UCX keeps every connection on one host on TCP (a round trip of 9 us instead of 2).
   // The environment's own setting wins.
-  if (std::getenv("UCX_MM_ERROR_HANDLING") == nullptr && std::getenv("UCX_POSIX_ERROR_HANDLING") == nullptr &&
-      std::getenv("UCX_SYSV_ERROR_HANDLING") == nullptr) {
+  if (detail::read_text_env("UCX_MM_ERROR_HANDLING") == nullptr &&
+      detail::read_text_env("UCX_POSIX_ERROR_HANDLING") == nullptr &&
+      detail::read_text_env("UCX_SYSV_ERROR_HANDLING") == nullptr) {
     static_cast<void>(ucx.ucp_config_modify(config, "MM_ERROR_HANDLING", "y")); // older UCX: TCP, as before
   }
   ucp_params_t params{};

@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+
 namespace devrt::detail {
 
 bool DynamicLibrary::open(std::initializer_list<const char*> names, std::string& reason) noexcept {
@@ -18,6 +20,39 @@ bool DynamicLibrary::open(std::initializer_list<const char*> names, std::string&
     reason += error != nullptr ? error : name;
   }
   return false;
+}
+
+Status DynamicLibrary::open(const VendorLibrary& library, std::span<const std::string> candidates) noexcept {
+  const char* variable = library.variable.name();
+  auto unavailable = [&](auto&&... detail) {
+    return make_error(ErrorCode::unavailable, "no ", library.what, ": ", detail..., " (", library.install_hint,
+                      ", or name the library in ", variable, ")");
+  };
+  if (const char* chosen = read_library_env(library.variable); chosen != nullptr) {
+    if (chosen[0] != '/' && std::strchr(chosen, '/') != nullptr) {
+      return unavailable(variable, "=", chosen, " is a relative path: name an absolute path or a bare library name");
+    }
+    std::string reason;
+    if (open({chosen}, reason)) return Status();
+    return unavailable(variable, "=", chosen, ": ", reason);
+  }
+  std::string reasons;
+  auto try_one = [&](const char* name) {
+    std::string reason;
+    if (open({name}, reason)) return true;
+    reasons += reasons.empty() ? reason : "; " + reason;
+    return false;
+  };
+  if (candidates.empty()) {
+    for (const char* name : library.names) {
+      if (try_one(name)) return Status();
+    }
+  } else {
+    for (const std::string& name : candidates) {
+      if (try_one(name.c_str())) return Status();
+    }
+  }
+  return unavailable(reasons);
 }
 
 void* DynamicLibrary::symbol(const char* name) const noexcept {

@@ -1,15 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// Opening vendor runtimes at run time (hosted platforms only): the first of several sonames that
-// loads wins, and every refusal is kept for the "unavailable" message. Not public API.
+// Opening vendor runtimes at run time (hosted platforms only), one loader for every library devrt
+// opens: a site declares the library (VendorLibrary: its sonames, the variable that overrides
+// them, how to install it) and its symbol table; the loader applies the override rule and writes
+// the one "unavailable" message (docs/environment.md, "Libraries"). Not public API.
 #ifndef DEVRT_SRC_SUPPORT_DYNAMIC_LIBRARY_HPP
 #define DEVRT_SRC_SUPPORT_DYNAMIC_LIBRARY_HPP
 
 #include <initializer_list>
+#include <span>
 #include <string>
 
 #include <devrt/status.hpp>
 
+#include "support/environment.hpp"
+
 namespace devrt::detail {
+
+// What a site declares about one vendor library.
+struct VendorLibrary {
+  const char* what;                   // for messages: "no <what>: ..." ("CUDA driver", "UCX")
+  std::span<const char* const> names; // sonames (or absolute paths), tried in order
+  EnvName<EnvKind::library> variable; // names the one library to open instead
+  const char* install_hint;           // "install the NVIDIA driver"
+};
 
 // A dlopen handle that is never closed: vendor drivers register atexit handlers and threads that
 // must not outlive their code, so devrt keeps them mapped until the process ends.
@@ -18,6 +31,12 @@ public:
   // Tries `names` in order with RTLD_NOW | RTLD_LOCAL. On failure returns false and sets `reason`
   // to each name's dlerror text. Not thread-safe (call once, under the backend's init).
   bool open(std::initializer_list<const char*> names, std::string& reason) noexcept;
+  // Opens `library`: when its variable is set, that alone, and only when it is an absolute path or
+  // a bare file name the dynamic loader searches for (a relative path would name another file in
+  // each working folder: refused); else `candidates`, or the library's names when there are none.
+  // unavailable: "no <what>: <each name's dlerror text> (<install hint>, or name the library in
+  // <variable>)". Not thread-safe (call once, under the backend's init).
+  Status open(const VendorLibrary& library, std::span<const std::string> candidates = {}) noexcept;
   // The symbol's address, or nullptr. Thread-safe once open() returned.
   void* symbol(const char* name) const noexcept;
   const std::string& path() const noexcept { return path_; }

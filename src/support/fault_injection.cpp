@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "support/environment_variables.hpp"
+
 namespace devrt::detail::fault {
 namespace {
 
@@ -158,8 +160,8 @@ Status parse(std::string_view spec, Armed& out) {
 void read_environment() noexcept {
   if (environment_read) return;
   environment_read = true;
-  const char* text = std::getenv("DEVRT_FAULT");
-  if (text == nullptr || *text == '\0') return;
+  const char* text = read_text_env("DEVRT_FAULT");
+  if (text == nullptr) return;
   Armed spec;
   Status s = parse(text, spec);
   if (!s.ok()) {

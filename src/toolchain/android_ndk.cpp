@@ -2,6 +2,7 @@
 #include <devrt/toolchain/android_ndk.hpp>
 #include <devrt/toolchain/process.hpp>
 
+#include "support/environment.hpp"
 #include "toolchain_internal.hpp"
 
 #include <cstdlib>
@@ -11,10 +12,8 @@
 namespace devrt::toolchain {
 
 Result<std::string> find_ndk_compiler() noexcept {
-  const char* cc = ::secure_getenv("DEVRT_NDK_CC"); // NOLINT(concurrency-mt-unsafe)
-  if (cc != nullptr && cc[0] != '\0') return find_program(cc);
-  const char* home = std::getenv("ANDROID_NDK_HOME"); // NOLINT(concurrency-mt-unsafe)
-  if (home != nullptr && home[0] != '\0') {
+  if (const char* cc = devrt::detail::read_program_env("DEVRT_NDK_CC")) return find_program(cc);
+  if (const char* home = devrt::detail::read_path_env("ANDROID_NDK_HOME")) {
     std::string bin = std::string(home) + "/toolchains/llvm/prebuilt/linux-x86_64/bin";
     // The newest API level the NDK has a compiler driver for.
     for (int api = 40; api >= 21; --api) {

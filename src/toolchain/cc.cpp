@@ -8,6 +8,8 @@
 
 #include <elf.h>
 
+#include "support/environment.hpp"
+
 namespace devrt::toolchain {
 namespace {
 
@@ -27,12 +29,13 @@ std::vector<std::string> words(const char* text) {
   return out;
 }
 
-Result<std::string> find_compiler(const char* variable, const std::vector<std::string>& fallbacks) {
-  std::vector<std::string> from_env = words(std::getenv(variable)); // NOLINT(concurrency-mt-unsafe)
+Result<std::string> find_compiler(devrt::detail::EnvName<devrt::detail::EnvKind::program> variable,
+                                  const std::vector<std::string>& fallbacks) {
+  std::vector<std::string> from_env = words(devrt::detail::read_program_env(variable));
   if (!from_env.empty()) {
     Result<std::string> path = find_program(from_env.back());
     if (path.ok()) return path;
-    return make_error(ErrorCode::unavailable, "tool not found: $", variable, " names ", from_env.back(),
+    return make_error(ErrorCode::unavailable, "tool not found: $", variable.name(), " names ", from_env.back(),
                       ", which is not on PATH");
   }
   return find_first_program(fallbacks);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "support/environment.hpp"
 #include "toolchain_internal.hpp"
 
 namespace devrt::toolchain {
@@ -116,9 +117,8 @@ Result<bool> at_least(std::string_view compute_version, int major, int minor) {
 
 Result<std::string> find_cuda_path() noexcept {
   std::vector<std::string> candidates;
-  for (const char* variable : {"CUDA_PATH", "CUDA_HOME"}) {
-    const char* value = std::getenv(variable); // NOLINT(concurrency-mt-unsafe)
-    if (value != nullptr && value[0] != '\0') candidates.emplace_back(value);
+  for (const char* value : {devrt::detail::read_path_env("CUDA_PATH"), devrt::detail::read_path_env("CUDA_HOME")}) {
+    if (value != nullptr) candidates.emplace_back(value);
   }
   Result<std::string> nvcc_root = detail::install_root("nvcc");
   if (nvcc_root.ok()) candidates.push_back(*nvcc_root);
@@ -226,9 +226,9 @@ bool have_cudagraph() noexcept {
 
 Result<NvshmemPaths> find_nvshmem() noexcept {
   std::vector<std::string> roots;
-  for (const char* variable : {"NVSHMEM_HOME", "NVSHMEM_PREFIX"}) {
-    const char* value = std::getenv(variable); // NOLINT(concurrency-mt-unsafe)
-    if (value != nullptr && value[0] != '\0') roots.emplace_back(value);
+  for (const char* value :
+       {devrt::detail::read_path_env("NVSHMEM_HOME"), devrt::detail::read_path_env("NVSHMEM_PREFIX")}) {
+    if (value != nullptr) roots.emplace_back(value);
   }
   roots.insert(roots.end(), {"/usr/local/nvshmem", "/opt/nvidia/nvshmem"});
   auto has_library = [](const std::string& dir) {

@@ -2,6 +2,7 @@
 #include <devrt/toolchain/emscripten.hpp>
 #include <devrt/toolchain/process.hpp>
 
+#include "support/environment.hpp"
 #include "toolchain_internal.hpp"
 
 #include <cstdlib>
@@ -9,8 +10,7 @@
 namespace devrt::toolchain {
 
 Result<std::string> find_emcc() noexcept {
-  const char* env = std::getenv("EMCC"); // NOLINT(concurrency-mt-unsafe)
-  if (env != nullptr && env[0] != '\0') return find_program(env);
+  if (const char* env = devrt::detail::read_program_env("EMCC")) return find_program(env);
   return find_program("emcc");
 }
 

@@ -29,9 +29,8 @@ Result<TempDir> TempDir::create(std::string_view prefix) noexcept {
   if (prefix.find('/') != std::string_view::npos) {
     return make_error(ErrorCode::invalid_argument, "TempDir: prefix '", prefix, "' holds a '/'");
   }
-  const char* base = std::getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe)
-  std::string pattern =
-      std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") + "/" + std::string(prefix) + "XXXXXX";
+  const char* base = devrt::detail::read_path_env("TMPDIR");
+  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/" + std::string(prefix) + "XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return make_error(ErrorCode::internal, "TempDir: mkdtemp(", pattern, "): ", std::strerror(errno));
   }

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/environment.hpp"
 #include "toolchain_internal.hpp"
 
 extern char** environ; // NOLINT(readability-redundant-declaration)
@@ -74,8 +75,8 @@ Result<std::string> find_on_path(std::string_view name, const char* path_variabl
     std::size_t end = path.find(':', start);
     if (end == std::string_view::npos) end = path.size();
     std::string dir(path.substr(start, end - start));
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
-    if (is_executable_file(candidate)) return candidate;
+    // An empty or relative entry would name another folder in each working folder: skipped.
+    if (!dir.empty() && dir[0] == '/' && is_executable_file(dir + "/" + program)) return dir + "/" + program;
     start = end + 1;
   }
   return make_error(ErrorCode::unavailable, "tool not found: ", name, " (searched PATH=", path, ")");
@@ -170,7 +171,9 @@ std::string ProcessResult::describe() const {
   return "exited with status " + std::to_string(exit_code);
 }
 
-Result<std::string> find_program(std::string_view name) noexcept { return find_on_path(name, std::getenv("PATH")); }
+Result<std::string> find_program(std::string_view name) noexcept {
+  return find_on_path(name, devrt::detail::read_path_list_env("PATH"));
+}
 
 Result<std::string> find_first_program(const std::vector<std::string>& names) noexcept {
   std::string tried;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "support/environment.hpp"
 #include "toolchain_internal.hpp"
 
 namespace devrt::toolchain {
@@ -59,8 +60,7 @@ Status rocm_link(const std::string& object, const std::string& code_object, cons
 }
 
 Result<std::string> find_rocm_path() noexcept {
-  const char* env = std::getenv("ROCM_PATH"); // NOLINT(concurrency-mt-unsafe)
-  if (env != nullptr && env[0] != '\0') return std::string(env);
+  if (const char* env = devrt::detail::read_path_env("ROCM_PATH")) return std::string(env);
   Result<std::string> hipcc_root = detail::install_root("hipcc");
   if (hipcc_root.ok()) return hipcc_root;
   std::error_code ignored;

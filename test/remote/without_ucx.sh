@@ -5,7 +5,7 @@ set -u
 info=$1
 out=$(DEVRT_UCX_LIBRARY=/nonexistent/libucp.so.0 DEVRT_REMOTE=127.0.0.1:9 "$info" 2> /dev/null)
 echo "$out" | grep "backend remote"
-echo "$out" | grep -q "backend remote (device kind remote): unavailable: .*UCX is not installed (/nonexistent/libucp.so.0" || {
+echo "$out" | grep -q "backend remote (device kind remote): unavailable: .*no UCX: DEVRT_UCX_LIBRARY=/nonexistent/libucp.so.0: /nonexistent/libucp.so.0: cannot open" || {
   echo "FAIL: devrt-info does not name the missing UCX library"
   exit 1
 }

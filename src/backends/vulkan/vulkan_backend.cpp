@@ -168,11 +168,12 @@ Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_ver
 
 Status find_devices(Runtime& rt);
 
+constexpr const char* kLoaderNames[] = {"libvulkan.so.1", "libvulkan.so"};
+constexpr detail::VendorLibrary kLoader{"Vulkan loader", kLoaderNames, "DEVRT_VULKAN_LIBRARY",
+                                        "install the Vulkan loader (Debian: apt-get install libvulkan1)"};
+
 Status discover(Runtime& rt) {
-  std::string reason;
-  if (!rt.library.open({"libvulkan.so.1", "libvulkan.so"}, reason)) {
-    return make_error(ErrorCode::unavailable, "no Vulkan loader: ", reason);
-  }
+  DEVRT_RETURN_IF_ERROR(rt.library.open(kLoader));
   if (!rt.library.resolve("vkGetInstanceProcAddr", rt.api.vkGetInstanceProcAddr)) {
     return make_error(ErrorCode::unavailable, rt.library.path(), " lacks vkGetInstanceProcAddr");
   }
@@ -257,16 +258,12 @@ void wait_idle_at_exit() noexcept {
   }
 }
 
-// DEVRT_VULKAN_STAGING_CHUNK, when set: the staging ring's chunk size.
+// DEVRT_VULKAN_STAGING_CHUNK, when set: the staging ring's chunk size (its table entry's range is
+// [kMinStagingChunk, kStagingChunk]).
 Status read_staging_chunk(DeviceState& d) {
-  const char* chunk = std::getenv("DEVRT_VULKAN_STAGING_CHUNK");
-  if (chunk == nullptr) return Status();
-  std::uint64_t bytes = 0;
-  if (!detail::parse_unsigned(chunk, bytes) || bytes < kMinStagingChunk || bytes > kStagingChunk) {
-    return make_error(ErrorCode::invalid_argument, "DEVRT_VULKAN_STAGING_CHUNK='", chunk, "': expected bytes from ",
-                      kMinStagingChunk, " to ", kStagingChunk);
-  }
-  d.staging_chunk = bytes;
+  constexpr detail::EnvName<detail::EnvKind::number> kVariable = "DEVRT_VULKAN_STAGING_CHUNK";
+  static_assert(kVariable.entry().min == kMinStagingChunk && kVariable.entry().max == kStagingChunk);
+  d.staging_chunk = detail::read_number_env(kVariable, kStagingChunk);
   return Status();
 }
 

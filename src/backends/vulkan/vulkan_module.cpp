@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend_support/gpu_launch.hpp"
+#include "support/environment.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_state.hpp"
 
@@ -110,15 +111,9 @@ void destroy_module(ModuleState* m) {
   }
 }
 
-// DEVRT_VULKAN_SPIRV_REWRITE: 0 leaves SPIR-V as written (to compare with a driver's own Pow),
-// 1 or unset defines Pow of a negative base (define_pow).
-Result<bool> spirv_rewrite_enabled() {
-  const char* text = std::getenv("DEVRT_VULKAN_SPIRV_REWRITE"); // NOLINT(concurrency-mt-unsafe)
-  if (text == nullptr || std::strcmp(text, "1") == 0) return true;
-  if (std::strcmp(text, "0") == 0) return false;
-  return make_error(ErrorCode::invalid_argument, "DEVRT_VULKAN_SPIRV_REWRITE='", text,
-                    "': expected 0 (run SPIR-V as written) or 1 (define Pow of a negative base, the default)");
-}
+// DEVRT_VULKAN_SPIRV_REWRITE: false leaves SPIR-V as written (to compare with a driver's own Pow),
+// true or unset defines Pow of a negative base (define_pow).
+Result<bool> spirv_rewrite_enabled() { return detail::read_boolean_env("DEVRT_VULKAN_SPIRV_REWRITE", true); }
 
 // The module's words with Pow defined (unless turned off), and how many were rewritten.
 Status define_undefined(std::vector<std::uint32_t>& words, std::uint32_t& rewritten, BuildLog& log) {

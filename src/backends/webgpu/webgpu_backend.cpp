@@ -207,8 +207,8 @@ void fault_seam([[maybe_unused]] Api& api) {
 // The backend DEVRT_WEBGPU_BACKEND forces ("vulkan", "opengles", "metal", "d3d12"), 0 for none,
 // or an error for another word.
 Result<WGPUEnum> forced_backend() {
-  const char* value = ::secure_getenv("DEVRT_WEBGPU_BACKEND"); // NOLINT(concurrency-mt-unsafe)
-  if (value == nullptr || value[0] == '\0') return WGPUEnum{0};
+  const char* value = detail::read_text_env("DEVRT_WEBGPU_BACKEND");
+  if (value == nullptr) return WGPUEnum{0};
   std::string_view word = value;
   if (word == "vulkan") return kBackendVulkan;
   if (word == "opengles") return kBackendOpenGLES;
@@ -231,21 +231,7 @@ void open_surfaceless_display(Runtime& rt) {
 }
 
 Status discover(Runtime& rt) {
-  std::string reason;
-  bool opened = false;
-  for (const std::string& candidate : library_candidates()) {
-    std::string refused;
-    opened = rt.library.open({candidate.c_str()}, refused);
-    if (opened) break;
-    reason += (reason.empty() ? "" : "; ") + refused;
-  }
-  if (!opened) {
-    return make_error(ErrorCode::unavailable,
-                      "no WebGPU implementation (Dawn's libwebgpu_dawn.so, wgpu-native's libwgpu_native.so, by "
-                      "name or in ~/.local/share/devrt/webgpu, where tools/install-deps.sh installs Dawn; "
-                      "DEVRT_WEBGPU_LIBRARY names another): ",
-                      reason);
-  }
+  DEVRT_RETURN_IF_ERROR(rt.library.open(kLibrary, library_candidates()));
 #define DEVRT_WEBGPU_RESOLVE(symbol, result, parameters)                                                               \
   if (!rt.library.resolve(#symbol, rt.api.symbol)) {                                                                   \
     return detail::missing_symbol(rt.library, #symbol, " (a webgpu.h implementation of 2025 or later is needed)");     \

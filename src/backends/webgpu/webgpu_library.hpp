@@ -4,9 +4,10 @@
 #ifndef DEVRT_SRC_BACKENDS_WEBGPU_WEBGPU_LIBRARY_HPP
 #define DEVRT_SRC_BACKENDS_WEBGPU_WEBGPU_LIBRARY_HPP
 
-#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "support/dynamic_library.hpp"
 
 // The path fixed at configure time (-Dwebgpu_library), empty when none.
 #ifndef DEVRT_WEBGPU_LIBRARY_DEFAULT
@@ -21,18 +22,19 @@ inline constexpr const char* kLibraryNames[] = {"libwebgpu_dawn.so", "libwgpu_na
 // there): $XDG_DATA_HOME/devrt/webgpu, or ~/.local/share/devrt/webgpu. Only absolute paths count
 // (the XDG base directory rule): never a folder relative to the working directory.
 inline std::string user_library_dir() {
-  const char* data_home = ::secure_getenv("XDG_DATA_HOME"); // NOLINT(concurrency-mt-unsafe)
-  if (data_home != nullptr && data_home[0] == '/') return std::string(data_home) + "/devrt/webgpu";
-  const char* home = ::secure_getenv("HOME"); // NOLINT(concurrency-mt-unsafe)
-  if (home != nullptr && home[0] == '/') return std::string(home) + "/.local/share/devrt/webgpu";
+  if (const char* data_home = detail::read_path_env("XDG_DATA_HOME")) return std::string(data_home) + "/devrt/webgpu";
+  if (const char* home = detail::read_path_env("HOME")) return std::string(home) + "/.local/share/devrt/webgpu";
   return {};
 }
 
-// DEVRT_WEBGPU_LIBRARY alone when set; else the configured path, the usual names through the
-// dynamic loader's search, then the per-user folder. Thread-safe as getenv is.
+inline constexpr detail::VendorLibrary kLibrary{
+    "WebGPU implementation", kLibraryNames, "DEVRT_WEBGPU_LIBRARY",
+    "Dawn's libwebgpu_dawn.so or wgpu-native's libwgpu_native.so, by name or in ~/.local/share/devrt/webgpu, where "
+    "tools/install-deps.sh installs Dawn"};
+
+// Where kLibrary is looked for when DEVRT_WEBGPU_LIBRARY is unset: the configured path, the usual
+// names through the dynamic loader's search, then the per-user folder. Thread-safe as getenv is.
 inline std::vector<std::string> library_candidates() {
-  const char* chosen = ::secure_getenv("DEVRT_WEBGPU_LIBRARY"); // NOLINT(concurrency-mt-unsafe)
-  if (chosen != nullptr && chosen[0] != '\0') return {chosen};
   std::vector<std::string> candidates;
   if (DEVRT_WEBGPU_LIBRARY_DEFAULT[0] != '\0') candidates.emplace_back(DEVRT_WEBGPU_LIBRARY_DEFAULT);
   for (const char* name : kLibraryNames) candidates.emplace_back(name);

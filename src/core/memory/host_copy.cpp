@@ -35,12 +35,9 @@ constexpr std::size_t kMinThreshold = kMinStreamingCopy;
 constexpr std::size_t kMaxThreshold = std::size_t{16} << 20;
 
 std::size_t decide_threshold() noexcept {
-  if (const char* text = std::getenv("DEVRT_NT_COPY_THRESHOLD"); // NOLINT(concurrency-mt-unsafe)
-      text != nullptr && text[0] != '\0') {
-    std::uint64_t value = 0;
-    if (detail::parse_unsigned(text, value) && value <= SIZE_MAX) {
-      return value == 0 ? kNever : static_cast<std::size_t>(value);
-    }
+  // kNever stands for "unset" here: no threshold is SIZE_MAX bytes.
+  if (std::uint64_t chosen = detail::read_number_env("DEVRT_NT_COPY_THRESHOLD", kNever); chosen != kNever) {
+    return chosen == 0 ? kNever : static_cast<std::size_t>(chosen);
   }
   // Half the last-level cache (source and destination both pass through it), kept within what a
   // core can use: hypervisors report whole-socket or made-up sizes, and per-core-complex caches

@@ -152,15 +152,11 @@ void set_path_bit(int bit, bool on) noexcept {
   }
 }
 
+// Read once per process (a bad value is reported once, not per device).
 std::size_t cache_limit_from_env() noexcept {
-  const char* text = std::getenv("DEVRT_BUFFER_CACHE_LIMIT"); // NOLINT(concurrency-mt-unsafe)
-  if (text == nullptr || text[0] == '\0') return kDefaultCacheLimit;
-  std::uint64_t value = 0;
-  if (!detail::parse_unsigned(text, value) || value > SIZE_MAX) {
-    DEVRT_LOG(warning, "DEVRT_BUFFER_CACHE_LIMIT=", text, " is not a number of bytes; using ", kDefaultCacheLimit);
-    return kDefaultCacheLimit;
-  }
-  return static_cast<std::size_t>(value);
+  static const auto limit =
+      static_cast<std::size_t>(detail::read_number_env("DEVRT_BUFFER_CACHE_LIMIT", kDefaultCacheLimit));
+  return limit;
 }
 
 // First allocation on a device: decides whether it has a cache. Nothing is stored for a device

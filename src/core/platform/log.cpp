@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "support/environment_variables.hpp"
+
 namespace devrt {
 namespace {
 
@@ -35,8 +37,8 @@ LogLevel level_from_environment() noexcept {
   return LogLevel::warning; // no environment; set_log_level() changes it
 #else
   // Read once per process (log_level caches it); nothing in devrt calls setenv.
-  const char* text = std::getenv("DEVRT_LOG_LEVEL"); // NOLINT(concurrency-mt-unsafe)
-  if (text == nullptr || *text == '\0') return LogLevel::warning;
+  const char* text = detail::read_text_env("DEVRT_LOG_LEVEL");
+  if (text == nullptr) return LogLevel::warning;
   static constexpr const char* kNames[] = {"trace", "debug", "info", "warning", "error", "off"};
   for (std::int32_t i = 0; i < 6; ++i) {
     if (std::strcmp(text, kNames[i]) == 0) return static_cast<LogLevel>(i);

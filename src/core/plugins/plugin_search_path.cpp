@@ -63,7 +63,7 @@ bool in_build_tree(std::string_view directory) noexcept {
          (directory.size() == root.size() || directory[root.size()] == '/');
 }
 
-const char* disable_variable() noexcept { return std::getenv("DEVRT_DISABLE"); } // NOLINT(concurrency-mt-unsafe)
+const char* disable_variable() noexcept { return read_text_env("DEVRT_DISABLE"); }
 
 std::vector<std::string> disabled_plugins() { return split_list(disable_variable(), ','); }
 

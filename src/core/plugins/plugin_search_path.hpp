@@ -38,11 +38,11 @@ std::string_view binary_path(std::span<char> buffer) noexcept;
 bool in_build_tree(std::string_view directory) noexcept;
 
 // Calls visit(entry) for each DEVRT_PLUGIN_PATH entry, relative ones included, until it returns
-// true; true then. secure_getenv: a set-user-ID or set-group-ID program ignores the caller's
-// search path. No heap.
+// true; true then (a set-user-ID or set-group-ID program sees no entry: support/environment.hpp).
+// No heap.
 template <class Visit>
 bool visit_plugin_path_variable(Visit visit) noexcept {
-  return visit_list(::secure_getenv("DEVRT_PLUGIN_PATH"), ':', visit); // NOLINT(concurrency-mt-unsafe)
+  return visit_list(read_path_list_env("DEVRT_PLUGIN_PATH"), ':', visit);
 }
 
 // The plugin search order, its one definition: DEVRT_PLUGIN_PATH's absolute entries (the loader

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/environment_variables.hpp"
+
 namespace devrt {
 namespace {
 
@@ -207,7 +209,7 @@ void Registry::choose(std::int32_t kind) const noexcept {
     }
   }
   // Outside the lock: availability may load a driver.
-  const char* prefer = std::getenv("DEVRT_PREFER"); // NOLINT(concurrency-mt-unsafe)
+  const char* prefer = detail::read_text_env("DEVRT_PREFER");
   const devrt_backend_table* chosen = nullptr;
   for (std::size_t i = 0; prefer != nullptr && i < n && chosen == nullptr; ++i) {
     if (preferred(prefer, candidates[i]->name)) chosen = candidates[i];
@@ -227,7 +229,7 @@ void Registry::choose(std::int32_t kind) const noexcept {
 Status Registry::standing_by(BackendRef backend) const noexcept {
   BackendRef serving = find(backend.kind());
   if (serving == backend || !serving) return Status();
-  const char* prefer = std::getenv("DEVRT_PREFER"); // NOLINT(concurrency-mt-unsafe)
+  const char* prefer = detail::read_text_env("DEVRT_PREFER");
   const bool named = prefer != nullptr && preferred(prefer, serving.name());
   return make_error(ErrorCode::unavailable, "stands by: device kind ", backend.kind(), " is served by '",
                     serving.name(), named ? "' (named in DEVRT_PREFER)" : "' (registered first, or available first)");
