@@ -73,7 +73,7 @@ void call_backend_ref(benchmark::State& state) {
   devrt_copy_desc desc = small_copy_desc(dst, src, 64);
   for (auto _ : state) {
     benchmark::DoNotOptimize(&desc);
-    devrt::Status s = backend.copy(0, desc);
+    devrt::Status s = backend.copy(0, 0, 0, desc);
     benchmark::DoNotOptimize(s);
     benchmark::ClobberMemory();
   }

@@ -28,8 +28,9 @@ extern "C" {
 /* Bumped on any incompatible change; a table with another version is refused. Version 2: devices
  * are objects (devrt_backend_device) that the core opens and closes through the table. Version 3:
  * the table carries a context of the backend's, passed to its table-level functions and set in
- * each device object. */
-#define DEVRT_BACKEND_ABI_VERSION 3u
+ * each device object. Version 4: copy and texture-copy descriptors name a device by its object
+ * alone (the index fields beside the objects are gone: device->index is the index). */
+#define DEVRT_BACKEND_ABI_VERSION 4u
 
 #define DEVRT_ERROR_MESSAGE_CAPACITY 384
 
@@ -76,16 +77,15 @@ typedef struct devrt_backend_device {
 /* One copy. Exactly one side belongs to this backend's kind or both do; the other side may be
  * host memory (kind 1, cpu). Offsets and sizes were range-checked by the caller; overlapping
  * ranges were refused. `stream` belongs to the backend's device side (NULL: default stream).
- * src_device and dst_device are the sides' devices when they are this backend's, else NULL. */
+ * src_device and dst_device are the sides' devices when they are this backend's (their `index`
+ * is the device's index), else NULL: the side is host memory. */
 typedef struct devrt_copy_desc {
   const void* src;
   size_t src_offset;
   int32_t src_kind;
-  int32_t src_device_id;
+  int32_t dst_kind;
   void* dst;
   size_t dst_offset;
-  int32_t dst_kind;
-  int32_t dst_device_id;
   size_t nbytes;
   void* stream;
   const devrt_backend_device* src_device;
@@ -134,15 +134,15 @@ typedef struct devrt_texture_desc {
  * into host memory has finished on return. */
 typedef struct devrt_texture_copy_desc {
   void* texture;
-  int32_t device_id;  /* the texture's device's index */
   int32_t to_texture; /* 1: linear -> texture; 0: texture -> linear */
+  int32_t reserved0;
   const devrt_texture_desc* desc;
   void* linear;
   size_t linear_offset;
   int32_t linear_kind; /* 1 (host memory) or this backend's kind (the texture's device) */
   int32_t reserved;
   void* stream;
-  const devrt_backend_device* device; /* the texture's device */
+  const devrt_backend_device* device; /* the texture's device (device->index: its index) */
 } devrt_texture_copy_desc;
 /* A texture over memory of an allocation of this backend on the device (TVM's image over a pooled
  * buffer): the image uses the allocation's bytes from `offset` on, rows `row_pitch` and layers

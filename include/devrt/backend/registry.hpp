@@ -62,8 +62,9 @@ public:
   Result<void*> allocate(std::int32_t id, std::size_t nbytes, std::size_t alignment) const noexcept;
   Status free(std::int32_t id, void* ptr) const noexcept;
   // Raw copy; the caller has validated ranges (prefer devrt::copy, which does). Fills the desc's
-  // src_device and dst_device (this backend's sides, opened on first use).
-  Status copy(std::int32_t id, devrt_copy_desc& desc) const noexcept;
+  // src_device and dst_device with devices src_id's and dst_id's objects where the side is this
+  // backend's (opened on first use); `id` is the device that runs it, named in errors.
+  Status copy(std::int32_t id, std::int32_t src_id, std::int32_t dst_id, devrt_copy_desc& desc) const noexcept;
 
   // Waits for every stream of the device. Ok at once on a synchronous backend; unsupported on a
   // backend with neither DEVRT_CAP_SYNCHRONOUS nor device_synchronize.
@@ -145,8 +146,8 @@ public:
   Result<void*> scope_allocate(std::int32_t id, MemoryScope scope, std::size_t nbytes,
                                std::size_t alignment) const noexcept;
   Status texture_free(std::int32_t id, void* texture) const noexcept;
-  // Fills desc.device from desc.device_id.
-  Status texture_copy(devrt_texture_copy_desc& desc) const noexcept;
+  // Fills desc.device with device `id`'s object.
+  Status texture_copy(std::int32_t id, devrt_texture_copy_desc& desc) const noexcept;
   // A texture over an allocation (devrt_texture_view_desc; prefer Tensor::as_texture); unsupported
   // when the backend makes none.
   Result<void*> texture_view(std::int32_t id, devrt_texture_view_desc& desc) const noexcept;

@@ -427,7 +427,7 @@ Status OpenclBackend::copy(const CopyDesc& desc) noexcept {
                                            static_cast<std::byte*>(desc.dst) + desc.dst_offset, 0, nullptr, nullptr));
     return Status();
   }
-  if (desc.src_device_id == desc.dst_device_id) {
+  if (desc.src_device == desc.dst_device) {
     cl_command_queue queue = queue_of(state_of(*desc.dst_device), desc.stream);
     DEVRT_CL_CHECK("clEnqueueCopyBuffer",
                    api.clEnqueueCopyBuffer(queue, static_cast<cl_mem>(const_cast<void*>(desc.src)),

@@ -178,9 +178,10 @@ struct RocmDriver {
   // Across two devices: hipMemcpyPeerAsync with the destination current.
   static Status peer_copy(const CopyDesc& desc, void* dst, void* src, hipStream_t stream) noexcept {
     const Api& api = runtime().api;
-    DEVRT_RETURN_IF_ERROR(rocm::activate(api, desc.dst_device_id));
-    DEVRT_HIP_CHECK(api, "hipMemcpyPeerAsync",
-                    api.hipMemcpyPeerAsync(dst, desc.dst_device_id, src, desc.src_device_id, desc.nbytes, stream));
+    DEVRT_RETURN_IF_ERROR(rocm::activate(api, desc.dst_device->index));
+    DEVRT_HIP_CHECK(
+        api, "hipMemcpyPeerAsync",
+        api.hipMemcpyPeerAsync(dst, desc.dst_device->index, src, desc.src_device->index, desc.nbytes, stream));
     return Status();
   }
   static Status check_image(const BackendDevice& device, const ModuleImageInfo& image) noexcept {

@@ -493,7 +493,7 @@ Status WebgpuBackend::copy(const CopyDesc& desc) noexcept {
                         static_cast<std::byte*>(desc.dst) + desc.dst_offset, desc.nbytes);
     }
     const auto& dst = *static_cast<const Allocation*>(desc.dst);
-    if (desc.src_device_id == desc.dst_device_id && desc.src_offset % 4 == 0 && desc.dst_offset % 4 == 0 &&
+    if (desc.src_device == desc.dst_device && desc.src_offset % 4 == 0 && desc.dst_offset % 4 == 0 &&
         desc.nbytes % 4 == 0) {
       DeviceState& d = state_of(*desc.dst_device);
       rt.api.wgpuCommandEncoderCopyBufferToBuffer(batch_encoder(rt, d), src.buffer, desc.src_offset, dst.buffer,

@@ -290,16 +290,17 @@ Status BackendRef::free(std::int32_t id, void* ptr) const noexcept {
   return uncounted(*this, id, invoke(table_, id, "free", table_->free, device, ptr));
 }
 
-Status BackendRef::copy(std::int32_t id, devrt_copy_desc& desc) const noexcept {
+Status BackendRef::copy(std::int32_t id, std::int32_t src_id, std::int32_t dst_id,
+                        devrt_copy_desc& desc) const noexcept {
   const std::int32_t own = table_->device_kind;
   desc.src_device = nullptr;
   desc.dst_device = nullptr;
   if (desc.src_kind == own) {
-    DEVRT_BACKEND_DEVICE(src, desc.src_device_id);
+    DEVRT_BACKEND_DEVICE(src, src_id);
     desc.src_device = src;
   }
   if (desc.dst_kind == own) {
-    DEVRT_BACKEND_DEVICE(dst, desc.dst_device_id);
+    DEVRT_BACKEND_DEVICE(dst, dst_id);
     desc.dst_device = dst;
   }
   return invoke(table_, id, "copy", table_->copy, table_->context, &desc);
@@ -645,14 +646,14 @@ Result<void*> BackendRef::texture_view(std::int32_t id, devrt_texture_view_desc&
   return texture;
 }
 
-Status BackendRef::texture_copy(devrt_texture_copy_desc& desc) const noexcept {
-  DEVRT_BACKEND_DEVICE(device, desc.device_id);
+Status BackendRef::texture_copy(std::int32_t id, devrt_texture_copy_desc& desc) const noexcept {
+  DEVRT_BACKEND_DEVICE(device, id);
   desc.device = device;
   if (!has_textures()) {
-    return make_error(ErrorCode::unsupported, DeviceLabel{table_, desc.device_id}, " texture_copy: the ", table_->name,
+    return make_error(ErrorCode::unsupported, DeviceLabel{table_, id}, " texture_copy: the ", table_->name,
                       " backend has no textures");
   }
-  return invoke(table_, desc.device_id, "texture_copy", table_->texture_copy, table_->context, &desc);
+  return invoke(table_, id, "texture_copy", table_->texture_copy, table_->context, &desc);
 }
 
 } // namespace devrt

@@ -208,6 +208,8 @@ std::optional<Status> capture_copy(BackendRef handler, Device side, const Memory
   GraphNode node;
   node.kind = src.device == side ? DEVRT_GRAPH_NODE_COPY : kHostCopyNode;
   node.copy = make_copy_desc(src, src_offset, dst, dst_offset, nbytes, nullptr);
+  node.src_device = src.device;
+  node.dst_device = dst.device;
   graph_touch_node(*c->graph, node);
   c->graph->nodes.push_back(std::move(node));
   return Status();
@@ -428,7 +430,7 @@ Status issue(const GraphState& g, const detail::GraphNode& node, void* stream) n
   if (node.kind == detail::kEventRecordNode) return backend.event_record(g.device.id, node.event, stream);
   devrt_copy_desc desc = node.copy;
   desc.stream = stream;
-  return backend.copy(g.device.id, desc);
+  return backend.copy(g.device.id, node.src_device.id, node.dst_device.id, desc);
 }
 
 } // namespace

@@ -97,10 +97,8 @@ void touch_node(GraphState& graph, const GraphNode& node) noexcept {
   }
   if (node.kind != DEVRT_GRAPH_NODE_COPY && node.kind != kHostCopyNode) return;
   const devrt_copy_desc& copy = node.copy;
-  const Device src{static_cast<DeviceKind>(copy.src_kind), copy.src_device_id};
-  const Device dst{static_cast<DeviceKind>(copy.dst_kind), copy.dst_device_id};
-  add_range(graph, src, range_of(src, copy.src, copy.src_offset, copy.nbytes, false));
-  add_range(graph, dst, range_of(dst, copy.dst, copy.dst_offset, copy.nbytes, false));
+  add_range(graph, node.src_device, range_of(node.src_device, copy.src, copy.src_offset, copy.nbytes, false));
+  add_range(graph, node.dst_device, range_of(node.dst_device, copy.dst, copy.dst_offset, copy.nbytes, false));
 }
 
 // Caller holds g_touched_mutex.

@@ -34,6 +34,8 @@ struct GraphNode {
   devrt_launch_desc launch{};
   std::vector<devrt_kernel_arg> args;
   devrt_copy_desc copy{};
+  Device src_device; // copies: the sides' devices (the descriptor holds device objects, set at replay)
+  Device dst_device;
   void* event = nullptr;
 };
 

@@ -61,7 +61,7 @@ CopyRoute route_copy(Device src, BackendRef src_backend, Device dst, BackendRef 
 Status copy_with(BackendRef backend, Device side, const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
                  std::size_t dst_offset, std::size_t nbytes, StreamRef stream) noexcept {
   devrt_copy_desc desc = detail::make_copy_desc(src, src_offset, dst, dst_offset, nbytes, stream.handle);
-  return backend.copy(side.id, desc);
+  return backend.copy(side.id, src.device.id, dst.device.id, desc);
 }
 
 #if !DEVRT_BARE_METAL

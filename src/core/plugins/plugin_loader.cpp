@@ -59,6 +59,7 @@ const char* abi_difference(std::uint32_t version) noexcept {
   switch (version) {
   case 1: return " (its devices are indexes, not objects: ABI 2 made them objects)";
   case 2: return " (its table-level functions take no context: ABI 3 passes the table's)";
+  case 3: return " (its copy descriptors carry device indexes beside the device objects: ABI 4 dropped them)";
   default: return "";
   }
 }

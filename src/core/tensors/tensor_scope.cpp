@@ -32,14 +32,13 @@ Status copy_direct(const Tensor& texture, void* linear, std::size_t offset, bool
   TensorStorage& storage = *TensorAccess::storage(texture);
   devrt_texture_copy_desc desc{};
   desc.texture = texture.data();
-  desc.device_id = texture.device().id;
   desc.to_texture = to_texture ? 1 : 0;
   desc.desc = &storage.texture;
   desc.linear = linear;
   desc.linear_offset = offset;
   desc.linear_kind = on_device ? storage.texture_backend->device_kind : static_cast<std::int32_t>(DeviceKind::cpu);
   desc.stream = texture_stream(texture.device(), stream).handle;
-  return BackendRef(storage.texture_backend).texture_copy(desc);
+  return BackendRef(storage.texture_backend).texture_copy(texture.device().id, desc);
 }
 
 // The same with a compact global tensor that is host memory or lives on the texture's device.

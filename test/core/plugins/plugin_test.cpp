@@ -100,7 +100,7 @@ TEST_CASE("broken plugins are refused with their cause and change nothing", "[pl
   expect_refused(fault_path("no_entry"), ErrorCode::invalid_argument, "has no devrt_plugin_entry");
   // Built for ABI 2 (before tables had a context): refused, naming both versions and why.
   expect_refused(fault_path("abi_version"), ErrorCode::abi_mismatch,
-                 "speaks backend ABI version 2, this devrt speaks 3 (its table-level functions take no context");
+                 "speaks backend ABI version 2, this devrt speaks 4 (its table-level functions take no context");
   expect_refused(fault_path("table_size"), ErrorCode::abi_mismatch, "16 bytes");
   expect_refused(fault_path("bad_table"), ErrorCode::invalid_argument, "invalid backend name");
 }
@@ -139,7 +139,7 @@ TEST_CASE("every status code a plugin returns arrives with its code and reason",
   for (std::int32_t code = DEVRT_STATUS_INVALID_ARGUMENT; code <= DEVRT_STATUS_LAST + 1; ++code) {
     devrt_copy_desc desc{};
     desc.nbytes = static_cast<std::size_t>(code);
-    devrt::Status status = twin.copy(0, desc);
+    devrt::Status status = twin.copy(0, 0, 0, desc);
     INFO("code " << code << ": " << status.message());
     if (code <= DEVRT_STATUS_LAST) {
       CHECK(status.code() == static_cast<ErrorCode>(code));

@@ -171,7 +171,7 @@ TEST_CASE("malformed tables are refused with the reason and leave the registry u
   };
   const Case cases[] = {
       {"abi version 2", [](devrt_backend_table& t) { t.abi_version = 2; }, ErrorCode::abi_mismatch,
-       "backend table has ABI version 2, this devrt speaks 3"},
+       "backend table has ABI version 2, this devrt speaks 4"},
       {"no open_device", [](devrt_backend_table& t) { t.open_device = nullptr; }, ErrorCode::invalid_argument,
        "lacks function open_device"},
       {"no close_device", [](devrt_backend_table& t) { t.close_device = nullptr; }, ErrorCode::invalid_argument,
@@ -237,7 +237,7 @@ TEST_CASE("the null backend answers unsupported everywhere", "[registry][null]")
   CHECK(null.allocate(0, 64, 64).status().code() == ErrorCode::unsupported);
   CHECK(null.event_create(0).status().code() == ErrorCode::unsupported);
   devrt_copy_desc desc{};
-  devrt::Status copy = null.copy(0, desc);
+  devrt::Status copy = null.copy(0, 0, 0, desc);
   CHECK(copy.code() == ErrorCode::unsupported);
   CHECK(contains(copy.message(), "null (ext_dev:0) copy"));
   CHECK(devrt::Buffer::allocate(registry, devrt::Device{DeviceKind::ext_dev, 0}, 64).status().code() ==
@@ -301,7 +301,7 @@ TEST_CASE("every DEVRT_STATUS_* a backend returns keeps its code and reason", "[
   for (std::int32_t code = DEVRT_STATUS_INVALID_ARGUMENT; code <= DEVRT_STATUS_LAST + 1; ++code) {
     devrt_copy_desc desc{};
     desc.nbytes = static_cast<std::size_t>(code);
-    devrt::Status status = backend.copy(0, desc);
+    devrt::Status status = backend.copy(0, 0, 0, desc);
     INFO("code " << code << ": " << status.message());
     if (code <= DEVRT_STATUS_LAST) {
       CHECK(status.code() == static_cast<ErrorCode>(code));

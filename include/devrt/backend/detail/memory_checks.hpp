@@ -37,18 +37,17 @@ inline bool copy_ranges_overlap(const MemorySpan& src, std::size_t src_offset, c
   return src.device == dst.device && src.data == dst.data && intersects(src_offset, dst_offset, nbytes);
 }
 
-// The descriptor a backend's copy receives for a checked copy.
+// The descriptor a backend's copy receives for a checked copy, its device objects not yet set
+// (the caller sets those of the backend's sides).
 inline devrt_copy_desc make_copy_desc(const MemorySpan& src, std::size_t src_offset, const MemorySpan& dst,
                                       std::size_t dst_offset, std::size_t nbytes, void* stream) noexcept {
   devrt_copy_desc desc;
   desc.src = src.data;
   desc.src_offset = src_offset;
   desc.src_kind = static_cast<std::int32_t>(src.device.kind);
-  desc.src_device_id = src.device.id;
+  desc.dst_kind = static_cast<std::int32_t>(dst.device.kind);
   desc.dst = dst.data;
   desc.dst_offset = dst_offset;
-  desc.dst_kind = static_cast<std::int32_t>(dst.device.kind);
-  desc.dst_device_id = dst.device.id;
   desc.nbytes = nbytes;
   desc.stream = stream;
   desc.src_device = nullptr;
