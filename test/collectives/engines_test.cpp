@@ -70,6 +70,29 @@ void probe_vendor(Engine engine, const char* soname, const char* variable, const
   }
 }
 
+std::vector<std::string> g_warnings;
+void keep_warning(devrt::LogLevel level, std::string_view message, void*) {
+  if (level == devrt::LogLevel::warning) g_warnings.emplace_back(message);
+}
+
+// DEVRT_COMM_TIMEOUT_MS by the rule of every number variable (docs/environment.md): a bad value is a
+// warning naming it and the default used, a good one the timeout of a communicator made without one.
+void timeout_from_environment() {
+  devrt::set_log_sink(&keep_warning, nullptr);
+  ::setenv("DEVRT_COMM_TIMEOUT_MS", "10s", 1);
+  auto bad = devrt::comm::create(MPI_COMM_WORLD, devrt::kHostDevice);
+  check(bad.ok() && bad->timeout() == devrt::comm::kDefaultTimeout, "a bad DEVRT_COMM_TIMEOUT_MS: the default");
+  check(g_warnings.size() == 1 &&
+            g_warnings[0].find("DEVRT_COMM_TIMEOUT_MS=10s is not a whole number from 0 to") != std::string::npos &&
+            g_warnings[0].find("; using 600000") != std::string::npos,
+        "a bad DEVRT_COMM_TIMEOUT_MS is named with the default used");
+  ::setenv("DEVRT_COMM_TIMEOUT_MS", "2500", 1);
+  auto good = devrt::comm::create(MPI_COMM_WORLD, devrt::kHostDevice);
+  check(good.ok() && good->timeout() == std::chrono::milliseconds(2500), "DEVRT_COMM_TIMEOUT_MS=2500 is the timeout");
+  ::unsetenv("DEVRT_COMM_TIMEOUT_MS");
+  devrt::set_log_sink(nullptr);
+}
+
 void singleton_operations() {
   auto created = devrt::comm::create(MPI_COMM_WORLD, devrt::kHostDevice, {.timeout = std::chrono::milliseconds(0)});
   check(created.ok(), "create on MPI_COMM_WORLD of one rank: " + std::string(created.status().message()));
@@ -187,6 +210,7 @@ int main(int argc, char** argv) {
   check(mpi.ok() && mpi->find("MPI") != std::string::npos, "probe mpi after MPI_Init");
   if (mpi.ok()) std::printf("mpi: %s\n", mpi->c_str());
   singleton_operations();
+  timeout_from_environment();
   MPI_Finalize();
   std::printf("%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -34,18 +34,16 @@ constexpr std::size_t kNever = SIZE_MAX;
 constexpr std::size_t kMinThreshold = kMinStreamingCopy;
 constexpr std::size_t kMaxThreshold = std::size_t{16} << 20;
 
+// DEVRT_NT_COPY_THRESHOLD when set (0: never stream), else half the last-level cache (source and
+// destination both pass through it), kept within what a core can use: hypervisors report
+// whole-socket or made-up sizes, and per-core-complex caches are 16-96 MiB.
 std::size_t decide_threshold() noexcept {
-  // kNever stands for "unset" here: no threshold is SIZE_MAX bytes.
-  if (std::uint64_t chosen = detail::read_number_env("DEVRT_NT_COPY_THRESHOLD", kNever); chosen != kNever) {
-    return chosen == 0 ? kNever : static_cast<std::size_t>(chosen);
-  }
-  // Half the last-level cache (source and destination both pass through it), kept within what a
-  // core can use: hypervisors report whole-socket or made-up sizes, and per-core-complex caches
-  // are 16-96 MiB.
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
   std::size_t half = llc > 0 ? static_cast<std::size_t>(llc) / 2 : kMaxThreshold;
-  return half < kMinThreshold ? kMinThreshold : (half > kMaxThreshold ? kMaxThreshold : half);
+  const std::size_t fallback = half < kMinThreshold ? kMinThreshold : (half > kMaxThreshold ? kMaxThreshold : half);
+  const std::uint64_t chosen = detail::read_number_env("DEVRT_NT_COPY_THRESHOLD", fallback);
+  return chosen == 0 ? kNever : static_cast<std::size_t>(chosen);
 }
 
 // Copies ordinarily up to the destination's next 64-byte boundary (streamed stores want whole

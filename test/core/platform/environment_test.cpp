@@ -2,7 +2,10 @@
 // The one rule per kind of environment variable (docs/environment.md), tried on every variable of
 // each kind in the table the readers check names against, and the one rule for what a library
 // variable may name.
+#include <devrt/backend/detail/host_copy.hpp>
+#include <devrt/devrt.hpp>
 #include <devrt/log.hpp>
+#include <devrt/memory_stats.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -162,4 +165,38 @@ TEST_CASE("a library variable names an absolute path or a bare library name, not
     CHECK(contains(std::string(status.message()), "no test library: DEVRT_SODIUM_LIBRARY=/nonexistent/libx.so: "));
     CHECK(contains(std::string(status.message()), "cannot open shared object file"));
   }
+}
+
+// The readers' consumers, each reading its variable once per process: this test binary is the
+// first and only to ask for them, so the variable set here is the one they read.
+TEST_CASE("DEVRT_NT_COPY_THRESHOLD: a bad value is named once, with the threshold used instead", "[environment]") {
+  Warnings warnings;
+  ScopedVariable set("DEVRT_NT_COPY_THRESHOLD", "8MiB");
+  const std::size_t threshold = devrt::detail::large_copy_threshold();
+  CHECK(devrt::detail::large_copy_threshold() == threshold);
+#if defined(__x86_64__)
+  REQUIRE(warnings.messages.size() == 1);
+  CHECK(contains(warnings.messages.front(), "DEVRT_NT_COPY_THRESHOLD=8MiB is not a whole number from 0 to "));
+  CHECK(contains(warnings.messages.front(), "; using " + std::to_string(threshold)));
+#else
+  CHECK(warnings.messages.empty()); // no streaming copies here: the variable is not read
+#endif
+}
+
+TEST_CASE("DEVRT_BUFFER_CACHE_LIMIT: a bad value is named once, whatever the devices", "[environment]") {
+  Warnings warnings;
+  ScopedVariable set("DEVRT_BUFFER_CACHE_LIMIT", "-1");
+  devrt::Result<devrt::PoolStats> before = devrt::buffer_cache_stats(devrt::kHostDevice);
+  REQUIRE(before.ok());
+  CHECK(before->cache_limit_bytes == std::size_t{256} << 20);
+  {
+    devrt::Result<devrt::Buffer> buffer = devrt::Buffer::allocate(devrt::kHostDevice, 4096);
+    REQUIRE(buffer.ok());
+  }
+  devrt::Result<devrt::PoolStats> after = devrt::buffer_cache_stats(devrt::kHostDevice);
+  REQUIRE(after.ok());
+  CHECK(after->cache_limit_bytes == std::size_t{256} << 20);
+  REQUIRE(warnings.messages.size() == 1);
+  CHECK(contains(warnings.messages.front(), "DEVRT_BUFFER_CACHE_LIMIT=-1 is not a whole number from 0 to "));
+  CHECK(contains(warnings.messages.front(), "; using 268435456"));
 }
