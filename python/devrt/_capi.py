@@ -16,6 +16,11 @@ def _candidates():
     """Where libdevrt_c.so may be, most specific first."""
     explicit = os.environ.get("DEVRT_LIBRARY")
     if explicit:
+        # The rule of every library variable (docs/environment.md): an absolute path or a bare
+        # library name; a relative path would name another file in each working folder.
+        if os.sep in explicit and not os.path.isabs(explicit):
+            raise ImportError(f"devrt: DEVRT_LIBRARY={explicit} is a relative path: name an absolute path or a "
+                              "bare library name")
         yield explicit
         return
     # A wheel built by meson-python keeps the project's libraries beside the package (the real

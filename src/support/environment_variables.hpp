@@ -96,7 +96,7 @@ inline constexpr EnvVariable kEnvironmentVariables[] = {
   {"VIRTUAL_ENV", EnvKind::path, 0, 0, "a Python environment whose pip NCCL is tried"},
   {"CONDA_PREFIX", EnvKind::path, 0, 0, "a conda environment whose pip NCCL is tried"},
   // Python package (read by python/devrt, listed here so that one table holds them all)
-  {"DEVRT_LIBRARY", EnvKind::path, 0, 0, "python: the libdevrt_capi.so to load instead of the package's own"},
+  {"DEVRT_LIBRARY", EnvKind::library, 0, 0, "python: the libdevrt_c.so to load instead of the package's own"},
   {"DEVRT_POPEN_WORKER_SYS_PATH", EnvKind::text, 0, 0, "python: set by PopenPool for its workers (internal)"},
 };
 // clang-format on

@@ -26,6 +26,18 @@ def test_python_m_devrt_runs_devrt_info():
     assert bad.returncode != 0 and "usage: devrt-info" in bad.stderr
 
 
+def test_devrt_library_follows_the_rule_of_every_library_variable():
+    """docs/environment.md: an absolute path or a bare library name; a relative path is refused
+    (it would name another file in each working folder), and nothing is loaded."""
+    from conftest import run_python
+
+    relative = run_python("import devrt", env={"DEVRT_LIBRARY": "build/src/libdevrt_c.so.0"}, check=False)
+    assert relative.returncode != 0
+    assert "DEVRT_LIBRARY=build/src/libdevrt_c.so.0 is a relative path" in relative.stderr
+    missing = run_python("import devrt", env={"DEVRT_LIBRARY": "/nonexistent/libdevrt_c.so.0"}, check=False)
+    assert missing.returncode != 0 and "/nonexistent/libdevrt_c.so.0 (no such file)" in missing.stderr
+
+
 def test_empty_cache_gives_cached_memory_back():
     device = devrt.cpu(0)
     for _ in range(4):
