@@ -59,8 +59,7 @@ struct RawCuda {
 RawCuda& raw_cuda() {
   static RawCuda* raw = [] {
     auto* r = new RawCuda();
-    std::string reason;
-    if (!devrt::device_exists({devrt::DeviceKind::cuda, 0}) || !r->library.open({"libcuda.so.1"}, reason)) return r;
+    if (!devrt::device_exists({devrt::DeviceKind::cuda, 0}) || !r->library.open(devrt::cuda::kDriver).ok()) return r;
 #define DEVRT_BENCH_RESOLVE(name)                                                                                      \
   if (!r->library.resolve(DEVRT_BENCH_STRINGIFY(name), r->api.name)) return r;
     DEVRT_CUDA_SYMBOLS(DEVRT_BENCH_RESOLVE)

@@ -24,7 +24,10 @@ struct OpenclLibrary {
 OpenclLibrary& opencl_library() {
   static OpenclLibrary* lib = [] {
     auto* l = new OpenclLibrary();
-    if (!l->library.open({"libOpenCL.so.1"}, l->error)) return l;
+    if (devrt::Status opened = l->library.open(devrt::opencl::kLoader); !opened.ok()) {
+      l->error = opened.message();
+      return l;
+    }
 #define DEVRT_BENCH_RESOLVE(name) l->library.resolve(#name, l->api.name);
     DEVRT_OPENCL_SYMBOLS(DEVRT_BENCH_RESOLVE)
 #undef DEVRT_BENCH_RESOLVE

@@ -25,8 +25,11 @@ struct VulkanLoader {
 VulkanLoader& vulkan_loader() {
   static VulkanLoader* loader = [] {
     auto* l = new VulkanLoader();
-    if (!l->library.open({"libvulkan.so.1"}, l->error) ||
-        !l->library.resolve("vkGetInstanceProcAddr", l->api.vkGetInstanceProcAddr)) {
+    if (devrt::Status opened = l->library.open(devrt::vulkan::kLoader); !opened.ok()) {
+      l->error = opened.message();
+      return l;
+    }
+    if (!l->library.resolve("vkGetInstanceProcAddr", l->api.vkGetInstanceProcAddr)) {
       if (l->error.empty()) l->error = "no vkGetInstanceProcAddr";
       return l;
     }

@@ -7,6 +7,8 @@
 
 #include <string_view>
 
+#include "support/dynamic_library.hpp"
+
 namespace devrt::cuda {
 
 // Every function, once. cuda.h maps names to their current ABI (cuMemAlloc -> cuMemAlloc_v2), so
@@ -69,6 +71,11 @@ struct Api {
   DEVRT_CUDA_OPTIONAL_SYMBOLS(DEVRT_CUDA_SLOT)
 #undef DEVRT_CUDA_SLOT
 };
+
+// The library the backend opens, and the raw side of its benchmarks too (support/dynamic_library.hpp).
+inline constexpr const char* kDriverNames[] = {"libcuda.so.1"};
+inline constexpr detail::VendorLibrary kDriver{"CUDA driver", kDriverNames, "DEVRT_CUDA_LIBRARY",
+                                               "install the NVIDIA driver"};
 
 } // namespace devrt::cuda
 

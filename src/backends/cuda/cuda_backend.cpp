@@ -78,9 +78,6 @@ int device_attribute(const Api& api, CUdevice device, CUdevice_attribute attribu
   return value;
 }
 
-constexpr const char* kDriverNames[] = {"libcuda.so.1"};
-constexpr detail::VendorLibrary kDriver{"CUDA driver", kDriverNames, "DEVRT_CUDA_LIBRARY", "install the NVIDIA driver"};
-
 Status discover(Runtime& rt) {
   DEVRT_RETURN_IF_ERROR(rt.library.open(kDriver));
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_CUDA_SYMBOLS, " (the driver is too old for devrt)");

@@ -12,6 +12,8 @@
 
 #include <string_view>
 
+#include "support/dynamic_library.hpp"
+
 namespace devrt::opencl {
 
 // Every function, once: X(name). Only declarations from CL/cl.h are used (through decltype), so
@@ -84,6 +86,12 @@ struct CommandBufferApi {
 // "CL_OUT_OF_RESOURCES" for -5, "CL error -9999" style text for unknown codes (static storage for
 // known ones; unknown ones print the number). Thread-safe.
 std::string_view error_name(cl_int code) noexcept;
+
+// The library the backend opens, and the raw side of its benchmarks too (support/dynamic_library.hpp).
+inline constexpr const char* kLoaderNames[] = {"libOpenCL.so.1", "libOpenCL.so"};
+inline constexpr detail::VendorLibrary kLoader{
+    "OpenCL loader", kLoaderNames, "DEVRT_OPENCL_LIBRARY",
+    "install an OpenCL ICD loader (Debian: apt-get install ocl-icd-libopencl1)"};
 
 } // namespace devrt::opencl
 

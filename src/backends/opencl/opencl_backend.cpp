@@ -182,10 +182,6 @@ Status open_platform(const Api& api, cl_platform_id platform, std::vector<ClDevi
   return Status();
 }
 
-constexpr const char* kLoaderNames[] = {"libOpenCL.so.1", "libOpenCL.so"};
-constexpr detail::VendorLibrary kLoader{"OpenCL loader", kLoaderNames, "DEVRT_OPENCL_LIBRARY",
-                                        "install an OpenCL ICD loader (Debian: apt-get install ocl-icd-libopencl1)"};
-
 Status discover(Runtime& rt) {
   DEVRT_RETURN_IF_ERROR(rt.library.open(kLoader));
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_OPENCL_SYMBOLS, " (an OpenCL 1.2 loader is needed)");

@@ -10,6 +10,8 @@
 
 #include <type_traits>
 
+#include "support/dynamic_library.hpp"
+
 namespace devrt::rocm {
 
 // Every function, once; only declarations from hip_runtime_api.h are used.
@@ -58,6 +60,11 @@ struct Api {
 #undef DEVRT_HIP_TYPED_SLOT
 #undef DEVRT_HIP_SLOT
 };
+
+// The library the backend opens, and the raw side of its benchmarks too (support/dynamic_library.hpp).
+inline constexpr const char* kRuntimeNames[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
+inline constexpr detail::VendorLibrary kRuntime{"HIP runtime", kRuntimeNames, "DEVRT_HIP_LIBRARY",
+                                                "install ROCm's HIP runtime (Debian: apt-get install libamdhip64-5)"};
 
 } // namespace devrt::rocm
 

@@ -54,10 +54,6 @@ struct Runtime {
       return hip_error(api, call_text, devrt_hip_code);                                                                \
   } while (0)
 
-constexpr const char* kRuntimeNames[] = {"libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"};
-constexpr detail::VendorLibrary kRuntime{"HIP runtime", kRuntimeNames, "DEVRT_HIP_LIBRARY",
-                                         "install ROCm's HIP runtime (Debian: apt-get install libamdhip64-5)"};
-
 Status discover(Runtime& rt) {
   DEVRT_RETURN_IF_ERROR(rt.library.open(kRuntime));
   DEVRT_RESOLVE_SYMBOLS(rt.library, rt.api, DEVRT_HIP_SYMBOLS, "");

@@ -11,6 +11,8 @@
 
 #include <string_view>
 
+#include "support/dynamic_library.hpp"
+
 namespace devrt::vulkan {
 
 #define DEVRT_VULKAN_GLOBAL_SYMBOLS(X)                                                                                 \
@@ -112,6 +114,11 @@ struct DeviceApi {
 
 // "VK_ERROR_OUT_OF_DEVICE_MEMORY" and the like; a generic text for unlisted codes. Thread-safe.
 std::string_view result_name(VkResult result) noexcept;
+
+// The library the backend opens, and the raw side of its benchmarks too (support/dynamic_library.hpp).
+inline constexpr const char* kLoaderNames[] = {"libvulkan.so.1", "libvulkan.so"};
+inline constexpr detail::VendorLibrary kLoader{"Vulkan loader", kLoaderNames, "DEVRT_VULKAN_LIBRARY",
+                                               "install the Vulkan loader (Debian: apt-get install libvulkan1)"};
 
 } // namespace devrt::vulkan
 

@@ -168,10 +168,6 @@ Status describe_physical_device(const GlobalApi& api, std::uint32_t instance_ver
 
 Status find_devices(Runtime& rt);
 
-constexpr const char* kLoaderNames[] = {"libvulkan.so.1", "libvulkan.so"};
-constexpr detail::VendorLibrary kLoader{"Vulkan loader", kLoaderNames, "DEVRT_VULKAN_LIBRARY",
-                                        "install the Vulkan loader (Debian: apt-get install libvulkan1)"};
-
 Status discover(Runtime& rt) {
   DEVRT_RETURN_IF_ERROR(rt.library.open(kLoader));
   if (!rt.library.resolve("vkGetInstanceProcAddr", rt.api.vkGetInstanceProcAddr)) {
