@@ -9,17 +9,8 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for d in docs include src python; do cp -R "$root/$d" "$scratch/$d"; done
 
-check() { # expected message, or "" for a pass
-  if output=$(python3 "$root/tools/check-environment.py" "$scratch" 2>&1); then
-    [ -z "$1" ] && return 0
-    echo "check-environment passed; expected: $1"; exit 1
-  fi
-  if [ -z "$1" ]; then echo "the unplanted tree failed:"; echo "$output"; exit 1; fi
-  case $output in
-  *"$1"*) echo "refused as it should be: $1" ;;
-  *) echo "check-environment failed without \"$1\":"; echo "$output"; exit 1 ;;
-  esac
-}
+checker=check-environment.py
+. "$(dirname "$0")/plant_check.sh"
 keep() { cp "$scratch/$1" "$scratch/kept"; }
 restore() { cp "$scratch/kept" "$scratch/$1"; }
 
