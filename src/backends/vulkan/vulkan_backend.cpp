@@ -256,12 +256,9 @@ void wait_idle_at_exit() noexcept {
 
 // DEVRT_VULKAN_STAGING_CHUNK, when set: the staging ring's chunk size (its table entry's range is
 // [kMinStagingChunk, kStagingChunk]).
-Status read_staging_chunk(DeviceState& d) {
-  constexpr detail::EnvName<detail::EnvKind::number> kVariable = "DEVRT_VULKAN_STAGING_CHUNK";
-  static_assert(kVariable.entry().min == kMinStagingChunk && kVariable.entry().max == kStagingChunk);
-  d.staging_chunk = detail::read_number_env(kVariable, kStagingChunk);
-  return Status();
-}
+constexpr detail::EnvName<detail::EnvKind::number> kStagingChunkVariable = "DEVRT_VULKAN_STAGING_CHUNK";
+static_assert(kStagingChunkVariable.entry().min == kMinStagingChunk &&
+              kStagingChunkVariable.entry().max == kStagingChunk);
 
 Status init_device(DeviceState& d) {
   const Runtime& rt = runtime();
@@ -329,7 +326,7 @@ Status init_device(DeviceState& d) {
   // Memory types by purpose (vulkan_memory.hpp). DEVRT_VULKAN_FORCE_STAGING=1 never maps buffers,
   // to exercise the staging path on unified-memory devices.
   d.plan = plan_memory(d.memory, !detail::read_boolean_env("DEVRT_VULKAN_FORCE_STAGING", false));
-  DEVRT_RETURN_IF_ERROR(read_staging_chunk(d));
+  d.staging_chunk = detail::read_number_env(kStagingChunkVariable, kStagingChunk);
   if (d.plan.device_type == kNoMemoryType || d.plan.upload_type == kNoMemoryType ||
       d.plan.readback_type == kNoMemoryType) {
     return make_error(ErrorCode::unavailable, d.properties.deviceName, " has no usable memory type");

@@ -111,14 +111,10 @@ void destroy_module(ModuleState* m) {
   }
 }
 
-// DEVRT_VULKAN_SPIRV_REWRITE: false leaves SPIR-V as written (to compare with a driver's own Pow),
-// true or unset defines Pow of a negative base (define_pow).
-Result<bool> spirv_rewrite_enabled() { return detail::read_boolean_env("DEVRT_VULKAN_SPIRV_REWRITE", true); }
-
 // The module's words with Pow defined (unless turned off), and how many were rewritten.
 Status define_undefined(std::vector<std::uint32_t>& words, std::uint32_t& rewritten, BuildLog& log) {
-  DEVRT_ASSIGN_OR_RETURN(bool enabled, spirv_rewrite_enabled());
-  if (!enabled) return Status();
+  // DEVRT_VULKAN_SPIRV_REWRITE false leaves SPIR-V as written (to compare with a driver's own Pow).
+  if (!detail::read_boolean_env("DEVRT_VULKAN_SPIRV_REWRITE", true)) return Status();
   Result<SpirvPowRewrite> rewrite = define_pow(words);
   if (!rewrite.ok()) {
     log.append(rewrite.status().message());
